@@ -1,0 +1,8 @@
+//! kaas-ref: the reference kaas broker.
+//!
+//! It answers exactly as Apache Kafka 3.7 answers, except where the kaas documentation
+//! (the transaction-API spec) documents a deviation; there it implements the deviation. It is
+//! the executable form of those docs, which the kconform harness diffs against a live Apache.
+#![warn(missing_docs)]
+
+pub mod codec;
