@@ -155,25 +155,29 @@ impl Message for AddPartitionsToTxnResponse {
 
     fn write(&self, w: &mut Writer) -> Result<()> {
         w.i32(self.throttle_time_ms);
-        w.array_of("AddPartitionsToTxnResponse.results", &self.results, |w, t| {
-            w.string("AddPartitionsToTxnResponse.results[].name", &t.name)?;
-            w.array_of(
-                "AddPartitionsToTxnResponse.results[].results",
-                &t.results,
-                |w, p| {
-                    w.i32(p.partition_index);
-                    w.i16(p.partition_error_code);
-                    w.tagged_fields(
-                        "AddPartitionsToTxnResponse.results[].results[]._tagged_fields",
-                        &p.unknown_tagged_fields,
-                    )
-                },
-            )?;
-            w.tagged_fields(
-                "AddPartitionsToTxnResponse.results[]._tagged_fields",
-                &t.unknown_tagged_fields,
-            )
-        })?;
+        w.array_of(
+            "AddPartitionsToTxnResponse.results",
+            &self.results,
+            |w, t| {
+                w.string("AddPartitionsToTxnResponse.results[].name", &t.name)?;
+                w.array_of(
+                    "AddPartitionsToTxnResponse.results[].results",
+                    &t.results,
+                    |w, p| {
+                        w.i32(p.partition_index);
+                        w.i16(p.partition_error_code);
+                        w.tagged_fields(
+                            "AddPartitionsToTxnResponse.results[].results[]._tagged_fields",
+                            &p.unknown_tagged_fields,
+                        )
+                    },
+                )?;
+                w.tagged_fields(
+                    "AddPartitionsToTxnResponse.results[]._tagged_fields",
+                    &t.unknown_tagged_fields,
+                )
+            },
+        )?;
         w.tagged_fields(
             "AddPartitionsToTxnResponse._tagged_fields",
             &self.unknown_tagged_fields,

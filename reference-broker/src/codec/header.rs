@@ -6,9 +6,7 @@
 //! v1 adds a tagged-field section. Which one an (API, version) uses is
 //! [`ApiKey::request_header_version`] / [`ApiKey::response_header_version`].
 
-use super::{
-    ApiKey, Decoded, Message, Reader, Request, Response, Result, TaggedFields, Writer,
-};
+use super::{ApiKey, Decoded, Message, Reader, Request, Response, Result, TaggedFields, Writer};
 
 /// The header in front of every request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,11 +148,7 @@ pub fn encode_request(header: &RequestHeader, request: &Request) -> Result<Vec<u
 }
 
 /// Encodes a response frame body: header (version chosen from the API and version) then message.
-pub fn encode_response(
-    correlation_id: i32,
-    version: i16,
-    response: &Response,
-) -> Result<Vec<u8>> {
+pub fn encode_response(correlation_id: i32, version: i16, response: &Response) -> Result<Vec<u8>> {
     let api = response.api();
     api.check_version(version)?;
     let header = ResponseHeader {

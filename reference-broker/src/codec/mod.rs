@@ -281,16 +281,10 @@ impl Response {
             ApiKey::AddPartitionsToTxn => {
                 Response::AddPartitionsToTxn(Message::decode(version, bytes)?)
             }
-            ApiKey::AddOffsetsToTxn => {
-                Response::AddOffsetsToTxn(Message::decode(version, bytes)?)
-            }
+            ApiKey::AddOffsetsToTxn => Response::AddOffsetsToTxn(Message::decode(version, bytes)?),
             ApiKey::EndTxn => Response::EndTxn(Message::decode(version, bytes)?),
-            ApiKey::WriteTxnMarkers => {
-                Response::WriteTxnMarkers(Message::decode(version, bytes)?)
-            }
-            ApiKey::TxnOffsetCommit => {
-                Response::TxnOffsetCommit(Message::decode(version, bytes)?)
-            }
+            ApiKey::WriteTxnMarkers => Response::WriteTxnMarkers(Message::decode(version, bytes)?),
+            ApiKey::TxnOffsetCommit => Response::TxnOffsetCommit(Message::decode(version, bytes)?),
         })
     }
 

@@ -474,7 +474,17 @@ mod tests {
 
     #[test]
     fn varint_boundaries_round_trip_in_shortest_form() {
-        for v in [0u32, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0x1f_ffff, 0x20_0000, u32::MAX] {
+        for v in [
+            0u32,
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            0x1f_ffff,
+            0x20_0000,
+            u32::MAX,
+        ] {
             let mut w = Writer::new(0, true);
             w.uvarint(v);
             let bytes = w.into_bytes();
@@ -558,7 +568,10 @@ mod tests {
     #[test]
     fn null_in_a_non_nullable_string_or_array_is_an_error() {
         let mut r = Reader::new(&[0xff, 0xff], false);
-        assert_eq!(r.string("s"), Err(CodecError::UnexpectedNull { field: "s" }));
+        assert_eq!(
+            r.string("s"),
+            Err(CodecError::UnexpectedNull { field: "s" })
+        );
         let mut r = Reader::new(&[0x00], true);
         assert_eq!(
             r.i32_array("a"),

@@ -91,17 +91,21 @@ impl Message for WriteTxnMarkersRequest {
             w.i64(m.producer_id);
             w.i16(m.producer_epoch);
             w.bool(m.transaction_result);
-            w.array_of("WriteTxnMarkersRequest.markers[].topics", &m.topics, |w, t| {
-                w.string("WriteTxnMarkersRequest.markers[].topics[].name", &t.name)?;
-                w.i32_array(
-                    "WriteTxnMarkersRequest.markers[].topics[].partition_indexes",
-                    &t.partition_indexes,
-                )?;
-                w.tagged_fields(
-                    "WriteTxnMarkersRequest.markers[].topics[]._tagged_fields",
-                    &t.unknown_tagged_fields,
-                )
-            })?;
+            w.array_of(
+                "WriteTxnMarkersRequest.markers[].topics",
+                &m.topics,
+                |w, t| {
+                    w.string("WriteTxnMarkersRequest.markers[].topics[].name", &t.name)?;
+                    w.i32_array(
+                        "WriteTxnMarkersRequest.markers[].topics[].partition_indexes",
+                        &t.partition_indexes,
+                    )?;
+                    w.tagged_fields(
+                        "WriteTxnMarkersRequest.markers[].topics[]._tagged_fields",
+                        &t.unknown_tagged_fields,
+                    )
+                },
+            )?;
             w.i32(m.coordinator_epoch);
             w.tagged_fields(
                 "WriteTxnMarkersRequest.markers[]._tagged_fields",
