@@ -99,7 +99,7 @@ fn init_producer_id_request() {
          ffff                 # producer_epoch: -1
          01 07 02 abcd        # one tagged field: tag 7, size 2, kept as unknown",
         InitProducerIdRequest {
-            unknown_tagged_fields: vec![(7, vec![0xab, 0xcd])],
+            unknown_tagged_fields: [(7, vec![0xab, 0xcd])].into_iter().collect(),
             ..tx
         },
     );
@@ -112,7 +112,7 @@ fn init_producer_id_response() {
         error_code: 0,
         producer_id: 1 << 40,
         producer_epoch: 3,
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=1,
@@ -153,9 +153,9 @@ fn add_partitions_to_txn_request() {
         topics: vec![AddPartitionsToTxnTopic {
             name: "t".into(),
             partitions: vec![0, 2],
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }],
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=2,
@@ -189,11 +189,11 @@ fn add_partitions_to_txn_response() {
             results: vec![AddPartitionsToTxnPartitionResult {
                 partition_index: 0,
                 partition_error_code: 49,
-                unknown_tagged_fields: vec![],
+                unknown_tagged_fields: TaggedFields::new(),
             }],
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }],
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=2,
@@ -220,7 +220,7 @@ fn add_offsets_to_txn() {
         producer_id: 7,
         producer_epoch: 1,
         group_id: "g".into(),
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=2,
@@ -232,7 +232,7 @@ fn add_offsets_to_txn() {
     let resp = AddOffsetsToTxnResponse {
         throttle_time_ms: 5,
         error_code: 90,
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(0..=2, "00000005 005a  # throttle 5, error 90", resp.clone());
     check(3..=3, "00000005 005a 00", resp);
@@ -245,7 +245,7 @@ fn end_txn() {
         producer_id: -1,
         producer_epoch: 0,
         committed: true,
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=2,
@@ -257,7 +257,7 @@ fn end_txn() {
     let resp = EndTxnResponse {
         throttle_time_ms: 0,
         error_code: 48,
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=2,
@@ -269,7 +269,7 @@ fn end_txn() {
         "00000000 0030
          02 00 00 05 05 68656c6c6f # two tagged fields: tag 0 empty; tag 5: 'hello'",
         EndTxnResponse {
-            unknown_tagged_fields: vec![(0, vec![]), (5, b"hello".to_vec())],
+            unknown_tagged_fields: [(0, vec![]), (5, b"hello".to_vec())].into_iter().collect(),
             ..resp
         },
     );
@@ -285,12 +285,12 @@ fn write_txn_markers() {
             topics: vec![WritableTxnMarkerTopic {
                 name: "t".into(),
                 partition_indexes: vec![1],
-                unknown_tagged_fields: vec![],
+                unknown_tagged_fields: TaggedFields::new(),
             }],
             coordinator_epoch: 0,
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }],
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=0,
@@ -320,13 +320,13 @@ fn write_txn_markers() {
                 partitions: vec![WritableTxnMarkerPartitionResult {
                     partition_index: 1,
                     error_code: 0,
-                    unknown_tagged_fields: vec![],
+                    unknown_tagged_fields: TaggedFields::new(),
                 }],
-                unknown_tagged_fields: vec![],
+                unknown_tagged_fields: TaggedFields::new(),
             }],
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }],
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=0,
@@ -348,7 +348,7 @@ fn txn_offset_commit_request() {
         committed_offset: 42,
         committed_leader_epoch: -1,
         committed_metadata: None,
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     let base = TxnOffsetCommitRequest {
         transactional_id: "tx".into(),
@@ -358,7 +358,7 @@ fn txn_offset_commit_request() {
         topics: vec![TxnOffsetCommitRequestTopic {
             name: "t".into(),
             partitions: vec![partition.clone()],
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }],
         ..Default::default()
     };
@@ -420,11 +420,11 @@ fn txn_offset_commit_response() {
             partitions: vec![TxnOffsetCommitResponsePartition {
                 partition_index: 0,
                 error_code: 48,
-                unknown_tagged_fields: vec![],
+                unknown_tagged_fields: TaggedFields::new(),
             }],
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }],
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     check(
         0..=2,
@@ -443,7 +443,7 @@ fn committed_leader_epoch_is_dropped_below_v2_as_apache_drops_an_ignorable_field
             committed_leader_epoch: 9,
             ..Default::default()
         }],
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     });
     let v1 = m.encode(1).unwrap();
     let back = TxnOffsetCommitRequest::decode(1, &v1).unwrap();
@@ -472,7 +472,7 @@ fn a_field_the_version_cannot_carry_is_refused_not_dropped() {
         Err(CodecError::FieldNotInVersion { .. })
     ));
     let m = EndTxnRequest {
-        unknown_tagged_fields: vec![(1, vec![])],
+        unknown_tagged_fields: [(1, vec![])].into_iter().collect(),
         ..Default::default()
     };
     assert!(matches!(

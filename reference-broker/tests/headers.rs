@@ -102,7 +102,7 @@ fn request_header_v1_fixture() {
             api_version: 0,
             correlation_id: 7,
             client_id: Some("c".into()),
-            unknown_tagged_fields: vec![],
+            unknown_tagged_fields: TaggedFields::new(),
         }
     );
     let Request::EndTxn(body) = &decoded.message else {
@@ -129,7 +129,10 @@ fn request_header_v2_keeps_a_classic_client_id_and_adds_tags() {
     .concat();
     let (header, decoded) = decode_request(&frame).unwrap();
     assert_eq!(header.client_id, None);
-    assert_eq!(header.unknown_tagged_fields, vec![(2, vec![0x99])]);
+    assert_eq!(
+        header.unknown_tagged_fields,
+        [(2, [0x99])].into_iter().collect()
+    );
     assert_eq!(encode_request(&header, &decoded.message).unwrap(), frame);
     // kafka-protocol reads the same header.
     let mut buf = bytes::Bytes::copy_from_slice(&frame);
@@ -144,7 +147,7 @@ fn request_header_v2_keeps_a_classic_client_id_and_adds_tags() {
 fn response_headers_v0_and_v1() {
     let v0 = ResponseHeader {
         correlation_id: 9,
-        unknown_tagged_fields: vec![],
+        unknown_tagged_fields: TaggedFields::new(),
     };
     assert_eq!(v0.write(0).unwrap(), [0, 0, 0, 9]);
     assert_eq!(v0.write(1).unwrap(), [0, 0, 0, 9, 0]);

@@ -15,11 +15,11 @@ use reference_broker::codec::txn_offset_commit::*;
 use reference_broker::codec::write_txn_markers::*;
 use reference_broker::codec::*;
 
-fn text() -> impl Strategy<Value = String> {
-    "\\PC{0,8}"
+fn text() -> impl Strategy<Value = CompactString> {
+    "\\PC{0,8}".prop_map(CompactString::from)
 }
 
-fn nullable_text() -> impl Strategy<Value = Option<String>> {
+fn nullable_text() -> impl Strategy<Value = Option<CompactString>> {
     proptest::option::of(text())
 }
 
@@ -27,7 +27,7 @@ fn nullable_text() -> impl Strategy<Value = Option<String>> {
 /// non-flexible versions.
 fn tags(flexible: bool) -> BoxedStrategy<TaggedFields> {
     if !flexible {
-        return Just(Vec::new()).boxed();
+        return Just(TaggedFields::new()).boxed();
     }
     proptest::collection::btree_map(0u32..300, vec(any::<u8>(), 0..6), 0..3)
         .prop_map(|m| m.into_iter().collect())
@@ -264,7 +264,7 @@ fn txn_offset_commit_request(v: i16) -> impl Strategy<Value = TxnOffsetCommitReq
                 producer_id: p,
                 producer_epoch: e,
                 generation_id: if f { gen } else { -1 },
-                member_id: if f { member } else { String::new() },
+                member_id: if f { member } else { CompactString::default() },
                 group_instance_id: if f { inst } else { None },
                 topics,
                 unknown_tagged_fields: t,

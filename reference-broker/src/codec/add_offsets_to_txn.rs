@@ -1,18 +1,18 @@
 //! AddOffsetsToTxn (key 25), v0–3, flexible from v3.
 
-use super::{ApiKey, Direction, Message, Reader, Result, TaggedFields, Writer};
+use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
 /// Adds a consumer group's offsets partition to the producer's transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddOffsetsToTxnRequest {
     /// The transactional id.
-    pub transactional_id: String,
+    pub transactional_id: CompactString,
     /// The producer id.
     pub producer_id: i64,
     /// The producer epoch.
     pub producer_epoch: i16,
     /// The consumer group whose offsets the transaction will commit.
-    pub group_id: String,
+    pub group_id: CompactString,
     /// Tagged fields this schema does not name (flexible versions).
     pub unknown_tagged_fields: TaggedFields,
 }

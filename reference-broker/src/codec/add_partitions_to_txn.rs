@@ -4,13 +4,13 @@
 //! at v3, the last version clients send, so v4 is an [`super::CodecError::UnsupportedVersion`]
 //! here. Apache names the v0–3 fields `V3AndBelow*`; this codec knows no other shape.
 
-use super::{ApiKey, Direction, Message, Reader, Result, TaggedFields, Writer};
+use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
 /// Adds partitions to the producer's transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddPartitionsToTxnRequest {
     /// The transactional id.
-    pub transactional_id: String,
+    pub transactional_id: CompactString,
     /// The producer id.
     pub producer_id: i64,
     /// The producer epoch.
@@ -25,7 +25,7 @@ pub struct AddPartitionsToTxnRequest {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddPartitionsToTxnTopic {
     /// Topic name.
-    pub name: String,
+    pub name: CompactString,
     /// Partition indexes.
     pub partitions: Vec<i32>,
     /// Tagged fields this schema does not name (flexible versions).
@@ -97,7 +97,7 @@ pub struct AddPartitionsToTxnResponse {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddPartitionsToTxnTopicResult {
     /// Topic name.
-    pub name: String,
+    pub name: CompactString,
     /// Results by partition.
     pub results: Vec<AddPartitionsToTxnPartitionResult>,
     /// Tagged fields this schema does not name (flexible versions).

@@ -66,7 +66,7 @@ fn s(v: &str) -> StrBytes {
 
 fn tags(t: &TaggedFields) -> BTreeMap<i32, Bytes> {
     t.iter()
-        .map(|(k, v)| (*k as i32, Bytes::copy_from_slice(v)))
+        .map(|(k, v)| (k as i32, Bytes::copy_from_slice(v)))
         .collect()
 }
 

@@ -1,12 +1,12 @@
 //! EndTxn (key 26), v0–3, flexible from v3.
 
-use super::{ApiKey, Direction, Message, Reader, Result, TaggedFields, Writer};
+use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
 /// Commits (`committed = true`) or aborts the producer's open transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EndTxnRequest {
     /// The transactional id.
-    pub transactional_id: String,
+    pub transactional_id: CompactString,
     /// The producer id.
     pub producer_id: i64,
     /// The producer epoch.

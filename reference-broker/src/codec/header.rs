@@ -6,7 +6,10 @@
 //! v1 adds a tagged-field section. Which one an (API, version) uses is
 //! [`ApiKey::request_header_version`] / [`ApiKey::response_header_version`].
 
-use super::{ApiKey, Decoded, Message, Reader, Request, Response, Result, TaggedFields, Writer};
+use super::{
+    ApiKey, CompactString, Decoded, Message, Reader, Request, Response, Result, TaggedFields,
+    Writer,
+};
 
 /// The header in front of every request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +21,7 @@ pub struct RequestHeader {
     /// Echoed in the response.
     pub correlation_id: i32,
     /// Client name, nullable.
-    pub client_id: Option<String>,
+    pub client_id: Option<CompactString>,
     /// Header v2 only.
     pub unknown_tagged_fields: TaggedFields,
 }
@@ -153,7 +156,7 @@ pub fn encode_response(correlation_id: i32, version: i16, response: &Response) -
     api.check_version(version)?;
     let header = ResponseHeader {
         correlation_id,
-        unknown_tagged_fields: Vec::new(),
+        unknown_tagged_fields: TaggedFields::new(),
     };
     let mut out = header.write(api.response_header_version(version))?;
     out.extend(response.encode(version)?);

@@ -1,13 +1,13 @@
 //! InitProducerId (key 22), v0–4, flexible from v2.
 
-use super::{ApiKey, Direction, Message, Reader, Result, TaggedFields, Writer};
+use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
 /// Asks for a (producer id, epoch): idempotent when `transactional_id` is null, transactional
 /// otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitProducerIdRequest {
     /// Null for an idempotent producer.
-    pub transactional_id: Option<String>,
+    pub transactional_id: Option<CompactString>,
     /// The transaction timeout the coordinator enforces.
     pub transaction_timeout_ms: i32,
     /// v3+ (KIP-360): the producer id the caller holds, -1 for none.
@@ -25,7 +25,7 @@ impl Default for InitProducerIdRequest {
             transaction_timeout_ms: 0,
             producer_id: -1,
             producer_epoch: -1,
-            unknown_tagged_fields: Vec::new(),
+            unknown_tagged_fields: TaggedFields::new(),
         }
     }
 }
@@ -94,7 +94,7 @@ impl Default for InitProducerIdResponse {
             error_code: 0,
             producer_id: -1,
             producer_epoch: 0,
-            unknown_tagged_fields: Vec::new(),
+            unknown_tagged_fields: TaggedFields::new(),
         }
     }
 }

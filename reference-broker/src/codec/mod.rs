@@ -20,18 +20,23 @@ pub mod end_txn;
 mod error;
 pub mod header;
 pub mod init_producer_id;
+pub mod samples;
+mod tagged;
 pub mod txn_offset_commit;
 pub mod wire;
 pub mod write_txn_markers;
 
 pub use add_offsets_to_txn::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 pub use add_partitions_to_txn::{AddPartitionsToTxnRequest, AddPartitionsToTxnResponse};
+/// The string type of every message field: short strings stay inline, with no allocation.
+pub use compact_str::CompactString;
 pub use end_txn::{EndTxnRequest, EndTxnResponse};
 pub use error::{CodecError, Result};
 pub use header::{RequestHeader, ResponseHeader};
 pub use init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
+pub use tagged::TaggedFields;
 pub use txn_offset_commit::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
-pub use wire::{Leniency, Reader, TaggedFields, Writer};
+pub use wire::{Leniency, Reader, Writer};
 pub use write_txn_markers::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
 
 /// The six transaction APIs, by their Kafka API key.

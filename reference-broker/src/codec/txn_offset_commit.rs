@@ -2,15 +2,15 @@
 //! ignorable field: dropped silently below v2, as Apache's writer does); v3 adds the group
 //! member fields (not ignorable: refused below v3 unless at their defaults).
 
-use super::{ApiKey, Direction, Message, Reader, Result, TaggedFields, Writer};
+use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
 /// Stages consumer offsets inside the producer's transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnOffsetCommitRequest {
     /// The transactional id.
-    pub transactional_id: String,
+    pub transactional_id: CompactString,
     /// The consumer group.
-    pub group_id: String,
+    pub group_id: CompactString,
     /// The producer id.
     pub producer_id: i64,
     /// The producer epoch.
@@ -18,9 +18,9 @@ pub struct TxnOffsetCommitRequest {
     /// v3+: the consumer's generation, -1 for none.
     pub generation_id: i32,
     /// v3+: the member id, "" for none.
-    pub member_id: String,
+    pub member_id: CompactString,
     /// v3+: the static member id, null for none.
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<CompactString>,
     /// Offsets by topic.
     pub topics: Vec<TxnOffsetCommitRequestTopic>,
     /// Tagged fields this schema does not name (flexible versions).
@@ -30,15 +30,15 @@ pub struct TxnOffsetCommitRequest {
 impl Default for TxnOffsetCommitRequest {
     fn default() -> Self {
         TxnOffsetCommitRequest {
-            transactional_id: String::new(),
-            group_id: String::new(),
+            transactional_id: CompactString::default(),
+            group_id: CompactString::default(),
             producer_id: 0,
             producer_epoch: 0,
             generation_id: -1,
-            member_id: String::new(),
+            member_id: CompactString::default(),
             group_instance_id: None,
             topics: Vec::new(),
-            unknown_tagged_fields: Vec::new(),
+            unknown_tagged_fields: TaggedFields::new(),
         }
     }
 }
@@ -47,7 +47,7 @@ impl Default for TxnOffsetCommitRequest {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TxnOffsetCommitRequestTopic {
     /// Topic name.
-    pub name: String,
+    pub name: CompactString,
     /// Offsets by partition.
     pub partitions: Vec<TxnOffsetCommitRequestPartition>,
     /// Tagged fields this schema does not name (flexible versions).
@@ -64,7 +64,7 @@ pub struct TxnOffsetCommitRequestPartition {
     /// v2+: leader epoch of the last consumed record, -1 for none.
     pub committed_leader_epoch: i32,
     /// Client metadata, nullable.
-    pub committed_metadata: Option<String>,
+    pub committed_metadata: Option<CompactString>,
     /// Tagged fields this schema does not name (flexible versions).
     pub unknown_tagged_fields: TaggedFields,
 }
@@ -75,8 +75,8 @@ impl Default for TxnOffsetCommitRequestPartition {
             partition_index: 0,
             committed_offset: 0,
             committed_leader_epoch: -1,
-            committed_metadata: Some(String::new()),
-            unknown_tagged_fields: Vec::new(),
+            committed_metadata: Some(CompactString::default()),
+            unknown_tagged_fields: TaggedFields::new(),
         }
     }
 }
@@ -223,7 +223,7 @@ pub struct TxnOffsetCommitResponse {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TxnOffsetCommitResponseTopic {
     /// Topic name.
-    pub name: String,
+    pub name: CompactString,
     /// Results by partition.
     pub partitions: Vec<TxnOffsetCommitResponsePartition>,
     /// Tagged fields this schema does not name (flexible versions).

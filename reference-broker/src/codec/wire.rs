@@ -9,12 +9,11 @@
 //! is allocated.
 
 use super::error::{CodecError, Result};
+use super::tagged::{put_uvarint, TaggedFields};
+use super::CompactString;
 
 /// Longest string Apache's generated code reads or writes.
 pub const MAX_STRING_LEN: usize = 0x7fff;
-
-/// Unknown tagged fields, in the order they arrived, so that re-encoding gives back the bytes.
-pub type TaggedFields = Vec<(u32, Vec<u8>)>;
 
 /// A bounded cursor over one message body.
 #[derive(Debug)]
@@ -41,6 +40,7 @@ pub struct Leniency {
 
 impl Leniency {
     /// True when nothing non-canonical was read.
+    #[inline]
     pub fn is_canonical(&self) -> bool {
         *self == Leniency::default()
     }
@@ -48,6 +48,7 @@ impl Leniency {
 
 impl<'a> Reader<'a> {
     /// A reader over `buf`; `flexible` selects compact strings, compact arrays and tagged fields.
+    #[inline]
     pub fn new(buf: &'a [u8], flexible: bool) -> Self {
         Reader {
             buf,
@@ -58,30 +59,36 @@ impl<'a> Reader<'a> {
     }
 
     /// Whether the message version being read is a flexible one.
+    #[inline]
     pub fn flexible(&self) -> bool {
         self.flexible
     }
 
     /// Bytes not read yet.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
     /// Bytes read so far.
+    #[inline]
     pub fn position(&self) -> usize {
         self.pos
     }
 
     /// What was read in a form the writer would not produce.
+    #[inline]
     pub fn leniency(&self) -> Leniency {
         self.lenient
     }
 
     /// False once anything was read in a form the writer would not produce.
+    #[inline]
     pub fn canonical(&self) -> bool {
         self.lenient.is_canonical()
     }
 
+    #[inline]
     fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(CodecError::Truncated {
@@ -95,6 +102,7 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N]> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.take(N, field)?);
@@ -102,23 +110,28 @@ impl<'a> Reader<'a> {
     }
 
     /// int8.
+    #[inline]
     pub fn i8(&mut self, field: &'static str) -> Result<i8> {
         Ok(i8::from_be_bytes(self.array(field)?))
     }
     /// int16, big-endian.
+    #[inline]
     pub fn i16(&mut self, field: &'static str) -> Result<i16> {
         Ok(i16::from_be_bytes(self.array(field)?))
     }
     /// int32, big-endian.
+    #[inline]
     pub fn i32(&mut self, field: &'static str) -> Result<i32> {
         Ok(i32::from_be_bytes(self.array(field)?))
     }
     /// int64, big-endian.
+    #[inline]
     pub fn i64(&mut self, field: &'static str) -> Result<i64> {
         Ok(i64::from_be_bytes(self.array(field)?))
     }
 
     /// boolean: any non-zero byte is true, as the protocol guide says; 0 and 1 are canonical.
+    #[inline]
     pub fn bool(&mut self, field: &'static str) -> Result<bool> {
         let b = self.array::<1>(field)?[0];
         if b > 1 {
@@ -128,6 +141,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Unsigned varint of at most five bytes, with Apache's wrap-around of the fifth byte.
+    #[inline]
     pub fn uvarint(&mut self, field: &'static str) -> Result<u32> {
         let mut value: u32 = 0;
         for i in 0..5 {
@@ -146,6 +160,7 @@ impl<'a> Reader<'a> {
 
     /// A length prefix as Apache computes it: an int16, or a varint minus one in Java int
     /// arithmetic (so a varint of 2^31 or more is negative).
+    #[inline]
     fn length_prefix(&mut self, field: &'static str, wide: bool) -> Result<i32> {
         Ok(match (self.flexible, wide) {
             (true, _) => (self.uvarint(field)? as i32).wrapping_sub(1),
@@ -154,6 +169,7 @@ impl<'a> Reader<'a> {
         })
     }
 
+    #[inline]
     fn string_len(&mut self, field: &'static str, nullable: bool) -> Result<Option<usize>> {
         match self.length_prefix(field, false)? {
             -1 if nullable => Ok(None),
@@ -174,15 +190,15 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn utf8(&mut self, len: usize, field: &'static str) -> Result<String> {
+    #[inline]
+    fn utf8(&mut self, len: usize, field: &'static str) -> Result<CompactString> {
         let bytes = self.take(len, field)?;
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|_| CodecError::InvalidUtf8 { field })
+        CompactString::from_utf8(bytes).map_err(|_| CodecError::InvalidUtf8 { field })
     }
 
     /// A string that may be null (compact in flexible versions).
-    pub fn nullable_string(&mut self, field: &'static str) -> Result<Option<String>> {
+    #[inline]
+    pub fn nullable_string(&mut self, field: &'static str) -> Result<Option<CompactString>> {
         match self.string_len(field, true)? {
             None => Ok(None),
             Some(len) => self.utf8(len, field).map(Some),
@@ -191,7 +207,11 @@ impl<'a> Reader<'a> {
 
     /// A nullable string with an int16 length even in a flexible structure (the request
     /// header's client id).
-    pub fn classic_nullable_string(&mut self, field: &'static str) -> Result<Option<String>> {
+    #[inline]
+    pub fn classic_nullable_string(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<CompactString>> {
         let flexible = std::mem::replace(&mut self.flexible, false);
         let s = self.nullable_string(field);
         self.flexible = flexible;
@@ -199,7 +219,8 @@ impl<'a> Reader<'a> {
     }
 
     /// A string that must not be null (compact in flexible versions).
-    pub fn string(&mut self, field: &'static str) -> Result<String> {
+    #[inline]
+    pub fn string(&mut self, field: &'static str) -> Result<CompactString> {
         match self.string_len(field, false)? {
             None => Err(CodecError::UnexpectedNull { field }),
             Some(len) => self.utf8(len, field),
@@ -208,6 +229,7 @@ impl<'a> Reader<'a> {
 
     /// An array that must not be null, each element at least `min_element_size` bytes on the
     /// wire. The count is checked against the bytes left before any allocation.
+    #[inline]
     pub fn array_of<T>(
         &mut self,
         field: &'static str,
@@ -240,6 +262,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An array of int32.
+    #[inline]
     pub fn i32_array(&mut self, field: &'static str) -> Result<Vec<i32>> {
         self.array_of(field, 4, |r| r.i32(field))
     }
@@ -247,9 +270,10 @@ impl<'a> Reader<'a> {
     /// The tagged-field section that ends every structure of a flexible version; empty (and
     /// nothing read) in other versions. The messages here define no named tagged fields in
     /// Apache 3.7, so every tag is kept as unknown, in wire order.
+    #[inline]
     pub fn tagged_fields(&mut self, field: &'static str) -> Result<TaggedFields> {
         if !self.flexible {
-            return Ok(Vec::new());
+            return Ok(TaggedFields::new());
         }
         let count = match self.uvarint(field)? as i32 {
             c if c < 0 => {
@@ -267,9 +291,10 @@ impl<'a> Reader<'a> {
                 remaining: self.remaining(),
             });
         }
-        let mut out = Vec::with_capacity(count as usize);
+        let start = self.pos;
+        let was_overlong = std::mem::take(&mut self.lenient.overlong_varint);
         for _ in 0..count {
-            let tag = self.uvarint(field)?;
+            self.uvarint(field)?;
             let size = self.uvarint(field)?;
             if (size as i32) < 0 {
                 return Err(CodecError::InvalidLength {
@@ -277,12 +302,28 @@ impl<'a> Reader<'a> {
                     length: i64::from(size as i32),
                 });
             }
-            out.push((tag, self.take(size as usize, field)?.to_vec()));
+            self.take(size as usize, field)?;
+        }
+        let section = &self.buf[start..self.pos];
+        let overlong_here = self.lenient.overlong_varint;
+        self.lenient.overlong_varint |= was_overlong;
+        if !overlong_here {
+            // Canonical already: keep the bytes as they are.
+            return Ok(TaggedFields::from_canonical_entries(count, section));
+        }
+        // Rebuild with shortest varints, so equal fields compare equal.
+        let mut again = Reader::new(section, true);
+        let mut out = TaggedFields::new();
+        for _ in 0..count {
+            let tag = again.uvarint(field)?;
+            let size = again.uvarint(field)? as usize;
+            out.push(tag, again.take(size, field)?);
         }
         Ok(out)
     }
 
     /// Fails unless every byte was read.
+    #[inline]
     pub fn finish(&self) -> Result<()> {
         match self.remaining() {
             0 => Ok(()),
@@ -312,6 +353,7 @@ pub struct Writer {
 
 impl Writer {
     /// A writer for a message of `version`; `flexible` as for [`Reader::new`].
+    #[inline]
     pub fn new(version: i16, flexible: bool) -> Self {
         Writer {
             buf: Vec::with_capacity(64),
@@ -321,45 +363,50 @@ impl Writer {
     }
 
     /// The version being written.
+    #[inline]
     pub fn version(&self) -> i16 {
         self.version
     }
 
     /// The bytes written.
+    #[inline]
     pub fn into_bytes(self) -> Vec<u8> {
         self.buf
     }
 
     /// int8.
+    #[inline]
     pub fn i8(&mut self, v: i8) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
     /// int16.
+    #[inline]
     pub fn i16(&mut self, v: i16) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
     /// int32.
+    #[inline]
     pub fn i32(&mut self, v: i32) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
     /// int64.
+    #[inline]
     pub fn i64(&mut self, v: i64) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
     /// boolean, as 0 or 1.
+    #[inline]
     pub fn bool(&mut self, v: bool) {
         self.buf.push(u8::from(v));
     }
 
     /// Unsigned varint, shortest form.
-    pub fn uvarint(&mut self, mut v: u32) {
-        while v >= 0x80 {
-            self.buf.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.buf.push(v as u8);
+    #[inline]
+    pub fn uvarint(&mut self, v: u32) {
+        put_uvarint(&mut self.buf, v);
     }
 
+    #[inline]
     fn length(&mut self, len: Option<usize>) {
         match (self.flexible, len) {
             (true, None) => self.uvarint(0),
@@ -370,6 +417,7 @@ impl Writer {
     }
 
     /// A string that may be null.
+    #[inline]
     pub fn nullable_string(&mut self, field: &'static str, v: Option<&str>) -> Result<()> {
         if let Some(s) = v {
             if s.len() > MAX_STRING_LEN {
@@ -387,6 +435,7 @@ impl Writer {
     }
 
     /// A nullable string with an int16 length even in a flexible structure.
+    #[inline]
     pub fn classic_nullable_string(&mut self, field: &'static str, v: Option<&str>) -> Result<()> {
         let flexible = std::mem::replace(&mut self.flexible, false);
         let result = self.nullable_string(field, v);
@@ -395,11 +444,13 @@ impl Writer {
     }
 
     /// A string that is never null.
+    #[inline]
     pub fn string(&mut self, field: &'static str, v: &str) -> Result<()> {
         self.nullable_string(field, Some(v))
     }
 
     /// An array, each element written by `element`.
+    #[inline]
     pub fn array_of<T>(
         &mut self,
         field: &'static str,
@@ -418,6 +469,7 @@ impl Writer {
     }
 
     /// An array of int32.
+    #[inline]
     pub fn i32_array(&mut self, field: &'static str, items: &[i32]) -> Result<()> {
         self.array_of(field, items, |w, v| {
             w.i32(*v);
@@ -426,6 +478,7 @@ impl Writer {
     }
 
     /// The tagged-field section of a flexible version; in other versions it must be empty.
+    #[inline]
     pub fn tagged_fields(&mut self, field: &'static str, fields: &TaggedFields) -> Result<()> {
         if !self.flexible {
             return match fields.is_empty() {
@@ -436,22 +489,13 @@ impl Writer {
                 }),
             };
         }
-        if fields.len() > u32::MAX as usize {
-            return Err(CodecError::TooLargeToEncode { field });
-        }
         self.uvarint(fields.len() as u32);
-        for (tag, value) in fields {
-            if value.len() > u32::MAX as usize {
-                return Err(CodecError::TooLargeToEncode { field });
-            }
-            self.uvarint(*tag);
-            self.uvarint(value.len() as u32);
-            self.buf.extend_from_slice(value);
-        }
+        self.buf.extend_from_slice(fields.encoded_entries());
         Ok(())
     }
 
     /// Refuses a field that this version cannot carry unless it holds its default.
+    #[inline]
     pub fn require_default<T: PartialEq>(
         &self,
         field: &'static str,
@@ -580,11 +624,21 @@ mod tests {
     }
 
     #[test]
+    fn overlong_varints_in_tagged_fields_are_rebuilt_canonically() {
+        // One field: tag 5 written as 0x85 0x00, size 1, value 0xaa.
+        let mut r = Reader::new(&[1, 0x85, 0x00, 1, 0xaa], true);
+        let t = r.tagged_fields("t").unwrap();
+        assert!(!r.canonical());
+        assert_eq!(t, [(5u32, [0xaa])].into_iter().collect());
+    }
+
+    #[test]
     fn tagged_fields_keep_wire_order() {
         let bytes = [2, 5, 1, 0xaa, 1, 0];
         let mut r = Reader::new(&bytes, true);
         let t = r.tagged_fields("t").unwrap();
-        assert_eq!(t, vec![(5, vec![0xaa]), (1, vec![])]);
+        let pairs: Vec<(u32, &[u8])> = t.iter().collect();
+        assert_eq!(pairs, vec![(5, &[0xaa][..]), (1, &[][..])]);
         let mut w = Writer::new(3, true);
         w.tagged_fields("t", &t).unwrap();
         assert_eq!(w.into_bytes(), bytes);

@@ -1,7 +1,7 @@
 //! WriteTxnMarkers (key 27), v0–1, flexible from v1. The coordinator-to-leader API: write a
 //! COMMIT or ABORT control batch on each listed partition. Its response has no throttle field.
 
-use super::{ApiKey, Direction, Message, Reader, Result, TaggedFields, Writer};
+use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
 /// The markers to write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct WritableTxnMarker {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WritableTxnMarkerTopic {
     /// Topic name.
-    pub name: String,
+    pub name: CompactString,
     /// Partition indexes.
     pub partition_indexes: Vec<i32>,
     /// Tagged fields this schema does not name (flexible versions).
@@ -143,7 +143,7 @@ pub struct WritableTxnMarkerResult {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WritableTxnMarkerTopicResult {
     /// Topic name.
-    pub name: String,
+    pub name: CompactString,
     /// Results by partition.
     pub partitions: Vec<WritableTxnMarkerPartitionResult>,
     /// Tagged fields this schema does not name (flexible versions).

@@ -1,0 +1,66 @@
+//! Every file in the fuzzers' corpora and in `fuzz/regressions/` replays under plain
+//! `cargo test`, through the same oracle the fuzz targets run, so a crash once found stays
+//! fixed on a stable toolchain. Also checks that the committed seeds are the current samples.
+
+use std::path::{Path, PathBuf};
+
+use reference_broker::codec::differential::{check_fuzz_input, fuzz_selector};
+use reference_broker::codec::samples::{encoded_samples, fuzz_target_name, seed_file_name};
+use reference_broker::codec::{ApiKey, Direction};
+
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != ".gitkeep"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn committed_seeds_are_the_current_samples() {
+    for api in ApiKey::ALL {
+        let dir = fuzz_dir().join("corpus").join(fuzz_target_name(api));
+        for direction in [Direction::Request, Direction::Response] {
+            for (i, (version, body)) in encoded_samples(api, direction).into_iter().enumerate() {
+                let path = dir.join(seed_file_name(direction, version, i));
+                let mut expected = vec![fuzz_selector(direction, version)];
+                expected.extend(body);
+                let found = std::fs::read(&path).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: {e}; regenerate with \
+                         `cargo run -p reference-broker --example write_fuzz_seeds`",
+                        path.display()
+                    )
+                });
+                assert_eq!(found, expected, "{} is stale", path.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn every_corpus_and_regression_file_satisfies_the_oracle() {
+    let mut replayed = 0;
+    for api in ApiKey::ALL {
+        let name = fuzz_target_name(api);
+        for kind in ["corpus", "regressions"] {
+            for file in files_in(&fuzz_dir().join(kind).join(name)) {
+                let data = std::fs::read(&file).unwrap();
+                if let Err(m) = check_fuzz_input(api, &data) {
+                    panic!("{}: {m}", file.display());
+                }
+                replayed += 1;
+            }
+        }
+    }
+    println!("replayed {replayed} files");
+    assert!(replayed >= 92, "only {replayed} corpus files found");
+}
