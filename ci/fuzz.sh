@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target for SECONDS each and fails on any crash, leak, OOM or timeout.
+#
+#   ci/fuzz.sh SECONDS [TARGET...]
+#
+# Reproducers land in fuzz/artifacts/<target>/; replay one with
+#   RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
+# and, once fixed, copy it into fuzz/regressions/<target>/ so `cargo test` replays it forever.
+# The committed corpus is read, never written: new inputs go to a scratch directory.
+# cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on a stable toolchain.
+set -euo pipefail
+
+usage() { echo "usage: ci/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
+[[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
+seconds=$1; shift
+cd "$(dirname "$0")/.."
+export RUSTC_BOOTSTRAP=1
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "fuzz: installing cargo-fuzz (once per machine)"
+  cargo install cargo-fuzz --locked --quiet
+fi
+
+targets=("$@")
+if [[ ${#targets[@]} -eq 0 ]]; then
+  mapfile -t targets < <(cd fuzz && cargo fuzz list)
+fi
+[[ ${#targets[@]} -gt 0 ]] || { echo "fuzz: no targets found" >&2; exit 1; }
+
+echo "fuzz: building ${#targets[@]} targets (sanitizer: address)"
+(cd fuzz && cargo fuzz build --debug-assertions)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  mkdir -p "$scratch/$t" "fuzz/artifacts/$t"
+  log="$scratch/$t.log"
+  echo "fuzz: $t for ${seconds}s"
+  # Corpus dirs: scratch first (libFuzzer writes new inputs there), then the committed seeds
+  # and regressions (read only).
+  if (cd fuzz && cargo fuzz run --debug-assertions "$t" "$scratch/$t" "corpus/$t" "regressions/$t" -- \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+        -print_final_stats=1) >"$log" 2>&1; then
+    status=ok
+  else
+    status=FAILED
+    failed+=("$t")
+    tail -n 60 "$log"
+  fi
+  execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -n 1)
+  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -n 1)
+  summary+=("$(printf '%-24s %-7s %12s runs %9s exec/s' "$t" "$status" "${execs:-?}" "${rate:-?}")")
+done
+echo
+echo "fuzz summary (${seconds}s per target):"
+printf '  %s\n' "${summary[@]}"
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "fuzz: FAILED: ${failed[*]}; reproducers in fuzz/artifacts/" >&2
+  exit 1
+fi
