@@ -17,7 +17,13 @@ echo "test: cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "test: cargo test --workspace"
-cargo test --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$log"
 
 echo "test: ci/fuzz.sh 10"
 ci/fuzz.sh 10
+
+# One closing line for the whole run: cargo test's counts (the fuzz run above passed, or we
+# would have stopped).
+awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
