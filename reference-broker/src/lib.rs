@@ -5,4 +5,16 @@
 //! the executable form of those docs, which the kconform harness diffs against a live Apache.
 #![warn(missing_docs)]
 
+pub mod auth;
+pub mod broker;
 pub mod codec;
+pub mod config;
+pub mod dispatch;
+pub mod errors;
+pub mod groups;
+pub mod handlers;
+pub mod server;
+pub mod storage;
+
+pub use broker::{Broker, BrokerHandle, StartError};
+pub use config::BrokerConfig;

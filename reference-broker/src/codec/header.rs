@@ -97,8 +97,20 @@ impl ResponseHeader {
 }
 
 /// Decodes a request frame body (header then message, without the 4-byte size prefix),
-/// choosing the header version from the API and version it names.
+/// choosing the header version from the API and version it names. Bytes after the message are
+/// an error; see [`decode_request_ignoring_trailing`] for what a broker accepts.
 pub fn decode_request(frame: &[u8]) -> Result<(RequestHeader, Decoded<Request>)> {
+    match decode_request_ignoring_trailing(frame)? {
+        (header, decoded, 0) => Ok((header, decoded)),
+        (_, _, count) => Err(super::CodecError::TrailingBytes { count }),
+    }
+}
+
+/// As [`decode_request`], but bytes after the message are ignored (and counted), as Apache's
+/// broker ignores them.
+pub fn decode_request_ignoring_trailing(
+    frame: &[u8],
+) -> Result<(RequestHeader, Decoded<Request>, usize)> {
     // The first four bytes name the API and version; peek at them to pick the header version.
     let mut peek = Reader::new(frame, false);
     let api = ApiKey::from_key(peek.i16("RequestHeader.api_key")?)?;
@@ -107,30 +119,39 @@ pub fn decode_request(frame: &[u8]) -> Result<(RequestHeader, Decoded<Request>)>
     let (header, r) = RequestHeader::read(frame, api.request_header_version(version))?;
     let body = &frame[r.position()..];
     let header_leniency = r.leniency();
-    let decoded = decode_request_body(api, version, body)?;
+    let (decoded, trailing) = decode_request_body(api, version, body)?;
     let mut leniency = decoded.leniency;
     leniency.overlong_varint |= header_leniency.overlong_varint;
     leniency.negative_tag_count |= header_leniency.negative_tag_count;
+    leniency.negative_null_length |= header_leniency.negative_null_length;
     Ok((
         header,
         Decoded {
             message: decoded.message,
             leniency,
         },
+        trailing,
     ))
 }
 
-fn decode_request_body(api: ApiKey, version: i16, body: &[u8]) -> Result<Decoded<Request>> {
+fn decode_request_body(
+    api: ApiKey,
+    version: i16,
+    body: &[u8],
+) -> Result<(Decoded<Request>, usize)> {
     fn wrap<T: Message>(
         version: i16,
         body: &[u8],
         f: fn(T) -> Request,
-    ) -> Result<Decoded<Request>> {
-        let d = T::decode_checked(version, body)?;
-        Ok(Decoded {
-            message: f(d.message),
-            leniency: d.leniency,
-        })
+    ) -> Result<(Decoded<Request>, usize)> {
+        let (d, trailing) = T::decode_prefix(version, body)?;
+        Ok((
+            Decoded {
+                message: f(d.message),
+                leniency: d.leniency,
+            },
+            trailing,
+        ))
     }
     match api {
         ApiKey::InitProducerId => wrap(version, body, Request::InitProducerId),

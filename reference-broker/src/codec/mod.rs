@@ -190,14 +190,25 @@ pub trait Message: Sized {
 
     /// Decodes a whole body at `version`, reporting non-canonical input.
     fn decode_checked(version: i16, bytes: &[u8]) -> Result<Decoded<Self>> {
+        match Self::decode_prefix(version, bytes)? {
+            (decoded, 0) => Ok(decoded),
+            (_, count) => Err(CodecError::TrailingBytes { count }),
+        }
+    }
+
+    /// Decodes a body at the start of `bytes`; also returns how many bytes follow it (Apache's
+    /// brokers ignore such bytes after a request).
+    fn decode_prefix(version: i16, bytes: &[u8]) -> Result<(Decoded<Self>, usize)> {
         Self::API.check_version(version)?;
         let mut r = Reader::new(bytes, Self::API.is_flexible(version));
         let message = Self::read(&mut r, version)?;
-        r.finish()?;
-        Ok(Decoded {
-            message,
-            leniency: r.leniency(),
-        })
+        Ok((
+            Decoded {
+                message,
+                leniency: r.leniency(),
+            },
+            r.remaining(),
+        ))
     }
 
     /// Decodes a whole body at `version`.

@@ -1,0 +1,47 @@
+//! The authorization hook every handler calls at the points the kaas spec names. The default
+//! allows everything, as Apache does without an authorizer; an ACL store plugs in here later.
+
+/// What is being accessed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource<'a> {
+    /// The cluster.
+    Cluster,
+    /// A topic.
+    Topic(&'a str),
+    /// A consumer group.
+    Group(&'a str),
+    /// A transactional id.
+    TransactionalId(&'a str),
+}
+
+/// The operation, as Kafka's ACLs name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Operation {
+    Read,
+    Write,
+    Create,
+    Delete,
+    Describe,
+    ClusterAction,
+    IdempotentWrite,
+}
+
+/// Decides whether a principal may do an operation on a resource.
+pub trait Authorizer: Send + Sync + std::fmt::Debug {
+    /// True when allowed.
+    fn authorize(&self, principal: &str, operation: Operation, resource: Resource<'_>) -> bool;
+}
+
+/// Allows everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AllowAll;
+
+impl Authorizer for AllowAll {
+    fn authorize(&self, _: &str, _: Operation, _: Resource<'_>) -> bool {
+        true
+    }
+}
+
+/// The principal of an unauthenticated connection.
+pub const ANONYMOUS: &str = "User:ANONYMOUS";

@@ -1,0 +1,214 @@
+//! Starting and stopping a reference broker: the library API the harness and the `kaas-ref`
+//! binary share.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify};
+use tokio::task::JoinHandle;
+
+use crate::auth::{AllowAll, Authorizer};
+use crate::config::BrokerConfig;
+use crate::groups::GroupCoordinator;
+use crate::storage::atomic::{read_if_present, write_atomic};
+use crate::storage::offsets::OffsetStore;
+use crate::storage::pid::PidAllocator;
+use crate::storage::topics::TopicRegistry;
+use crate::storage::{cluster_dir, partition::PartitionLog};
+
+/// Why a broker could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The data directory could not be created or read.
+    #[error("data directory {path}: {source}")]
+    Storage {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Everything the request handlers share.
+#[derive(Debug)]
+pub struct State {
+    /// The configuration, with the data directory resolved.
+    pub config: BrokerConfig,
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The bound address, advertised in Metadata and FindCoordinator.
+    pub advertised: SocketAddr,
+    /// The cluster id (persisted, so it survives restarts).
+    pub cluster_id: String,
+    /// Topics and partition logs.
+    pub topics: RwLock<TopicRegistry>,
+    /// Committed offsets.
+    pub offsets: Mutex<OffsetStore>,
+    /// Idempotent producer ids.
+    pub pids: Mutex<PidAllocator>,
+    /// Consumer groups.
+    pub groups: GroupCoordinator,
+    /// Authorization hook.
+    pub authorizer: Arc<dyn Authorizer>,
+    /// Signalled after every append, for Fetch long polls.
+    pub appended: Notify,
+}
+
+impl State {
+    /// One partition's log, if the topic and partition exist.
+    pub fn partition(&self, topic: &str, partition: i32) -> Option<Arc<Mutex<PartitionLog>>> {
+        let topics = self.topics.read().expect("topic registry lock");
+        let t = topics.get(topic)?;
+        usize::try_from(partition)
+            .ok()
+            .and_then(|p| t.partitions.get(p))
+            .cloned()
+    }
+}
+
+/// A running broker.
+#[derive(Debug)]
+pub struct BrokerHandle {
+    state: Arc<State>,
+    shutdown: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl BrokerHandle {
+    /// The address the broker listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.state.advertised
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.state.data_dir
+    }
+
+    /// The shared state (for in-process tests and the frame fuzzer).
+    pub fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+
+    /// Stops accepting, closes every connection, and returns once the broker is down.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// The reference broker.
+pub struct Broker;
+
+impl Broker {
+    /// Opens the data directory, binds the listener and starts serving.
+    pub async fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
+        Self::start_with(config, Arc::new(AllowAll)).await
+    }
+
+    /// As [`Broker::start`], with an authorizer.
+    pub async fn start_with(
+        config: BrokerConfig,
+        authorizer: Arc<dyn Authorizer>,
+    ) -> Result<BrokerHandle, StartError> {
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| StartError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let advertised = listener.local_addr().map_err(|source| StartError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+        let state = Arc::new(open_state(config, advertised, authorizer)?);
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        tokio::spawn(crate::groups::run_timers(
+            state.clone(),
+            shutdown_rx.clone(),
+        ));
+        let task = tokio::spawn(crate::server::serve(listener, state.clone(), shutdown_rx));
+        tracing::info!(addr = %advertised, data_dir = %state.data_dir.display(), "kaas-ref started");
+        Ok(BrokerHandle {
+            state,
+            shutdown,
+            task,
+        })
+    }
+}
+
+/// Opens the state of a broker on a data directory, without listening (the frame fuzzer and
+/// handler tests use this directly).
+pub fn open_state(
+    config: BrokerConfig,
+    advertised: SocketAddr,
+    authorizer: Arc<dyn Authorizer>,
+) -> Result<State, StartError> {
+    let data_dir = match &config.data_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("kaas-ref-{}", uuid::Uuid::new_v4())),
+    };
+    let storage = |source| StartError::Storage {
+        path: data_dir.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&data_dir).map_err(storage)?;
+    let cluster = cluster_dir(&data_dir);
+    let cluster_id = load_cluster_id(&cluster).map_err(storage)?;
+    let topics = TopicRegistry::open(&data_dir).map_err(storage)?;
+    let offsets = OffsetStore::open(&cluster).map_err(storage)?;
+    let pids = PidAllocator::open(&cluster, config.broker_id).map_err(storage)?;
+    Ok(State {
+        groups: GroupCoordinator::new(config.group_initial_rebalance_delay),
+        config: BrokerConfig {
+            data_dir: Some(data_dir.clone()),
+            ..config
+        },
+        data_dir,
+        advertised,
+        cluster_id,
+        topics: RwLock::new(topics),
+        offsets: Mutex::new(offsets),
+        pids: Mutex::new(pids),
+        authorizer,
+        appended: Notify::new(),
+    })
+}
+
+fn load_cluster_id(cluster: &Path) -> std::io::Result<String> {
+    let path = cluster.join("cluster_id");
+    if let Some(id) = read_if_present(&path)? {
+        return Ok(String::from_utf8_lossy(&id).trim().to_owned());
+    }
+    // Kafka's format: 22 characters of URL-safe base64 of 16 random bytes.
+    let id = base64_url(uuid::Uuid::new_v4().as_bytes());
+    write_atomic(&path, id.as_bytes())?;
+    Ok(id)
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}

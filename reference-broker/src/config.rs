@@ -1,0 +1,53 @@
+//! How a reference broker is configured; the `kaas-ref` flags map onto this one to one.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything a broker needs to start.
+#[derive(Debug, Clone)]
+pub struct BrokerConfig {
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Data directory; `None` makes a fresh one under the OS temp dir.
+    pub data_dir: Option<PathBuf>,
+    /// Broker id (node id in Metadata).
+    pub broker_id: i32,
+    /// Largest request frame accepted; a larger one closes its connection.
+    pub max_frame_bytes: usize,
+    /// Create unknown topics on Metadata requests that allow it (Apache's default: on).
+    pub auto_create_topics: bool,
+    /// Partitions of an auto-created topic, and of CreateTopics with -1 (`num.partitions`).
+    pub default_partitions: i32,
+    /// Wait before completing the first rebalance of an empty group
+    /// (`group.initial.rebalance.delay.ms`; Apache's default 3 s, tests use 0).
+    pub group_initial_rebalance_delay: Duration,
+    /// How often the transaction reaper runs.
+    pub txn_reaper_interval: Duration,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        BrokerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 9092)),
+            data_dir: None,
+            broker_id: 0,
+            max_frame_bytes: 100 * 1024 * 1024,
+            auto_create_topics: true,
+            default_partitions: 1,
+            group_initial_rebalance_delay: Duration::from_millis(3000),
+            txn_reaper_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+impl BrokerConfig {
+    /// A configuration for tests: a free loopback port, a fresh data dir, no rebalance delay.
+    pub fn for_tests() -> Self {
+        BrokerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            group_initial_rebalance_delay: Duration::ZERO,
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! One request frame in, one response frame (or none) out.
+//!
+//! The six transaction APIs go through the broker's own codecs (`crate::codec`); every other
+//! API through the `kafka-protocol` crate. A frame that cannot be parsed is an error, and the
+//! connection is closed, as Apache closes it.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind};
+use kafka_protocol::protocol::{Decodable, Encodable};
+
+use crate::broker::State;
+use crate::codec;
+use crate::handlers;
+
+/// Why a frame closes its connection.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// Shorter than an API key and version.
+    #[error("frame of {0} bytes is too short for a request header")]
+    TooShort(usize),
+    /// An API key this broker does not serve.
+    #[error("api key {0} is not served")]
+    UnknownApi(i16),
+    /// A version outside the advertised range.
+    #[error("{api:?} v{version} is not served")]
+    UnsupportedVersion {
+        /// The API.
+        api: ApiKey,
+        /// The version.
+        version: i16,
+    },
+    /// The header or body does not decode.
+    #[error("{api:?} v{version}: cannot decode: {reason}")]
+    Malformed {
+        /// The API.
+        api: i16,
+        /// The version.
+        version: i16,
+        /// Why.
+        reason: String,
+    },
+    /// The response could not be encoded (a bug: logged, and the connection closed).
+    #[error("cannot encode the {0:?} response: {1}")]
+    Encode(ApiKey, String),
+}
+
+/// (API, lowest, highest version) advertised in ApiVersions: Apache 3.7's ranges for every API
+/// served. The transaction APIs beyond InitProducerId are added by the coordinator issue.
+pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 0, 10),
+    (ApiKey::Fetch, 0, 16),
+    (ApiKey::ListOffsets, 0, 8),
+    (ApiKey::Metadata, 0, 12),
+    (ApiKey::OffsetCommit, 0, 9),
+    (ApiKey::OffsetFetch, 0, 9),
+    (ApiKey::FindCoordinator, 0, 4),
+    (ApiKey::JoinGroup, 0, 9),
+    (ApiKey::Heartbeat, 0, 4),
+    (ApiKey::LeaveGroup, 0, 5),
+    (ApiKey::SyncGroup, 0, 5),
+    (ApiKey::DescribeGroups, 0, 5),
+    (ApiKey::ListGroups, 0, 4),
+    (ApiKey::ApiVersions, 0, 3),
+    (ApiKey::CreateTopics, 0, 7),
+    (ApiKey::DeleteTopics, 0, 6),
+    (ApiKey::InitProducerId, 0, 4),
+];
+
+fn supported(api: ApiKey) -> Option<(i16, i16)> {
+    SUPPORTED
+        .iter()
+        .find(|(a, _, _)| *a == api)
+        .map(|&(_, min, max)| (min, max))
+}
+
+/// Handles one request frame (without its size prefix). `Ok(None)` means no response is sent
+/// (Produce with acks=0).
+pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>, FrameError> {
+    if frame.len() < 8 {
+        return Err(FrameError::TooShort(frame.len()));
+    }
+    let key = i16::from_be_bytes([frame[0], frame[1]]);
+    let version = i16::from_be_bytes([frame[2], frame[3]]);
+    let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+    let api = ApiKey::try_from(key).map_err(|_| FrameError::UnknownApi(key))?;
+    let Some((min, max)) = supported(api) else {
+        return Err(FrameError::UnknownApi(key));
+    };
+    if !(min..=max).contains(&version) {
+        if api == ApiKey::ApiVersions {
+            // KIP-511: answer an unknown ApiVersions version with v0 and UNSUPPORTED_VERSION.
+            let body = handlers::api_versions::unsupported_version();
+            return encode(api, 0, correlation_id, &ResponseKind::ApiVersions(body)).map(Some);
+        }
+        return Err(FrameError::UnsupportedVersion { api, version });
+    }
+    if codec::ApiKey::from_key(key).is_ok() {
+        return handlers::transactions::handle(state, frame).await;
+    }
+    let malformed = |reason: String| FrameError::Malformed {
+        api: key,
+        version,
+        reason,
+    };
+    let mut buf = frame;
+    let header = RequestHeader::decode(&mut buf, api.request_header_version(version))
+        .map_err(|e| malformed(e.to_string()))?;
+    let request =
+        RequestKind::decode(api, &mut buf, version).map_err(|e| malformed(e.to_string()))?;
+    let ctx = handlers::Ctx {
+        state: state.clone(),
+        version,
+        client_id: header
+            .client_id
+            .as_ref()
+            .map(|c| c.to_string())
+            .unwrap_or_default(),
+    };
+    let response = match request {
+        RequestKind::ApiVersions(r) => {
+            ResponseKind::ApiVersions(handlers::api_versions::handle(&ctx, r))
+        }
+        RequestKind::Metadata(r) => ResponseKind::Metadata(handlers::metadata::handle(&ctx, r)),
+        RequestKind::CreateTopics(r) => {
+            ResponseKind::CreateTopics(handlers::admin::create_topics(&ctx, r))
+        }
+        RequestKind::DeleteTopics(r) => {
+            ResponseKind::DeleteTopics(handlers::admin::delete_topics(&ctx, r))
+        }
+        RequestKind::Produce(r) => match handlers::produce::handle(&ctx, r) {
+            Some(resp) => ResponseKind::Produce(resp),
+            None => return Ok(None),
+        },
+        RequestKind::Fetch(r) => ResponseKind::Fetch(handlers::fetch::handle(&ctx, r).await),
+        RequestKind::ListOffsets(r) => {
+            ResponseKind::ListOffsets(handlers::list_offsets::handle(&ctx, r))
+        }
+        RequestKind::FindCoordinator(r) => {
+            ResponseKind::FindCoordinator(handlers::find_coordinator::handle(&ctx, r))
+        }
+        RequestKind::JoinGroup(r) => ResponseKind::JoinGroup(handlers::group::join(&ctx, r).await),
+        RequestKind::SyncGroup(r) => ResponseKind::SyncGroup(handlers::group::sync(&ctx, r).await),
+        RequestKind::Heartbeat(r) => ResponseKind::Heartbeat(handlers::group::heartbeat(&ctx, r)),
+        RequestKind::LeaveGroup(r) => ResponseKind::LeaveGroup(handlers::group::leave(&ctx, r)),
+        RequestKind::DescribeGroups(r) => {
+            ResponseKind::DescribeGroups(handlers::group::describe(&ctx, r))
+        }
+        RequestKind::ListGroups(r) => ResponseKind::ListGroups(handlers::group::list(&ctx, r)),
+        RequestKind::OffsetCommit(r) => {
+            ResponseKind::OffsetCommit(handlers::offsets::commit(&ctx, r))
+        }
+        RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(handlers::offsets::fetch(&ctx, r)),
+        other => {
+            return Err(malformed(format!(
+                "no handler for {:?}",
+                std::mem::discriminant(&other)
+            )))
+        }
+    };
+    encode(api, version, header.correlation_id, &response).map(Some)
+}
+
+fn encode(
+    api: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    response: &ResponseKind,
+) -> Result<Vec<u8>, FrameError> {
+    let mut out = BytesMut::new();
+    let header = ResponseHeader::default().with_correlation_id(correlation_id);
+    header
+        .encode(&mut out, api.response_header_version(version))
+        .and_then(|()| response.encode(&mut out, version))
+        .map_err(|e| FrameError::Encode(api, e.to_string()))?;
+    Ok(out.to_vec())
+}

@@ -1,0 +1,138 @@
+//! CreateTopics and DeleteTopics.
+
+use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
+use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
+use kafka_protocol::messages::{
+    CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, TopicName,
+};
+use uuid::Uuid;
+
+use super::{sb, Ctx};
+use crate::auth::{Operation, Resource};
+use crate::errors;
+use crate::storage::topics::CreateError;
+
+/// Answers CreateTopics.
+pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsResponse {
+    let state = &ctx.state;
+    let mut results = Vec::new();
+    for t in req.topics {
+        let name = t.name.0.to_string();
+        let mut result = CreatableTopicResult::default()
+            .with_name(t.name.clone())
+            .with_num_partitions(-1)
+            .with_replication_factor(-1);
+        let fail = |r: CreatableTopicResult, code, msg: String| {
+            r.with_error_code(code).with_error_message(Some(sb(&msg)))
+        };
+        let partitions = match (t.num_partitions, t.assignments.len()) {
+            (-1, 0) => state.config.default_partitions,
+            (-1, n) => n as i32,
+            (n, _) => n,
+        };
+        let replication = if t.replication_factor == -1 {
+            1
+        } else {
+            t.replication_factor
+        };
+        if !ctx.allowed(Operation::Create, Resource::Cluster)
+            && !ctx.allowed(Operation::Create, Resource::Topic(&name))
+        {
+            results.push(fail(
+                result,
+                errors::TOPIC_AUTHORIZATION_FAILED,
+                "Authorization failed.".into(),
+            ));
+            continue;
+        }
+        if replication != 1 {
+            results.push(fail(
+                result,
+                errors::INVALID_REPLICATION_FACTOR,
+                format!("Unable to replicate the partition {replication} time(s): The target replication factor of {replication} cannot be reached because only 1 broker(s) are registered."),
+            ));
+            continue;
+        }
+        let mut registry = state.topics.write().expect("topic registry lock");
+        let outcome = match req.validate_only {
+            true => registry.validate(&name, partitions).map(|()| Uuid::nil()),
+            false => registry.create(&name, partitions).map(|t| t.id),
+        };
+        match outcome {
+            Ok(id) => {
+                result = result
+                    .with_topic_id(if ctx.version >= 7 { id } else { Uuid::nil() })
+                    .with_num_partitions(partitions)
+                    .with_replication_factor(replication);
+                if ctx.version >= 5 {
+                    result = result.with_configs(Some(Vec::new()));
+                }
+                results.push(result);
+            }
+            Err(e) => {
+                let code = match &e {
+                    CreateError::Exists(_) => errors::TOPIC_ALREADY_EXISTS,
+                    CreateError::InvalidName(_) => errors::INVALID_TOPIC_EXCEPTION,
+                    CreateError::InvalidPartitions(_) => errors::INVALID_PARTITIONS,
+                    CreateError::Io(_) => errors::KAFKA_STORAGE_ERROR,
+                };
+                results.push(fail(result, code, e.to_string()));
+            }
+        }
+    }
+    if ctx.version < 1 {
+        results = results
+            .into_iter()
+            .map(|r| r.with_error_message(None))
+            .collect();
+    }
+    CreateTopicsResponse::default().with_topics(results)
+}
+
+/// Answers DeleteTopics.
+pub fn delete_topics(ctx: &Ctx, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
+    let state = &ctx.state;
+    let targets: Vec<(Option<String>, Uuid)> = if ctx.version >= 6 {
+        req.topics
+            .iter()
+            .map(|t| (t.name.as_ref().map(|n| n.0.to_string()), t.topic_id))
+            .collect()
+    } else {
+        req.topic_names
+            .iter()
+            .map(|n| (Some(n.0.to_string()), Uuid::nil()))
+            .collect()
+    };
+    let mut responses = Vec::new();
+    for (name, id) in targets {
+        let mut registry = state.topics.write().expect("topic registry lock");
+        let name = match name {
+            Some(n) => Some(n),
+            None => registry.by_id(id).map(|(n, _)| n.to_owned()),
+        };
+        let mut r = DeletableTopicResult::default()
+            .with_name(name.as_ref().map(|n| TopicName(sb(n))))
+            .with_topic_id(if ctx.version >= 6 { id } else { Uuid::nil() });
+        let code = match &name {
+            None => errors::UNKNOWN_TOPIC_ID,
+            Some(n) if !ctx.allowed(Operation::Delete, Resource::Topic(n)) => {
+                errors::TOPIC_AUTHORIZATION_FAILED
+            }
+            Some(n) => match registry.delete(n) {
+                Ok(Some(deleted)) => {
+                    if ctx.version >= 6 {
+                        r = r.with_topic_id(deleted);
+                    }
+                    errors::NONE
+                }
+                Ok(None) => errors::UNKNOWN_TOPIC_OR_PARTITION,
+                Err(e) => {
+                    tracing::warn!(error = %e, "delete failed");
+                    errors::KAFKA_STORAGE_ERROR
+                }
+            },
+        };
+        responses.push(r.with_error_code(code));
+    }
+    DeleteTopicsResponse::default().with_responses(responses)
+}

@@ -1,0 +1,115 @@
+//! Fetch: whole batches from each partition's log, long-polling up to max_wait_ms for
+//! min_bytes. No fetch sessions are created (session id 0, which KIP-227 allows); an
+//! incremental fetch against a session is FETCH_SESSION_ID_NOT_FOUND.
+
+use std::time::Duration;
+
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
+use uuid::Uuid;
+
+use super::{sb, Ctx};
+use crate::auth::{Operation, Resource};
+use crate::errors;
+
+/// Answers Fetch, waiting for data when asked to.
+pub async fn handle(ctx: &Ctx, req: FetchRequest) -> FetchResponse {
+    if ctx.version >= 7 && req.session_epoch > 0 {
+        return FetchResponse::default().with_error_code(errors::FETCH_SESSION_ID_NOT_FOUND);
+    }
+    let wait = Duration::from_millis(req.max_wait_ms.max(0) as u64);
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let notified = ctx.state.appended.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let (response, bytes) = build(ctx, &req);
+        if bytes >= req.min_bytes.max(0) as usize || tokio::time::Instant::now() >= deadline {
+            return response;
+        }
+        tokio::select! {
+            _ = notified => {}
+            _ = tokio::time::sleep_until(deadline) => return build(ctx, &req).0,
+        }
+    }
+}
+
+fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
+    let state = &ctx.state;
+    let read_committed = req.isolation_level == 1;
+    let mut remaining = if ctx.version >= 3 {
+        req.max_bytes.max(0) as usize
+    } else {
+        usize::MAX
+    };
+    let mut total = 0usize;
+    let mut topics = Vec::new();
+    for t in &req.topics {
+        let name = if ctx.version >= 13 {
+            let registry = state.topics.read().expect("topic registry lock");
+            registry.by_id(t.topic_id).map(|(n, _)| n.to_owned())
+        } else {
+            Some(t.topic.0.to_string())
+        };
+        let mut partitions = Vec::new();
+        for p in &t.partitions {
+            let mut d = PartitionData::default()
+                .with_partition_index(p.partition)
+                .with_high_watermark(-1)
+                .with_last_stable_offset(-1)
+                .with_log_start_offset(-1)
+                .with_preferred_read_replica(BrokerId(-1));
+            let code = match &name {
+                None => errors::UNKNOWN_TOPIC_ID,
+                Some(n) if !ctx.allowed(Operation::Read, Resource::Topic(n)) => {
+                    errors::TOPIC_AUTHORIZATION_FAILED
+                }
+                Some(n) => match state.partition(n, p.partition) {
+                    None => errors::UNKNOWN_TOPIC_OR_PARTITION,
+                    Some(log) => {
+                        let log = log.lock().expect("partition lock");
+                        let hw = log.high_watermark();
+                        d = d
+                            .with_high_watermark(hw)
+                            .with_last_stable_offset(hw)
+                            .with_log_start_offset(log.log_start_offset());
+                        if p.fetch_offset < log.log_start_offset() || p.fetch_offset > hw {
+                            errors::OFFSET_OUT_OF_RANGE
+                        } else {
+                            let budget = (p.partition_max_bytes.max(0) as usize).min(remaining);
+                            let records = if budget == 0 && total > 0 {
+                                Vec::new()
+                            } else {
+                                match log.read(p.fetch_offset, budget) {
+                                    Ok(r) => r,
+                                    Err(e) => {
+                                        tracing::warn!(error = %e, "read failed");
+                                        Vec::new()
+                                    }
+                                }
+                            };
+                            total += records.len();
+                            remaining = remaining.saturating_sub(records.len());
+                            d = d.with_records(Some(records.into()));
+                            errors::NONE
+                        }
+                    }
+                },
+            };
+            if read_committed && ctx.version >= 4 {
+                d = d.with_aborted_transactions(Some(Vec::new()));
+            }
+            partitions.push(d.with_error_code(code));
+        }
+        let mut topic = FetchableTopicResponse::default().with_partitions(partitions);
+        topic = if ctx.version >= 13 {
+            topic.with_topic_id(t.topic_id)
+        } else {
+            topic
+                .with_topic(TopicName(sb(name.as_deref().unwrap_or_default())))
+                .with_topic_id(Uuid::nil())
+        };
+        topics.push(topic);
+    }
+    (FetchResponse::default().with_responses(topics), total)
+}

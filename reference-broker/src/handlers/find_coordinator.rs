@@ -1,0 +1,68 @@
+//! FindCoordinator: this single broker coordinates every group and every transactional id.
+
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::{sb, Ctx};
+use crate::auth::{Operation, Resource};
+use crate::errors;
+
+/// The answer for one key: (error, node id).
+fn lookup(ctx: &Ctx, key: &str, key_type: i8) -> Result<i32, i16> {
+    let allowed = match key_type {
+        0 => ctx.allowed(Operation::Describe, Resource::Group(key)),
+        1 => ctx.allowed(Operation::Describe, Resource::TransactionalId(key)),
+        _ => return Err(errors::INVALID_REQUEST),
+    };
+    match (allowed, key_type) {
+        (false, 0) => Err(errors::GROUP_AUTHORIZATION_FAILED),
+        (false, _) => Err(errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        (true, _) => Ok(ctx.state.config.broker_id),
+    }
+}
+
+/// Answers FindCoordinator (v0–3 one key, v4 a batch of keys).
+pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
+    let host = sb(&ctx.state.advertised.ip().to_string());
+    let port = i32::from(ctx.state.advertised.port());
+    if ctx.version >= 4 {
+        if !matches!(req.key_type, 0 | 1) {
+            return FindCoordinatorResponse::default().with_error_code(errors::INVALID_REQUEST);
+        }
+        let coordinators = req
+            .coordinator_keys
+            .iter()
+            .map(|k| {
+                let c = Coordinator::default().with_key(k.clone());
+                match lookup(ctx, k, req.key_type) {
+                    Ok(node) => c
+                        .with_node_id(BrokerId(node))
+                        .with_host(host.clone())
+                        .with_port(port),
+                    Err(code) => c
+                        .with_error_code(code)
+                        .with_node_id(BrokerId(-1))
+                        .with_host(StrBytes::default())
+                        .with_port(-1),
+                }
+            })
+            .collect();
+        return FindCoordinatorResponse::default().with_coordinators(coordinators);
+    }
+    match lookup(ctx, &req.key, req.key_type) {
+        Ok(node) => FindCoordinatorResponse::default()
+            .with_node_id(BrokerId(node))
+            .with_host(host)
+            .with_port(port)
+            .with_error_message(if ctx.version >= 1 {
+                Some(sb("NONE"))
+            } else {
+                None
+            }),
+        Err(code) => FindCoordinatorResponse::default()
+            .with_error_code(code)
+            .with_node_id(BrokerId(-1))
+            .with_port(-1),
+    }
+}

@@ -1,0 +1,139 @@
+//! Metadata: one broker, leader of every partition; unknown topics auto-created when the
+//! request and the configuration allow it, answered LEADER_NOT_AVAILABLE that first time, as
+//! Apache answers while its controller creates the topic.
+
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
+use uuid::Uuid;
+
+use super::{sb, Ctx};
+use crate::auth::{Operation, Resource};
+use crate::errors;
+use crate::storage::topics::{valid_topic_name, Topic};
+
+/// Apache's "authorized operations not requested" value.
+const OPS_NOT_REQUESTED: i32 = i32::MIN;
+
+fn describe(ctx: &Ctx, name: &str, topic: &Topic) -> MetadataResponseTopic {
+    let me = BrokerId(ctx.state.config.broker_id);
+    let partitions = (0..topic.partitions.len() as i32)
+        .map(|p| {
+            MetadataResponsePartition::default()
+                .with_partition_index(p)
+                .with_leader_id(me)
+                .with_leader_epoch(0)
+                .with_replica_nodes(vec![me])
+                .with_isr_nodes(vec![me])
+        })
+        .collect();
+    MetadataResponseTopic::default()
+        .with_name(Some(TopicName(sb(name))))
+        .with_topic_id(if ctx.version >= 10 {
+            topic.id
+        } else {
+            Uuid::nil()
+        })
+        .with_partitions(partitions)
+        .with_topic_authorized_operations(OPS_NOT_REQUESTED)
+}
+
+fn error_topic(ctx: &Ctx, name: Option<&str>, id: Uuid, code: i16) -> MetadataResponseTopic {
+    MetadataResponseTopic::default()
+        .with_error_code(code)
+        .with_name(name.map(|n| TopicName(sb(n))))
+        .with_topic_id(if ctx.version >= 10 { id } else { Uuid::nil() })
+        .with_topic_authorized_operations(OPS_NOT_REQUESTED)
+}
+
+/// Answers Metadata.
+pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
+    let state = &ctx.state;
+    // v0: an empty list means all topics; v1+: null means all.
+    let requested = match (&req.topics, ctx.version) {
+        (None, _) => None,
+        (Some(t), 0) if t.is_empty() => None,
+        (Some(t), _) => Some(t.clone()),
+    };
+    let allow_create =
+        state.config.auto_create_topics && (ctx.version < 4 || req.allow_auto_topic_creation);
+    let mut topics = Vec::new();
+    match requested {
+        None => {
+            let registry = state.topics.read().expect("topic registry lock");
+            for (name, topic) in registry.iter() {
+                if ctx.allowed(Operation::Describe, Resource::Topic(name)) {
+                    topics.push(describe(ctx, name, topic));
+                }
+            }
+        }
+        Some(list) => {
+            for t in list {
+                let name = match (&t.name, t.topic_id) {
+                    (Some(n), _) => n.0.to_string(),
+                    (None, id) => {
+                        let registry = state.topics.read().expect("topic registry lock");
+                        match registry.by_id(id) {
+                            Some((n, _)) => n.to_owned(),
+                            None => {
+                                topics.push(error_topic(ctx, None, id, errors::UNKNOWN_TOPIC_ID));
+                                continue;
+                            }
+                        }
+                    }
+                };
+                if !ctx.allowed(Operation::Describe, Resource::Topic(&name)) {
+                    topics.push(error_topic(
+                        ctx,
+                        Some(&name),
+                        Uuid::nil(),
+                        errors::TOPIC_AUTHORIZATION_FAILED,
+                    ));
+                    continue;
+                }
+                let mut registry = state.topics.write().expect("topic registry lock");
+                if let Some(topic) = registry.get(&name) {
+                    topics.push(describe(ctx, &name, topic));
+                } else if !valid_topic_name(&name) {
+                    topics.push(error_topic(
+                        ctx,
+                        Some(&name),
+                        Uuid::nil(),
+                        errors::INVALID_TOPIC_EXCEPTION,
+                    ));
+                } else if allow_create && ctx.allowed(Operation::Create, Resource::Cluster) {
+                    let code = match registry.create(&name, state.config.default_partitions) {
+                        Ok(_) => errors::LEADER_NOT_AVAILABLE,
+                        Err(e) => {
+                            tracing::warn!(topic = %name, error = %e, "auto-create failed");
+                            errors::UNKNOWN_TOPIC_OR_PARTITION
+                        }
+                    };
+                    topics.push(error_topic(ctx, Some(&name), Uuid::nil(), code));
+                } else {
+                    topics.push(error_topic(
+                        ctx,
+                        Some(&name),
+                        Uuid::nil(),
+                        errors::UNKNOWN_TOPIC_OR_PARTITION,
+                    ));
+                }
+            }
+        }
+    }
+    let me = state.config.broker_id;
+    MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(BrokerId(me))
+            .with_host(sb(&state.advertised.ip().to_string()))
+            .with_port(i32::from(state.advertised.port()))])
+        .with_cluster_id(if ctx.version >= 2 {
+            Some(sb(&state.cluster_id))
+        } else {
+            None
+        })
+        .with_controller_id(BrokerId(if ctx.version >= 1 { me } else { -1 }))
+        .with_topics(topics)
+        .with_cluster_authorized_operations(OPS_NOT_REQUESTED)
+}

@@ -1,0 +1,70 @@
+//! Produce: validate and append each partition's batches; acks=-1 waits for fsync, acks=0
+//! gets no response. Apache does not create topics on Produce (only Metadata does), so an
+//! unknown topic is UNKNOWN_TOPIC_OR_PARTITION here too.
+
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+
+use super::{sb, Ctx};
+use crate::auth::{Operation, Resource};
+use crate::errors;
+
+/// Answers Produce; `None` for acks=0.
+pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
+    let state = &ctx.state;
+    let acks_ok = (-1..=1).contains(&req.acks);
+    let mut responses = Vec::new();
+    let mut appended_any = false;
+    for topic in req.topic_data {
+        let name = topic.name.0.to_string();
+        let authorized = ctx.allowed(Operation::Write, Resource::Topic(&name));
+        let mut partitions = Vec::new();
+        for p in topic.partition_data {
+            let mut r = PartitionProduceResponse::default()
+                .with_index(p.index)
+                .with_base_offset(-1)
+                .with_log_append_time_ms(-1)
+                .with_log_start_offset(-1);
+            let outcome = if !acks_ok {
+                Err((errors::INVALID_REQUIRED_ACKS, None))
+            } else if !authorized {
+                Err((errors::TOPIC_AUTHORIZATION_FAILED, None))
+            } else {
+                match state.partition(&name, p.index) {
+                    None => Err((errors::UNKNOWN_TOPIC_OR_PARTITION, None)),
+                    Some(log) => {
+                        let mut log = log.lock().expect("partition lock");
+                        let payload = p.records.as_deref().unwrap_or_default();
+                        match log.append(payload, req.acks == -1) {
+                            Ok(a) => {
+                                appended_any |= !a.duplicate;
+                                Ok((a.base_offset, log.log_start_offset()))
+                            }
+                            Err(e) => Err((e.code, Some(e.message))),
+                        }
+                    }
+                }
+            };
+            r = match outcome {
+                Ok((base, start)) => r.with_base_offset(base).with_log_start_offset(start),
+                Err((code, message)) => {
+                    if let Some(m) = &message {
+                        tracing::debug!(topic = %name, partition = p.index, code, message = %m, "produce refused");
+                    }
+                    r.with_error_code(code)
+                        .with_error_message(message.filter(|_| ctx.version >= 8).map(|m| sb(&m)))
+                }
+            };
+            partitions.push(r);
+        }
+        responses.push(
+            TopicProduceResponse::default()
+                .with_name(topic.name)
+                .with_partition_responses(partitions),
+        );
+    }
+    if appended_any {
+        state.appended.notify_waiters();
+    }
+    (req.acks != 0).then(|| ProduceResponse::default().with_responses(responses))
+}

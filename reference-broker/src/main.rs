@@ -1,0 +1,75 @@
+//! `kaas-ref`: the reference kaas broker as a process. A thin wrapper over
+//! [`reference_broker::Broker`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use reference_broker::{Broker, BrokerConfig};
+
+/// The reference kaas broker: answers as Apache Kafka 3.7 does, except where the kaas
+/// transaction-API documentation documents a deviation.
+#[derive(Debug, Parser)]
+#[command(name = "kaas-ref", version)]
+struct Args {
+    /// Address to listen on. Port 0 picks a free port; the bound address is printed.
+    #[arg(long, default_value = "127.0.0.1:9092")]
+    listen: SocketAddr,
+    /// Data directory (partition logs, topics, and the kaas `__cluster/` files).
+    /// Default: a fresh directory under the OS temp dir, printed at start.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Broker id: the node id in Metadata, and the PID block (pid = (id + 1) * 2^40 + n).
+    #[arg(long, default_value_t = 0)]
+    broker_id: i32,
+    /// Largest request frame accepted, in bytes; a larger one closes its connection.
+    #[arg(long, default_value_t = 100 * 1024 * 1024)]
+    max_frame_bytes: usize,
+    /// Do not create unknown topics on Metadata requests (Apache's
+    /// auto.create.topics.enable=false).
+    #[arg(long)]
+    no_auto_create_topics: bool,
+    /// Partitions of auto-created topics and of CreateTopics with -1 (num.partitions).
+    #[arg(long, default_value_t = 1)]
+    default_partitions: i32,
+    /// group.initial.rebalance.delay.ms: wait before the first rebalance of an empty group.
+    #[arg(long, default_value_t = 3000)]
+    group_initial_rebalance_delay_ms: u64,
+    /// How often the transaction reaper runs, in milliseconds
+    /// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
+    #[arg(long, default_value_t = 10_000)]
+    txn_reaper_interval_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let config = BrokerConfig {
+        listen: args.listen,
+        data_dir: args.data_dir,
+        broker_id: args.broker_id,
+        max_frame_bytes: args.max_frame_bytes,
+        auto_create_topics: !args.no_auto_create_topics,
+        default_partitions: args.default_partitions,
+        group_initial_rebalance_delay: Duration::from_millis(args.group_initial_rebalance_delay_ms),
+        txn_reaper_interval: Duration::from_millis(args.txn_reaper_interval_ms),
+    };
+    let broker = Broker::start(config)
+        .await
+        .context("kaas-ref could not start")?;
+    println!("kaas-ref listening on {}", broker.addr());
+    println!("kaas-ref data dir {}", broker.data_dir().display());
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for ctrl-c")?;
+    broker.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! Everything the reference broker keeps on disk: partition logs, topic metadata, committed
+//! offsets and the producer-id allocator, laid out under the data directory so that the
+//! `__cluster/` part looks like a kaas shared volume.
+
+pub mod atomic;
+pub mod batch;
+pub mod offsets;
+pub mod partition;
+pub mod pid;
+pub mod topics;
+
+/// The kaas cluster directory inside a data directory.
+pub fn cluster_dir(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join("__cluster")
+}
+
+/// Makes any string safe as one file-name component: bytes outside `[A-Za-z0-9._-]` become
+/// `%XX`, and names that are only dots are escaped too. Group ids are arbitrary strings; this
+/// keeps `../x` or `a/b` inside the directory they belong to.
+pub fn file_component(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'.' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    if out.is_empty() || out.bytes().all(|b| b == b'.') {
+        out = out.replace('.', "%2E");
+        out.insert(0, '%');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_component;
+
+    #[test]
+    fn file_components_cannot_escape_their_directory() {
+        assert_eq!(file_component("my-group_1.v2"), "my-group_1.v2");
+        assert_eq!(file_component("../etc"), "..%2Fetc");
+        assert_eq!(file_component("a/b"), "a%2Fb");
+        assert_eq!(file_component(".."), "%%2E%2E");
+        assert_eq!(file_component(""), "%");
+        assert_eq!(file_component("ü"), "%C3%BC");
+    }
+}

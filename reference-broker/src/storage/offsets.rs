@@ -1,0 +1,165 @@
+//! Committed consumer-group offsets: `__cluster/__consumer_offsets/<group>.json`, the kaas
+//! envelope `{"offsets":{"topic/partition":offset},"metadata":{"topic/partition":"..."}}`,
+//! rewritten atomically on every commit. (`leaderEpochs` is an addition of ours, for OffsetFetch
+//! v5+; readers that do not know it ignore it.)
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::atomic::{read_if_present, write_atomic};
+use super::file_component;
+
+/// One committed offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Committed {
+    /// The offset.
+    pub offset: i64,
+    /// Leader epoch the client sent, -1 for none.
+    pub leader_epoch: i32,
+    /// Client metadata.
+    pub metadata: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    offsets: BTreeMap<String, i64>,
+    #[serde(default)]
+    metadata: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    leader_epochs: BTreeMap<String, i32>,
+}
+
+/// Committed offsets of every group, cached in memory and persisted per group.
+#[derive(Debug)]
+pub struct OffsetStore {
+    dir: PathBuf,
+    groups: HashMap<String, BTreeMap<(String, i32), Committed>>,
+}
+
+fn key(topic: &str, partition: i32) -> String {
+    format!("{topic}/{partition}")
+}
+
+impl OffsetStore {
+    /// Opens the store under `cluster_dir`.
+    pub fn open(cluster_dir: &Path) -> io::Result<OffsetStore> {
+        let dir = cluster_dir.join("__consumer_offsets");
+        std::fs::create_dir_all(&dir)?;
+        Ok(OffsetStore {
+            dir,
+            groups: HashMap::new(),
+        })
+    }
+
+    fn path(&self, group: &str) -> PathBuf {
+        self.dir.join(format!("{}.json", file_component(group)))
+    }
+
+    fn load(&mut self, group: &str) -> io::Result<&mut BTreeMap<(String, i32), Committed>> {
+        if !self.groups.contains_key(group) {
+            let mut map = BTreeMap::new();
+            if let Some(bytes) = read_if_present(&self.path(group))? {
+                let env: Envelope = serde_json::from_slice(&bytes)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                for (k, offset) in &env.offsets {
+                    let Some((topic, p)) = k.rsplit_once('/') else {
+                        continue;
+                    };
+                    let Ok(partition) = p.parse() else { continue };
+                    map.insert(
+                        (topic.to_owned(), partition),
+                        Committed {
+                            offset: *offset,
+                            leader_epoch: env.leader_epochs.get(k).copied().unwrap_or(-1),
+                            metadata: env.metadata.get(k).cloned(),
+                        },
+                    );
+                }
+            }
+            self.groups.insert(group.to_owned(), map);
+        }
+        Ok(self.groups.get_mut(group).expect("just inserted"))
+    }
+
+    /// The committed offset of one partition.
+    pub fn get(
+        &mut self,
+        group: &str,
+        topic: &str,
+        partition: i32,
+    ) -> io::Result<Option<Committed>> {
+        Ok(self
+            .load(group)?
+            .get(&(topic.to_owned(), partition))
+            .cloned())
+    }
+
+    /// Every committed offset of a group.
+    pub fn all(&mut self, group: &str) -> io::Result<Vec<((String, i32), Committed)>> {
+        Ok(self
+            .load(group)?
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
+    /// Commits offsets (all or nothing: one file write).
+    pub fn commit(
+        &mut self,
+        group: &str,
+        offsets: Vec<((String, i32), Committed)>,
+    ) -> io::Result<()> {
+        let path = self.path(group);
+        let mut next = self.load(group)?.clone();
+        next.extend(offsets);
+        let mut env = Envelope::default();
+        for ((topic, partition), c) in &next {
+            let k = key(topic, *partition);
+            env.offsets.insert(k.clone(), c.offset);
+            if let Some(m) = &c.metadata {
+                env.metadata.insert(k.clone(), m.clone());
+            }
+            if c.leader_epoch >= 0 {
+                env.leader_epochs.insert(k, c.leader_epoch);
+            }
+        }
+        write_atomic(&path, &serde_json::to_vec(&env).expect("serialisable"))?;
+        self.groups.insert(group.to_owned(), next);
+        Ok(())
+    }
+
+    /// Whether the group has any committed offset.
+    pub fn has_offsets(&mut self, group: &str) -> io::Result<bool> {
+        Ok(!self.load(group)?.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_persist_in_the_kaas_envelope() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = OffsetStore::open(dir.path()).unwrap();
+        let c = |o| Committed {
+            offset: o,
+            leader_epoch: -1,
+            metadata: Some(String::new()),
+        };
+        s.commit("g/1", vec![(("t".into(), 0), c(5))]).unwrap();
+        s.commit("g/1", vec![(("t".into(), 1), c(7))]).unwrap();
+        let file = dir.path().join("__consumer_offsets/g%2F1.json");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            r#"{"offsets":{"t/0":5,"t/1":7},"metadata":{"t/0":"","t/1":""}}"#
+        );
+        let mut again = OffsetStore::open(dir.path()).unwrap();
+        assert_eq!(again.get("g/1", "t", 1).unwrap(), Some(c(7)));
+        assert_eq!(again.get("g/1", "t", 2).unwrap(), None);
+    }
+}

@@ -1,0 +1,205 @@
+//! Topics and their partition logs: created, listed, deleted, and found again on restart.
+//!
+//! Each topic's metadata is `topics/<name>.json` (`{"id":"<uuid>","partitions":N}`) and each
+//! partition's log lives in `logs/<name>-<partition>/`.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::atomic::write_atomic;
+use super::partition::PartitionLog;
+
+/// One topic.
+#[derive(Debug, Clone)]
+pub struct Topic {
+    /// The topic id (KIP-516), stable across restarts.
+    pub id: Uuid,
+    /// The partition logs, by index.
+    pub partitions: Vec<Arc<Mutex<PartitionLog>>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TopicFile {
+    id: Uuid,
+    partitions: i32,
+}
+
+/// Why a topic could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// The name is taken.
+    #[error("topic '{0}' already exists")]
+    Exists(String),
+    /// Kafka's naming rule: 1–249 characters of `[a-zA-Z0-9._-]`, not `.` or `..`.
+    #[error("topic name '{0}' is not valid")]
+    InvalidName(String),
+    /// Fewer than one partition.
+    #[error("number of partitions must be at least 1, got {0}")]
+    InvalidPartitions(i32),
+    /// Files could not be written.
+    #[error("storage: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// All topics of this broker.
+#[derive(Debug)]
+pub struct TopicRegistry {
+    data_dir: PathBuf,
+    topics: BTreeMap<String, Topic>,
+}
+
+/// Kafka's topic-name rule.
+pub fn valid_topic_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 249
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+impl TopicRegistry {
+    /// Loads every topic found under `data_dir`.
+    pub fn open(data_dir: &Path) -> io::Result<TopicRegistry> {
+        let meta_dir = data_dir.join("topics");
+        std::fs::create_dir_all(&meta_dir)?;
+        let mut topics = BTreeMap::new();
+        for entry in std::fs::read_dir(&meta_dir)? {
+            let path = entry?.path();
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+            else {
+                continue;
+            };
+            let file: TopicFile = serde_json::from_slice(&std::fs::read(&path)?)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            let partitions = (0..file.partitions)
+                .map(|p| {
+                    PartitionLog::open(&Self::partition_dir(data_dir, name, p))
+                        .map(|l| Arc::new(Mutex::new(l)))
+                })
+                .collect::<io::Result<Vec<_>>>()?;
+            topics.insert(
+                name.to_owned(),
+                Topic {
+                    id: file.id,
+                    partitions,
+                },
+            );
+        }
+        Ok(TopicRegistry {
+            data_dir: data_dir.to_owned(),
+            topics,
+        })
+    }
+
+    fn partition_dir(data_dir: &Path, topic: &str, partition: i32) -> PathBuf {
+        data_dir.join("logs").join(format!("{topic}-{partition}"))
+    }
+
+    /// The topic of that name.
+    pub fn get(&self, name: &str) -> Option<&Topic> {
+        self.topics.get(name)
+    }
+
+    /// The topic with that id, and its name.
+    pub fn by_id(&self, id: Uuid) -> Option<(&str, &Topic)> {
+        self.topics
+            .iter()
+            .find(|(_, t)| t.id == id)
+            .map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// Every topic, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Topic)> {
+        self.topics.iter().map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// Checks that a topic could be created, without creating it.
+    pub fn validate(&self, name: &str, partitions: i32) -> Result<(), CreateError> {
+        if !valid_topic_name(name) {
+            return Err(CreateError::InvalidName(name.to_owned()));
+        }
+        if self.topics.contains_key(name) {
+            return Err(CreateError::Exists(name.to_owned()));
+        }
+        if partitions < 1 {
+            return Err(CreateError::InvalidPartitions(partitions));
+        }
+        Ok(())
+    }
+
+    /// Creates a topic.
+    pub fn create(&mut self, name: &str, partitions: i32) -> Result<&Topic, CreateError> {
+        self.validate(name, partitions)?;
+        let id = Uuid::new_v4();
+        let logs = (0..partitions)
+            .map(|p| {
+                PartitionLog::open(&Self::partition_dir(&self.data_dir, name, p))
+                    .map(|l| Arc::new(Mutex::new(l)))
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let file = serde_json::to_vec(&TopicFile { id, partitions }).expect("serialisable");
+        write_atomic(
+            &self.data_dir.join("topics").join(format!("{name}.json")),
+            &file,
+        )?;
+        Ok(self.topics.entry(name.to_owned()).or_insert(Topic {
+            id,
+            partitions: logs,
+        }))
+    }
+
+    /// Deletes a topic and its logs; returns its id.
+    pub fn delete(&mut self, name: &str) -> io::Result<Option<Uuid>> {
+        let Some(topic) = self.topics.remove(name) else {
+            return Ok(None);
+        };
+        std::fs::remove_file(self.data_dir.join("topics").join(format!("{name}.json")))?;
+        for p in 0..topic.partitions.len() as i32 {
+            let _ = std::fs::remove_dir_all(Self::partition_dir(&self.data_dir, name, p));
+        }
+        Ok(Some(topic.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics_survive_reopen_and_names_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reg = TopicRegistry::open(dir.path()).unwrap();
+        let id = reg.create("orders", 3).unwrap().id;
+        assert!(matches!(
+            reg.create("orders", 1),
+            Err(CreateError::Exists(_))
+        ));
+        assert!(matches!(
+            reg.create("a/b", 1),
+            Err(CreateError::InvalidName(_))
+        ));
+        assert!(matches!(
+            reg.create("x", 0),
+            Err(CreateError::InvalidPartitions(0))
+        ));
+        drop(reg);
+        let mut reg = TopicRegistry::open(dir.path()).unwrap();
+        let t = reg.get("orders").unwrap();
+        assert_eq!((t.id, t.partitions.len()), (id, 3));
+        assert_eq!(reg.delete("orders").unwrap(), Some(id));
+        assert!(TopicRegistry::open(dir.path())
+            .unwrap()
+            .get("orders")
+            .is_none());
+    }
+}
