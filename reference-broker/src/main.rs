@@ -65,8 +65,14 @@ async fn main() -> anyhow::Result<()> {
     let broker = Broker::start(config)
         .await
         .context("kaas-ref could not start")?;
-    println!("kaas-ref listening on {}", broker.addr());
-    println!("kaas-ref data dir {}", broker.data_dir().display());
+    // A closed stdout (a parent that read the address and went away) must not stop the broker.
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "kaas-ref listening on {}", broker.addr());
+        let _ = writeln!(out, "kaas-ref data dir {}", broker.data_dir().display());
+        let _ = out.flush();
+    }
     tokio::signal::ctrl_c()
         .await
         .context("waiting for ctrl-c")?;

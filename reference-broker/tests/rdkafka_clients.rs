@@ -88,7 +88,13 @@ fn poll_both(
 ) -> Vec<BTreeMap<i32, Vec<String>>> {
     let end = Instant::now() + deadline;
     let mut seen = vec![BTreeMap::<i32, Vec<String>>::new(); consumers.len()];
-    while Instant::now() < end && seen.iter().map(|s| s.values().map(Vec::len).sum::<usize>()).sum::<usize>() < want {
+    while Instant::now() < end
+        && seen
+            .iter()
+            .map(|s| s.values().map(Vec::len).sum::<usize>())
+            .sum::<usize>()
+            < want
+    {
         for (i, c) in consumers.iter().enumerate() {
             if let Some(Ok(m)) = c.poll(Duration::from_millis(100)) {
                 let v = String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned();
@@ -115,7 +121,8 @@ async fn idempotent_producer_delivers_every_record_once() {
     let expected: Vec<String> = (0..50).map(|i| format!("v{i}")).collect();
     assert_eq!(values, expected, "every record once, in order");
     // The PID came from the persisted allocator.
-    let alloc = std::fs::read_to_string(dir.path().join("__cluster/producer_ids/kaas-0.json")).unwrap();
+    let alloc =
+        std::fs::read_to_string(dir.path().join("__cluster/producer_ids/kaas-0.json")).unwrap();
     assert_eq!(alloc, r#"{"nextBlock":1000}"#);
     broker.shutdown().await;
 }
@@ -148,7 +155,10 @@ async fn consumer_group_rebalances_commits_and_resumes_after_restart() {
             if pa == 1 && pb == 1 {
                 break;
             }
-            assert!(Instant::now() < end, "no rebalance to 1+1 partitions (a={pa}, b={pb})");
+            assert!(
+                Instant::now() < end,
+                "no rebalance to 1+1 partitions (a={pa}, b={pb})"
+            );
         }
         // Nothing was committed before the rebalance, so both start again from the earliest
         // offset: read all 20, commit.
@@ -158,7 +168,9 @@ async fn consumer_group_rebalances_commits_and_resumes_after_restart() {
         let mut committed = TopicPartitionList::new();
         committed.add_partition("orders", 0);
         committed.add_partition("orders", 1);
-        let offsets = a.committed_offsets(committed, Duration::from_secs(10)).unwrap();
+        let offsets = a
+            .committed_offsets(committed, Duration::from_secs(10))
+            .unwrap();
         (before, (after, offsets))
     })
     .await
@@ -166,16 +178,27 @@ async fn consumer_group_rebalances_commits_and_resumes_after_restart() {
     let (after, offsets) = second;
     let a_parts: BTreeSet<i32> = after[0].keys().copied().collect();
     let b_parts: BTreeSet<i32> = after[1].keys().copied().collect();
-    assert!(a_parts.is_disjoint(&b_parts), "one partition each: {a_parts:?} {b_parts:?}");
-    assert!(!first[0].is_empty(), "the first member read before the rebalance");
+    assert!(
+        a_parts.is_disjoint(&b_parts),
+        "one partition each: {a_parts:?} {b_parts:?}"
+    );
+    assert!(
+        !first[0].is_empty(),
+        "the first member read before the rebalance"
+    );
     let committed: Vec<i64> = offsets
         .elements()
         .iter()
         .map(|e| e.offset().to_raw().unwrap_or(-1))
         .collect();
-    assert_eq!(committed, vec![10, 10], "both partitions committed at their ends");
+    assert_eq!(
+        committed,
+        vec![10, 10],
+        "both partitions committed at their ends"
+    );
     // What was committed is in the kaas offsets file.
-    let file = std::fs::read_to_string(dir.path().join("__cluster/__consumer_offsets/g1.json")).unwrap();
+    let file =
+        std::fs::read_to_string(dir.path().join("__cluster/__consumer_offsets/g1.json")).unwrap();
     assert!(file.starts_with(r#"{"offsets":{"orders/0":"#), "{file}");
 
     // Restart on the same address and data dir; add records; a new member resumes.
@@ -194,7 +217,15 @@ async fn consumer_group_rebalances_commits_and_resumes_after_restart() {
     .await
     .unwrap();
     let values: Vec<String> = resumed.0[0].values().flatten().cloned().collect();
-    assert_eq!(values, vec!["v20", "v21", "v22"], "resumed from the committed offsets");
-    assert!(resumed.1[0].is_empty(), "nothing redelivered: {:?}", resumed.1);
+    assert_eq!(
+        values,
+        vec!["v20", "v21", "v22"],
+        "resumed from the committed offsets"
+    );
+    assert!(
+        resumed.1[0].is_empty(),
+        "nothing redelivered: {:?}",
+        resumed.1
+    );
     broker.shutdown().await;
 }
