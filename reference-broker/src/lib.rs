@@ -5,6 +5,7 @@
 //! the executable form of those docs, which the kconform harness diffs against a live Apache.
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod auth;
 pub mod broker;
 pub mod codec;

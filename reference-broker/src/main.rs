@@ -7,7 +7,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use reference_broker::alloc::ReservingAllocator;
 use reference_broker::{Broker, BrokerConfig};
+
+/// Hostile element counts reserve address space, not memory (see `reference_broker::alloc`).
+#[global_allocator]
+static ALLOCATOR: ReservingAllocator = ReservingAllocator;
 
 /// The reference kaas broker: answers as Apache Kafka 3.7 does, except where the kaas
 /// transaction-API documentation documents a deviation.
