@@ -64,3 +64,46 @@ fn every_corpus_and_regression_file_satisfies_the_oracle() {
     println!("replayed {replayed} files");
     assert!(replayed >= 92, "only {replayed} corpus files found");
 }
+
+/// The broker_frames corpus through the in-process dispatcher: every frame is answered or
+/// refused, none panics, and none waits past an hour of paused (virtual) time.
+#[tokio::test(start_paused = true)]
+async fn every_broker_frame_in_the_corpus_is_handled() {
+    use std::sync::Arc;
+
+    use reference_broker::auth::AllowAll;
+    use reference_broker::broker::open_state;
+    use reference_broker::{dispatch, BrokerConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = BrokerConfig {
+        data_dir: Some(dir.path().to_owned()),
+        ..BrokerConfig::for_tests()
+    };
+    let state = Arc::new(
+        open_state(
+            config,
+            "127.0.0.1:9092".parse().unwrap(),
+            Arc::new(AllowAll),
+        )
+        .unwrap(),
+    );
+    let mut answered = 0;
+    let mut replayed = 0;
+    for kind in ["corpus", "regressions"] {
+        for file in files_in(&fuzz_dir().join(kind).join("broker_frames")) {
+            let frame = bytes::Bytes::from(std::fs::read(&file).unwrap());
+            let limit = std::time::Duration::from_secs(3600);
+            let outcome = tokio::time::timeout(limit, dispatch::handle(&state, frame)).await;
+            if let Ok(Ok(Some(_))) = outcome {
+                answered += 1;
+            }
+            replayed += 1;
+        }
+    }
+    println!("replayed {replayed} broker frames, {answered} answered");
+    assert!(
+        replayed >= 15 && answered >= 15,
+        "{replayed} replayed, {answered} answered"
+    );
+}

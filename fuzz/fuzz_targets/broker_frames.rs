@@ -1,0 +1,70 @@
+//! Arbitrary request frames (without the size prefix) into the in-process dispatcher of a
+//! reference broker: no input may panic, hang or exhaust memory. Time is paused and advances
+//! whenever the broker waits, so a Fetch long poll returns at once; a request still waiting
+//! after an hour of that virtual time (a JoinGroup waiting for members that will never come:
+//! the group timers do not run here) is dropped, as its client's connection would be. The
+//! broker is rebuilt on a fresh data directory every 2000 inputs to bound what it keeps on disk.
+#![no_main]
+
+use std::sync::{Arc, Mutex};
+
+use libfuzzer_sys::fuzz_target;
+use reference_broker::alloc::ReservingAllocator;
+use reference_broker::auth::AllowAll;
+use reference_broker::broker::{open_state, State};
+use reference_broker::{dispatch, BrokerConfig};
+
+#[global_allocator]
+static ALLOCATOR: ReservingAllocator = ReservingAllocator;
+
+struct Harness {
+    rt: tokio::runtime::Runtime,
+    state: Arc<State>,
+    inputs: u32,
+    _dir: tempfile::TempDir,
+}
+
+fn fresh() -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("runtime");
+    let config = BrokerConfig {
+        data_dir: Some(dir.path().to_owned()),
+        ..BrokerConfig::for_tests()
+    };
+    let state = Arc::new(
+        open_state(
+            config,
+            "127.0.0.1:9092".parse().unwrap(),
+            Arc::new(AllowAll),
+        )
+        .expect("state"),
+    );
+    Harness {
+        rt,
+        state,
+        inputs: 0,
+        _dir: dir,
+    }
+}
+
+static HARNESS: Mutex<Option<Harness>> = Mutex::new(None);
+
+fuzz_target!(|data: &[u8]| {
+    let mut guard = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.as_ref().is_none_or(|h| h.inputs >= 2000) {
+        *guard = None;
+        *guard = Some(fresh());
+    }
+    let h = guard.as_mut().expect("harness");
+    h.inputs += 1;
+    let state = h.state.clone();
+    let frame = bytes::Bytes::copy_from_slice(data);
+    h.rt.block_on(async {
+        let limit = std::time::Duration::from_secs(3600);
+        let _ = tokio::time::timeout(limit, dispatch::handle(&state, frame)).await;
+    });
+});
