@@ -34,7 +34,7 @@ trap 'rm -rf "$scratch"' EXIT
 failed=()
 summary=()
 for t in "${targets[@]}"; do
-  mkdir -p "$scratch/$t" "fuzz/artifacts/$t"
+  mkdir -p "$scratch/$t" "fuzz/artifacts/$t" "fuzz/regressions/$t"
   log="$scratch/$t.log"
   echo "fuzz: $t for ${seconds}s"
   # Corpus dirs: scratch first (libFuzzer writes new inputs there), then the committed seeds
