@@ -58,6 +58,8 @@ pub struct State {
     pub pids: Mutex<PidAllocator>,
     /// Consumer groups.
     pub groups: GroupCoordinator,
+    /// The transaction coordinator.
+    pub txn: crate::txn::TxnCoordinator,
     /// Authorization hook.
     pub authorizer: Arc<dyn Authorizer>,
     /// Signalled after every append, for Fetch long polls.
@@ -138,6 +140,10 @@ impl Broker {
             state.clone(),
             shutdown_rx.clone(),
         ));
+        tokio::spawn(crate::txn::coordinator::run_reaper(
+            state.clone(),
+            shutdown_rx.clone(),
+        ));
         let task = tokio::spawn(crate::server::serve(listener, state.clone(), shutdown_rx));
         tracing::info!(addr = %advertised, data_dir = %state.data_dir.display(), "kaas-ref started");
         Ok(BrokerHandle {
@@ -181,6 +187,7 @@ pub fn open_state(
         topics: RwLock::new(topics),
         offsets: Mutex::new(offsets),
         pids: Mutex::new(pids),
+        txn: crate::txn::TxnCoordinator::new(&cluster, config.broker_id),
         authorizer,
         appended: Notify::new(),
     })

@@ -47,7 +47,8 @@ pub enum FrameError {
 }
 
 /// (API, lowest, highest version) advertised in ApiVersions: Apache 3.7's ranges for every API
-/// served. The transaction APIs beyond InitProducerId are added by the coordinator issue.
+/// served, except AddPartitionsToTxn, which kaas serves to v3 only (Apache: v4, the
+/// broker-to-broker form).
 pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Produce, 0, 10),
     (ApiKey::Fetch, 0, 16),
@@ -66,6 +67,11 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreateTopics, 0, 7),
     (ApiKey::DeleteTopics, 0, 6),
     (ApiKey::InitProducerId, 0, 4),
+    (ApiKey::AddPartitionsToTxn, 0, 3),
+    (ApiKey::AddOffsetsToTxn, 0, 3),
+    (ApiKey::EndTxn, 0, 3),
+    (ApiKey::WriteTxnMarkers, 0, 1),
+    (ApiKey::TxnOffsetCommit, 0, 3),
 ];
 
 fn supported(api: ApiKey) -> Option<(i16, i16)> {

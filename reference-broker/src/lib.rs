@@ -16,6 +16,7 @@ pub mod groups;
 pub mod handlers;
 pub mod server;
 pub mod storage;
+pub mod txn;
 
 pub use broker::{Broker, BrokerHandle, StartError};
 pub use config::BrokerConfig;

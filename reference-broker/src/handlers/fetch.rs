@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use uuid::Uuid;
 
 use super::{sb, Ctx};
@@ -53,6 +55,7 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
         };
         let mut partitions = Vec::new();
         for p in &t.partitions {
+            let mut aborted = None;
             let mut d = PartitionData::default()
                 .with_partition_index(p.partition)
                 .with_high_watermark(-1)
@@ -69,18 +72,20 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                     Some(log) => {
                         let log = log.lock().expect("partition lock");
                         let hw = log.high_watermark();
+                        let lso = log.last_stable_offset();
                         d = d
                             .with_high_watermark(hw)
-                            .with_last_stable_offset(hw)
+                            .with_last_stable_offset(lso)
                             .with_log_start_offset(log.log_start_offset());
                         if p.fetch_offset < log.log_start_offset() || p.fetch_offset > hw {
                             errors::OFFSET_OUT_OF_RANGE
                         } else {
                             let budget = (p.partition_max_bytes.max(0) as usize).min(remaining);
-                            let records = if budget == 0 && total > 0 {
+                            let limit = if read_committed { lso } else { hw };
+                            let records = if (budget == 0 && total > 0) || p.fetch_offset >= limit {
                                 Vec::new()
                             } else {
-                                match log.read(p.fetch_offset, budget) {
+                                match log.read_below(p.fetch_offset, limit, budget) {
                                     Ok(r) => r,
                                     Err(e) => {
                                         tracing::warn!(error = %e, "read failed");
@@ -88,6 +93,20 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                                     }
                                 }
                             };
+                            if read_committed && ctx.version >= 4 {
+                                let end =
+                                    last_offset_in(&records).map_or(p.fetch_offset, |o| o + 1);
+                                aborted = Some(
+                                    log.aborted_between(p.fetch_offset, end)
+                                        .into_iter()
+                                        .map(|a| {
+                                            AbortedTransaction::default()
+                                                .with_producer_id(ProducerId(a.producer_id))
+                                                .with_first_offset(a.first_offset)
+                                        })
+                                        .collect(),
+                                );
+                            }
                             total += records.len();
                             remaining = remaining.saturating_sub(records.len());
                             d = d.with_records(Some(records.into()));
@@ -97,7 +116,7 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                 },
             };
             if read_committed && ctx.version >= 4 {
-                d = d.with_aborted_transactions(Some(Vec::new()));
+                d = d.with_aborted_transactions(Some(aborted.unwrap_or_default()));
             }
             partitions.push(d.with_error_code(code));
         }
@@ -112,4 +131,12 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
         topics.push(topic);
     }
     (FetchResponse::default().with_responses(topics), total)
+}
+
+/// Offset of the last record in a run of whole batches.
+fn last_offset_in(records: &[u8]) -> Option<i64> {
+    crate::storage::batch::split(records)
+        .ok()?
+        .last()
+        .map(|(h, _)| h.last_offset())
 }

@@ -29,6 +29,7 @@ pub fn handle(ctx: &Ctx, req: ListOffsetsRequest) -> ListOffsetsResponse {
                 (true, Some(log)) => {
                     let log = log.lock().expect("partition lock");
                     Ok(match p.timestamp {
+                        -1 if req.isolation_level == 1 => Some((log.last_stable_offset(), -1)),
                         -1 => Some((log.high_watermark(), -1)),
                         -2 => Some((log.log_start_offset(), -1)),
                         -3 => log.max_timestamp(),

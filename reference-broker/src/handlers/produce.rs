@@ -35,12 +35,23 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                     Some(log) => {
                         let mut log = log.lock().expect("partition lock");
                         let payload = p.records.as_deref().unwrap_or_default();
-                        match log.append(payload, req.acks == -1) {
+                        let verified = verify_transactional(
+                            ctx,
+                            req.transactional_id.as_ref().map(|t| &*t.0),
+                            &log,
+                            payload,
+                            &name,
+                            p.index,
+                        );
+                        match verified.and_then(|()| {
+                            log.append(payload, req.acks == -1)
+                                .map_err(|e| (e.code, Some(e.message)))
+                        }) {
                             Ok(a) => {
                                 appended_any |= !a.duplicate;
                                 Ok((a.base_offset, log.log_start_offset()))
                             }
-                            Err(e) => Err((e.code, Some(e.message))),
+                            Err(e) => Err(e),
                         }
                     }
                 }
@@ -67,4 +78,44 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
         state.appended.notify_waiters();
     }
     (req.acks != 0).then(|| ProduceResponse::default().with_responses(responses))
+}
+
+/// Apache 3.7's produce-side partition verification for a transactional batch: the producer's
+/// transaction must be Ongoing with this partition added (skipped when the log already has an
+/// open transaction of this producer).
+fn verify_transactional(
+    ctx: &Ctx,
+    transactional_id: Option<&str>,
+    log: &crate::storage::partition::PartitionLog,
+    payload: &[u8],
+    topic: &str,
+    partition: i32,
+) -> Result<(), (i16, Option<String>)> {
+    let Ok(h) = crate::storage::batch::parse(payload) else {
+        return Ok(()); // the append reports the corruption
+    };
+    if !h.is_transactional() || h.is_control() || log.has_open_txn(h.producer_id) {
+        return Ok(());
+    }
+    let Some(id) = transactional_id else {
+        return Err((
+            errors::INVALID_RECORD,
+            Some("transactional records need a transactional id".into()),
+        ));
+    };
+    if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+        return Err((errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None));
+    }
+    match ctx
+        .state
+        .txn
+        .check_produce(id, h.producer_id, h.producer_epoch, topic, partition)
+    {
+        errors::NONE => Ok(()),
+        errors::INVALID_TXN_STATE => Err((
+            errors::INVALID_TXN_STATE,
+            Some("Partition was not added to the transaction".into()),
+        )),
+        code => Err((code, None)),
+    }
 }

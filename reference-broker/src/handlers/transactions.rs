@@ -1,23 +1,40 @@
-//! The six transaction APIs, on the broker's own codecs (`crate::codec`).
-//!
-//! So far: InitProducerId's idempotent path (null or empty transactional id → a fresh PID at
-//! epoch 0 from the persisted allocator; the kaas spec documents that this path is not
-//! ACL-gated). The transaction coordinator comes with its own issue; until then the
-//! transactional path answers COORDINATOR_NOT_AVAILABLE, what kaas answers while its store is
-//! not wired.
+//! The six transaction APIs, on the broker's own codecs (`crate::codec`) and the coordinator in
+//! `crate::txn`. Gates run in Apache 3.7's order: WRITE on the transactional id (53), then the
+//! group or topic checks, then the empty-id check (42), then the store.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::Ctx;
+use crate::auth::{Operation, Resource};
 use crate::broker::State;
+use crate::codec::add_partitions_to_txn::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
+};
 use crate::codec::header::{decode_request_ignoring_trailing, encode_response};
-use crate::codec::{InitProducerIdRequest, InitProducerIdResponse, Request, Response};
+use crate::codec::txn_offset_commit::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use crate::codec::write_txn_markers::{
+    WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
+};
+use crate::codec::*;
 use crate::dispatch::FrameError;
 use crate::errors;
+use crate::storage::batch;
+use crate::storage::offsets::Committed;
+
+/// Topics no client may add to a transaction (Apache removes internal topics before the ACL
+/// check, so they always get TOPIC_AUTHORIZATION_FAILED).
+const INTERNAL_TOPICS: [&str; 2] = ["__consumer_offsets", "__transaction_state"];
 
 /// Handles a frame of one of the six transaction APIs.
-pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>, FrameError> {
+pub async fn handle(
+    state: &Arc<State>,
+    frame: Bytes,
+) -> std::result::Result<Option<Vec<u8>>, FrameError> {
     let malformed = |reason: String| FrameError::Malformed {
         api: i16::from_be_bytes([frame[0], frame[1]]),
         version: i16::from_be_bytes([frame[2], frame[3]]),
@@ -27,27 +44,46 @@ pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>,
     let (header, decoded, _trailing) =
         decode_request_ignoring_trailing(&frame).map_err(|e| malformed(e.to_string()))?;
     let version = header.api_version;
-    let response = match decoded.message {
-        Request::InitProducerId(r) => Response::InitProducerId(init_producer_id(state, &r)),
-        other => return Err(malformed(format!("{:?} is not served yet", other.api()))),
+    let ctx = Ctx {
+        state: state.clone(),
+        version,
+        client_id: header.client_id.as_deref().unwrap_or_default().to_owned(),
     };
+    // The store does blocking file I/O (fsync): keep it off the async workers.
+    let response = tokio::task::spawn_blocking(move || match decoded.message {
+        Request::InitProducerId(r) => Response::InitProducerId(init_producer_id(&ctx, &r)),
+        Request::AddPartitionsToTxn(r) => {
+            Response::AddPartitionsToTxn(add_partitions_to_txn(&ctx, &r))
+        }
+        Request::AddOffsetsToTxn(r) => Response::AddOffsetsToTxn(add_offsets_to_txn(&ctx, &r)),
+        Request::EndTxn(r) => Response::EndTxn(end_txn(&ctx, &r)),
+        Request::WriteTxnMarkers(r) => Response::WriteTxnMarkers(write_txn_markers(&ctx, &r)),
+        Request::TxnOffsetCommit(r) => Response::TxnOffsetCommit(txn_offset_commit(&ctx, &r)),
+    })
+    .await
+    .map_err(|e| malformed(format!("handler failed: {e}")))?;
     encode_response(header.correlation_id, version, &response)
         .map(Some)
         .map_err(|e| malformed(e.to_string()))
 }
 
-fn init_producer_id(state: &State, req: &InitProducerIdRequest) -> InitProducerIdResponse {
+fn init_producer_id(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdResponse {
     let failed = |code| InitProducerIdResponse {
         error_code: code,
         producer_id: -1,
         producer_epoch: -1,
         ..Default::default()
     };
-    if (req.producer_id == -1) != (req.producer_epoch == -1) {
-        return failed(errors::INVALID_REQUEST);
-    }
+    let state = &ctx.state;
+    // kaas decodes the v3+ producer_id/producer_epoch but ignores them (spec deviation).
     match req.transactional_id.as_deref() {
-        None | Some("") => match state.pids.lock().expect("pid allocator lock").allocate() {
+        // Null or empty: the idempotent path, not ACL-gated (spec).
+        None | Some("") => match state
+            .pids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .allocate()
+        {
             Ok(pid) => InitProducerIdResponse {
                 producer_id: pid,
                 producer_epoch: 0,
@@ -58,6 +94,322 @@ fn init_producer_id(state: &State, req: &InitProducerIdRequest) -> InitProducerI
                 failed(errors::COORDINATOR_NOT_AVAILABLE)
             }
         },
-        Some(_) => failed(errors::COORDINATOR_NOT_AVAILABLE),
+        Some(id) => {
+            if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+                return failed(errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            }
+            match state
+                .txn
+                .init_producer_id(state, id, req.transaction_timeout_ms)
+            {
+                Ok((pid, epoch)) => InitProducerIdResponse {
+                    producer_id: pid,
+                    producer_epoch: epoch,
+                    ..Default::default()
+                },
+                Err(code) => failed(code),
+            }
+        }
+    }
+}
+
+fn add_partitions_to_txn(ctx: &Ctx, req: &AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse {
+    let state = &ctx.state;
+    let id = req.transactional_id.as_str();
+    let requested: Vec<(String, i32)> = req
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (t.name.to_string(), *p)))
+        .collect();
+    let mut codes: BTreeMap<(String, i32), i16> = BTreeMap::new();
+    if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+        for tp in &requested {
+            codes.insert(tp.clone(), errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        }
+    } else {
+        // Per-partition gates; if any fails, the rest get OPERATION_NOT_ATTEMPTED.
+        let mut failed = BTreeMap::new();
+        for (t, p) in &requested {
+            let code = if INTERNAL_TOPICS.contains(&t.as_str())
+                || !ctx.allowed(Operation::Write, Resource::Topic(t))
+            {
+                errors::TOPIC_AUTHORIZATION_FAILED
+            } else if state.partition(t, *p).is_none() {
+                errors::UNKNOWN_TOPIC_OR_PARTITION
+            } else {
+                continue;
+            };
+            failed.insert((t.clone(), *p), code);
+        }
+        let outcome = if !failed.is_empty() {
+            None
+        } else if id.is_empty() {
+            Some(errors::INVALID_REQUEST)
+        } else {
+            Some(
+                state
+                    .txn
+                    .add_partitions(id, req.producer_id, req.producer_epoch, &requested),
+            )
+        };
+        for tp in &requested {
+            let code = match (outcome, failed.get(tp)) {
+                (Some(c), _) => c,
+                (None, Some(c)) => *c,
+                (None, None) => OPERATION_NOT_ATTEMPTED,
+            };
+            codes.insert(tp.clone(), code);
+        }
+    }
+    let results = req
+        .topics
+        .iter()
+        .map(|t| AddPartitionsToTxnTopicResult {
+            name: t.name.clone(),
+            results: t
+                .partitions
+                .iter()
+                .map(|p| AddPartitionsToTxnPartitionResult {
+                    partition_index: *p,
+                    partition_error_code: codes[&(t.name.to_string(), *p)],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    AddPartitionsToTxnResponse {
+        results,
+        ..Default::default()
+    }
+}
+
+/// OPERATION_NOT_ATTEMPTED: the partition was fine, another one in the request was not.
+const OPERATION_NOT_ATTEMPTED: i16 = 55;
+
+fn add_offsets_to_txn(ctx: &Ctx, req: &AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {
+    let id = req.transactional_id.as_str();
+    let code = if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+        errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    } else if !ctx.allowed(Operation::Read, Resource::Group(&req.group_id)) {
+        errors::GROUP_AUTHORIZATION_FAILED
+    } else if id.is_empty() {
+        errors::INVALID_REQUEST
+    } else {
+        ctx.state
+            .txn
+            .add_offsets(id, req.producer_id, req.producer_epoch, &req.group_id)
+    };
+    AddOffsetsToTxnResponse {
+        error_code: code,
+        ..Default::default()
+    }
+}
+
+fn end_txn(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
+    let id = req.transactional_id.as_str();
+    let code = if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+        errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    } else if id.is_empty() {
+        errors::INVALID_REQUEST
+    } else {
+        ctx.state.txn.end_txn(
+            &ctx.state,
+            id,
+            req.producer_id,
+            req.producer_epoch,
+            req.committed,
+        )
+    };
+    EndTxnResponse {
+        error_code: code,
+        ..Default::default()
+    }
+}
+
+/// One producer's marker results: topic → (partition, error code).
+type MarkerResults = BTreeMap<String, Vec<(i32, i16)>>;
+
+fn write_txn_markers(ctx: &Ctx, req: &WriteTxnMarkersRequest) -> WriteTxnMarkersResponse {
+    let state = &ctx.state;
+    let authorized = ctx.allowed(Operation::ClusterAction, Resource::Cluster);
+    // The response is keyed by producer id; duplicate producer ids are merged.
+    let mut by_pid: Vec<(i64, MarkerResults)> = Vec::new();
+    let mut wrote = false;
+    for m in &req.markers {
+        let slot = match by_pid.iter().position(|(pid, _)| *pid == m.producer_id) {
+            Some(i) => i,
+            None => {
+                by_pid.push((m.producer_id, BTreeMap::new()));
+                by_pid.len() - 1
+            }
+        };
+        for t in &m.topics {
+            for &p in &t.partition_indexes {
+                let code = if !authorized {
+                    errors::CLUSTER_AUTHORIZATION_FAILED
+                } else {
+                    match state.partition(&t.name, p) {
+                        None => errors::UNKNOWN_TOPIC_OR_PARTITION,
+                        Some(log) => {
+                            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+                            let stale = log
+                                .producer(m.producer_id)
+                                .is_some_and(|s| m.producer_epoch < s.epoch);
+                            if stale {
+                                errors::INVALID_PRODUCER_EPOCH
+                            } else {
+                                let marker = batch::control_batch(
+                                    m.producer_id,
+                                    m.producer_epoch,
+                                    m.transaction_result,
+                                    m.coordinator_epoch,
+                                    super::now_ms(),
+                                );
+                                match log.append_control(marker) {
+                                    Ok(_) => {
+                                        wrote = true;
+                                        errors::NONE
+                                    }
+                                    Err(e) => {
+                                        tracing::warn!(error = %e, "marker append failed");
+                                        errors::UNKNOWN_SERVER_ERROR
+                                    }
+                                }
+                            }
+                        }
+                    }
+                };
+                by_pid[slot]
+                    .1
+                    .entry(t.name.to_string())
+                    .or_default()
+                    .push((p, code));
+            }
+        }
+    }
+    if wrote {
+        state.appended.notify_waiters();
+    }
+    WriteTxnMarkersResponse {
+        markers: by_pid
+            .into_iter()
+            .map(|(pid, topics)| WritableTxnMarkerResult {
+                producer_id: pid,
+                topics: topics
+                    .into_iter()
+                    .map(|(name, ps)| WritableTxnMarkerTopicResult {
+                        name: name.into(),
+                        partitions: ps
+                            .into_iter()
+                            .map(|(p, code)| WritableTxnMarkerPartitionResult {
+                                partition_index: p,
+                                error_code: code,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Apache's `offset.metadata.max.bytes` default.
+const MAX_METADATA_BYTES: usize = 4096;
+/// OFFSET_METADATA_TOO_LARGE.
+const OFFSET_METADATA_TOO_LARGE: i16 = 12;
+
+fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
+    let state = &ctx.state;
+    let id = req.transactional_id.as_str();
+    let group = req.group_id.as_str();
+    let all_code = if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+        Some(errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    } else if !ctx.allowed(Operation::Read, Resource::Group(group)) {
+        Some(errors::GROUP_AUTHORIZATION_FAILED)
+    } else {
+        None
+    };
+    // Per-partition gates first; the group and transaction checks apply to what remains.
+    let mut codes: Vec<Vec<i16>> = Vec::new();
+    let mut valid = Vec::new();
+    for (ti, t) in req.topics.iter().enumerate() {
+        let topic_allowed = ctx.allowed(Operation::Read, Resource::Topic(&t.name));
+        let mut row = Vec::new();
+        for (pi, p) in t.partitions.iter().enumerate() {
+            let code = match all_code {
+                Some(c) => c,
+                None if !topic_allowed => errors::TOPIC_AUTHORIZATION_FAILED,
+                None if state.partition(&t.name, p.partition_index).is_none() => {
+                    errors::UNKNOWN_TOPIC_OR_PARTITION
+                }
+                None => {
+                    valid.push((ti, pi));
+                    errors::NONE
+                }
+            };
+            row.push(code);
+        }
+        codes.push(row);
+    }
+    if !valid.is_empty() {
+        let group_code = if group.is_empty() {
+            errors::INVALID_GROUP_ID
+        } else {
+            state.txn.check_offset_commit(id, req.producer_id, group)
+        };
+        let mut staged = Vec::new();
+        for (ti, pi) in valid {
+            let t = &req.topics[ti];
+            let p = &t.partitions[pi];
+            codes[ti][pi] = if group_code != errors::NONE {
+                group_code
+            } else if p
+                .committed_metadata
+                .as_ref()
+                .is_some_and(|m| m.len() > MAX_METADATA_BYTES)
+            {
+                OFFSET_METADATA_TOO_LARGE
+            } else {
+                staged.push((
+                    (t.name.to_string(), p.partition_index),
+                    Committed {
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
+                    },
+                ));
+                errors::NONE
+            };
+        }
+        if !staged.is_empty() {
+            state.txn.stage_offsets(group, req.producer_id, staged);
+        }
+    }
+    TxnOffsetCommitResponse {
+        topics: req
+            .topics
+            .iter()
+            .zip(codes)
+            .map(|(t, row)| TxnOffsetCommitResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .zip(row)
+                    .map(|(p, code)| TxnOffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
     }
 }

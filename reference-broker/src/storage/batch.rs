@@ -53,6 +53,42 @@ pub struct BatchHeader {
     pub base_sequence: i32,
     /// Number of records.
     pub record_count: i32,
+    /// For a control batch: the marker type from its record key (0 ABORT, 1 COMMIT).
+    pub control_type: Option<i16>,
+}
+
+/// Control record type of an ABORT marker.
+pub const CONTROL_ABORT: i16 = 0;
+/// Control record type of a COMMIT marker.
+pub const CONTROL_COMMIT: i16 = 1;
+
+/// Reads a zigzag varint (record fields).
+fn varlong(b: &[u8], at: &mut usize) -> Option<i64> {
+    let mut raw: u64 = 0;
+    for i in 0..10 {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        raw |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some(((raw >> 1) as i64) ^ -((raw & 1) as i64));
+        }
+    }
+    None
+}
+
+/// The control type in the key of the first record of a control batch.
+fn control_type(batch: &[u8]) -> Option<i16> {
+    let mut at = HEADER_LEN;
+    varlong(batch, &mut at)?; // record length
+    at += 1; // attributes
+    varlong(batch, &mut at)?; // timestamp delta
+    varlong(batch, &mut at)?; // offset delta
+    let key_len = varlong(batch, &mut at)?;
+    if key_len < 4 {
+        return None;
+    }
+    let key = batch.get(at..at + 4)?;
+    Some(i16::from_be_bytes([key[2], key[3]]))
 }
 
 impl BatchHeader {
@@ -110,10 +146,15 @@ pub fn parse(bytes: &[u8]) -> Result<BatchHeader, BatchError> {
     if stored != computed {
         return Err(BatchError::Crc { stored, computed });
     }
+    let attributes = be_i16(bytes, 21);
     Ok(BatchHeader {
         base_offset: be_i64(bytes, 0),
         size,
-        attributes: be_i16(bytes, 21),
+        attributes,
+        control_type: match attributes & ATTR_CONTROL {
+            0 => None,
+            _ => control_type(&bytes[..size]),
+        },
         last_offset_delta: be_i32(bytes, 23),
         max_timestamp: be_i64(bytes, 35),
         producer_id: be_i64(bytes, 43),
@@ -178,6 +219,37 @@ pub fn build(
     b
 }
 
+/// A COMMIT or ABORT control batch (kaas-internals §5): attributes transactional|control, one
+/// record with key (version 0, type) and value (version 0, coordinator epoch).
+pub fn control_batch(
+    producer_id: i64,
+    producer_epoch: i16,
+    commit: bool,
+    coordinator_epoch: i32,
+    timestamp: i64,
+) -> Vec<u8> {
+    let kind = if commit {
+        CONTROL_COMMIT
+    } else {
+        CONTROL_ABORT
+    };
+    let mut key = 0i16.to_be_bytes().to_vec();
+    key.extend(kind.to_be_bytes());
+    let mut value = 0i16.to_be_bytes().to_vec();
+    value.extend(coordinator_epoch.to_be_bytes());
+    let rec = record(0, 0, Some(&key), Some(&value));
+    build(
+        ATTR_TRANSACTIONAL | ATTR_CONTROL,
+        0,
+        timestamp,
+        timestamp,
+        producer_id,
+        producer_epoch,
+        -1,
+        &[rec],
+    )
+}
+
 /// Encodes one record (v2 format) with the given deltas, key and value, and no headers.
 pub fn record(
     offset_delta: i32,
@@ -236,6 +308,24 @@ mod tests {
         let last = b.len() - 1;
         b[last] ^= 1;
         assert!(matches!(parse(&b), Err(BatchError::Crc { .. })));
+    }
+
+    #[test]
+    fn control_batches_carry_their_type() {
+        let c = control_batch(7, 2, true, 0, 1000);
+        let h = parse(&c).unwrap();
+        assert!(h.is_control() && h.is_transactional());
+        assert_eq!(h.attributes, 0x30);
+        assert_eq!(
+            (h.control_type, h.base_sequence, h.record_count),
+            (Some(1), -1, 1)
+        );
+        assert_eq!(
+            parse(&control_batch(7, 2, false, 5, 0))
+                .unwrap()
+                .control_type,
+            Some(0)
+        );
     }
 
     #[test]

@@ -44,6 +44,18 @@ pub struct AppendError {
     pub message: String,
 }
 
+/// An aborted transaction on this partition: its producer, and the offsets of its first
+/// record and of its ABORT marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbortedTxn {
+    /// The producer.
+    pub producer_id: i64,
+    /// Offset of the transaction's first record here.
+    pub first_offset: i64,
+    /// Offset of the ABORT marker.
+    pub last_offset: i64,
+}
+
 /// A successful append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Appended {
@@ -63,6 +75,9 @@ pub struct PartitionLog {
     log_start_offset: i64,
     next_offset: i64,
     producers: HashMap<i64, ProducerState>,
+    /// Open transactions: producer id → offset of its first transactional record.
+    open_txns: HashMap<i64, i64>,
+    aborted: Vec<AbortedTxn>,
 }
 
 /// The log file inside a partition directory.
@@ -88,6 +103,8 @@ impl PartitionLog {
             log_start_offset: 0,
             next_offset: 0,
             producers: HashMap::new(),
+            open_txns: HashMap::new(),
+            aborted: Vec::new(),
         };
         let mut at = 0usize;
         while at < bytes.len() {
@@ -122,6 +139,20 @@ impl PartitionLog {
             max_timestamp: h.max_timestamp,
         });
         self.next_offset = h.last_offset() + 1;
+        if h.is_control() {
+            // Any marker of the producer closes its open transaction, whatever its epoch.
+            if let Some(first) = self.open_txns.remove(&h.producer_id) {
+                if h.control_type == Some(batch::CONTROL_ABORT) {
+                    self.aborted.push(AbortedTxn {
+                        producer_id: h.producer_id,
+                        first_offset: first,
+                        last_offset: h.base_offset,
+                    });
+                }
+            }
+        } else if h.is_transactional() && h.producer_id >= 0 {
+            self.open_txns.entry(h.producer_id).or_insert(h.base_offset);
+        }
         if h.producer_id >= 0 && !h.is_control() {
             let p = self.producers.entry(h.producer_id).or_default();
             if h.producer_epoch != p.epoch {
@@ -142,6 +173,44 @@ impl PartitionLog {
     /// committed once it is written).
     pub fn high_watermark(&self) -> i64 {
         self.next_offset
+    }
+
+    /// The last stable offset: the first offset of the oldest open transaction, or the high
+    /// watermark when none is open.
+    pub fn last_stable_offset(&self) -> i64 {
+        self.open_txns
+            .values()
+            .copied()
+            .min()
+            .unwrap_or(self.next_offset)
+    }
+
+    /// Aborted transactions overlapping `[from, to)`, oldest first (Fetch's AbortedTransactions).
+    pub fn aborted_between(&self, from: i64, to: i64) -> Vec<AbortedTxn> {
+        self.aborted
+            .iter()
+            .filter(|a| a.last_offset >= from && a.first_offset < to)
+            .copied()
+            .collect()
+    }
+
+    /// Whether the producer has an open transaction here.
+    pub fn has_open_txn(&self, producer_id: i64) -> bool {
+        self.open_txns.contains_key(&producer_id)
+    }
+
+    /// Whole batches from `offset` on whose last offset is below `limit` (read_committed reads
+    /// stop at the LSO), up to `max_bytes` but at least one batch.
+    pub fn read_below(&self, offset: i64, limit: i64, max_bytes: usize) -> io::Result<Vec<u8>> {
+        let bytes = self.read(offset, max_bytes)?;
+        let mut at = 0;
+        while at < bytes.len() {
+            match batch::parse(&bytes[at..]) {
+                Ok(h) if h.last_offset() < limit => at += h.size,
+                _ => break,
+            }
+        }
+        Ok(bytes[..at].to_vec())
     }
 
     /// The first offset still in the log.
@@ -397,6 +466,45 @@ mod tests {
         let log = PartitionLog::open(dir.path()).unwrap();
         assert_eq!(log.size, good);
         assert_eq!(log.high_watermark(), 1);
+    }
+
+    #[test]
+    fn lso_and_aborted_index_follow_markers_and_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PartitionLog::open(dir.path()).unwrap();
+        let txn = |pid, seq| {
+            build(
+                batch::ATTR_TRANSACTIONAL,
+                0,
+                0,
+                0,
+                pid,
+                0,
+                seq,
+                &[record(0, 0, None, Some(b"t"))],
+            )
+        };
+        log.append(&idempotent(-1, -1, -1, 1), true).unwrap(); // 0
+        log.append(&txn(5, 0), true).unwrap(); // 1
+        log.append(&txn(6, 0), true).unwrap(); // 2
+        assert_eq!((log.last_stable_offset(), log.high_watermark()), (1, 3));
+        log.append_control(batch::control_batch(5, 0, false, 0, 0))
+            .unwrap(); // 3: abort 5
+        assert_eq!(log.last_stable_offset(), 2);
+        log.append_control(batch::control_batch(6, 0, true, 0, 0))
+            .unwrap(); // 4: commit 6
+        assert_eq!(log.last_stable_offset(), 5);
+        let aborted = vec![AbortedTxn {
+            producer_id: 5,
+            first_offset: 1,
+            last_offset: 3,
+        }];
+        assert_eq!(log.aborted_between(0, 5), aborted);
+        assert!(log.aborted_between(4, 5).is_empty());
+        drop(log);
+        let log = PartitionLog::open(dir.path()).unwrap();
+        assert_eq!(log.last_stable_offset(), 5);
+        assert_eq!(log.aborted_between(0, 5), aborted);
     }
 
     #[test]
