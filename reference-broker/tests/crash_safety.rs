@@ -1,8 +1,8 @@
 //! kill -9 of a `kaas-ref` process in the middle of an acks=all produce stream, then a
 //! restart on the same data dir: every acknowledged record is there, in order.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,36 +11,11 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 
-/// Starts `kaas-ref` and returns it with the address it printed.
-fn spawn(data_dir: &std::path::Path, listen: &str) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kaas-ref"))
-        .args(["--listen", listen, "--data-dir"])
-        .arg(data_dir)
-        .args(["--group-initial-rebalance-delay-ms", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kaas-ref starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("kaas-ref printed its address")
-            .expect("readable stdout");
-        if let Some(a) = line.strip_prefix("kaas-ref listening on ") {
-            break a.to_owned();
-        }
-    };
-    // Keep draining stdout so the broker never writes into a closed pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, addr)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_record_survives_kill_9() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, addr) = spawn(dir.path(), "127.0.0.1:0");
+    let broker = common::KaasRef::start(dir.path(), "127.0.0.1:0", &[]);
+    let addr = broker.addr.clone();
     let producer: FutureProducer = ClientConfig::new()
         .set("bootstrap.servers", &addr)
         .set("enable.idempotence", "true")
@@ -94,8 +69,7 @@ async fn every_acknowledged_record_survives_kill_9() {
         })
     };
     tokio::time::sleep(Duration::from_millis(400)).await;
-    child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
-    child.wait().unwrap();
+    broker.kill();
     stream.await.unwrap();
     drop(producer);
     let acked = acked.lock().unwrap().clone();
@@ -104,7 +78,7 @@ async fn every_acknowledged_record_survives_kill_9() {
         "some records were acknowledged before the kill"
     );
 
-    let (mut child, addr) = spawn(dir.path(), &addr);
+    let broker = common::KaasRef::start(dir.path(), &addr, &[]);
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &addr)
         .set("group.id", "crash-check")
@@ -134,8 +108,7 @@ async fn every_acknowledged_record_survives_kill_9() {
     })
     .await
     .unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    broker.kill();
     let mut missing: Vec<u32> = acked
         .iter()
         .filter(|v| !stored.contains(v))

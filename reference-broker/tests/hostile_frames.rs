@@ -1,9 +1,10 @@
 //! Hostile frames against a running `kaas-ref` process: each closes its own connection, and
 //! the broker keeps serving everyone else.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn frame(body: &[u8]) -> Vec<u8> {
@@ -37,28 +38,9 @@ fn closed_without_answer(addr: &str, bytes: &[u8]) -> bool {
 #[test]
 fn hostile_frames_close_only_their_connection() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kaas-ref"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--max-frame-bytes",
-            "1048576",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = lines
-        .next()
-        .unwrap()
-        .unwrap()
-        .strip_prefix("kaas-ref listening on ")
-        .unwrap()
-        .to_owned();
-    std::thread::spawn(move || lines.for_each(drop));
+    let mut broker =
+        common::KaasRef::start(dir.path(), "127.0.0.1:0", &["--max-frame-bytes", "1048576"]);
+    let addr = broker.addr.clone();
     assert_eq!(api_versions(&addr).unwrap(), 0);
 
     let hostile: Vec<(&str, Vec<u8>)> = vec![
@@ -102,10 +84,6 @@ fn hostile_frames_close_only_their_connection() {
             "broker still answers after {what}"
         );
     }
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "kaas-ref is still running"
-    );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    assert!(broker.running(), "kaas-ref is still running");
+    broker.kill();
 }
