@@ -84,6 +84,14 @@ fn supported(api: ApiKey) -> Option<(i16, i16)> {
 /// Handles one request frame (without its size prefix). `Ok(None)` means no response is sent
 /// (Produce with acks=0).
 pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>, FrameError> {
+    let started = std::time::Instant::now();
+    let key = frame.get(..2).map(|k| i16::from_be_bytes([k[0], k[1]]));
+    let result = handle_frame(state, frame).await;
+    tracing::debug!(api_key = ?key, micros = started.elapsed().as_micros() as u64, ok = result.is_ok(), "request");
+    result
+}
+
+async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>, FrameError> {
     if frame.len() < 8 {
         return Err(FrameError::TooShort(frame.len()));
     }

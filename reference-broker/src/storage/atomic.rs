@@ -18,6 +18,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut f = File::create(tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        super::count_fsync();
         fs::rename(tmp, path)
     })();
     if result.is_err() {

@@ -9,6 +9,21 @@ pub mod partition;
 pub mod pid;
 pub mod topics;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static FSYNCS: AtomicU64 = AtomicU64::new(0);
+
+/// fsync calls made by this process's storage so far (benchmarks report fsyncs per
+/// transaction from it).
+pub fn fsync_count() -> u64 {
+    FSYNCS.load(Ordering::Relaxed)
+}
+
+/// Counts one fsync.
+pub(crate) fn count_fsync() {
+    FSYNCS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// The kaas cluster directory inside a data directory.
 pub fn cluster_dir(data_dir: &std::path::Path) -> std::path::PathBuf {
     data_dir.join("__cluster")

@@ -346,7 +346,10 @@ impl PartitionLog {
 
     fn write(&mut self, bytes: &[u8], fsync: bool) -> io::Result<()> {
         let result = self.file.write_all(bytes).and_then(|()| match fsync {
-            true => self.file.sync_data(),
+            true => {
+                super::count_fsync();
+                self.file.sync_data()
+            }
             false => Ok(()),
         });
         if let Err(e) = result {
