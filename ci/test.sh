@@ -16,10 +16,16 @@ cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 echo "test: cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "test: cargo test --workspace"
+if ! cargo insta --version >/dev/null 2>&1; then
+  echo "test: installing cargo-insta (once per machine)"
+  cargo install cargo-insta --locked --quiet
+fi
+
+# cargo test through cargo-insta: a snapshot that differs, or one no test references, fails.
+echo "test: cargo insta test --workspace --check --unreferenced=reject"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
+cargo insta test --workspace --check --unreferenced=reject 2>&1 | tee "$log"
 
 echo "test: ci/fuzz.sh 10"
 ci/fuzz.sh 10

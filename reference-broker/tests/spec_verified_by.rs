@@ -392,6 +392,49 @@ async fn end_txn_commit_appends_a_marker_clears_partitions_and_fires_the_hook() 
 }
 
 #[tokio::test]
+async fn staged_offsets_are_unstable_to_a_require_stable_offset_fetch() {
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    use kafka_protocol::messages::{
+        ApiKey as Kp, GroupId, OffsetFetchRequest, OffsetFetchResponse, RequestHeader as KpHeader,
+        TopicName,
+    };
+    use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+    let b = Broker::new();
+    let (_, pid, ep) = b.init(Some("tx-s")).await;
+    b.add_offsets("tx-s", pid, ep, "gs").await;
+    assert_eq!(b.txn_offset_commit("tx-s", pid, "gs", 3).await, 0);
+    let fetch = |stable: bool| {
+        let mut out = bytes::BytesMut::new();
+        KpHeader::default()
+            .with_request_api_key(Kp::OffsetFetch as i16)
+            .with_request_api_version(7)
+            .encode(&mut out, Kp::OffsetFetch.request_header_version(7))
+            .unwrap();
+        OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_static_str("gs")))
+            .with_require_stable(stable)
+            .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("u")))
+                .with_partition_indexes(vec![0])]))
+            .encode(&mut out, 7)
+            .unwrap();
+        out.freeze()
+    };
+    for (stable, expected) in [(true, 88), (false, 0)] {
+        let resp = dispatch::handle(&b.state, fetch(stable))
+            .await
+            .unwrap()
+            .unwrap();
+        let mut body = bytes::Bytes::from(resp).slice(5..); // v7 response header: id + tags
+        let r = OffsetFetchResponse::decode(&mut body, 7).unwrap();
+        assert_eq!(
+            r.topics[0].partitions[0].error_code, expected,
+            "require_stable={stable}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn end_txn_abort_discards_staged_offsets() {
     let b = Broker::new();
     let (_, pid, ep) = b.init(Some("tx-d")).await;

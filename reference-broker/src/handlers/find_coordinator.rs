@@ -34,7 +34,10 @@ pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse
             .coordinator_keys
             .iter()
             .map(|k| {
-                let c = Coordinator::default().with_key(k.clone());
+                // Apache leaves v4's per-key error message null, errors included.
+                let c = Coordinator::default()
+                    .with_key(k.clone())
+                    .with_error_message(None);
                 match lookup(ctx, k, req.key_type) {
                     Ok(node) => c
                         .with_node_id(BrokerId(node))

@@ -110,16 +110,20 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
 
 type Fetched = Vec<(String, Vec<(i32, i64, i32, Option<String>, i16)>)>;
 
+/// UNSTABLE_OFFSET_COMMIT: a transaction has staged an offset for the partition.
+const UNSTABLE_OFFSET_COMMIT: i16 = 88;
+
 fn fetch_group(
     ctx: &Ctx,
     group_id: &str,
     topics: Option<Vec<(String, Vec<i32>)>>,
+    require_stable: bool,
 ) -> (i16, Fetched) {
     if !ctx.allowed(Operation::Describe, Resource::Group(group_id)) {
         return (errors::GROUP_AUTHORIZATION_FAILED, Vec::new());
     }
     let mut store = ctx.state.offsets.lock().expect("offset store lock");
-    let result = match topics {
+    let result: std::io::Result<Fetched> = match topics {
         None => store.all(group_id).map(|all| {
             let mut by_topic: std::collections::BTreeMap<String, Vec<_>> = Default::default();
             for ((t, p), c) in all {
@@ -158,7 +162,18 @@ fn fetch_group(
             .collect(),
     };
     match result {
-        Ok(r) => (errors::NONE, r),
+        Ok(mut r) => {
+            if require_stable {
+                for (t, parts) in r.iter_mut() {
+                    for part in parts.iter_mut() {
+                        if ctx.state.txn.has_pending(group_id, t, part.0) {
+                            *part = (part.0, -1, -1, Some(String::new()), UNSTABLE_OFFSET_COMMIT);
+                        }
+                    }
+                }
+            }
+            (errors::NONE, r)
+        }
         Err(e) => {
             tracing::warn!(group = %group_id, error = %e, "offset fetch failed");
             (errors::COORDINATOR_NOT_AVAILABLE, Vec::new())
@@ -179,7 +194,7 @@ pub fn fetch(ctx: &Ctx, req: OffsetFetchRequest) -> OffsetFetchResponse {
                         .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
                         .collect()
                 });
-                let (code, fetched) = fetch_group(ctx, &g.group_id, topics);
+                let (code, fetched) = fetch_group(ctx, &g.group_id, topics, req.require_stable);
                 OffsetFetchResponseGroup::default()
                     .with_group_id(g.group_id.clone())
                     .with_error_code(code)
@@ -213,7 +228,8 @@ pub fn fetch(ctx: &Ctx, req: OffsetFetchRequest) -> OffsetFetchResponse {
             .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
             .collect()
     });
-    let (code, fetched) = fetch_group(ctx, &req.group_id, topics);
+    let require_stable = ctx.version >= 7 && req.require_stable;
+    let (code, fetched) = fetch_group(ctx, &req.group_id, topics, require_stable);
     let topics = fetched
         .into_iter()
         .map(|(t, ps)| {

@@ -1,0 +1,187 @@
+//! A raw Kafka wire client on the kafka-protocol crate: one connection, one request at a time,
+//! any API at any version, a deadline on every wait.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseHeader, ResponseKind,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Largest response accepted.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a request got no usable answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// No connection.
+    #[error("cannot connect to {addr}: {reason}")]
+    Connect {
+        /// Broker address.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+    /// The deadline passed.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The broker closed the connection.
+    #[error("the broker closed the connection")]
+    Closed,
+    /// The request could not be encoded at this version.
+    #[error("cannot encode {api:?} v{version}: {reason}")]
+    Encode {
+        /// API.
+        api: ApiKey,
+        /// Version.
+        version: i16,
+        /// Why.
+        reason: String,
+    },
+    /// The answer does not decode.
+    #[error("the {api:?} v{version} answer does not decode: {reason}")]
+    Decode {
+        /// API.
+        api: ApiKey,
+        /// Version.
+        version: i16,
+        /// Why.
+        reason: String,
+    },
+    /// Transport error.
+    #[error("i/o: {0}")]
+    Io(String),
+}
+
+/// One connection to a broker.
+#[derive(Debug)]
+pub struct Connection {
+    stream: TcpStream,
+    next_correlation: i32,
+    deadline: Duration,
+}
+
+impl Connection {
+    /// Connects, with `deadline` for the connect and for every later answer.
+    pub async fn connect(addr: SocketAddr, deadline: Duration) -> Result<Connection, ClientError> {
+        let stream = tokio::time::timeout(deadline, TcpStream::connect(addr))
+            .await
+            .map_err(|_| ClientError::Timeout(deadline))?
+            .map_err(|e| ClientError::Connect {
+                addr,
+                reason: e.to_string(),
+            })?;
+        let _ = stream.set_nodelay(true);
+        Ok(Connection {
+            stream,
+            next_correlation: 1,
+            deadline,
+        })
+    }
+
+    /// Sends `request` as `api` at `version` and waits for its answer.
+    pub async fn send(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        request: &RequestKind,
+    ) -> Result<ResponseKind, ClientError> {
+        let correlation = self.next_correlation;
+        self.next_correlation += 1;
+        let mut frame = BytesMut::new();
+        let encode_error = |e: anyhow_like::Error| ClientError::Encode {
+            api,
+            version,
+            reason: e.0,
+        };
+        RequestHeader::default()
+            .with_request_api_key(api as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(correlation)
+            .with_client_id(Some(StrBytes::from_static_str("kconform")))
+            .encode(&mut frame, api.request_header_version(version))
+            .map_err(|e| encode_error(anyhow_like::Error(e.to_string())))?;
+        request
+            .encode(&mut frame, version)
+            .map_err(|e| encode_error(anyhow_like::Error(e.to_string())))?;
+        let deadline = self.deadline;
+        let io = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe => ClientError::Closed,
+            _ => ClientError::Io(e.to_string()),
+        };
+        let exchange = async {
+            self.stream
+                .write_all(&(frame.len() as i32).to_be_bytes())
+                .await
+                .map_err(io)?;
+            self.stream.write_all(&frame).await.map_err(io)?;
+            let mut size = [0u8; 4];
+            self.stream.read_exact(&mut size).await.map_err(io)?;
+            let size = i32::from_be_bytes(size);
+            if size < 0 || size as usize > MAX_RESPONSE_BYTES {
+                return Err(ClientError::Decode {
+                    api,
+                    version,
+                    reason: format!("response size {size}"),
+                });
+            }
+            let mut body = vec![0u8; size as usize];
+            self.stream.read_exact(&mut body).await.map_err(io)?;
+            Ok(body)
+        };
+        let body = tokio::time::timeout(deadline, exchange)
+            .await
+            .map_err(|_| ClientError::Timeout(deadline))??;
+        let decode = |reason: String| ClientError::Decode {
+            api,
+            version,
+            reason,
+        };
+        let mut buf = Bytes::from(body);
+        let header = ResponseHeader::decode(&mut buf, api.response_header_version(version))
+            .map_err(|e| decode(e.to_string()))?;
+        if header.correlation_id != correlation {
+            return Err(decode(format!(
+                "correlation id {} for request {correlation}",
+                header.correlation_id
+            )));
+        }
+        let response =
+            ResponseKind::decode(api, &mut buf, version).map_err(|e| decode(e.to_string()))?;
+        Ok(response)
+    }
+
+    /// The (min, max) versions the broker serves per API key, from ApiVersions v0.
+    pub async fn api_versions(&mut self) -> Result<Vec<(i16, i16, i16)>, ClientError> {
+        match self
+            .send(
+                ApiKey::ApiVersions,
+                0,
+                &RequestKind::ApiVersions(ApiVersionsRequest::default()),
+            )
+            .await?
+        {
+            ResponseKind::ApiVersions(r) => Ok(r
+                .api_keys
+                .iter()
+                .map(|k| (k.api_key, k.min_version, k.max_version))
+                .collect()),
+            other => Err(ClientError::Decode {
+                api: ApiKey::ApiVersions,
+                version: 0,
+                reason: format!("unexpected {other:?}"),
+            }),
+        }
+    }
+}
+
+/// kafka-protocol reports errors as `anyhow::Error`; carried here as text.
+mod anyhow_like {
+    pub struct Error(pub String);
+}

@@ -1,0 +1,16 @@
+//! kconform: a conformance harness for the Kafka transaction APIs.
+//!
+//! It drives brokers ([`target`]) through identical request sequences ([`scenario`]) over a
+//! raw wire client ([`client`]) built on the kafka-protocol crate, records what each answers
+//! ([`runner`]), and normalises the answers ([`normalise`]) so transcripts of different brokers
+//! compare field by field.
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod errors;
+pub mod normalise;
+pub mod request;
+pub mod response;
+pub mod runner;
+pub mod scenario;
+pub mod target;

@@ -1,0 +1,259 @@
+//! Requests built from a step's TOML fields (after variable substitution), as kafka-protocol
+//! messages. Field names are Apache's, in snake_case. A nullable string field left out is null.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+
+/// A variable's value: captured from a response, or a unique name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Var {
+    /// Text.
+    Str(String),
+    /// A number.
+    Int(i64),
+}
+
+/// Variables in scope for a scenario run.
+pub type Vars = BTreeMap<String, Var>;
+
+/// Replaces `${name}` in every string of `value`; a string that is exactly `${name}` of a
+/// number becomes that number.
+pub fn substitute(value: &toml::Value, vars: &Vars) -> Result<toml::Value, String> {
+    Ok(match value {
+        toml::Value::String(s) => {
+            if let Some(name) = s.strip_prefix("${").and_then(|r| r.strip_suffix('}')) {
+                match vars.get(name) {
+                    Some(Var::Int(i)) => return Ok(toml::Value::Integer(*i)),
+                    Some(Var::Str(v)) => return Ok(toml::Value::String(v.clone())),
+                    None => return Err(format!("unknown variable ${{{name}}}")),
+                }
+            }
+            let mut out = s.clone();
+            for (k, v) in vars {
+                let text = match v {
+                    Var::Str(s) => s.clone(),
+                    Var::Int(i) => i.to_string(),
+                };
+                out = out.replace(&format!("${{{k}}}"), &text);
+            }
+            if out.contains("${") {
+                return Err(format!("unknown variable in '{s}'"));
+            }
+            toml::Value::String(out)
+        }
+        toml::Value::Array(a) => toml::Value::Array(
+            a.iter()
+                .map(|v| substitute(v, vars))
+                .collect::<Result<_, _>>()?,
+        ),
+        toml::Value::Table(t) => toml::Value::Table(
+            t.iter()
+                .map(|(k, v)| Ok((k.clone(), substitute(v, vars)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+struct Fields<'a>(&'a toml::Table);
+
+impl Fields<'_> {
+    fn int(&self, key: &str, default: i64) -> Result<i64, String> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Integer(i)) => Ok(*i),
+            Some(other) => Err(format!("{key}: expected an integer, got {other}")),
+        }
+    }
+    fn i32(&self, key: &str, default: i32) -> Result<i32, String> {
+        let v = self.int(key, default.into())?;
+        i32::try_from(v).map_err(|_| format!("{key}: {v} is not an int32"))
+    }
+    fn i16(&self, key: &str, default: i16) -> Result<i16, String> {
+        let v = self.int(key, default.into())?;
+        i16::try_from(v).map_err(|_| format!("{key}: {v} is not an int16"))
+    }
+    fn boolean(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(other) => Err(format!("{key}: expected true or false, got {other}")),
+        }
+    }
+    fn opt_str(&self, key: &str) -> Result<Option<StrBytes>, String> {
+        match self.0.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(StrBytes::from_string(s.clone()))),
+            Some(other) => Err(format!("{key}: expected a string, got {other}")),
+        }
+    }
+    fn str(&self, key: &str) -> Result<StrBytes, String> {
+        Ok(self.opt_str(key)?.unwrap_or_default())
+    }
+    fn tables(&self, key: &str) -> Result<Vec<Fields<'_>>, String> {
+        match self.0.get(key) {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    toml::Value::Table(t) => Ok(Fields(t)),
+                    other => Err(format!("{key}: expected tables, got {other}")),
+                })
+                .collect(),
+            Some(other) => Err(format!("{key}: expected an array of tables, got {other}")),
+        }
+    }
+    fn i32s(&self, key: &str) -> Result<Vec<i32>, String> {
+        match self.0.get(key) {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    toml::Value::Integer(i) => i32::try_from(*i).map_err(|_| format!("{key}: {i}")),
+                    other => Err(format!("{key}: expected integers, got {other}")),
+                })
+                .collect(),
+            Some(other) => Err(format!("{key}: expected an array, got {other}")),
+        }
+    }
+}
+
+/// The API key of an Apache API name.
+pub fn api_key(name: &str) -> Option<ApiKey> {
+    Some(match name {
+        "InitProducerId" => ApiKey::InitProducerId,
+        "AddPartitionsToTxn" => ApiKey::AddPartitionsToTxn,
+        "AddOffsetsToTxn" => ApiKey::AddOffsetsToTxn,
+        "EndTxn" => ApiKey::EndTxn,
+        "WriteTxnMarkers" => ApiKey::WriteTxnMarkers,
+        "TxnOffsetCommit" => ApiKey::TxnOffsetCommit,
+        "CreateTopics" => ApiKey::CreateTopics,
+        "FindCoordinator" => ApiKey::FindCoordinator,
+        _ => return None,
+    })
+}
+
+/// Builds the request of `api` at `version` from substituted fields.
+pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKind, String> {
+    let f = Fields(table);
+    Ok(match api {
+        ApiKey::InitProducerId => RequestKind::InitProducerId(
+            InitProducerIdRequest::default()
+                .with_transactional_id(f.opt_str("transactional_id")?.map(TransactionalId))
+                .with_transaction_timeout_ms(f.i32("transaction_timeout_ms", 60_000)?)
+                .with_producer_id(ProducerId(f.int("producer_id", -1)?))
+                .with_producer_epoch(f.i16("producer_epoch", -1)?),
+        ),
+        ApiKey::AddPartitionsToTxn => RequestKind::AddPartitionsToTxn(
+            AddPartitionsToTxnRequest::default()
+                .with_v3_and_below_transactional_id(TransactionalId(f.str("transactional_id")?))
+                .with_v3_and_below_producer_id(ProducerId(f.int("producer_id", 0)?))
+                .with_v3_and_below_producer_epoch(f.i16("producer_epoch", 0)?)
+                .with_v3_and_below_topics(
+                    f.tables("topics")?
+                        .iter()
+                        .map(|t| {
+                            Ok(add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                                .with_name(TopicName(t.str("name")?))
+                                .with_partitions(t.i32s("partitions")?))
+                        })
+                        .collect::<Result<_, String>>()?,
+                ),
+        ),
+        ApiKey::AddOffsetsToTxn => RequestKind::AddOffsetsToTxn(
+            AddOffsetsToTxnRequest::default()
+                .with_transactional_id(TransactionalId(f.str("transactional_id")?))
+                .with_producer_id(ProducerId(f.int("producer_id", 0)?))
+                .with_producer_epoch(f.i16("producer_epoch", 0)?)
+                .with_group_id(GroupId(f.str("group_id")?)),
+        ),
+        ApiKey::EndTxn => RequestKind::EndTxn(
+            EndTxnRequest::default()
+                .with_transactional_id(TransactionalId(f.str("transactional_id")?))
+                .with_producer_id(ProducerId(f.int("producer_id", 0)?))
+                .with_producer_epoch(f.i16("producer_epoch", 0)?)
+                .with_committed(f.boolean("committed", true)?),
+        ),
+        ApiKey::WriteTxnMarkers => RequestKind::WriteTxnMarkers(
+            WriteTxnMarkersRequest::default().with_markers(
+                f.tables("markers")?
+                    .iter()
+                    .map(|m| {
+                        Ok(write_txn_markers_request::WritableTxnMarker::default()
+                            .with_producer_id(ProducerId(m.int("producer_id", 0)?))
+                            .with_producer_epoch(m.i16("producer_epoch", 0)?)
+                            .with_transaction_result(m.boolean("transaction_result", true)?)
+                            .with_coordinator_epoch(m.i32("coordinator_epoch", 0)?)
+                            .with_topics(
+                                m.tables("topics")?
+                                    .iter()
+                                    .map(|t| {
+                                        Ok(write_txn_markers_request::WritableTxnMarkerTopic::default()
+                                            .with_name(TopicName(t.str("name")?))
+                                            .with_partition_indexes(t.i32s("partition_indexes")?))
+                                    })
+                                    .collect::<Result<_, String>>()?,
+                            ))
+                    })
+                    .collect::<Result<_, String>>()?,
+            ),
+        ),
+        ApiKey::TxnOffsetCommit => RequestKind::TxnOffsetCommit(
+            TxnOffsetCommitRequest::default()
+                .with_transactional_id(TransactionalId(f.str("transactional_id")?))
+                .with_group_id(GroupId(f.str("group_id")?))
+                .with_producer_id(ProducerId(f.int("producer_id", 0)?))
+                .with_producer_epoch(f.i16("producer_epoch", 0)?)
+                .with_generation_id(f.i32("generation_id", -1)?)
+                .with_member_id(f.str("member_id")?)
+                .with_group_instance_id(f.opt_str("group_instance_id")?)
+                .with_topics(
+                    f.tables("topics")?
+                        .iter()
+                        .map(|t| {
+                            Ok(txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                                .with_name(TopicName(t.str("name")?))
+                                .with_partitions(
+                                    t.tables("partitions")?
+                                        .iter()
+                                        .map(|p| {
+                                            Ok(txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                                                .with_partition_index(p.i32("partition_index", 0)?)
+                                                .with_committed_offset(p.int("committed_offset", 0)?)
+                                                .with_committed_leader_epoch(p.i32("committed_leader_epoch", -1)?)
+                                                .with_committed_metadata(p.opt_str("committed_metadata")?))
+                                        })
+                                        .collect::<Result<_, String>>()?,
+                                ))
+                        })
+                        .collect::<Result<_, String>>()?,
+                ),
+        ),
+        ApiKey::CreateTopics => RequestKind::CreateTopics(
+            CreateTopicsRequest::default()
+                .with_timeout_ms(f.i32("timeout_ms", 30_000)?)
+                .with_topics(
+                    f.tables("topics")?
+                        .iter()
+                        .map(|t| {
+                            Ok(create_topics_request::CreatableTopic::default()
+                                .with_name(TopicName(t.str("name")?))
+                                .with_num_partitions(t.i32("num_partitions", 1)?)
+                                .with_replication_factor(t.i16("replication_factor", 1)?))
+                        })
+                        .collect::<Result<_, String>>()?,
+                ),
+        ),
+        ApiKey::FindCoordinator => RequestKind::FindCoordinator(
+            match version >= 4 {
+                // v4 batches keys.
+                true => FindCoordinatorRequest::default().with_coordinator_keys(vec![f.str("key")?]),
+                false => FindCoordinatorRequest::default().with_key(f.str("key")?),
+            }
+            .with_key_type(f.i16("key_type", 0)? as i8),
+        ),
+        other => return Err(format!("{other:?} is not a scenario API yet")),
+    })
+}

@@ -1,0 +1,97 @@
+//! Responses as plain trees (JSON values): what transcripts record, normalise and compare.
+
+use kafka_protocol::messages::ResponseKind;
+use serde_json::{json, Value};
+
+/// The response's fields at `version` as a tree, named as Apache names them (snake_case).
+pub fn to_value(response: &ResponseKind, version: i16) -> Value {
+    match response {
+        ResponseKind::InitProducerId(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "producer_id": r.producer_id.0,
+            "producer_epoch": r.producer_epoch,
+        }),
+        ResponseKind::AddPartitionsToTxn(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "results": r.results_by_topic_v3_and_below.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "results": t.results_by_partition.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "partition_error_code": p.partition_error_code,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+        ResponseKind::AddOffsetsToTxn(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+        }),
+        ResponseKind::EndTxn(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+        }),
+        ResponseKind::WriteTxnMarkers(r) => json!({
+            "markers": r.markers.iter().map(|m| json!({
+                "producer_id": m.producer_id.0,
+                "topics": m.topics.iter().map(|t| json!({
+                    "name": t.name.0.as_str(),
+                    "partitions": t.partitions.iter().map(|p| json!({
+                        "partition_index": p.partition_index,
+                        "error_code": p.error_code,
+                    })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+        ResponseKind::TxnOffsetCommit(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "topics": r.topics.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "partitions": t.partitions.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "error_code": p.error_code,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+        ResponseKind::CreateTopics(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "topics": r.topics.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "error_code": t.error_code,
+                "num_partitions": t.num_partitions,
+                "replication_factor": t.replication_factor,
+            })).collect::<Vec<_>>(),
+        }),
+        // v4 batches keys: the single-key fields are not on the wire any more.
+        ResponseKind::FindCoordinator(r) if version >= 4 => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "coordinators": r.coordinators.iter().map(|c| json!({
+                "key": c.key.as_str(),
+                "node_id": c.node_id.0,
+                "host": c.host.as_str(),
+                "port": c.port,
+                "error_code": c.error_code,
+                "error_message": c.error_message.as_ref().map(|m| m.as_str()),
+            })).collect::<Vec<_>>(),
+        }),
+        ResponseKind::FindCoordinator(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "error_message": r.error_message.as_ref().map(|m| m.as_str()),
+            "node_id": r.node_id.0,
+            "host": r.host.as_str(),
+            "port": r.port,
+        }),
+        other => {
+            json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })
+        }
+    }
+}
+
+/// The value at a dotted path (`results.0.results.0.partition_error_code`).
+pub fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(value, |v, part| match part.parse::<usize>() {
+            Ok(i) => v.get(i),
+            Err(_) => v.get(part),
+        })
+}

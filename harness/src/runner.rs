@@ -1,0 +1,382 @@
+//! Runs a scenario against a target and records a transcript: each step's request and the
+//! normalised answer, or why there was none.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use kafka_protocol::messages::ApiKey;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::client::{ClientError, Connection};
+use crate::normalise::Normaliser;
+use crate::request::{self, substitute, Var, Vars};
+use crate::response;
+use crate::scenario::{Scenario, Step, VersionSpec};
+use crate::target::Running;
+
+/// What one step got.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The normalised response.
+    Response(Value),
+    /// The target does not serve this version of the API.
+    Unsupported {
+        /// Lowest version served (-1: the API is not served at all).
+        min: i16,
+        /// Highest version served.
+        max: i16,
+    },
+    /// No answer: the connection closed, the deadline passed, or the answer did not decode.
+    NoAnswer(String),
+    /// A pause.
+    Slept(u64),
+}
+
+/// One step as run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRecord {
+    /// Step name (with `@vN` when a version sweep expanded it).
+    pub step: String,
+    /// API name.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub api: String,
+    /// Version sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i16>,
+    /// The request fields, with unique names back as placeholders.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub request: Value,
+    /// What came back.
+    pub outcome: Outcome,
+}
+
+/// A scenario's run against one target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transcript {
+    /// Scenario name.
+    pub scenario: String,
+    /// Target name.
+    pub target: String,
+    /// Steps, in order.
+    pub steps: Vec<StepRecord>,
+    /// Expectations that did not hold.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_expectations: Vec<String>,
+}
+
+/// Why a scenario could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A step that cannot be built.
+    #[error("{scenario}, step '{step}': {reason}")]
+    Step {
+        /// Scenario.
+        scenario: String,
+        /// Step.
+        step: String,
+        /// Why.
+        reason: String,
+    },
+    /// The target could not be reached.
+    #[error("{scenario}: {source}")]
+    Connect {
+        /// Scenario.
+        scenario: String,
+        /// Why.
+        source: ClientError,
+    },
+}
+
+/// Apache 3.7's highest version of each scenario API: what "all" sweeps.
+fn apache_max(api: ApiKey) -> i16 {
+    match api {
+        ApiKey::InitProducerId => 4,
+        ApiKey::AddPartitionsToTxn => 4,
+        ApiKey::AddOffsetsToTxn => 3,
+        ApiKey::EndTxn => 3,
+        ApiKey::WriteTxnMarkers => 1,
+        ApiKey::TxnOffsetCommit => 3,
+        ApiKey::CreateTopics => 7,
+        ApiKey::FindCoordinator => 4,
+        _ => 0,
+    }
+}
+
+struct Run<'a> {
+    scenario: &'a Scenario,
+    target: &'a Running,
+    deadline: Duration,
+    connections: HashMap<String, Connection>,
+    served: Option<HashMap<i16, (i16, i16)>>,
+    vars: Vars,
+    normaliser: Normaliser,
+    records: Vec<StepRecord>,
+    failed: Vec<String>,
+}
+
+/// Runs `scenario` against `target`; every wait is bounded by `deadline`.
+pub async fn run(
+    scenario: &Scenario,
+    target: &Running,
+    deadline: Duration,
+) -> Result<Transcript, RunError> {
+    let nonce = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let mut vars = Vars::new();
+    let mut names = Vec::new();
+    for u in &scenario.unique {
+        let actual = format!("{u}-{}-{nonce}", scenario.name);
+        names.push((actual.clone(), format!("${{{u}}}")));
+        vars.insert(u.clone(), Var::Str(actual));
+    }
+    let mut run = Run {
+        scenario,
+        target,
+        deadline,
+        connections: HashMap::new(),
+        served: None,
+        vars,
+        normaliser: Normaliser::new(names),
+        records: Vec::new(),
+        failed: Vec::new(),
+    };
+    for step in &scenario.steps {
+        run.step(step).await?;
+    }
+    Ok(Transcript {
+        scenario: scenario.name.clone(),
+        target: target.name.clone(),
+        steps: run.records,
+        failed_expectations: run.failed,
+    })
+}
+
+impl Run<'_> {
+    fn step_error(&self, step: &str, reason: impl Into<String>) -> RunError {
+        RunError::Step {
+            scenario: self.scenario.name.clone(),
+            step: step.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    async fn connection(&mut self, name: &str) -> Result<&mut Connection, RunError> {
+        if !self.connections.contains_key(name) {
+            let c = Connection::connect(self.target.addr, self.deadline)
+                .await
+                .map_err(|source| RunError::Connect {
+                    scenario: self.scenario.name.clone(),
+                    source,
+                })?;
+            self.connections.insert(name.to_owned(), c);
+        }
+        Ok(self.connections.get_mut(name).expect("inserted"))
+    }
+
+    async fn served(&mut self) -> Result<HashMap<i16, (i16, i16)>, RunError> {
+        if self.served.is_none() {
+            let versions = self
+                .connection("__api_versions")
+                .await?
+                .api_versions()
+                .await
+                .map_err(|source| RunError::Connect {
+                    scenario: self.scenario.name.clone(),
+                    source,
+                })?;
+            self.served = Some(versions.into_iter().map(|(k, a, b)| (k, (a, b))).collect());
+        }
+        Ok(self.served.clone().expect("set"))
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), RunError> {
+        if let Some(ms) = step.sleep_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            self.records.push(StepRecord {
+                step: step.name.clone(),
+                api: String::new(),
+                version: None,
+                request: Value::Null,
+                outcome: Outcome::Slept(ms),
+            });
+            return Ok(());
+        }
+        let api_name = step
+            .api
+            .as_deref()
+            .ok_or_else(|| self.step_error(&step.name, "no api and no sleep_ms"))?;
+        let api = request::api_key(api_name)
+            .ok_or_else(|| self.step_error(&step.name, format!("unknown api '{api_name}'")))?;
+        let served = self.served().await?.get(&(api as i16)).copied();
+        let versions: Vec<i16> = match &step.version {
+            Some(VersionSpec::One(v)) => vec![*v],
+            Some(VersionSpec::Named(n)) if n == "all" => (0..=apache_max(api)).collect(),
+            Some(VersionSpec::Named(n)) => match n.split_once("..=") {
+                Some((a, b)) => match (a.trim().parse::<i16>(), b.trim().parse::<i16>()) {
+                    (Ok(a), Ok(b)) if a <= b => (a..=b).collect(),
+                    _ => return Err(self.step_error(&step.name, format!("version range '{n}'"))),
+                },
+                None => {
+                    return Err(self.step_error(
+                        &step.name,
+                        format!("version '{n}': use a number, \"all\" or \"A..=B\""),
+                    ))
+                }
+            },
+            None => match served {
+                Some((_, max)) => vec![max.min(api.valid_versions().max).min(apache_max(api))],
+                None => vec![apache_max(api)],
+            },
+        };
+        let sweep = versions.len() > 1;
+        for version in versions {
+            let label = match sweep {
+                true => format!("{}@v{version}", step.name),
+                false => step.name.clone(),
+            };
+            self.send(step, &label, api, api_name, version, served)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn send(
+        &mut self,
+        step: &Step,
+        label: &str,
+        api: ApiKey,
+        api_name: &str,
+        version: i16,
+        served: Option<(i16, i16)>,
+    ) -> Result<(), RunError> {
+        let fields = substitute(&toml::Value::Table(step.request.clone()), &self.vars)
+            .map_err(|e| self.step_error(label, e))?;
+        let toml::Value::Table(fields) = fields else {
+            unreachable!("a table substitutes to a table")
+        };
+        let request_value = serde_json::to_value(&fields).unwrap_or(Value::Null);
+        let request_value = self.normaliser.normalise(&request_value);
+        let mut record = StepRecord {
+            step: label.to_owned(),
+            api: api_name.to_owned(),
+            version: Some(version),
+            request: request_value,
+            outcome: Outcome::NoAnswer(String::new()),
+        };
+        match served {
+            Some((min, max)) if (min..=max).contains(&version) => {}
+            other => {
+                let (min, max) = other.unwrap_or((-1, -1));
+                record.outcome = Outcome::Unsupported { min, max };
+                self.records.push(record);
+                return Ok(());
+            }
+        }
+        let request =
+            request::build(api, version, &fields).map_err(|e| self.step_error(label, e))?;
+        let result = self
+            .connection(&step.connection)
+            .await?
+            .send(api, version, &request)
+            .await;
+        let raw = match result {
+            Ok(r) => response::to_value(&r, version),
+            Err(e) => {
+                // The connection is unusable after a failure; the next step reconnects.
+                self.connections.remove(&step.connection);
+                record.outcome = Outcome::NoAnswer(e.to_string());
+                self.records.push(record);
+                return Ok(());
+            }
+        };
+        for (var, path) in &step.capture {
+            match response::at(&raw, path) {
+                Some(Value::Number(n)) if n.as_i64().is_some() => {
+                    self.vars
+                        .insert(var.clone(), Var::Int(n.as_i64().expect("checked")));
+                }
+                Some(Value::String(s)) => {
+                    self.vars.insert(var.clone(), Var::Str(s.clone()));
+                }
+                _ => self
+                    .failed
+                    .push(format!("{label}: nothing to capture at '{path}'")),
+            }
+        }
+        for (path, expected) in &step.expect {
+            let expected = serde_json::to_value(expected).unwrap_or(Value::Null);
+            let found = response::at(&raw, path).cloned().unwrap_or(Value::Null);
+            if found != expected {
+                self.failed
+                    .push(format!("{label}: {path} is {found}, expected {expected}"));
+            }
+        }
+        record.outcome = Outcome::Response(self.normaliser.normalise(&raw));
+        self.records.push(record);
+        Ok(())
+    }
+}
+
+/// Field-by-field differences between two transcripts of one scenario: (step, path, left,
+/// right).
+pub fn diff(left: &Transcript, right: &Transcript) -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
+    let index = |t: &Transcript| -> BTreeMap<String, Value> {
+        t.steps
+            .iter()
+            .map(|s| {
+                (
+                    s.step.clone(),
+                    serde_json::to_value(&s.outcome).unwrap_or(Value::Null),
+                )
+            })
+            .collect()
+    };
+    let (l, r) = (index(left), index(right));
+    for (step, lv) in &l {
+        let rv = r.get(step).cloned().unwrap_or(Value::Null);
+        diff_values(step, "", lv, &rv, &mut out);
+    }
+    out
+}
+
+fn diff_values(
+    step: &str,
+    path: &str,
+    l: &Value,
+    r: &Value,
+    out: &mut Vec<(String, String, String, String)>,
+) {
+    match (l, r) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                diff_values(
+                    step,
+                    &p,
+                    a.get(k).unwrap_or(&Value::Null),
+                    b.get(k).unwrap_or(&Value::Null),
+                    out,
+                );
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff_values(step, &format!("{path}.{i}"), x, y, out);
+            }
+        }
+        _ if l != r => out.push((
+            step.to_owned(),
+            path.to_owned(),
+            l.to_string(),
+            r.to_string(),
+        )),
+        _ => {}
+    }
+}

@@ -1,0 +1,121 @@
+//! Brokers the harness can drive. A target may take seconds to start and is shared by many
+//! scenarios, so starting and stopping are separate from using it.
+
+use std::net::SocketAddr;
+
+use reference_broker::{Broker, BrokerConfig, BrokerHandle};
+
+/// Why a target could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The broker did not start.
+    #[error("{target}: did not start: {reason}")]
+    Start {
+        /// Target name.
+        target: String,
+        /// Why.
+        reason: String,
+    },
+    /// A target specification that does not parse.
+    #[error("unknown target '{0}' (expected ref or external=HOST:PORT)")]
+    Unknown(String),
+}
+
+/// What a target specification names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// The bundled reference broker, in process.
+    Ref,
+    /// A Kafka-compatible broker that is already running.
+    External(SocketAddr),
+}
+
+impl TargetSpec {
+    /// Parses `ref` or `external=HOST:PORT`.
+    pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
+        match s.split_once('=') {
+            None if s == "ref" => Ok(TargetSpec::Ref),
+            Some(("external", addr)) => {
+                use std::net::ToSocketAddrs;
+                addr.to_socket_addrs()
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .map(TargetSpec::External)
+                    .ok_or_else(|| TargetError::Unknown(s.to_owned()))
+            }
+            _ => Err(TargetError::Unknown(s.to_owned())),
+        }
+    }
+
+    /// The short name used in reports and snapshot file names.
+    pub fn name(&self) -> String {
+        match self {
+            TargetSpec::Ref => "ref".into(),
+            TargetSpec::External(_) => "external".into(),
+        }
+    }
+}
+
+/// A started target.
+#[derive(Debug)]
+pub struct Running {
+    /// Its name.
+    pub name: String,
+    /// The bootstrap address.
+    pub addr: SocketAddr,
+    broker: Option<BrokerHandle>,
+}
+
+impl Running {
+    /// Starts (or, for an external broker, just names) a target.
+    pub async fn start(spec: &TargetSpec) -> Result<Running, TargetError> {
+        match spec {
+            TargetSpec::Ref => {
+                let broker = Broker::start(BrokerConfig {
+                    txn_reaper_interval: std::time::Duration::from_millis(500),
+                    ..BrokerConfig::for_tests()
+                })
+                .await
+                .map_err(|e| TargetError::Start {
+                    target: "ref".into(),
+                    reason: e.to_string(),
+                })?;
+                Ok(Running {
+                    name: "ref".into(),
+                    addr: broker.addr(),
+                    broker: Some(broker),
+                })
+            }
+            TargetSpec::External(addr) => Ok(Running {
+                name: "external".into(),
+                addr: *addr,
+                broker: None,
+            }),
+        }
+    }
+
+    /// Stops the target if the harness started it.
+    pub async fn stop(self) {
+        if let Some(b) = self.broker {
+            let data_dir = b.data_dir().to_owned();
+            b.shutdown().await;
+            let _ = std::fs::remove_dir_all(data_dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_specs_parse() {
+        assert_eq!(TargetSpec::parse("ref").unwrap(), TargetSpec::Ref);
+        assert_eq!(
+            TargetSpec::parse("external=127.0.0.1:9092").unwrap(),
+            TargetSpec::External("127.0.0.1:9092".parse().unwrap())
+        );
+        assert!(TargetSpec::parse("apache-ish").is_err());
+        assert!(TargetSpec::parse("external=nowhere").is_err());
+    }
+}
