@@ -131,6 +131,7 @@ pub fn api_key(name: &str) -> Option<ApiKey> {
         "TxnOffsetCommit" => ApiKey::TxnOffsetCommit,
         "CreateTopics" => ApiKey::CreateTopics,
         "FindCoordinator" => ApiKey::FindCoordinator,
+        "Metadata" => ApiKey::Metadata,
         _ => return None,
     })
 }
@@ -145,6 +146,26 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                 .with_transaction_timeout_ms(f.i32("transaction_timeout_ms", 60_000)?)
                 .with_producer_id(ProducerId(f.int("producer_id", -1)?))
                 .with_producer_epoch(f.i16("producer_epoch", -1)?),
+        ),
+        // v4 is the batched broker form: the same fields become its one transaction.
+        ApiKey::AddPartitionsToTxn if version >= 4 => RequestKind::AddPartitionsToTxn(
+            AddPartitionsToTxnRequest::default().with_transactions(vec![
+                add_partitions_to_txn_request::AddPartitionsToTxnTransaction::default()
+                    .with_transactional_id(TransactionalId(f.str("transactional_id")?))
+                    .with_producer_id(ProducerId(f.int("producer_id", 0)?))
+                    .with_producer_epoch(f.i16("producer_epoch", 0)?)
+                    .with_verify_only(f.boolean("verify_only", false)?)
+                    .with_topics(
+                        f.tables("topics")?
+                            .iter()
+                            .map(|t| {
+                                Ok(add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                                    .with_name(TopicName(t.str("name")?))
+                                    .with_partitions(t.i32s("partitions")?))
+                            })
+                            .collect::<Result<_, String>>()?,
+                    ),
+            ]),
         ),
         ApiKey::AddPartitionsToTxn => RequestKind::AddPartitionsToTxn(
             AddPartitionsToTxnRequest::default()
@@ -253,6 +274,19 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                 false => FindCoordinatorRequest::default().with_key(f.str("key")?),
             }
             .with_key_type(f.i16("key_type", 0)? as i8),
+        ),
+        ApiKey::Metadata => RequestKind::Metadata(
+            MetadataRequest::default()
+                .with_allow_auto_topic_creation(f.boolean("allow_auto_topic_creation", false)?)
+                .with_topics(Some(
+                    f.tables("topics")?
+                        .iter()
+                        .map(|t| {
+                            Ok(metadata_request::MetadataRequestTopic::default()
+                                .with_name(Some(TopicName(t.str("name")?))))
+                        })
+                        .collect::<Result<_, String>>()?,
+                )),
         ),
         other => return Err(format!("{other:?} is not a scenario API yet")),
     })

@@ -12,14 +12,29 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "producer_id": r.producer_id.0,
             "producer_epoch": r.producer_epoch,
         }),
+        // v4: the batched broker form, one result per transaction.
+        ResponseKind::AddPartitionsToTxn(r) if version >= 4 => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "results_by_transaction": r.results_by_transaction.iter().map(|x| json!({
+                "transactional_id": x.transactional_id.0.as_str(),
+                "topic_results": x.topic_results.iter().map(|t| json!({
+                    "name": t.name.0.as_str(),
+                    "results": sorted(t.results_by_partition.iter().map(|p| json!({
+                        "partition_index": p.partition_index,
+                        "partition_error_code": p.partition_error_code,
+                    })).collect()),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
         ResponseKind::AddPartitionsToTxn(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
             "results": r.results_by_topic_v3_and_below.iter().map(|t| json!({
                 "name": t.name.0.as_str(),
-                "results": t.results_by_partition.iter().map(|p| json!({
+                "results": sorted(t.results_by_partition.iter().map(|p| json!({
                     "partition_index": p.partition_index,
                     "partition_error_code": p.partition_error_code,
-                })).collect::<Vec<_>>(),
+                })).collect()),
             })).collect::<Vec<_>>(),
         }),
         ResponseKind::AddOffsetsToTxn(r) => json!({
@@ -35,10 +50,10 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                 "producer_id": m.producer_id.0,
                 "topics": m.topics.iter().map(|t| json!({
                     "name": t.name.0.as_str(),
-                    "partitions": t.partitions.iter().map(|p| json!({
+                    "partitions": sorted(t.partitions.iter().map(|p| json!({
                         "partition_index": p.partition_index,
                         "error_code": p.error_code,
-                    })).collect::<Vec<_>>(),
+                    })).collect()),
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         }),
@@ -46,10 +61,10 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "throttle_time_ms": r.throttle_time_ms,
             "topics": r.topics.iter().map(|t| json!({
                 "name": t.name.0.as_str(),
-                "partitions": t.partitions.iter().map(|p| json!({
+                "partitions": sorted(t.partitions.iter().map(|p| json!({
                     "partition_index": p.partition_index,
                     "error_code": p.error_code,
-                })).collect::<Vec<_>>(),
+                })).collect()),
             })).collect::<Vec<_>>(),
         }),
         ResponseKind::CreateTopics(r) => json!({
@@ -81,10 +96,29 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "host": r.host.as_str(),
             "port": r.port,
         }),
+        ResponseKind::Metadata(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "topics": r.topics.iter().map(|t| json!({
+                "name": t.name.as_ref().map(|n| n.0.as_str()),
+                "error_code": t.error_code,
+                "partitions": sorted(t.partitions.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "error_code": p.error_code,
+                    "leader_id": p.leader_id.0,
+                })).collect()),
+            })).collect::<Vec<_>>(),
+        }),
         other => {
             json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })
         }
     }
+}
+
+/// Per-partition results in partition order: brokers answer them from maps, so their order on
+/// the wire carries no meaning.
+fn sorted(mut partitions: Vec<Value>) -> Vec<Value> {
+    partitions.sort_by_key(|p| p.get("partition_index").and_then(Value::as_i64));
+    partitions
 }
 
 /// The value at a dotted path (`results.0.results.0.partition_error_code`).

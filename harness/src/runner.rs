@@ -89,6 +89,15 @@ pub enum RunError {
     },
 }
 
+/// The highest version the harness builds a request at when a step names none: Apache 3.7's,
+/// except AddPartitionsToTxn v4, the broker-only batched form, which scenarios do not describe.
+fn default_max(api: ApiKey) -> i16 {
+    match api {
+        ApiKey::AddPartitionsToTxn => 3,
+        other => apache_max(other),
+    }
+}
+
 /// Apache 3.7's highest version of each scenario API: what "all" sweeps.
 fn apache_max(api: ApiKey) -> i16 {
     match api {
@@ -100,6 +109,7 @@ fn apache_max(api: ApiKey) -> i16 {
         ApiKey::TxnOffsetCommit => 3,
         ApiKey::CreateTopics => 7,
         ApiKey::FindCoordinator => 4,
+        ApiKey::Metadata => 12,
         _ => 0,
     }
 }
@@ -225,8 +235,8 @@ impl Run<'_> {
                 }
             },
             None => match served {
-                Some((_, max)) => vec![max.min(api.valid_versions().max).min(apache_max(api))],
-                None => vec![apache_max(api)],
+                Some((_, max)) => vec![max.min(default_max(api))],
+                None => vec![default_max(api)],
             },
         };
         let sweep = versions.len() > 1;
@@ -275,20 +285,37 @@ impl Run<'_> {
         }
         let request =
             request::build(api, version, &fields).map_err(|e| self.step_error(label, e))?;
-        let result = self
-            .connection(&step.connection)
-            .await?
-            .send(api, version, &request)
-            .await;
-        let raw = match result {
-            Ok(r) => response::to_value(&r, version),
-            Err(e) => {
-                // The connection is unusable after a failure; the next step reconnects.
-                self.connections.remove(&step.connection);
-                record.outcome = Outcome::NoAnswer(e.to_string());
-                self.records.push(record);
-                return Ok(());
+        let give_up =
+            tokio::time::Instant::now() + Duration::from_millis(step.within_ms.unwrap_or(15_000));
+        let raw = loop {
+            let result = self
+                .connection(&step.connection)
+                .await?
+                .send(api, version, &request)
+                .await;
+            let raw = match result {
+                Ok(r) => response::to_value(&r, version),
+                Err(e) => {
+                    // The connection is unusable after a failure; the next step reconnects.
+                    self.connections.remove(&step.connection);
+                    record.outcome = Outcome::NoAnswer(e.to_string());
+                    self.records.push(record);
+                    return Ok(());
+                }
+            };
+            let holds = step.until.iter().all(|(path, want)| {
+                let want = serde_json::to_value(want).unwrap_or(Value::Null);
+                response::at(&raw, path) == Some(&want)
+            });
+            if holds {
+                break raw;
             }
+            if tokio::time::Instant::now() >= give_up {
+                self.failed
+                    .push(format!("{label}: 'until' did not hold in time"));
+                break raw;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         };
         for (var, path) in &step.capture {
             match response::at(&raw, path) {

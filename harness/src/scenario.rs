@@ -12,6 +12,7 @@
 //! request = { transactional_id = "${txn}", transaction_timeout_ms = 60000 }
 //! capture = { pid = "producer_id", epoch = "producer_epoch" }
 //! expect = { error_code = 0 }   # must hold on every target
+//! until = { error_code = 0 }    # optional: repeat until this holds (within_ms, default 15 s)
 //!
 //! [[step]]
 //! name = "pause"
@@ -76,6 +77,12 @@ pub struct Step {
     /// Field path → value that must hold on every target.
     #[serde(default)]
     pub expect: BTreeMap<String, toml::Value>,
+    /// Repeat the request until these field values hold (a broker that is still creating a
+    /// topic or loading a coordinator answers a retriable error first, as clients see).
+    #[serde(default)]
+    pub until: BTreeMap<String, toml::Value>,
+    /// How long `until` may keep trying, in milliseconds (default 15000).
+    pub within_ms: Option<u64>,
     /// A pause instead of a request.
     pub sleep_ms: Option<u64>,
 }

@@ -34,10 +34,8 @@ pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse
             .coordinator_keys
             .iter()
             .map(|k| {
-                // Apache leaves v4's per-key error message null, errors included.
-                let c = Coordinator::default()
-                    .with_key(k.clone())
-                    .with_error_message(None);
+                // Apache 3.7 answers an empty (not null) per-key error message (seen live).
+                let c = Coordinator::default().with_key(k.clone());
                 match lookup(ctx, k, req.key_type) {
                     Ok(node) => c
                         .with_node_id(BrokerId(node))
