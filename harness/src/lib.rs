@@ -6,6 +6,7 @@
 //! compare field by field.
 #![warn(missing_docs)]
 
+pub mod apache;
 pub mod client;
 pub mod errors;
 pub mod normalise;

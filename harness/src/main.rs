@@ -27,7 +27,8 @@ enum Command {
     Run {
         /// Scenario names (file stems); all when none.
         names: Vec<String>,
-        /// Target: `ref` (the bundled kaas-ref, in process) or `external=HOST:PORT`.
+        /// Target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7
+        /// launched as a JVM: needs java and mvn; jars are cached) or `external=HOST:PORT`.
         /// Repeat for several; default `ref`.
         #[arg(long = "target")]
         targets: Vec<String>,

@@ -17,7 +17,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref or external=HOST:PORT)")]
+    #[error("unknown target '{0}' (expected ref, apache or external=HOST:PORT)")]
     Unknown(String),
 }
 
@@ -26,6 +26,8 @@ pub enum TargetError {
 pub enum TargetSpec {
     /// The bundled reference broker, in process.
     Ref,
+    /// A real Apache Kafka 3.7, launched as a JVM.
+    Apache,
     /// A Kafka-compatible broker that is already running.
     External(SocketAddr),
 }
@@ -35,6 +37,7 @@ impl TargetSpec {
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
         match s.split_once('=') {
             None if s == "ref" => Ok(TargetSpec::Ref),
+            None if s == "apache" => Ok(TargetSpec::Apache),
             Some(("external", addr)) => {
                 use std::net::ToSocketAddrs;
                 addr.to_socket_addrs()
@@ -51,6 +54,7 @@ impl TargetSpec {
     pub fn name(&self) -> String {
         match self {
             TargetSpec::Ref => "ref".into(),
+            TargetSpec::Apache => "apache".into(),
             TargetSpec::External(_) => "external".into(),
         }
     }
@@ -64,6 +68,7 @@ pub struct Running {
     /// The bootstrap address.
     pub addr: SocketAddr,
     broker: Option<BrokerHandle>,
+    apache: Option<crate::apache::ApacheJvm>,
 }
 
 impl Running {
@@ -84,18 +89,41 @@ impl Running {
                     name: "ref".into(),
                     addr: broker.addr(),
                     broker: Some(broker),
+                    apache: None,
+                })
+            }
+            TargetSpec::Apache => {
+                let jvm = tokio::task::spawn_blocking(crate::apache::ApacheJvm::start)
+                    .await
+                    .map_err(|e| TargetError::Start {
+                        target: "apache".into(),
+                        reason: e.to_string(),
+                    })?
+                    .map_err(|e| TargetError::Start {
+                        target: "apache".into(),
+                        reason: e.to_string(),
+                    })?;
+                Ok(Running {
+                    name: "apache".into(),
+                    addr: jvm.addr,
+                    broker: None,
+                    apache: Some(jvm),
                 })
             }
             TargetSpec::External(addr) => Ok(Running {
                 name: "external".into(),
                 addr: *addr,
                 broker: None,
+                apache: None,
             }),
         }
     }
 
     /// Stops the target if the harness started it.
-    pub async fn stop(self) {
+    pub async fn stop(mut self) {
+        if let Some(mut jvm) = self.apache.take() {
+            let _ = tokio::task::spawn_blocking(move || jvm.stop()).await;
+        }
         if let Some(b) = self.broker {
             let data_dir = b.data_dir().to_owned();
             b.shutdown().await;
@@ -111,6 +139,7 @@ mod tests {
     #[test]
     fn target_specs_parse() {
         assert_eq!(TargetSpec::parse("ref").unwrap(), TargetSpec::Ref);
+        assert_eq!(TargetSpec::parse("apache").unwrap(), TargetSpec::Apache);
         assert_eq!(
             TargetSpec::parse("external=127.0.0.1:9092").unwrap(),
             TargetSpec::External("127.0.0.1:9092".parse().unwrap())

@@ -1,0 +1,374 @@
+//! A real Apache Kafka 3.7 broker, launched as a JVM (the `jvm` backend).
+//!
+//! The broker's jars are resolved from Maven Central with `mvn` into a cache reused across runs
+//! (`$XDG_CACHE_HOME/kconform/apache-kafka-<version>/libs`), KRaft storage is formatted in a
+//! fresh directory, and a single combined broker+controller node starts with a small heap and
+//! settings tuned for tests. Readiness is the broker's own "Kafka Server started" line; a
+//! failed start shows the tail of the broker's log. The JVM is stopped with SIGTERM, then
+//! SIGKILL, and is asked to die with the harness (PR_SET_PDEATHSIG) so none is left behind.
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The Apache Kafka release every Apache answer is recorded from: pinned here and only here.
+pub const KAFKA_VERSION: &str = "3.7.2";
+/// SLF4J binding and log4j implementation the broker needs to log its readiness line.
+const SLF4J_RELOAD4J: &str = "1.7.36";
+const RELOAD4J: &str = "1.2.25";
+/// How long the broker may take to start.
+pub const START_DEADLINE: Duration = Duration::from_secs(90);
+
+/// Why Apache could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ApacheError {
+    /// `java` or `mvn` is missing.
+    #[error("{0} not found on PATH (the jvm backend needs Java 17 and Maven)")]
+    Missing(&'static str),
+    /// Resolving the jars failed.
+    #[error("resolving Apache Kafka {KAFKA_VERSION} jars with Maven failed: {0}")]
+    Resolve(String),
+    /// Formatting or starting failed.
+    #[error("Apache Kafka did not start: {reason}\n--- broker log (last lines) ---\n{log}")]
+    Start {
+        /// Why.
+        reason: String,
+        /// The end of the broker's output.
+        log: String,
+    },
+    /// File system.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Whether a program answers `--version`.
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+        || Command::new(program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+}
+
+/// Whether this machine can run the jvm backend.
+pub fn available() -> Result<(), ApacheError> {
+    if !have("java") {
+        return Err(ApacheError::Missing("java"));
+    }
+    if !have("mvn") {
+        return Err(ApacheError::Missing("mvn"));
+    }
+    Ok(())
+}
+
+/// The cache directory for this Kafka version.
+pub fn cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("kconform")
+        .join(format!("apache-kafka-{KAFKA_VERSION}"))
+}
+
+/// The Maven project that names the broker and its logging binding.
+fn pom() -> String {
+    format!(
+        r#"<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>local.kconform</groupId><artifactId>apache-kafka-libs</artifactId><version>1</version><packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{KAFKA_VERSION}</version>
+      <exclusions><exclusion><groupId>ch.qos.logback</groupId><artifactId>*</artifactId></exclusion>
+        <exclusion><groupId>log4j</groupId><artifactId>log4j</artifactId></exclusion></exclusions></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>{SLF4J_RELOAD4J}</version></dependency>
+    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>{RELOAD4J}</version></dependency>
+  </dependencies></project>"#
+    )
+}
+
+/// The jar directory, resolving it with Maven the first time.
+pub fn resolve_jars() -> Result<PathBuf, ApacheError> {
+    let dir = cache_dir();
+    let libs = dir.join("libs");
+    let done = dir.join("resolved");
+    if done.exists() {
+        return Ok(libs);
+    }
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("pom.xml"), pom())?;
+    tracing::info!(
+        version = KAFKA_VERSION,
+        "resolving Apache Kafka jars with Maven"
+    );
+    let out = Command::new("mvn")
+        .args(["-B", "-q", "-f"])
+        .arg(dir.join("pom.xml"))
+        .arg("org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies")
+        .arg("-DincludeScope=runtime")
+        .arg(format!("-DoutputDirectory={}", libs.display()))
+        .output()
+        .map_err(|e| ApacheError::Resolve(e.to_string()))?;
+    if !out.status.success() {
+        return Err(ApacheError::Resolve(tail(
+            &String::from_utf8_lossy(&out.stdout),
+            20,
+        )));
+    }
+    let broker_jar = libs.join(format!("kafka_2.13-{KAFKA_VERSION}.jar"));
+    if !broker_jar.exists() {
+        return Err(ApacheError::Resolve(format!(
+            "{} missing after resolution",
+            broker_jar.display()
+        )));
+    }
+    std::fs::write(&done, KAFKA_VERSION)?;
+    Ok(libs)
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+fn free_port() -> Result<u16, ApacheError> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The server.properties of the test node. Settings that change answers are the same on both
+/// brokers (README lists them): one partition for the internal topics, replication 1,
+/// no initial rebalance delay, auto-create on, the default transaction limits.
+pub fn server_properties(dir: &Path, client_port: u16, controller_port: u16) -> String {
+    format!(
+        "process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{client_port},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{client_port}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+log.dirs={data}
+num.partitions=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+transaction.abort.timed.out.transaction.cleanup.interval.ms=500
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+",
+        data = dir.join("data").display()
+    )
+}
+
+const LOG4J: &str = "log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+";
+
+/// A running Apache broker; stopped (SIGTERM, then SIGKILL) when dropped.
+#[derive(Debug)]
+pub struct ApacheJvm {
+    child: Option<Child>,
+    /// The client address.
+    pub addr: SocketAddr,
+    /// How long it took from launch to ready.
+    pub start_time: Duration,
+    dir: tempfile::TempDir,
+}
+
+fn java(libs: &Path, log4j: &Path) -> Command {
+    let mut c = Command::new("java");
+    c.arg(format!("-Dlog4j.configuration=file:{}", log4j.display()))
+        .arg("-cp")
+        .arg(format!("{}/*", libs.display()));
+    c
+}
+
+impl ApacheJvm {
+    /// Resolves, formats and starts a broker; returns once it serves requests.
+    pub fn start() -> Result<ApacheJvm, ApacheError> {
+        available()?;
+        let libs = resolve_jars()?;
+        let dir = tempfile::Builder::new()
+            .prefix("kconform-apache-")
+            .tempdir()?;
+        let (client, controller) = (free_port()?, free_port()?);
+        let props = dir.path().join("server.properties");
+        let log4j = dir.path().join("log4j.properties");
+        std::fs::write(&props, server_properties(dir.path(), client, controller))?;
+        std::fs::write(&log4j, LOG4J)?;
+        let format = java(&libs, &log4j)
+            .args([
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                "5L6g3nShT-eMCtK--X86sw",
+                "-c",
+            ])
+            .arg(&props)
+            .output()?;
+        if !format.status.success() {
+            return Err(ApacheError::Start {
+                reason: "formatting KRaft storage failed".into(),
+                log: tail(&String::from_utf8_lossy(&format.stderr), 30),
+            });
+        }
+        let started = Instant::now();
+        let mut cmd = java(&libs, &log4j);
+        cmd.args([
+            "-Xms64m",
+            "-Xmx512m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+        ])
+        .arg("-Djava.awt.headless=true")
+        .arg("kafka.Kafka")
+        .arg(&props)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the JVM
+            // when the harness (its parent) dies.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+        }
+        let mut child = cmd.spawn()?;
+        let log = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        for stream in [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let log = log.clone();
+            let ready_tx = ready_tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if line.contains("Kafka Server started") {
+                        let _ = ready_tx.send(());
+                    }
+                    let mut l = log.lock().unwrap_or_else(|e| e.into_inner());
+                    l.push(line);
+                    if l.len() > 400 {
+                        l.drain(..200);
+                    }
+                }
+            });
+        }
+        let mut jvm = ApacheJvm {
+            child: Some(child),
+            addr: SocketAddr::from(([127, 0, 0, 1], client)),
+            start_time: Duration::ZERO,
+            dir,
+        };
+        let fail = |jvm: &mut ApacheJvm, reason: String| {
+            jvm.stop();
+            ApacheError::Start {
+                reason,
+                log: log.lock().unwrap_or_else(|e| e.into_inner()).join("\n"),
+            }
+        };
+        loop {
+            if ready_rx.recv_timeout(Duration::from_millis(200)).is_ok() {
+                break;
+            }
+            if let Some(Ok(Some(status))) = jvm.child.as_mut().map(|c| c.try_wait()) {
+                return Err(fail(&mut jvm, format!("the JVM exited ({status})")));
+            }
+            if started.elapsed() > START_DEADLINE {
+                return Err(fail(
+                    &mut jvm,
+                    format!("not ready within {START_DEADLINE:?}"),
+                ));
+            }
+        }
+        jvm.start_time = started.elapsed();
+        tracing::info!(addr = %jvm.addr, secs = jvm.start_time.as_secs_f64(), "Apache Kafka {KAFKA_VERSION} started");
+        Ok(jvm)
+    }
+
+    /// SIGTERM, then SIGKILL after 15 s.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        // SAFETY: sending a signal to our own child process.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let end = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < end {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// The broker's working directory (config, data).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for ApacheJvm {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_has_single_broker_transaction_settings() {
+        let p = server_properties(Path::new("/d"), 1000, 1001);
+        for needed in [
+            "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1",
+            "offsets.topic.replication.factor=1",
+            "listeners=PLAINTEXT://127.0.0.1:1000,CONTROLLER://127.0.0.1:1001",
+            "controller.quorum.voters=1@127.0.0.1:1001",
+            "log.dirs=/d/data",
+        ] {
+            assert!(p.contains(needed), "missing {needed}");
+        }
+        assert!(pom().contains(&format!("<version>{KAFKA_VERSION}</version>")));
+    }
+}
