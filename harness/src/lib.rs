@@ -9,6 +9,7 @@
 pub mod apache;
 pub mod client;
 pub mod errors;
+pub mod ledger;
 pub mod normalise;
 pub mod request;
 pub mod response;

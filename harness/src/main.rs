@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use kconform::ledger::{Ledger, Verdict};
 use kconform::runner::{self, Transcript};
 use kconform::scenario::Scenario;
 use kconform::target::{Running, TargetSpec};
@@ -127,13 +128,35 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 transcripts.push(per_target);
             }
             if transcripts.len() >= 2 {
+                let ledger = Ledger::load(&cli.scenarios.join("deviations.toml"))?;
+                let mut rows = Vec::new();
                 for (a, b) in transcripts[0].iter().zip(&transcripts[1]) {
-                    for (step, path, l, r) in runner::diff(a, b) {
+                    for row in runner::diff(a, b) {
+                        let verdict = ledger.classify(&row);
+                        let label = match &verdict {
+                            Verdict::Documented(id) => format!("DOCUMENTED {id}"),
+                            Verdict::Undocumented => {
+                                failures += 1;
+                                "UNDOCUMENTED".to_owned()
+                            }
+                        };
                         println!(
-                            "DIFF {} {step} {path}: {} {l} | {} {r}",
-                            a.scenario, a.target, b.target
+                            "{label:45} {} {} {}: {} {} | {} {}",
+                            row.scenario,
+                            row.step,
+                            row.path,
+                            a.target,
+                            row.left,
+                            b.target,
+                            row.right
                         );
+                        rows.push((row, verdict));
                     }
+                }
+                let ran: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
+                for (id, scenario) in ledger.stale(&ran, &rows) {
+                    failures += 1;
+                    println!("STALE {id}: documented in {scenario}, but it did not show");
                 }
             }
             Ok(match failures {

@@ -345,36 +345,76 @@ impl Run<'_> {
     }
 }
 
-/// Field-by-field differences between two transcripts of one scenario: (step, path, left,
-/// right).
-pub fn diff(left: &Transcript, right: &Transcript) -> Vec<(String, String, String, String)> {
+/// One difference between two transcripts of a scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffRow {
+    /// Scenario.
+    pub scenario: String,
+    /// Step.
+    pub step: String,
+    /// API of the step.
+    pub api: String,
+    /// Version of the step.
+    pub version: Option<i16>,
+    /// Field path in the response, or "outcome" when the kinds of answer differ.
+    pub path: String,
+    /// The left transcript's value.
+    pub left: String,
+    /// The right transcript's value.
+    pub right: String,
+}
+
+fn kind(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Response(_) => "response",
+        Outcome::Unsupported { .. } => "unsupported",
+        Outcome::NoAnswer(_) => "no_answer",
+        Outcome::Slept(_) => "slept",
+    }
+}
+
+/// Field-by-field differences between two transcripts of one scenario.
+pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
     let mut out = Vec::new();
-    let index = |t: &Transcript| -> BTreeMap<String, Value> {
-        t.steps
-            .iter()
-            .map(|s| {
-                (
-                    s.step.clone(),
-                    serde_json::to_value(&s.outcome).unwrap_or(Value::Null),
-                )
+    let rights: BTreeMap<&str, &StepRecord> =
+        right.steps.iter().map(|s| (s.step.as_str(), s)).collect();
+    for l in &left.steps {
+        let mut row = |path: String, a: String, b: String| {
+            out.push(DiffRow {
+                scenario: left.scenario.clone(),
+                step: l.step.clone(),
+                api: l.api.clone(),
+                version: l.version,
+                path,
+                left: a,
+                right: b,
             })
-            .collect()
-    };
-    let (l, r) = (index(left), index(right));
-    for (step, lv) in &l {
-        let rv = r.get(step).cloned().unwrap_or(Value::Null);
-        diff_values(step, "", lv, &rv, &mut out);
+        };
+        let Some(r) = rights.get(l.step.as_str()) else {
+            row("outcome".into(), kind(&l.outcome).into(), "missing".into());
+            continue;
+        };
+        match (&l.outcome, &r.outcome) {
+            (Outcome::Response(a), Outcome::Response(b)) => {
+                let mut rows = Vec::new();
+                diff_values("", a, b, &mut rows);
+                for (path, x, y) in rows {
+                    row(path, x, y);
+                }
+            }
+            (a, b) if kind(a) != kind(b) => row("outcome".into(), kind(a).into(), kind(b).into()),
+            (a, b) if a != b => row(
+                "outcome".into(),
+                serde_json::to_string(a).unwrap_or_default(),
+                serde_json::to_string(b).unwrap_or_default(),
+            ),
+            _ => {}
+        }
     }
     out
 }
 
-fn diff_values(
-    step: &str,
-    path: &str,
-    l: &Value,
-    r: &Value,
-    out: &mut Vec<(String, String, String, String)>,
-) {
+fn diff_values(path: &str, l: &Value, r: &Value, out: &mut Vec<(String, String, String)>) {
     match (l, r) {
         (Value::Object(a), Value::Object(b)) => {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
@@ -385,7 +425,6 @@ fn diff_values(
                     format!("{path}.{k}")
                 };
                 diff_values(
-                    step,
                     &p,
                     a.get(k).unwrap_or(&Value::Null),
                     b.get(k).unwrap_or(&Value::Null),
@@ -395,15 +434,10 @@ fn diff_values(
         }
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                diff_values(step, &format!("{path}.{i}"), x, y, out);
+                diff_values(&format!("{path}.{i}"), x, y, out);
             }
         }
-        _ if l != r => out.push((
-            step.to_owned(),
-            path.to_owned(),
-            l.to_string(),
-            r.to_string(),
-        )),
+        _ if l != r => out.push((path.to_owned(), l.to_string(), r.to_string())),
         _ => {}
     }
 }

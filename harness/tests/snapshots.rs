@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use kconform::ledger::{Ledger, Verdict};
 use kconform::runner::{self, Transcript};
 use kconform::scenario::Scenario;
 use kconform::target::{Running, TargetSpec};
@@ -30,6 +31,38 @@ async fn run_all(spec: &TargetSpec, scenarios: &[Scenario]) -> Vec<Transcript> {
     transcripts
 }
 
+/// Every live difference between kaas-ref and Apache is in the ledger, and every ledger entry
+/// shows in each scenario it names.
+fn check_ledger(root: &Path, scenarios: &[Scenario], kaas: &[Transcript], apache: &[Transcript]) {
+    let ledger = Ledger::load(&root.join("scenarios/deviations.toml")).expect("ledger loads");
+    let mut rows = Vec::new();
+    for (k, a) in kaas.iter().zip(apache) {
+        for row in runner::diff(k, a) {
+            let verdict = ledger.classify(&row);
+            rows.push((row, verdict));
+        }
+    }
+    let undocumented: Vec<_> = rows
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Undocumented)
+        .map(|(r, _)| {
+            format!(
+                "{} {} {}: kaas {} | apache {}",
+                r.scenario, r.step, r.path, r.left, r.right
+            )
+        })
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "UNDOCUMENTED differences:\n{}",
+        undocumented.join("\n")
+    );
+    let ran: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+    let stale = ledger.stale(&ran, &rows);
+    assert!(stale.is_empty(), "STALE ledger entries: {stale:?}");
+    println!("{} differences, all documented", rows.len());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_matches_its_snapshots() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -37,8 +70,12 @@ async fn every_scenario_matches_its_snapshots() {
     assert!(scenarios.len() >= 10, "only {} scenarios", scenarios.len());
     let mut transcripts = run_all(&TargetSpec::Ref, &scenarios).await;
     match kconform::apache::available() {
-        Ok(()) => transcripts.extend(run_all(&TargetSpec::Apache, &scenarios).await),
-        Err(why) => println!("SKIPPED the Apache snapshots: {why}"),
+        Ok(()) => {
+            let apache = run_all(&TargetSpec::Apache, &scenarios).await;
+            check_ledger(&root, &scenarios, &transcripts, &apache);
+            transcripts.extend(apache);
+        }
+        Err(why) => println!("SKIPPED the Apache snapshots and the ledger check: {why}"),
     }
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("snapshots"));
