@@ -44,30 +44,22 @@ pub enum ApacheError {
     Io(#[from] std::io::Error),
 }
 
-/// Whether a program answers `--version`.
-fn have(program: &str) -> bool {
+/// Whether a program runs and reports its version (`java -version`, `mvn --version`).
+fn have(program: &str, version_flag: &str) -> bool {
     Command::new(program)
-        .arg("-version")
+        .arg(version_flag)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-        || Command::new(program)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
+        .is_ok_and(|s| s.success())
 }
 
 /// Whether this machine can run the jvm backend.
 pub fn available() -> Result<(), ApacheError> {
-    if !have("java") {
+    if !have("java", "-version") {
         return Err(ApacheError::Missing("java"));
     }
-    if !have("mvn") {
+    if !have("mvn", "--version") {
         return Err(ApacheError::Missing("mvn"));
     }
     Ok(())

@@ -14,11 +14,6 @@ use crate::auth::{Operation, Resource};
 use crate::errors;
 use crate::storage::offsets::Committed;
 
-/// Apache's `offset.metadata.max.bytes` default.
-const MAX_METADATA_BYTES: usize = 4096;
-/// OFFSET_METADATA_TOO_LARGE.
-const OFFSET_METADATA_TOO_LARGE: i16 = 12;
-
 /// Answers OffsetCommit.
 pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
     let state = &ctx.state;
@@ -50,9 +45,9 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
             } else if p
                 .committed_metadata
                 .as_ref()
-                .is_some_and(|m| m.len() > MAX_METADATA_BYTES)
+                .is_some_and(|m| m.len() > crate::storage::offsets::MAX_METADATA_BYTES)
             {
-                OFFSET_METADATA_TOO_LARGE
+                errors::OFFSET_METADATA_TOO_LARGE
             } else {
                 to_commit.push((
                     (name.clone(), p.partition_index),
@@ -110,9 +105,6 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
 
 type Fetched = Vec<(String, Vec<(i32, i64, i32, Option<String>, i16)>)>;
 
-/// UNSTABLE_OFFSET_COMMIT: a transaction has staged an offset for the partition.
-const UNSTABLE_OFFSET_COMMIT: i16 = 88;
-
 fn fetch_group(
     ctx: &Ctx,
     group_id: &str,
@@ -167,7 +159,13 @@ fn fetch_group(
                 for (t, parts) in r.iter_mut() {
                     for part in parts.iter_mut() {
                         if ctx.state.txn.has_pending(group_id, t, part.0) {
-                            *part = (part.0, -1, -1, Some(String::new()), UNSTABLE_OFFSET_COMMIT);
+                            *part = (
+                                part.0,
+                                -1,
+                                -1,
+                                Some(String::new()),
+                                errors::UNSTABLE_OFFSET_COMMIT,
+                            );
                         }
                     }
                 }

@@ -156,7 +156,7 @@ fn add_partitions_to_txn(ctx: &Ctx, req: &AddPartitionsToTxnRequest) -> AddParti
             let code = match (outcome, failed.get(tp)) {
                 (Some(c), _) => c,
                 (None, Some(c)) => *c,
-                (None, None) => OPERATION_NOT_ATTEMPTED,
+                (None, None) => errors::OPERATION_NOT_ATTEMPTED,
             };
             codes.insert(tp.clone(), code);
         }
@@ -183,9 +183,6 @@ fn add_partitions_to_txn(ctx: &Ctx, req: &AddPartitionsToTxnRequest) -> AddParti
         ..Default::default()
     }
 }
-
-/// OPERATION_NOT_ATTEMPTED: the partition was fine, another one in the request was not.
-const OPERATION_NOT_ATTEMPTED: i16 = 55;
 
 fn add_offsets_to_txn(ctx: &Ctx, req: &AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {
     let id = req.transactional_id.as_str();
@@ -318,11 +315,6 @@ fn write_txn_markers(ctx: &Ctx, req: &WriteTxnMarkersRequest) -> WriteTxnMarkers
     }
 }
 
-/// Apache's `offset.metadata.max.bytes` default.
-const MAX_METADATA_BYTES: usize = 4096;
-/// OFFSET_METADATA_TOO_LARGE.
-const OFFSET_METADATA_TOO_LARGE: i16 = 12;
-
 fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
     let state = &ctx.state;
     let id = req.transactional_id.as_str();
@@ -371,9 +363,9 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
             } else if p
                 .committed_metadata
                 .as_ref()
-                .is_some_and(|m| m.len() > MAX_METADATA_BYTES)
+                .is_some_and(|m| m.len() > crate::storage::offsets::MAX_METADATA_BYTES)
             {
-                OFFSET_METADATA_TOO_LARGE
+                errors::OFFSET_METADATA_TOO_LARGE
             } else {
                 staged.push((
                     (t.name.to_string(), p.partition_index),

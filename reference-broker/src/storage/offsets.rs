@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::atomic::{read_if_present, write_atomic};
 use super::file_component;
 
+/// Apache's `offset.metadata.max.bytes` default: longer commit metadata is refused with
+/// OFFSET_METADATA_TOO_LARGE.
+pub const MAX_METADATA_BYTES: usize = 4096;
+
 /// One committed offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Committed {

@@ -176,44 +176,18 @@ impl TxnCoordinator {
         }
     }
 
-    /// AddPartitionsToTxn's store step.
-    pub fn add_partitions(
+    /// The shared shape of AddPartitionsToTxn and AddOffsetsToTxn: Apache's checks (unknown id
+    /// or PID → 49, epoch → 90, Prepare* → 51), then `add` (told whether the transaction is
+    /// already Ongoing; answers whether it changed the entry, or an error code). An entry that
+    /// was not Ongoing becomes Ongoing and stamps the reaper's clock. Nothing changed, nothing
+    /// written.
+    fn add_to_transaction(
         &self,
         transactional_id: &str,
         pid: i64,
         epoch: i16,
-        partitions: &[(String, i32)],
+        add: impl FnOnce(&mut TxnEntry, bool) -> Result<bool, i16>,
     ) -> i16 {
-        let _g = self.guard();
-        self.slots
-            .update(transactional_id, |entry| {
-                if let Err(code) = check_producer(entry, pid, epoch) {
-                    return (code, false);
-                }
-                let e = entry.as_mut().expect("checked");
-                match e.state {
-                    TxnState::PrepareCommit | TxnState::PrepareAbort => {
-                        return (errors::CONCURRENT_TRANSACTIONS, false)
-                    }
-                    TxnState::Ongoing if partitions.iter().all(|(t, p)| e.contains(t, *p)) => {
-                        return (errors::NONE, false)
-                    }
-                    TxnState::Ongoing => {}
-                    _ => {
-                        e.state = TxnState::Ongoing;
-                        e.ongoing_since_ms = now_ms();
-                    }
-                }
-                for (t, p) in partitions {
-                    e.add(t, *p);
-                }
-                (errors::NONE, true)
-            })
-            .unwrap_or_else(io_code)
-    }
-
-    /// AddOffsetsToTxn's store step. An empty group id is an invalid transition (wire 50).
-    pub fn add_offsets(&self, transactional_id: &str, pid: i64, epoch: i16, group: &str) -> i16 {
         let _g = self.guard();
         self.slots
             .update(transactional_id, |entry| {
@@ -224,22 +198,47 @@ impl TxnCoordinator {
                 if matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
                     return (errors::CONCURRENT_TRANSACTIONS, false);
                 }
-                if group.is_empty() {
-                    return (INVALID_TRANSITION, false);
+                let ongoing = e.state == TxnState::Ongoing;
+                match add(e, ongoing) {
+                    Err(code) => (code, false),
+                    Ok(changed) if ongoing => (errors::NONE, changed),
+                    Ok(_) => {
+                        e.state = TxnState::Ongoing;
+                        e.ongoing_since_ms = now_ms();
+                        (errors::NONE, true)
+                    }
                 }
-                if e.state == TxnState::Ongoing && e.groups.iter().any(|g| g == group) {
-                    return (errors::NONE, false);
-                }
-                if e.state != TxnState::Ongoing {
-                    e.state = TxnState::Ongoing;
-                    e.ongoing_since_ms = now_ms();
-                }
-                if !e.groups.iter().any(|g| g == group) {
-                    e.groups.push(group.to_owned());
-                }
-                (errors::NONE, true)
             })
             .unwrap_or_else(io_code)
+    }
+
+    /// AddPartitionsToTxn's store step: the union of the partitions (re-adding is a no-op).
+    pub fn add_partitions(
+        &self,
+        transactional_id: &str,
+        pid: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> i16 {
+        self.add_to_transaction(transactional_id, pid, epoch, |e, _| {
+            Ok(partitions
+                .iter()
+                .fold(false, |changed, (t, p)| e.add(t, *p) | changed))
+        })
+    }
+
+    /// AddOffsetsToTxn's store step. An empty group id is an invalid transition (wire 50).
+    pub fn add_offsets(&self, transactional_id: &str, pid: i64, epoch: i16, group: &str) -> i16 {
+        self.add_to_transaction(transactional_id, pid, epoch, |e, _| {
+            if group.is_empty() {
+                return Err(INVALID_TRANSITION);
+            }
+            if e.groups.iter().any(|g| g == group) {
+                return Ok(false);
+            }
+            e.groups.push(group.to_owned());
+            Ok(true)
+        })
     }
 
     /// EndTxn: prepare, dispatch markers, complete.
