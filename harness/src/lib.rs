@@ -11,6 +11,7 @@ pub mod client;
 pub mod errors;
 pub mod ledger;
 pub mod normalise;
+pub mod report;
 pub mod request;
 pub mod response;
 pub mod runner;

@@ -1,11 +1,17 @@
 //! `kconform`: a thin binary over the `kconform` library.
+//!
+//! Exit codes: 0 when every expectation held and every difference is documented; 1 for an
+//! undocumented difference, a stale ledger entry, or a failed expectation (snapshot drift is
+//! what `cargo insta test --check` reports); 2 when the run could not happen (a broker did not
+//! start, a connection failed), with the reason on one line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use kconform::ledger::{Ledger, Verdict};
+use kconform::ledger::Ledger;
+use kconform::report::Report;
 use kconform::runner::{self, Transcript};
 use kconform::scenario::Scenario;
 use kconform::target::{Running, TargetSpec};
@@ -15,30 +21,49 @@ use kconform::target::{Running, TargetSpec};
 #[derive(Debug, Parser)]
 #[command(name = "kconform", version)]
 struct Cli {
-    /// Directory of scenario files.
+    /// Directory of scenario files (and deviations.toml).
     #[arg(long, default_value = "scenarios", global = true)]
     scenarios: PathBuf,
+    /// Deadline for every network wait, in milliseconds.
+    #[arg(long, default_value_t = 10_000, global = true)]
+    deadline_ms: u64,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run scenarios (all, or those named) against each target.
+    /// Run scenarios (all, or those named) against each target; with two targets, diff them
+    /// and classify every difference against the ledger.
     Run {
         /// Scenario names (file stems); all when none.
         names: Vec<String>,
         /// Target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7
         /// launched as a JVM: needs java and mvn; jars are cached) or `external=HOST:PORT`.
-        /// Repeat for several; default `ref`.
+        /// Repeat for several; default `ref`, plus `apache` when Java and Maven are present.
         #[arg(long = "target")]
         targets: Vec<String>,
         /// Print each transcript.
         #[arg(long)]
         show: bool,
-        /// Deadline for every network wait, in milliseconds.
-        #[arg(long, default_value_t = 10_000)]
-        deadline_ms: u64,
+        /// Write the report as JSON.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Write the report as JUnit XML.
+        #[arg(long, value_name = "PATH")]
+        junit: Option<PathBuf>,
+        /// Write the report as Markdown (for a pull-request comment).
+        #[arg(long, value_name = "PATH")]
+        markdown: Option<PathBuf>,
+    },
+    /// One scenario on two targets, transcripts in full, each difference with its ledger entry
+    /// or "undocumented".
+    Repro {
+        /// Scenario name.
+        name: String,
+        /// Targets (default: ref and apache).
+        #[arg(long = "target")]
+        targets: Vec<String>,
     },
     /// List the scenarios.
     List,
@@ -56,18 +81,139 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("kconform: could not run: {e:#}");
+            // A fresh line: a progress line may be open.
+            eprintln!();
+            eprintln!(
+                "kconform: could not run: {}",
+                format!("{e:#}").replace('\n', " ")
+            );
             ExitCode::from(2)
         }
     }
 }
 
+fn specs(targets: &[String]) -> anyhow::Result<Vec<TargetSpec>> {
+    if targets.is_empty() {
+        let mut default = vec![TargetSpec::Ref];
+        match kconform::apache::available() {
+            Ok(()) => default.push(TargetSpec::Apache),
+            Err(why) => eprintln!("kconform: running on ref only: {why}"),
+        }
+        return Ok(default);
+    }
+    Ok(targets
+        .iter()
+        .map(|t| TargetSpec::parse(t))
+        .collect::<Result<_, _>>()?)
+}
+
+/// Runs every chosen scenario on every target; with two or more, classifies the differences
+/// between the first two.
+async fn execute(
+    dir: &Path,
+    chosen: &[&Scenario],
+    specs: &[TargetSpec],
+    deadline: Duration,
+    show: bool,
+) -> anyhow::Result<(Report, Vec<Vec<Transcript>>)> {
+    let mut report = Report {
+        targets: specs.iter().map(TargetSpec::name).collect(),
+        ..Default::default()
+    };
+    let mut all = Vec::new();
+    for spec in specs {
+        eprintln!("kconform: starting {} …", spec.name());
+        let target = Running::start(spec).await?;
+        let mut transcripts = Vec::new();
+        for (i, s) in chosen.iter().enumerate() {
+            eprint!(
+                "\rkconform: {} {}/{} {:40}",
+                target.name,
+                i + 1,
+                chosen.len(),
+                s.name
+            );
+            let t = runner::run(s, &target, deadline).await?;
+            if show {
+                eprintln!();
+                println!("{}", serde_json::to_string_pretty(&t)?);
+            }
+            transcripts.push(t);
+        }
+        eprintln!();
+        target.stop().await;
+        report.add_transcripts(&transcripts);
+        all.push(transcripts);
+    }
+    if all.len() >= 2 {
+        let ledger = Ledger::load(&dir.join("deviations.toml"))?;
+        let mut classified = Vec::new();
+        for (a, b) in all[0].iter().zip(&all[1]) {
+            for row in runner::diff(a, b) {
+                let verdict = ledger.classify(&row);
+                report.add_difference(row.clone(), &verdict);
+                classified.push((row, verdict));
+            }
+        }
+        let ran: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
+        report.stale = ledger.stale(&ran, &classified);
+    }
+    Ok((report, all))
+}
+
+fn print_table(report: &Report) {
+    for (scenario, target, failed) in &report.runs {
+        let status = match failed.is_empty() {
+            true => "ok".to_owned(),
+            false => format!("FAILED: {}", failed.join("; ")),
+        };
+        println!("{scenario:45} {target:8} {status}");
+    }
+    for d in &report.differences {
+        let label = match &d.documented_by {
+            Some(id) => format!("DOCUMENTED {id}"),
+            None => "UNDOCUMENTED".into(),
+        };
+        println!(
+            "{label:50} {} {} {}: {} | {}",
+            d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right
+        );
+    }
+    for (id, s) in &report.stale {
+        println!("STALE {id}: documented in {s}, but it did not show");
+    }
+    println!(
+        "{}: {} transcripts, {} differences ({} undocumented), {} stale",
+        if report.passed() { "PASSED" } else { "FAILED" },
+        report.runs.len(),
+        report.differences.len(),
+        report.undocumented(),
+        report.stale.len()
+    );
+}
+
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let scenarios = Scenario::load_dir(&cli.scenarios)?;
+    let deadline = Duration::from_millis(cli.deadline_ms);
+    let pick = |names: &[String]| -> anyhow::Result<Vec<&Scenario>> {
+        if let Some(missing) = names
+            .iter()
+            .find(|n| !scenarios.iter().any(|s| &s.name == *n))
+        {
+            anyhow::bail!(
+                "no scenario named '{missing}' in {}",
+                cli.scenarios.display()
+            );
+        }
+        Ok(scenarios
+            .iter()
+            .filter(|s| names.is_empty() || names.contains(&s.name))
+            .collect())
+    };
     match cli.command {
         Command::List => {
             for s in &scenarios {
-                println!("{:40} {}", s.name, s.description);
+                println!("{:45} {}", s.name, s.description);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -75,93 +221,69 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             names,
             targets,
             show,
-            deadline_ms,
+            json,
+            junit,
+            markdown,
         } => {
-            let chosen: Vec<&Scenario> = scenarios
-                .iter()
-                .filter(|s| names.is_empty() || names.contains(&s.name))
-                .collect();
-            if let Some(missing) = names
-                .iter()
-                .find(|n| !scenarios.iter().any(|s| &s.name == *n))
-            {
-                anyhow::bail!(
-                    "no scenario named '{missing}' in {}",
-                    cli.scenarios.display()
-                );
+            let chosen = pick(&names)?;
+            let (report, _) =
+                execute(&cli.scenarios, &chosen, &specs(&targets)?, deadline, show).await?;
+            print_table(&report);
+            if report.targets.len() < 2 {
+                println!("(one target: nothing compared)");
             }
+            for (path, text) in [
+                (json, report.json()),
+                (junit, report.junit()),
+                (markdown, report.markdown()),
+            ] {
+                if let Some(path) = path {
+                    std::fs::write(&path, text)
+                        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                }
+            }
+            Ok(match report.passed() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(1),
+            })
+        }
+        Command::Repro { name, targets } => {
+            let chosen = pick(std::slice::from_ref(&name))?;
             let specs = match targets.is_empty() {
-                true => vec![TargetSpec::Ref],
-                false => targets
-                    .iter()
-                    .map(|t| TargetSpec::parse(t))
-                    .collect::<Result<_, _>>()?,
+                true => vec![TargetSpec::Ref, TargetSpec::Apache],
+                false => specs(&targets)?,
             };
-            let deadline = Duration::from_millis(deadline_ms);
-            let mut failures = 0;
-            let mut transcripts: Vec<Vec<Transcript>> = Vec::new();
-            for spec in &specs {
-                eprintln!("starting target {}", spec.name());
-                let target = Running::start(spec).await?;
-                let mut per_target = Vec::new();
-                for s in &chosen {
-                    let t = runner::run(s, &target, deadline).await?;
-                    let status = match t.failed_expectations.is_empty() {
-                        true => "ok".to_owned(),
-                        false => {
-                            failures += 1;
-                            format!("FAILED: {}", t.failed_expectations.join("; "))
-                        }
-                    };
+            if specs.len() != 2 {
+                anyhow::bail!("repro compares exactly two targets");
+            }
+            let (report, all) = execute(&cli.scenarios, &chosen, &specs, deadline, false).await?;
+            let (a, b) = (&all[0][0], &all[1][0]);
+            for (i, l) in a.steps.iter().enumerate() {
+                let r = b.steps.get(i);
+                println!(
+                    "── {} ({} v{})",
+                    l.step,
+                    l.api,
+                    l.version.map_or("-".into(), |v| v.to_string())
+                );
+                println!("  {:8} {}", a.target, serde_json::to_string(&l.outcome)?);
+                if let Some(r) = r {
+                    println!("  {:8} {}", b.target, serde_json::to_string(&r.outcome)?);
+                }
+                for d in report.differences.iter().filter(|d| d.row.step == l.step) {
                     println!(
-                        "{:40} {:10} {:3} steps  {status}",
-                        s.name,
-                        target.name,
-                        t.steps.len()
+                        "  ≠ {}: {} | {}  → {}",
+                        d.row.path,
+                        d.row.left,
+                        d.row.right,
+                        d.documented_by.as_deref().unwrap_or("undocumented")
                     );
-                    if show {
-                        println!("{}", serde_json::to_string_pretty(&t)?);
-                    }
-                    per_target.push(t);
-                }
-                target.stop().await;
-                transcripts.push(per_target);
-            }
-            if transcripts.len() >= 2 {
-                let ledger = Ledger::load(&cli.scenarios.join("deviations.toml"))?;
-                let mut rows = Vec::new();
-                for (a, b) in transcripts[0].iter().zip(&transcripts[1]) {
-                    for row in runner::diff(a, b) {
-                        let verdict = ledger.classify(&row);
-                        let label = match &verdict {
-                            Verdict::Documented(id) => format!("DOCUMENTED {id}"),
-                            Verdict::Undocumented => {
-                                failures += 1;
-                                "UNDOCUMENTED".to_owned()
-                            }
-                        };
-                        println!(
-                            "{label:45} {} {} {}: {} {} | {} {}",
-                            row.scenario,
-                            row.step,
-                            row.path,
-                            a.target,
-                            row.left,
-                            b.target,
-                            row.right
-                        );
-                        rows.push((row, verdict));
-                    }
-                }
-                let ran: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
-                for (id, scenario) in ledger.stale(&ran, &rows) {
-                    failures += 1;
-                    println!("STALE {id}: documented in {scenario}, but it did not show");
                 }
             }
-            Ok(match failures {
-                0 => ExitCode::SUCCESS,
-                _ => ExitCode::from(1),
+            print_table(&report);
+            Ok(match report.passed() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(1),
             })
         }
     }

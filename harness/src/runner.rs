@@ -80,12 +80,12 @@ pub enum RunError {
         reason: String,
     },
     /// The target could not be reached.
-    #[error("{scenario}: {source}")]
+    #[error("{scenario}: {reason}")]
     Connect {
         /// Scenario.
         scenario: String,
         /// Why.
-        source: ClientError,
+        reason: ClientError,
     },
 }
 
@@ -175,9 +175,9 @@ impl Run<'_> {
         if !self.connections.contains_key(name) {
             let c = Connection::connect(self.target.addr, self.deadline)
                 .await
-                .map_err(|source| RunError::Connect {
+                .map_err(|reason| RunError::Connect {
                     scenario: self.scenario.name.clone(),
-                    source,
+                    reason,
                 })?;
             self.connections.insert(name.to_owned(), c);
         }
@@ -191,9 +191,9 @@ impl Run<'_> {
                 .await?
                 .api_versions()
                 .await
-                .map_err(|source| RunError::Connect {
+                .map_err(|reason| RunError::Connect {
                     scenario: self.scenario.name.clone(),
-                    source,
+                    reason,
                 })?;
             self.served = Some(versions.into_iter().map(|(k, a, b)| (k, (a, b))).collect());
         }

@@ -1,0 +1,225 @@
+//! What a run found, in the forms its readers want: a terminal table, JSON for tools, JUnit XML
+//! for CI dashboards, Markdown for a pull-request comment.
+
+use serde::Serialize;
+
+use crate::ledger::Verdict;
+use crate::runner::{DiffRow, Transcript};
+
+/// One difference and its classification.
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    /// The difference (left is the first target, right the second).
+    #[serde(flatten)]
+    pub row: DiffRow,
+    /// The ledger entry that documents it, if one does.
+    pub documented_by: Option<String>,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// Target names, in order.
+    pub targets: Vec<String>,
+    /// (scenario, target, failed expectations) for every transcript.
+    pub runs: Vec<(String, String, Vec<String>)>,
+    /// Differences between the first two targets.
+    pub differences: Vec<Difference>,
+    /// (ledger entry, scenario) pairs that did not show.
+    pub stale: Vec<(String, String)>,
+}
+
+impl Report {
+    /// Adds a target's transcripts.
+    pub fn add_transcripts(&mut self, transcripts: &[Transcript]) {
+        for t in transcripts {
+            self.runs.push((
+                t.scenario.clone(),
+                t.target.clone(),
+                t.failed_expectations.clone(),
+            ));
+        }
+    }
+
+    /// Adds a classified difference.
+    pub fn add_difference(&mut self, row: DiffRow, verdict: &Verdict) {
+        self.differences.push(Difference {
+            row,
+            documented_by: match verdict {
+                Verdict::Documented(id) => Some(id.clone()),
+                Verdict::Undocumented => None,
+            },
+        });
+    }
+
+    /// Undocumented differences.
+    pub fn undocumented(&self) -> usize {
+        self.differences
+            .iter()
+            .filter(|d| d.documented_by.is_none())
+            .count()
+    }
+
+    /// Transcripts with failed expectations.
+    pub fn failed_runs(&self) -> usize {
+        self.runs.iter().filter(|(_, _, f)| !f.is_empty()).count()
+    }
+
+    /// Whether the run passes: expectations held, every difference documented, nothing stale.
+    pub fn passed(&self) -> bool {
+        self.undocumented() == 0 && self.stale.is_empty() && self.failed_runs() == 0
+    }
+
+    /// The JSON report.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The JUnit XML report: one test case per (scenario, target) for expectations, and one per
+    /// scenario for the comparison.
+    pub fn junit(&self) -> String {
+        let mut cases = String::new();
+        let mut failures = 0;
+        for (scenario, target, failed) in &self.runs {
+            cases.push_str(&format!(
+                "  <testcase classname=\"kconform.{}\" name=\"{}\">",
+                xml(target),
+                xml(scenario)
+            ));
+            if !failed.is_empty() {
+                failures += 1;
+                cases.push_str(&format!(
+                    "<failure message=\"expectations failed\">{}</failure>",
+                    xml(&failed.join("\n"))
+                ));
+            }
+            cases.push_str("</testcase>\n");
+        }
+        let mut scenarios: Vec<&str> = self.runs.iter().map(|(s, _, _)| s.as_str()).collect();
+        scenarios.dedup();
+        if self.targets.len() >= 2 {
+            for s in scenarios {
+                let bad: Vec<String> = self
+                    .differences
+                    .iter()
+                    .filter(|d| d.row.scenario == s && d.documented_by.is_none())
+                    .map(|d| {
+                        format!(
+                            "UNDOCUMENTED {} {}: {} | {}",
+                            d.row.step, d.row.path, d.row.left, d.row.right
+                        )
+                    })
+                    .chain(
+                        self.stale
+                            .iter()
+                            .filter(|(_, sc)| sc == s)
+                            .map(|(id, _)| format!("STALE {id}")),
+                    )
+                    .collect();
+                cases.push_str(&format!(
+                    "  <testcase classname=\"kconform.compare\" name=\"{}\">",
+                    xml(s)
+                ));
+                if !bad.is_empty() {
+                    failures += 1;
+                    cases.push_str(&format!(
+                        "<failure message=\"undocumented or stale\">{}</failure>",
+                        xml(&bad.join("\n"))
+                    ));
+                }
+                cases.push_str("</testcase>\n");
+            }
+        }
+        let tests = cases.matches("<testcase").count();
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kconform\" tests=\"{tests}\" failures=\"{failures}\">\n{cases}</testsuite>\n"
+        )
+    }
+
+    /// The Markdown report, for a pull-request comment.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "## kconform: {}\n\nTargets: {}. {} transcripts, {} differences ({} undocumented), {} stale ledger entries.\n\n",
+            if self.passed() { "passed" } else { "FAILED" },
+            self.targets.join(", "),
+            self.runs.len(),
+            self.differences.len(),
+            self.undocumented(),
+            self.stale.len()
+        );
+        if !self.differences.is_empty() {
+            out.push_str(
+                "| scenario | step | field | left | right | ledger |\n|---|---|---|---|---|---|\n",
+            );
+            for d in &self.differences {
+                out.push_str(&format!(
+                    "| {} | {} | `{}` | {} | {} | {} |\n",
+                    d.row.scenario,
+                    d.row.step,
+                    d.row.path,
+                    md(&d.row.left),
+                    md(&d.row.right),
+                    d.documented_by.as_deref().unwrap_or("**undocumented**")
+                ));
+            }
+        }
+        for (id, s) in &self.stale {
+            out.push_str(&format!("\n- **stale**: `{id}` did not show in `{s}`"));
+        }
+        out
+    }
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(left: &str) -> DiffRow {
+        DiffRow {
+            scenario: "s<1>".into(),
+            step: "end".into(),
+            api: "EndTxn".into(),
+            version: Some(3),
+            path: "error_code".into(),
+            left: left.into(),
+            right: "\"48 INVALID_TXN_STATE\"".into(),
+        }
+    }
+
+    #[test]
+    fn reports_say_what_failed_in_every_format() {
+        let mut r = Report {
+            targets: vec!["ref".into(), "apache".into()],
+            ..Default::default()
+        };
+        r.runs.push(("s<1>".into(), "ref".into(), vec![]));
+        r.runs.push(("s<1>".into(), "apache".into(), vec![]));
+        r.add_difference(row("\"50\""), &Verdict::Documented("wire-50".into()));
+        assert!(r.passed());
+        r.add_difference(row("\"51\""), &Verdict::Undocumented);
+        assert!(!r.passed());
+        let junit = r.junit();
+        assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
+        assert!(junit.contains("name=\"s&lt;1&gt;\""));
+        let md = r.markdown();
+        assert!(md.starts_with("## kconform: FAILED"));
+        assert!(md.contains("**undocumented**") && md.contains("wire-50"));
+        let json: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(
+            json["differences"][1]["documented_by"],
+            serde_json::Value::Null
+        );
+        assert_eq!(json["differences"][0]["documented_by"], "wire-50");
+    }
+}
