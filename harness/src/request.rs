@@ -120,6 +120,22 @@ impl Fields<'_> {
     }
 }
 
+/// AddPartitionsToTxn's `topics`, the same in the v0–3 and the v4 shape.
+fn add_partitions_topics(
+    f: &Fields<'_>,
+) -> Result<Vec<add_partitions_to_txn_request::AddPartitionsToTxnTopic>, String> {
+    f.tables("topics")?
+        .iter()
+        .map(|t| {
+            Ok(
+                add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                    .with_name(TopicName(t.str("name")?))
+                    .with_partitions(t.i32s("partitions")?),
+            )
+        })
+        .collect()
+}
+
 /// The API key of an Apache API name.
 pub fn api_key(name: &str) -> Option<ApiKey> {
     Some(match name {
@@ -156,14 +172,7 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                     .with_producer_epoch(f.i16("producer_epoch", 0)?)
                     .with_verify_only(f.boolean("verify_only", false)?)
                     .with_topics(
-                        f.tables("topics")?
-                            .iter()
-                            .map(|t| {
-                                Ok(add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
-                                    .with_name(TopicName(t.str("name")?))
-                                    .with_partitions(t.i32s("partitions")?))
-                            })
-                            .collect::<Result<_, String>>()?,
+                        add_partitions_topics(&f)?,
                     ),
             ]),
         ),
@@ -173,14 +182,7 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                 .with_v3_and_below_producer_id(ProducerId(f.int("producer_id", 0)?))
                 .with_v3_and_below_producer_epoch(f.i16("producer_epoch", 0)?)
                 .with_v3_and_below_topics(
-                    f.tables("topics")?
-                        .iter()
-                        .map(|t| {
-                            Ok(add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
-                                .with_name(TopicName(t.str("name")?))
-                                .with_partitions(t.i32s("partitions")?))
-                        })
-                        .collect::<Result<_, String>>()?,
+                    add_partitions_topics(&f)?,
                 ),
         ),
         ApiKey::AddOffsetsToTxn => RequestKind::AddOffsetsToTxn(

@@ -18,24 +18,12 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "error_code": r.error_code,
             "results_by_transaction": r.results_by_transaction.iter().map(|x| json!({
                 "transactional_id": x.transactional_id.0.as_str(),
-                "topic_results": x.topic_results.iter().map(|t| json!({
-                    "name": t.name.0.as_str(),
-                    "results": sorted(t.results_by_partition.iter().map(|p| json!({
-                        "partition_index": p.partition_index,
-                        "partition_error_code": p.partition_error_code,
-                    })).collect()),
-                })).collect::<Vec<_>>(),
+                "topic_results": add_partitions_results(&x.topic_results),
             })).collect::<Vec<_>>(),
         }),
         ResponseKind::AddPartitionsToTxn(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "results": r.results_by_topic_v3_and_below.iter().map(|t| json!({
-                "name": t.name.0.as_str(),
-                "results": sorted(t.results_by_partition.iter().map(|p| json!({
-                    "partition_index": p.partition_index,
-                    "partition_error_code": p.partition_error_code,
-                })).collect()),
-            })).collect::<Vec<_>>(),
+            "results": add_partitions_results(&r.results_by_topic_v3_and_below),
         }),
         ResponseKind::AddOffsetsToTxn(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
@@ -112,6 +100,24 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })
         }
     }
+}
+
+/// AddPartitionsToTxn's per-topic results, the same in the v0–3 and the v4 shape.
+fn add_partitions_results(
+    topics: &[kafka_protocol::messages::add_partitions_to_txn_response::AddPartitionsToTxnTopicResult],
+) -> Vec<Value> {
+    topics
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name.0.as_str(),
+                "results": sorted(t.results_by_partition.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "partition_error_code": p.partition_error_code,
+                })).collect()),
+            })
+        })
+        .collect()
 }
 
 /// Per-partition results in partition order: brokers answer them from maps, so their order on
