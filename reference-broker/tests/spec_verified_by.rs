@@ -516,3 +516,43 @@ async fn txn_offset_commit_needs_the_group_in_the_transaction() {
     assert_eq!(b.txn_offset_commit("tx-o", pid, "g", 1).await, 48);
     assert_eq!(b.txn_offset_commit("tx-o", pid + 1, "g", 1).await, 49);
 }
+
+#[tokio::test]
+async fn api_versions_advertises_the_transaction_apis_at_the_documented_ranges() {
+    use kafka_protocol::messages::{
+        ApiKey as Kp, ApiVersionsRequest, ApiVersionsResponse, RequestHeader as KpHeader,
+    };
+    use kafka_protocol::protocol::{Decodable, Encodable};
+    let b = Broker::new();
+    let mut frame = bytes::BytesMut::new();
+    KpHeader::default()
+        .with_request_api_key(Kp::ApiVersions as i16)
+        .with_request_api_version(3)
+        .encode(&mut frame, Kp::ApiVersions.request_header_version(3))
+        .unwrap();
+    ApiVersionsRequest::default().encode(&mut frame, 3).unwrap();
+    let resp = dispatch::handle(&b.state, frame.freeze())
+        .await
+        .unwrap()
+        .unwrap();
+    // ApiVersions answers with response header v0 (correlation id only), whatever its version.
+    let mut body = bytes::Bytes::from(resp).slice(4..);
+    let r = ApiVersionsResponse::decode(&mut body, 3).unwrap();
+    let range = |key: i16| {
+        r.api_keys
+            .iter()
+            .find(|k| k.api_key == key)
+            .map(|k| (k.min_version, k.max_version))
+    };
+    assert_eq!(range(22), Some((0, 4)), "InitProducerId v0-v4");
+    assert_eq!(
+        range(24),
+        Some((0, 3)),
+        "AddPartitionsToTxn v0-v3 (Apache: v4)"
+    );
+    assert_eq!(range(25), Some((0, 3)), "AddOffsetsToTxn v0-v3");
+    assert_eq!(range(26), Some((0, 3)), "EndTxn v0-v3");
+    assert_eq!(range(27), Some((0, 1)), "WriteTxnMarkers v0-v1");
+    assert_eq!(range(28), Some((0, 3)), "TxnOffsetCommit v0-v3");
+    assert_eq!(range(10), Some((0, 4)), "FindCoordinator v0-v4");
+}
