@@ -36,33 +36,33 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
         ResponseKind::WriteTxnMarkers(r) => json!({
             "markers": r.markers.iter().map(|m| json!({
                 "producer_id": m.producer_id.0,
-                "topics": m.topics.iter().map(|t| json!({
+                "topics": by_name(m.topics.iter().map(|t| json!({
                     "name": t.name.0.as_str(),
                     "partitions": sorted(t.partitions.iter().map(|p| json!({
                         "partition_index": p.partition_index,
                         "error_code": p.error_code,
                     })).collect()),
-                })).collect::<Vec<_>>(),
+                })).collect()),
             })).collect::<Vec<_>>(),
         }),
         ResponseKind::TxnOffsetCommit(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "topics": r.topics.iter().map(|t| json!({
+            "topics": by_name(r.topics.iter().map(|t| json!({
                 "name": t.name.0.as_str(),
                 "partitions": sorted(t.partitions.iter().map(|p| json!({
                     "partition_index": p.partition_index,
                     "error_code": p.error_code,
                 })).collect()),
-            })).collect::<Vec<_>>(),
+            })).collect()),
         }),
         ResponseKind::CreateTopics(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "topics": r.topics.iter().map(|t| json!({
+            "topics": by_name(r.topics.iter().map(|t| json!({
                 "name": t.name.0.as_str(),
                 "error_code": t.error_code,
                 "num_partitions": t.num_partitions,
                 "replication_factor": t.replication_factor,
-            })).collect::<Vec<_>>(),
+            })).collect()),
         }),
         // v4 batches keys: the single-key fields are not on the wire any more.
         ResponseKind::FindCoordinator(r) if version >= 4 => json!({
@@ -86,7 +86,7 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
         }),
         ResponseKind::Metadata(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "topics": r.topics.iter().map(|t| json!({
+            "topics": by_name(r.topics.iter().map(|t| json!({
                 "name": t.name.as_ref().map(|n| n.0.as_str()),
                 "error_code": t.error_code,
                 "partitions": sorted(t.partitions.iter().map(|p| json!({
@@ -94,7 +94,7 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                     "error_code": p.error_code,
                     "leader_id": p.leader_id.0,
                 })).collect()),
-            })).collect::<Vec<_>>(),
+            })).collect()),
         }),
         other => {
             json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })
@@ -106,18 +106,20 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
 fn add_partitions_results(
     topics: &[kafka_protocol::messages::add_partitions_to_txn_response::AddPartitionsToTxnTopicResult],
 ) -> Vec<Value> {
-    topics
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name.0.as_str(),
-                "results": sorted(t.results_by_partition.iter().map(|p| json!({
-                    "partition_index": p.partition_index,
-                    "partition_error_code": p.partition_error_code,
-                })).collect()),
+    by_name(
+        topics
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name.0.as_str(),
+                    "results": sorted(t.results_by_partition.iter().map(|p| json!({
+                        "partition_index": p.partition_index,
+                        "partition_error_code": p.partition_error_code,
+                    })).collect()),
+                })
             })
-        })
-        .collect()
+            .collect(),
+    )
 }
 
 /// Per-partition results in partition order: brokers answer them from maps, so their order on
@@ -125,6 +127,20 @@ fn add_partitions_results(
 fn sorted(mut partitions: Vec<Value>) -> Vec<Value> {
     partitions.sort_by_key(|p| p.get("partition_index").and_then(Value::as_i64));
     partitions
+}
+
+/// Per-topic results in name order, for the same reason (Apache's come from hash maps).
+fn by_name(mut topics: Vec<Value>) -> Vec<Value> {
+    topics.sort_by(|a, b| {
+        let name = |v: &Value| {
+            v.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        name(a).cmp(&name(b))
+    });
+    topics
 }
 
 /// The value at a dotted path (`results.0.results.0.partition_error_code`).
