@@ -10,9 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use libfuzzer_sys::fuzz_target;
 use reference_broker::alloc::ReservingAllocator;
-use reference_broker::auth::AllowAll;
-use reference_broker::broker::{open_state, State};
-use reference_broker::{dispatch, BrokerConfig};
+use reference_broker::broker::{open_in_dir, State};
+use reference_broker::dispatch;
 
 #[global_allocator]
 static ALLOCATOR: ReservingAllocator = ReservingAllocator;
@@ -31,18 +30,7 @@ fn fresh() -> Harness {
         .start_paused(true)
         .build()
         .expect("runtime");
-    let config = BrokerConfig {
-        data_dir: Some(dir.path().to_owned()),
-        ..BrokerConfig::for_tests()
-    };
-    let state = Arc::new(
-        open_state(
-            config,
-            "127.0.0.1:9092".parse().unwrap(),
-            Arc::new(AllowAll),
-        )
-        .expect("state"),
-    );
+    let state = Arc::new(open_in_dir(dir.path()).expect("state"));
     Harness {
         rt,
         state,

@@ -88,38 +88,28 @@ async fn main() {
     .await
     .unwrap();
     broker.shutdown().await;
-    let mut end_sorted = end_latencies;
-    end_sorted.sort();
-    let end_pct =
-        |q: f64| end_sorted[((end_sorted.len() as f64 * q) as usize).min(end_sorted.len() - 1)];
-    let mut sorted = latencies.clone();
-    sorted.sort();
-    let pct = |q: f64| sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)];
+    let (mut commit, mut end) = (latencies, end_latencies);
+    commit.sort();
+    end.sort();
     println!("kaas-ref one-record transactions: {txns}, rdkafka transactional producer");
     println!(
         "  transactions/s:    {:.0}",
         txns as f64 / elapsed.as_secs_f64()
     );
-    println!(
-        "  commit p50:        {:.2} ms",
-        pct(0.50).as_secs_f64() * 1e3
-    );
-    println!(
-        "  commit p99:        {:.2} ms",
-        pct(0.99).as_secs_f64() * 1e3
-    );
+    println!("  commit p50:        {:.2} ms", ms(&commit, 0.50));
+    println!("  commit p99:        {:.2} ms", ms(&commit, 0.99));
     println!("  fsyncs/txn:        {:.2} (AddPartitions slot write, the record, prepare, marker, complete)", fsyncs as f64 / txns as f64);
     println!("broker side only (AddPartitionsToTxn + EndTxn through the coordinator, no client):");
-    println!(
-        "  EndTxn p50:        {:.2} ms",
-        end_pct(0.50).as_secs_f64() * 1e3
-    );
-    println!(
-        "  EndTxn p99:        {:.2} ms",
-        end_pct(0.99).as_secs_f64() * 1e3
-    );
+    println!("  EndTxn p50:        {:.2} ms", ms(&end, 0.50));
+    println!("  EndTxn p99:        {:.2} ms", ms(&end, 0.99));
     println!(
         "  fsyncs/txn:        {:.2}",
         coordinator_fsyncs as f64 / txns as f64
     );
+}
+
+/// The `q` quantile of sorted latencies, in milliseconds.
+fn ms(sorted: &[Duration], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 * q) as usize).min(sorted.len() - 1);
+    sorted[i].as_secs_f64() * 1e3
 }

@@ -193,6 +193,20 @@ pub fn open_state(
     })
 }
 
+/// The state of a test broker on `data_dir` (test configuration, no authorizer), for
+/// in-process drivers that never listen: handler tests, corpus replay, the frame fuzzer.
+pub fn open_in_dir(data_dir: &Path) -> Result<State, StartError> {
+    let config = BrokerConfig {
+        data_dir: Some(data_dir.to_owned()),
+        ..BrokerConfig::for_tests()
+    };
+    open_state(
+        config,
+        SocketAddr::from(([127, 0, 0, 1], 9092)),
+        Arc::new(AllowAll),
+    )
+}
+
 fn load_cluster_id(cluster: &Path) -> std::io::Result<String> {
     let path = cluster.join("cluster_id");
     if let Some(id) = read_if_present(&path)? {

@@ -71,23 +71,11 @@ fn every_corpus_and_regression_file_satisfies_the_oracle() {
 async fn every_broker_frame_in_the_corpus_is_handled() {
     use std::sync::Arc;
 
-    use reference_broker::auth::AllowAll;
-    use reference_broker::broker::open_state;
-    use reference_broker::{dispatch, BrokerConfig};
+    use reference_broker::broker::open_in_dir;
+    use reference_broker::dispatch;
 
     let dir = tempfile::tempdir().unwrap();
-    let config = BrokerConfig {
-        data_dir: Some(dir.path().to_owned()),
-        ..BrokerConfig::for_tests()
-    };
-    let state = Arc::new(
-        open_state(
-            config,
-            "127.0.0.1:9092".parse().unwrap(),
-            Arc::new(AllowAll),
-        )
-        .unwrap(),
-    );
+    let state = Arc::new(open_in_dir(dir.path()).unwrap());
     let mut answered = 0;
     let mut replayed = 0;
     for kind in ["corpus", "regressions"] {

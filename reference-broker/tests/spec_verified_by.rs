@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use reference_broker::auth::AllowAll;
-use reference_broker::broker::{open_state, State};
+use reference_broker::broker::{open_in_dir, State};
 use reference_broker::codec::add_partitions_to_txn::AddPartitionsToTxnTopic;
 use reference_broker::codec::header::{decode_response, encode_request};
 use reference_broker::codec::txn_offset_commit::{
@@ -12,8 +11,8 @@ use reference_broker::codec::txn_offset_commit::{
 };
 use reference_broker::codec::write_txn_markers::{WritableTxnMarker, WritableTxnMarkerTopic};
 use reference_broker::codec::*;
+use reference_broker::dispatch;
 use reference_broker::txn::slots::{slot_of, SlotStore, TxnState};
-use reference_broker::{dispatch, BrokerConfig};
 
 struct Broker {
     state: Arc<State>,
@@ -23,16 +22,7 @@ struct Broker {
 impl Broker {
     fn new() -> Broker {
         let dir = tempfile::tempdir().unwrap();
-        let config = BrokerConfig {
-            data_dir: Some(dir.path().to_owned()),
-            ..BrokerConfig::for_tests()
-        };
-        let state = open_state(
-            config,
-            "127.0.0.1:9092".parse().unwrap(),
-            Arc::new(AllowAll),
-        )
-        .unwrap();
+        let state = open_in_dir(dir.path()).unwrap();
         {
             let mut topics = state.topics.write().unwrap();
             topics.create("t", 2).unwrap();

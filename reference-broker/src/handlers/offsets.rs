@@ -42,26 +42,19 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
                 errors::TOPIC_AUTHORIZATION_FAILED
             } else if state.partition(&name, p.partition_index).is_none() {
                 errors::UNKNOWN_TOPIC_OR_PARTITION
-            } else if p
-                .committed_metadata
-                .as_ref()
-                .is_some_and(|m| m.len() > crate::storage::offsets::MAX_METADATA_BYTES)
-            {
-                errors::OFFSET_METADATA_TOO_LARGE
             } else {
-                to_commit.push((
-                    (name.clone(), p.partition_index),
-                    Committed {
-                        offset: p.committed_offset,
-                        leader_epoch: if ctx.version >= 6 {
-                            p.committed_leader_epoch
-                        } else {
-                            -1
-                        },
-                        metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
-                    },
-                ));
-                errors::NONE
+                let leader_epoch = match ctx.version >= 6 {
+                    true => p.committed_leader_epoch,
+                    false => -1,
+                };
+                let metadata = p.committed_metadata.as_deref();
+                match Committed::from_commit(p.committed_offset, leader_epoch, metadata) {
+                    Ok(c) => {
+                        to_commit.push(((name.clone(), p.partition_index), c));
+                        errors::NONE
+                    }
+                    Err(code) => code,
+                }
             };
             partitions.push(
                 OffsetCommitResponsePartition::default()

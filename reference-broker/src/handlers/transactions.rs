@@ -360,22 +360,16 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
             let p = &t.partitions[pi];
             codes[ti][pi] = if group_code != errors::NONE {
                 group_code
-            } else if p
-                .committed_metadata
-                .as_ref()
-                .is_some_and(|m| m.len() > crate::storage::offsets::MAX_METADATA_BYTES)
-            {
-                errors::OFFSET_METADATA_TOO_LARGE
             } else {
-                staged.push((
-                    (t.name.to_string(), p.partition_index),
-                    Committed {
-                        offset: p.committed_offset,
-                        leader_epoch: p.committed_leader_epoch,
-                        metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
-                    },
-                ));
-                errors::NONE
+                let metadata = p.committed_metadata.as_deref();
+                match Committed::from_commit(p.committed_offset, p.committed_leader_epoch, metadata)
+                {
+                    Ok(c) => {
+                        staged.push(((t.name.to_string(), p.partition_index), c));
+                        errors::NONE
+                    }
+                    Err(code) => code,
+                }
             };
         }
         if !staged.is_empty() {

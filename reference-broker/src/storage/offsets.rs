@@ -27,6 +27,25 @@ pub struct Committed {
     pub metadata: Option<String>,
 }
 
+impl Committed {
+    /// An offset from an OffsetCommit or TxnOffsetCommit partition, or
+    /// OFFSET_METADATA_TOO_LARGE when its metadata is over [`MAX_METADATA_BYTES`].
+    pub fn from_commit(
+        offset: i64,
+        leader_epoch: i32,
+        metadata: Option<&str>,
+    ) -> Result<Committed, i16> {
+        if metadata.is_some_and(|m| m.len() > MAX_METADATA_BYTES) {
+            return Err(crate::errors::OFFSET_METADATA_TOO_LARGE);
+        }
+        Ok(Committed {
+            offset,
+            leader_epoch,
+            metadata: metadata.map(str::to_owned),
+        })
+    }
+}
+
 #[derive(Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Envelope {
@@ -145,6 +164,23 @@ impl OffsetStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_over_apaches_limit_is_refused() {
+        let ok = "m".repeat(MAX_METADATA_BYTES);
+        assert_eq!(
+            Committed::from_commit(1, -1, Some(&ok))
+                .unwrap()
+                .metadata
+                .as_deref(),
+            Some(ok.as_str())
+        );
+        let long = "m".repeat(MAX_METADATA_BYTES + 1);
+        assert_eq!(
+            Committed::from_commit(1, -1, Some(&long)),
+            Err(crate::errors::OFFSET_METADATA_TOO_LARGE)
+        );
+    }
 
     #[test]
     fn commits_persist_in_the_kaas_envelope() {
