@@ -11,6 +11,8 @@ pub mod client;
 pub mod errors;
 pub mod ledger;
 pub mod normalise;
+pub mod progress;
+pub mod records;
 pub mod report;
 pub mod request;
 pub mod response;

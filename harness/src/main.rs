@@ -7,10 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use kconform::ledger::Ledger;
+use kconform::progress;
 use kconform::report::Report;
 use kconform::runner::{self, Transcript};
 use kconform::scenario::Scenario;
@@ -46,6 +48,13 @@ enum Command {
         /// Print each transcript.
         #[arg(long)]
         show: bool,
+        /// Scenarios run at once on each target (they make their names unique, so they share
+        /// the broker).
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
+        /// Also run the scenarios marked slow (minutes each; epoch overflow).
+        #[arg(long)]
+        include_slow: bool,
         /// Write the report as JSON.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
@@ -107,6 +116,37 @@ fn specs(targets: &[String]) -> anyhow::Result<Vec<TargetSpec>> {
         .collect::<Result<_, _>>()?)
 }
 
+/// Runs the scenarios on one target, `jobs` at a time (each makes its names unique, so they
+/// share the broker), and returns the transcripts in the scenarios' order.
+async fn run_on(
+    chosen: &[&Scenario],
+    target: &Arc<Running>,
+    deadline: Duration,
+    jobs: usize,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Vec<Transcript>> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    for (i, s) in chosen.iter().enumerate() {
+        let (s, target, permits, bar) =
+            ((*s).clone(), target.clone(), permits.clone(), bar.clone());
+        set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            bar.set_message(s.name.clone());
+            let t = runner::run(&s, &target, deadline).await;
+            bar.inc(1);
+            (i, t)
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        let (i, t) = joined?;
+        out.push((i, t?));
+    }
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, t)| t).collect())
+}
+
 /// Runs every chosen scenario on every target; with two or more, classifies the differences
 /// between the first two.
 async fn execute(
@@ -114,6 +154,7 @@ async fn execute(
     chosen: &[&Scenario],
     specs: &[TargetSpec],
     deadline: Duration,
+    jobs: usize,
     show: bool,
 ) -> anyhow::Result<(Report, Vec<Vec<Transcript>>)> {
     let mut report = Report {
@@ -122,26 +163,21 @@ async fn execute(
     };
     let mut all = Vec::new();
     for spec in specs {
-        eprintln!("kconform: starting {} …", spec.name());
-        let target = Running::start(spec).await?;
-        let mut transcripts = Vec::new();
-        for (i, s) in chosen.iter().enumerate() {
-            eprint!(
-                "\rkconform: {} {}/{} {:40}",
-                target.name,
-                i + 1,
-                chosen.len(),
-                s.name
-            );
-            let t = runner::run(s, &target, deadline).await?;
-            if show {
-                eprintln!();
-                println!("{}", serde_json::to_string_pretty(&t)?);
-            }
-            transcripts.push(t);
+        let starting = progress::starting(&spec.name());
+        let target = Arc::new(Running::start(spec).await?);
+        starting.finish_and_clear();
+        let bar = progress::scenarios(&target.name, chosen.len());
+        let result = run_on(chosen, &target, deadline, jobs, &bar).await;
+        bar.finish_and_clear();
+        if let Ok(target) = Arc::try_unwrap(target) {
+            target.stop().await;
         }
-        eprintln!();
-        target.stop().await;
+        let transcripts = result?;
+        if show {
+            for t in &transcripts {
+                println!("{}", serde_json::to_string_pretty(t)?);
+            }
+        }
         report.add_transcripts(&transcripts);
         all.push(transcripts);
     }
@@ -161,30 +197,77 @@ async fn execute(
     Ok((report, all))
 }
 
+/// The terminal report: one line per scenario with its status on each target, then each
+/// difference with its verdict. Colour only on a terminal (console decides).
 fn print_table(report: &Report) {
-    for (scenario, target, failed) in &report.runs {
-        let status = match failed.is_empty() {
-            true => "ok".to_owned(),
-            false => format!("FAILED: {}", failed.join("; ")),
+    use console::style;
+    let mut scenarios: Vec<&str> = Vec::new();
+    for (scenario, _, _) in &report.runs {
+        if !scenarios.contains(&scenario.as_str()) {
+            scenarios.push(scenario);
+        }
+    }
+    let header: String = report.targets.iter().map(|t| format!(" {t:>8}")).collect();
+    println!(
+        "{}",
+        style(format!("{:48}{header}  differences", "scenario")).bold()
+    );
+    for s in &scenarios {
+        let mut line = format!("{s:48}");
+        let mut failures = Vec::new();
+        for t in &report.targets {
+            match report.runs.iter().find(|(a, b, _)| a == s && b == t) {
+                Some((_, _, failed)) if failed.is_empty() => {
+                    line.push_str(&format!(" {}", style(format!("{:>8}", "ok")).green()))
+                }
+                Some((_, _, failed)) => {
+                    line.push_str(&format!(
+                        " {}",
+                        style(format!("{:>8}", "FAILED")).red().bold()
+                    ));
+                    failures.extend(failed.iter().map(|f| format!("{t}: {f}")));
+                }
+                None => line.push_str(&format!(" {:>8}", "-")),
+            }
+        }
+        let diffs: Vec<_> = report
+            .differences
+            .iter()
+            .filter(|d| d.row.scenario == *s)
+            .collect();
+        let undocumented = diffs.iter().filter(|d| d.documented_by.is_none()).count();
+        let summary = match (diffs.len(), undocumented) {
+            (0, _) => style("none".to_owned()).dim(),
+            (n, 0) => style(format!("{n} documented")).yellow(),
+            (n, u) => style(format!("{n}, {u} UNDOCUMENTED")).red().bold(),
         };
-        println!("{scenario:45} {target:8} {status}");
+        println!("{line}  {summary}");
+        for f in failures {
+            println!("    {}", style(f).red());
+        }
     }
     for d in &report.differences {
         let label = match &d.documented_by {
-            Some(id) => format!("DOCUMENTED {id}"),
-            None => "UNDOCUMENTED".into(),
+            Some(id) => style(format!("DOCUMENTED {id}")).yellow(),
+            None => style("UNDOCUMENTED".to_owned()).red().bold(),
         };
         println!(
-            "{label:50} {} {} {}: {} | {}",
+            "{label} {} {} {}: {} | {}",
             d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right
         );
     }
     for (id, s) in &report.stale {
-        println!("STALE {id}: documented in {s}, but it did not show");
+        println!(
+            "{} {id}: documented in {s}, but it did not show",
+            style("STALE").red().bold()
+        );
     }
+    let verdict = match report.passed() {
+        true => style("PASSED").green().bold(),
+        false => style("FAILED").red().bold(),
+    };
     println!(
-        "{}: {} transcripts, {} differences ({} undocumented), {} stale",
-        if report.passed() { "PASSED" } else { "FAILED" },
+        "{verdict}: {} transcripts, {} differences ({} undocumented), {} stale",
         report.runs.len(),
         report.differences.len(),
         report.undocumented(),
@@ -224,10 +307,33 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             junit,
             markdown,
+            jobs,
+            include_slow,
         } => {
-            let chosen = pick(&names)?;
-            let (report, _) =
-                execute(&cli.scenarios, &chosen, &specs(&targets)?, deadline, show).await?;
+            let mut chosen = pick(&names)?;
+            // A slow scenario runs when named or asked for.
+            let skipped: Vec<&str> = chosen
+                .iter()
+                .filter(|s| s.slow && !include_slow && !names.contains(&s.name))
+                .map(|s| s.name.as_str())
+                .collect();
+            if !skipped.is_empty() {
+                eprintln!(
+                    "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
+                    skipped.len(),
+                    skipped.join(", ")
+                );
+            }
+            chosen.retain(|s| !skipped.contains(&s.name.as_str()));
+            let (report, _) = execute(
+                &cli.scenarios,
+                &chosen,
+                &specs(&targets)?,
+                deadline,
+                jobs,
+                show,
+            )
+            .await?;
             print_table(&report);
             if report.targets.len() < 2 {
                 println!("(one target: nothing compared)");
@@ -256,7 +362,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if specs.len() != 2 {
                 anyhow::bail!("repro compares exactly two targets");
             }
-            let (report, all) = execute(&cli.scenarios, &chosen, &specs, deadline, false).await?;
+            let (report, all) =
+                execute(&cli.scenarios, &chosen, &specs, deadline, 1, false).await?;
             let (a, b) = (&all[0][0], &all[1][0]);
             for (i, l) in a.steps.iter().enumerate() {
                 let r = b.steps.get(i);

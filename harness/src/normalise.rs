@@ -28,6 +28,7 @@ fn kind_of(key: &str) -> Option<&'static str> {
         "cluster_id" => "cluster",
         "throttle_time_ms" => "throttle",
         "timestamp" | "log_append_time_ms" => "ts",
+        "member_id" | "leader" => "member",
         _ => return None,
     })
 }

@@ -148,6 +148,12 @@ pub fn api_key(name: &str) -> Option<ApiKey> {
         "CreateTopics" => ApiKey::CreateTopics,
         "FindCoordinator" => ApiKey::FindCoordinator,
         "Metadata" => ApiKey::Metadata,
+        "Produce" => ApiKey::Produce,
+        "Fetch" => ApiKey::Fetch,
+        "ListOffsets" => ApiKey::ListOffsets,
+        "OffsetFetch" => ApiKey::OffsetFetch,
+        "JoinGroup" => ApiKey::JoinGroup,
+        "SyncGroup" => ApiKey::SyncGroup,
         _ => return None,
     })
 }
@@ -290,6 +296,162 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                         .collect::<Result<_, String>>()?,
                 )),
         ),
+        ApiKey::Produce => RequestKind::Produce(produce(&f)?),
+        ApiKey::Fetch => RequestKind::Fetch(fetch(&f)?),
+        ApiKey::ListOffsets => RequestKind::ListOffsets(
+            ListOffsetsRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_isolation_level(isolation(&f)?)
+                .with_topics(vec![list_offsets_request::ListOffsetsTopic::default()
+                    .with_name(TopicName(f.str("topic")?))
+                    .with_partitions(vec![
+                        list_offsets_request::ListOffsetsPartition::default()
+                            .with_partition_index(f.i32("partition", 0)?)
+                            .with_timestamp(f.int("timestamp", -1)?),
+                    ])]),
+        ),
+        ApiKey::OffsetFetch => RequestKind::OffsetFetch(offset_fetch(version, &f)?),
+        ApiKey::JoinGroup => RequestKind::JoinGroup(
+            JoinGroupRequest::default()
+                .with_group_id(GroupId(f.str("group_id")?))
+                .with_session_timeout_ms(f.i32("session_timeout_ms", 30_000)?)
+                .with_rebalance_timeout_ms(f.i32("rebalance_timeout_ms", 30_000)?)
+                .with_member_id(f.str("member_id")?)
+                .with_group_instance_id(f.opt_str("group_instance_id")?)
+                .with_protocol_type(
+                    f.opt_str("protocol_type")?
+                        .unwrap_or(StrBytes::from_static_str("consumer")),
+                )
+                .with_protocols(vec![join_group_request::JoinGroupRequestProtocol::default()
+                    .with_name(
+                        f.opt_str("protocol")?
+                            .unwrap_or(StrBytes::from_static_str("range")),
+                    )]),
+        ),
+        ApiKey::SyncGroup => RequestKind::SyncGroup(
+            SyncGroupRequest::default()
+                .with_group_id(GroupId(f.str("group_id")?))
+                .with_generation_id(f.i32("generation_id", -1)?)
+                .with_member_id(f.str("member_id")?)
+                .with_protocol_type(Some(
+                    f.opt_str("protocol_type")?
+                        .unwrap_or(StrBytes::from_static_str("consumer")),
+                ))
+                .with_protocol_name(Some(
+                    f.opt_str("protocol")?
+                        .unwrap_or(StrBytes::from_static_str("range")),
+                )),
+        ),
         other => return Err(format!("{other:?} is not a scenario API yet")),
+    })
+}
+
+/// `isolation_level`: 0 / "read_uncommitted" (default) or 1 / "read_committed".
+fn isolation(f: &Fields<'_>) -> Result<i8, String> {
+    match f.0.get("isolation_level") {
+        None => Ok(0),
+        Some(toml::Value::String(s)) if s == "read_uncommitted" => Ok(0),
+        Some(toml::Value::String(s)) if s == "read_committed" => Ok(1),
+        Some(toml::Value::Integer(i @ 0..=1)) => Ok(*i as i8),
+        Some(other) => Err(format!(
+            "isolation_level: expected read_committed or read_uncommitted, got {other}"
+        )),
+    }
+}
+
+/// Produce to one partition: one batch of `records` ([{ key, value }]) stamped with the
+/// producer fields. acks = 0 is refused: it has no answer to record.
+fn produce(f: &Fields<'_>) -> Result<ProduceRequest, String> {
+    let acks = f.i16("acks", -1)?;
+    if acks == 0 {
+        return Err("acks = 0 gets no answer; use 1 or -1".into());
+    }
+    let records = f
+        .tables("records")?
+        .iter()
+        .map(|r| {
+            Ok(crate::records::Plain {
+                key: r.opt_str("key")?.map(|s| s.to_string()),
+                value: r.opt_str("value")?.map(|s| s.to_string()),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if records.is_empty() {
+        return Err("records: a Produce step needs at least one record".into());
+    }
+    let batch = crate::records::encode_batch(
+        crate::records::BatchHeader {
+            producer_id: f.int("producer_id", -1)?,
+            producer_epoch: f.i16("producer_epoch", -1)?,
+            base_sequence: f.i32("base_sequence", -1)?,
+            transactional: f.boolean("transactional", false)?,
+        },
+        &records,
+    )?;
+    Ok(ProduceRequest::default()
+        .with_transactional_id(f.opt_str("transactional_id")?.map(TransactionalId))
+        .with_acks(acks)
+        .with_timeout_ms(f.i32("timeout_ms", 30_000)?)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(TopicName(f.str("topic")?))
+            .with_partition_data(vec![
+                produce_request::PartitionProduceData::default()
+                    .with_index(f.i32("partition", 0)?)
+                    .with_records(Some(batch)),
+            ])]))
+}
+
+/// Fetch from one partition by topic name (versions up to 12; 13 and later name topics by id).
+fn fetch(f: &Fields<'_>) -> Result<FetchRequest, String> {
+    Ok(FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(f.i32("max_wait_ms", 100)?)
+        .with_min_bytes(f.i32("min_bytes", 1)?)
+        .with_max_bytes(f.i32("max_bytes", 1 << 20)?)
+        .with_isolation_level(isolation(f)?)
+        .with_session_epoch(-1)
+        .with_topics(vec![fetch_request::FetchTopic::default()
+            .with_topic(TopicName(f.str("topic")?))
+            .with_partitions(vec![fetch_request::FetchPartition::default()
+                .with_partition(f.i32("partition", 0)?)
+                .with_fetch_offset(f.int("fetch_offset", 0)?)
+                .with_partition_max_bytes(
+                    f.i32("partition_max_bytes", 1 << 20)?,
+                )])]))
+}
+
+/// OffsetFetch of one group: `topics = [{ name, partition_indexes }]`, the v0–7 shape or the
+/// v8+ batched shape with the same fields.
+fn offset_fetch(version: i16, f: &Fields<'_>) -> Result<OffsetFetchRequest, String> {
+    let topics = f.tables("topics")?;
+    let request =
+        OffsetFetchRequest::default().with_require_stable(f.boolean("require_stable", false)?);
+    Ok(match version >= 8 {
+        true => request.with_groups(vec![
+            offset_fetch_request::OffsetFetchRequestGroup::default()
+                .with_group_id(GroupId(f.str("group_id")?))
+                .with_topics(Some(
+                    topics
+                        .iter()
+                        .map(|t| {
+                            Ok(offset_fetch_request::OffsetFetchRequestTopics::default()
+                                .with_name(TopicName(t.str("name")?))
+                                .with_partition_indexes(t.i32s("partition_indexes")?))
+                        })
+                        .collect::<Result<_, String>>()?,
+                )),
+        ]),
+        false => request
+            .with_group_id(GroupId(f.str("group_id")?))
+            .with_topics(Some(
+                topics
+                    .iter()
+                    .map(|t| {
+                        Ok(offset_fetch_request::OffsetFetchRequestTopic::default()
+                            .with_name(TopicName(t.str("name")?))
+                            .with_partition_indexes(t.i32s("partition_indexes")?))
+                    })
+                    .collect::<Result<_, String>>()?,
+            )),
     })
 }

@@ -96,6 +96,105 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                 })).collect()),
             })).collect()),
         }),
+        ResponseKind::Produce(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "responses": by_name(r.responses.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "partitions": sorted(t.partition_responses.iter().map(|p| json!({
+                    "partition_index": p.index,
+                    "error_code": p.error_code,
+                    "base_offset": p.base_offset,
+                    "log_append_time_ms": p.log_append_time_ms,
+                    "log_start_offset": p.log_start_offset,
+                    "record_errors": p.record_errors.iter().map(|e| json!({
+                        "batch_index": e.batch_index,
+                        "message": e.batch_index_error_message.as_ref().map(|m| m.as_str()),
+                    })).collect::<Vec<_>>(),
+                    "error_message": p.error_message.as_ref().map(|m| m.as_str()),
+                })).collect()),
+            })).collect()),
+        }),
+        ResponseKind::Fetch(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "responses": by_name(r.responses.iter().map(|t| json!({
+                "name": t.topic.0.as_str(),
+                "partitions": sorted(t.partitions.iter().map(|p| {
+                    let mut aborted: Vec<(i64, i64)> = p.aborted_transactions.iter().flatten()
+                        .map(|a| (a.first_offset, a.producer_id.0)).collect();
+                    aborted.sort();
+                    json!({
+                        "partition_index": p.partition_index,
+                        "error_code": p.error_code,
+                        "high_watermark": p.high_watermark,
+                        "last_stable_offset": p.last_stable_offset,
+                        "log_start_offset": p.log_start_offset,
+                        "aborted_transactions": p.aborted_transactions.as_ref().map(|_| aborted.iter()
+                            .map(|(first_offset, producer_id)| json!({
+                                "producer_id": producer_id,
+                                "first_offset": first_offset,
+                            })).collect::<Vec<_>>()),
+                        "batches": crate::records::describe(&p.records),
+                    })
+                }).collect()),
+            })).collect()),
+        }),
+        ResponseKind::ListOffsets(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "topics": by_name(r.topics.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "partitions": sorted(t.partitions.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "error_code": p.error_code,
+                    "offset": p.offset,
+                    "timestamp": p.timestamp,
+                    "leader_epoch": p.leader_epoch,
+                })).collect()),
+            })).collect()),
+        }),
+        // v8+: the batched shape, one entry per group.
+        ResponseKind::OffsetFetch(r) if version >= 8 => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "groups": r.groups.iter().map(|g| json!({
+                "error_code": g.error_code,
+                "topics": by_name(g.topics.iter().map(|t| json!({
+                    "name": t.name.0.as_str(),
+                    "partitions": sorted(t.partitions.iter().map(|p| json!({
+                        "partition_index": p.partition_index,
+                        "error_code": p.error_code,
+                        "committed_offset": p.committed_offset,
+                        "metadata": p.metadata.as_ref().map(|m| m.as_str()),
+                    })).collect()),
+                })).collect()),
+            })).collect::<Vec<_>>(),
+        }),
+        ResponseKind::OffsetFetch(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "topics": by_name(r.topics.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "partitions": sorted(t.partitions.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "error_code": p.error_code,
+                    "committed_offset": p.committed_offset,
+                    "metadata": p.metadata.as_ref().map(|m| m.as_str()),
+                })).collect()),
+            })).collect()),
+        }),
+        ResponseKind::JoinGroup(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "generation_id": r.generation_id,
+            "protocol_name": r.protocol_name.as_ref().map(|m| m.as_str()),
+            "leader": r.leader.as_str(),
+            "member_id": r.member_id.as_str(),
+            "members": r.members.len(),
+        }),
+        ResponseKind::SyncGroup(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "assignment_bytes": r.assignment.len(),
+        }),
         other => {
             json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })
         }

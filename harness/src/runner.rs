@@ -94,6 +94,8 @@ pub enum RunError {
 fn default_max(api: ApiKey) -> i16 {
     match api {
         ApiKey::AddPartitionsToTxn => 3,
+        // Fetch 13 and later name topics by id, which scenarios do not carry.
+        ApiKey::Fetch => 12,
         other => apache_max(other),
     }
 }
@@ -110,6 +112,12 @@ fn apache_max(api: ApiKey) -> i16 {
         ApiKey::CreateTopics => 7,
         ApiKey::FindCoordinator => 4,
         ApiKey::Metadata => 12,
+        ApiKey::Produce => 10,
+        ApiKey::Fetch => 16,
+        ApiKey::ListOffsets => 8,
+        ApiKey::OffsetFetch => 9,
+        ApiKey::JoinGroup => 9,
+        ApiKey::SyncGroup => 5,
         _ => 0,
     }
 }
@@ -285,13 +293,54 @@ impl Run<'_> {
         }
         let request =
             request::build(api, version, &fields).map_err(|e| self.step_error(label, e))?;
+        let repeat = step.repeat.unwrap_or(1).max(1);
+        for round in 1..=repeat {
+            let Some(raw) = self
+                .exchange(step, label, api, version, &request, &mut record)
+                .await?
+            else {
+                return Ok(());
+            };
+            let last = round == repeat;
+            if !last && self.expectations_hold(step, &raw) {
+                continue;
+            }
+            if !last {
+                self.failed.push(format!(
+                    "{label}: expectation broke at repetition {round} of {repeat}"
+                ));
+            }
+            self.finish(step, label, raw, record);
+            break;
+        }
+        Ok(())
+    }
+
+    fn expectations_hold(&self, step: &Step, raw: &Value) -> bool {
+        step.expect.iter().all(|(path, want)| {
+            let want = serde_json::to_value(want).unwrap_or(Value::Null);
+            response::at(raw, path) == Some(&want)
+        })
+    }
+
+    /// Sends the request, repeating it while `until` does not hold; `None` when the target
+    /// gave no answer (recorded as such).
+    async fn exchange(
+        &mut self,
+        step: &Step,
+        label: &str,
+        api: ApiKey,
+        version: i16,
+        request: &kafka_protocol::messages::RequestKind,
+        record: &mut StepRecord,
+    ) -> Result<Option<Value>, RunError> {
         let give_up =
             tokio::time::Instant::now() + Duration::from_millis(step.within_ms.unwrap_or(15_000));
-        let raw = loop {
+        loop {
             let result = self
                 .connection(&step.connection)
                 .await?
-                .send(api, version, &request)
+                .send(api, version, request)
                 .await;
             let raw = match result {
                 Ok(r) => response::to_value(&r, version),
@@ -299,8 +348,8 @@ impl Run<'_> {
                     // The connection is unusable after a failure; the next step reconnects.
                     self.connections.remove(&step.connection);
                     record.outcome = Outcome::NoAnswer(e.to_string());
-                    self.records.push(record);
-                    return Ok(());
+                    self.records.push(record.clone());
+                    return Ok(None);
                 }
             };
             let holds = step.until.iter().all(|(path, want)| {
@@ -308,15 +357,19 @@ impl Run<'_> {
                 response::at(&raw, path) == Some(&want)
             });
             if holds {
-                break raw;
+                return Ok(Some(raw));
             }
             if tokio::time::Instant::now() >= give_up {
                 self.failed
                     .push(format!("{label}: 'until' did not hold in time"));
-                break raw;
+                return Ok(Some(raw));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        }
+    }
+
+    /// Captures, checks the expectations and records the answer.
+    fn finish(&mut self, step: &Step, label: &str, raw: Value, mut record: StepRecord) {
         for (var, path) in &step.capture {
             match response::at(&raw, path) {
                 Some(Value::Number(n)) if n.as_i64().is_some() => {
@@ -341,7 +394,6 @@ impl Run<'_> {
         }
         record.outcome = Outcome::Response(self.normaliser.normalise(&raw));
         self.records.push(record);
-        Ok(())
     }
 }
 

@@ -13,6 +13,7 @@
 //! capture = { pid = "producer_id", epoch = "producer_epoch" }
 //! expect = { error_code = 0 }   # must hold on every target
 //! until = { error_code = 0 }    # optional: repeat until this holds (within_ms, default 15 s)
+//! repeat = 3                    # optional: send it 3 times, record the last answer
 //!
 //! [[step]]
 //! name = "pause"
@@ -85,6 +86,9 @@ pub struct Step {
     pub within_ms: Option<u64>,
     /// A pause instead of a request.
     pub sleep_ms: Option<u64>,
+    /// Send the request this many times (default 1) and record only the last answer;
+    /// `expect` must hold on every answer, and the first that breaks it is recorded instead.
+    pub repeat: Option<u32>,
 }
 
 fn default_connection() -> String {
@@ -106,6 +110,9 @@ pub struct Scenario {
     /// Names made unique per run.
     #[serde(default)]
     pub unique: Vec<String>,
+    /// Takes minutes: run only with `--include-slow`.
+    #[serde(default)]
+    pub slow: bool,
     /// Steps.
     #[serde(rename = "step")]
     pub steps: Vec<Step>,

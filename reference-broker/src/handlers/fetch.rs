@@ -115,9 +115,12 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                     }
                 },
             };
-            if read_committed && ctx.version >= 4 {
-                d = d.with_aborted_transactions(Some(aborted.unwrap_or_default()));
-            }
+            // Apache answers null at read_uncommitted and a list (maybe empty) at
+            // read_committed (checked live by scenario records-commit-visible-read-committed).
+            d = d.with_aborted_transactions(match read_committed && ctx.version >= 4 {
+                true => Some(aborted.unwrap_or_default()),
+                false => None,
+            });
             partitions.push(d.with_error_code(code));
         }
         let mut topic = FetchableTopicResponse::default().with_partitions(partitions);
