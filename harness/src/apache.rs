@@ -179,12 +179,54 @@ log4j.logger.kafka.server.KafkaRaftServer=INFO
 /// A running Apache broker; stopped (SIGTERM, then SIGKILL) when dropped.
 #[derive(Debug)]
 pub struct ApacheJvm {
-    child: Option<Child>,
+    /// Dropping it ends the thread that spawned the JVM, which the kernel answers with SIGKILL.
+    keeper: Option<std::sync::mpsc::Sender<()>>,
+    child: Mutex<Option<Child>>,
+    log: Arc<Mutex<Vec<String>>>,
     /// The client address.
     pub addr: SocketAddr,
     /// How long it took from launch to ready.
     pub start_time: Duration,
     dir: tempfile::TempDir,
+}
+
+/// Spawns `cmd` so that the kernel kills it when the harness dies (PR_SET_PDEATHSIG). The
+/// "parent" the kernel watches is the spawning *thread*, so the spawn happens on a keeper
+/// thread that lives until the returned sender is dropped: spawning from a pooled thread would
+/// get the JVM killed when the pool retires that thread (tokio's blocking pool does so after
+/// 10 s idle, which once killed Apache mid-run).
+fn spawn_tied_to_harness(
+    mut cmd: Command,
+) -> Result<(Child, std::sync::mpsc::Sender<()>), ApacheError> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the JVM when
+        // its parent thread ends.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    }
+    let (child_tx, child_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("apache-keeper".into())
+        .spawn(move || {
+            let spawned = cmd.spawn();
+            let ok = spawned.is_ok();
+            let _ = child_tx.send(spawned);
+            if ok {
+                // Returns when the sender is dropped (the broker is stopped or dropped).
+                let _ = stop_rx.recv();
+            }
+        })?;
+    let child = child_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("the keeper thread ended before spawning"))??;
+    Ok((child, stop_tx))
 }
 
 fn java(libs: &Path, log4j: &Path) -> Command {
@@ -237,19 +279,7 @@ impl ApacheJvm {
         .arg(&props)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the JVM
-            // when the harness (its parent) dies.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
-        }
-        let mut child = cmd.spawn()?;
+        let (mut child, keeper) = spawn_tied_to_harness(cmd)?;
         let log = Arc::new(Mutex::new(Vec::<String>::new()));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         for stream in [
@@ -281,7 +311,9 @@ impl ApacheJvm {
             });
         }
         let mut jvm = ApacheJvm {
-            child: Some(child),
+            keeper: Some(keeper),
+            child: Mutex::new(Some(child)),
+            log: log.clone(),
             addr: SocketAddr::from(([127, 0, 0, 1], client)),
             start_time: Duration::ZERO,
             dir,
@@ -297,7 +329,7 @@ impl ApacheJvm {
             if ready_rx.recv_timeout(Duration::from_millis(200)).is_ok() {
                 break;
             }
-            if let Some(Ok(Some(status))) = jvm.child.as_mut().map(|c| c.try_wait()) {
+            if let Some(status) = jvm.exited() {
                 return Err(fail(&mut jvm, format!("the JVM exited ({status})")));
             }
             if started.elapsed() > START_DEADLINE {
@@ -312,9 +344,26 @@ impl ApacheJvm {
         Ok(jvm)
     }
 
+    /// The JVM's exit status, if it has exited.
+    pub fn exited(&self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// The last `lines` lines the broker logged.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log[log.len().saturating_sub(lines)..].join("\n")
+    }
+
     /// SIGTERM, then SIGKILL after 15 s.
-    pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
+    fn stop_child(&mut self) {
+        let taken = self
+            .child
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(mut child) = taken else {
             return;
         };
         // SAFETY: sending a signal to our own child process.
@@ -330,6 +379,12 @@ impl ApacheJvm {
         }
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    /// Stops the broker (SIGTERM, then SIGKILL after 15 s) and lets its keeper thread go.
+    pub fn stop(&mut self) {
+        self.stop_child();
+        self.keeper.take();
     }
 
     /// The broker's working directory (config, data).

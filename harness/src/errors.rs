@@ -11,6 +11,7 @@ pub fn name(code: i16) -> &'static str {
         5 => "LEADER_NOT_AVAILABLE",
         6 => "NOT_LEADER_OR_FOLLOWER",
         7 => "REQUEST_TIMED_OUT",
+        10 => "MESSAGE_TOO_LARGE",
         12 => "OFFSET_METADATA_TOO_LARGE",
         13 => "NETWORK_EXCEPTION",
         14 => "COORDINATOR_LOAD_IN_PROGRESS",
@@ -32,6 +33,7 @@ pub fn name(code: i16) -> &'static str {
         42 => "INVALID_REQUEST",
         43 => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
         45 => "OUT_OF_ORDER_SEQUENCE_NUMBER",
+        46 => "DUPLICATE_SEQUENCE_NUMBER",
         47 => "INVALID_PRODUCER_EPOCH",
         48 => "INVALID_TXN_STATE",
         49 => "INVALID_PRODUCER_ID_MAPPING",
@@ -42,12 +44,22 @@ pub fn name(code: i16) -> &'static str {
         55 => "OPERATION_NOT_ATTEMPTED",
         56 => "KAFKA_STORAGE_ERROR",
         59 => "UNKNOWN_PRODUCER_ID",
+        79 => "MEMBER_ID_REQUIRED",
         82 => "FENCED_INSTANCE_ID",
         87 => "INVALID_RECORD",
         88 => "UNSTABLE_OFFSET_COMMIT",
         90 => "PRODUCER_FENCED",
         100 => "UNKNOWN_TOPIC_ID",
         _ => "UNKNOWN_CODE",
+    }
+}
+
+/// Apache's name for an API key, for the keys scenarios send.
+pub fn api_name(key: i16) -> String {
+    use kafka_protocol::messages::ApiKey;
+    match ApiKey::try_from(key) {
+        Ok(k) => format!("{k:?}"),
+        Err(_) => format!("api{key}"),
     }
 }
 

@@ -9,6 +9,24 @@ use serde::Deserialize;
 
 use crate::runner::DiffRow;
 
+/// One field difference a deviation produces: the value each broker gives there. Values are
+/// in the transcripts' normalised form; `*` matches any run of characters (`pid#*`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shows {
+    /// The API of the step where it shows, when not the entry's own (a consequence seen
+    /// through another API, such as a Fetch after the deviating call).
+    #[serde(default)]
+    pub api: Option<String>,
+    /// The field (a suffix of the diff path), or "outcome" for a kind of answer that differs
+    /// (a version one side does not serve).
+    pub field: String,
+    /// What kaas answers (e.g. "50 INVALID_TRANSACTION_TIMEOUT").
+    pub kaas: String,
+    /// What Apache 3.7 answers.
+    pub apache: String,
+}
+
 /// One documented deviation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,23 +38,62 @@ pub struct Deviation {
     /// Versions: "all", one number, or "A..=B".
     #[serde(default = "all")]
     pub versions: String,
-    /// The field (a suffix of the diff path), or "outcome" for a kind of answer that differs
-    /// (a version one side does not serve).
-    pub field: String,
-    /// What kaas answers (normalised form, e.g. "50 INVALID_TRANSACTION_TIMEOUT").
-    pub kaas: String,
-    /// What Apache 3.7 answers.
-    pub apache: String,
+    /// One field difference, written inline (`field`, `kaas`, `apache`)...
+    #[serde(flatten)]
+    pub inline: Option<Shows>,
+    /// ...or several, when the deviation changes more than one field of an answer.
+    #[serde(default)]
+    pub shows: Vec<Shows>,
     /// The spec section that documents it.
     pub spec: String,
     /// What a Java 3.7 client raises because of it.
     pub java_client: String,
-    /// Scenarios that demonstrate it (each must show it).
+    /// Scenarios that demonstrate it: each must show it, and it documents differences in
+    /// these scenarios only, so no entry vouches for a difference nobody looked at.
     pub scenarios: Vec<String>,
+}
+
+impl Deviation {
+    /// Every field difference the entry documents.
+    pub fn field_differences(&self) -> impl Iterator<Item = &Shows> {
+        self.inline.iter().chain(&self.shows)
+    }
+
+    fn matches_values(&self, row: &DiffRow) -> bool {
+        self.field_differences().any(|f| {
+            let api = match &f.api {
+                Some(api) => *api == row.api,
+                None => self.api == row.api && version_in(&self.versions, row.version),
+            };
+            api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
+                && glob(&f.kaas, unquote(&row.left))
+                && glob(&f.apache, unquote(&row.right))
+        })
+    }
 }
 
 fn all() -> String {
     "all".into()
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 #[derive(Debug, Deserialize)]
@@ -58,8 +115,12 @@ pub struct LedgerError {
 pub enum Verdict {
     /// A ledger entry matches (its id).
     Documented(String),
-    /// No entry matches.
-    Undocumented,
+    /// No entry matches; `hint` names an entry with the same values that does not list this
+    /// scenario (add the scenario to it if the difference is that deviation).
+    Undocumented {
+        /// Such an entry's id.
+        hint: Option<String>,
+    },
 }
 
 /// The ledger.
@@ -88,7 +149,7 @@ fn unquote(s: &str) -> &str {
 }
 
 impl Ledger {
-    /// Reads the ledger file.
+    /// Reads the ledger file; every entry must document at least one field difference.
     pub fn load(path: &Path) -> Result<Ledger, LedgerError> {
         let err = |reason: String| LedgerError {
             path: path.display().to_string(),
@@ -96,6 +157,16 @@ impl Ledger {
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let file: LedgerFile = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        if let Some(d) = file
+            .deviation
+            .iter()
+            .find(|d| d.field_differences().next().is_none())
+        {
+            return Err(err(format!(
+                "deviation '{}' names no field (give field/kaas/apache or [[deviation.shows]])",
+                d.id
+            )));
+        }
         Ok(Ledger {
             deviations: file.deviation,
         })
@@ -103,16 +174,16 @@ impl Ledger {
 
     /// The entry documenting `row` (kaas on the left, Apache on the right), if any.
     pub fn classify(&self, row: &DiffRow) -> Verdict {
-        self.deviations
-            .iter()
-            .find(|d| {
-                d.api == row.api
-                    && version_in(&d.versions, row.version)
-                    && (row.path == d.field || row.path.ends_with(&format!(".{}", d.field)))
-                    && unquote(&row.left) == d.kaas
-                    && unquote(&row.right) == d.apache
-            })
-            .map_or(Verdict::Undocumented, |d| Verdict::Documented(d.id.clone()))
+        let mut same_values = self.deviations.iter().filter(|d| d.matches_values(row));
+        match same_values
+            .clone()
+            .find(|d| d.scenarios.contains(&row.scenario))
+        {
+            Some(d) => Verdict::Documented(d.id.clone()),
+            None => Verdict::Undocumented {
+                hint: same_values.next().map(|d| d.id.clone()),
+            },
+        }
     }
 
     /// Entries that name a scenario among `ran` in which none of `rows` matched them:
@@ -146,9 +217,18 @@ mod tests {
                 id: "wire-50".into(),
                 api: "EndTxn".into(),
                 versions: "0..=3".into(),
-                field: "error_code".into(),
-                kaas: "50 INVALID_TRANSACTION_TIMEOUT".into(),
-                apache: "48 INVALID_TXN_STATE".into(),
+                inline: Some(Shows {
+                    api: None,
+                    field: "error_code".into(),
+                    kaas: "50 INVALID_TRANSACTION_TIMEOUT".into(),
+                    apache: "48 INVALID_TXN_STATE".into(),
+                }),
+                shows: vec![Shows {
+                    api: None,
+                    field: "producer_id".into(),
+                    kaas: "pid#*".into(),
+                    apache: "-1".into(),
+                }],
                 spec: "s".into(),
                 java_client: "j".into(),
                 scenarios: vec!["a".into(), "b".into()],
@@ -179,20 +259,57 @@ mod tests {
         );
         assert_eq!(l.classify(&ok), Verdict::Documented("wire-50".into()));
         let other_value = row("a", 3, "51 CONCURRENT_TRANSACTIONS", "48 INVALID_TXN_STATE");
-        assert_eq!(l.classify(&other_value), Verdict::Undocumented);
+        assert_eq!(
+            l.classify(&other_value),
+            Verdict::Undocumented { hint: None }
+        );
+        // The same values in a scenario the entry does not list: undocumented, with a hint.
+        let elsewhere = row(
+            "z",
+            3,
+            "50 INVALID_TRANSACTION_TIMEOUT",
+            "48 INVALID_TXN_STATE",
+        );
+        assert_eq!(
+            l.classify(&elsewhere),
+            Verdict::Undocumented {
+                hint: Some("wire-50".into())
+            }
+        );
+        // A second field of the same entry, matched by a pattern.
+        let mut pid = row("a", 0, "pid#3", "-1");
+        pid.path = "producer_id".into();
+        assert_eq!(l.classify(&pid), Verdict::Documented("wire-50".into()));
         let other_version = row(
             "a",
             4,
             "50 INVALID_TRANSACTION_TIMEOUT",
             "48 INVALID_TXN_STATE",
         );
-        assert_eq!(l.classify(&other_version), Verdict::Undocumented);
+        assert_eq!(
+            l.classify(&other_version),
+            Verdict::Undocumented { hint: None }
+        );
         let rows = vec![(ok.clone(), l.classify(&ok))];
         // "b" was run and the deviation did not show there: stale. "c" was not run.
         assert_eq!(
             l.stale(&["a".into(), "b".into(), "c".into()], &rows),
             vec![("wire-50".to_string(), "b".to_string())]
         );
+    }
+
+    #[test]
+    fn globs_match_runs_of_characters() {
+        assert!(glob("pid#*", "pid#12"));
+        assert!(glob("*", ""));
+        assert!(glob("a*c*e", "abcde"));
+        assert!(!glob("a*c*e", "abde"));
+        assert!(!glob("pid#*", "node#1"));
+        assert!(glob(
+            "47 INVALID_PRODUCER_EPOCH",
+            "47 INVALID_PRODUCER_EPOCH"
+        ));
+        assert!(!glob("ab*ba", "aba"));
     }
 
     #[test]
@@ -207,5 +324,42 @@ mod tests {
                 d.id
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Ledger, LedgerError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.toml");
+        std::fs::write(&p, text).unwrap();
+        Ledger::load(&p)
+    }
+
+    const HEAD: &str = "[[deviation]]\nid = \"x\"\napi = \"EndTxn\"\nspec = \"s\"\njava_client = \"j\"\nscenarios = [\"a\"]\n";
+
+    #[test]
+    fn inline_and_listed_field_differences_both_parse() {
+        let l = parse(&format!(
+            "{HEAD}field = \"error_code\"\nkaas = \"1\"\napache = \"2\"\n[[deviation.shows]]\napi = \"Fetch\"\nfield = \"batches\"\nkaas = \"[]\"\napache = \"*\"\n"
+        ))
+        .unwrap();
+        let fields: Vec<_> = l.deviations[0]
+            .field_differences()
+            .map(|f| f.field.as_str())
+            .collect();
+        assert_eq!(fields, ["error_code", "batches"]);
+    }
+
+    #[test]
+    fn an_entry_without_fields_or_with_a_typo_is_refused() {
+        let e = parse(HEAD).unwrap_err().to_string();
+        assert!(e.contains("names no field"), "{e}");
+        assert!(parse(&format!(
+            "{HEAD}feild = \"error_code\"\nkaas = \"1\"\napache = \"2\"\n"
+        ))
+        .is_err());
     }
 }

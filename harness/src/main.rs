@@ -90,12 +90,13 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(code) => code,
         Err(e) => {
-            // A fresh line: a progress line may be open.
-            eprintln!();
-            eprintln!(
-                "kconform: could not run: {}",
-                format!("{e:#}").replace('\n', " ")
-            );
+            // The reason on one line; a dead broker's log, when there is one, below it.
+            let text = format!("{e:#}");
+            let (reason, details) = text.split_once('\n').unwrap_or((&text, ""));
+            eprintln!("kconform: could not run: {reason}");
+            if !details.is_empty() {
+                eprintln!("{details}");
+            }
             ExitCode::from(2)
         }
     }
@@ -114,37 +115,6 @@ fn specs(targets: &[String]) -> anyhow::Result<Vec<TargetSpec>> {
         .iter()
         .map(|t| TargetSpec::parse(t))
         .collect::<Result<_, _>>()?)
-}
-
-/// Runs the scenarios on one target, `jobs` at a time (each makes its names unique, so they
-/// share the broker), and returns the transcripts in the scenarios' order.
-async fn run_on(
-    chosen: &[&Scenario],
-    target: &Arc<Running>,
-    deadline: Duration,
-    jobs: usize,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<Vec<Transcript>> {
-    let permits = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
-    let mut set = tokio::task::JoinSet::new();
-    for (i, s) in chosen.iter().enumerate() {
-        let (s, target, permits, bar) =
-            ((*s).clone(), target.clone(), permits.clone(), bar.clone());
-        set.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            bar.set_message(s.name.clone());
-            let t = runner::run(&s, &target, deadline).await;
-            bar.inc(1);
-            (i, t)
-        });
-    }
-    let mut out = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        let (i, t) = joined?;
-        out.push((i, t?));
-    }
-    out.sort_by_key(|(i, _)| *i);
-    Ok(out.into_iter().map(|(_, t)| t).collect())
 }
 
 /// Runs every chosen scenario on every target; with two or more, classifies the differences
@@ -167,7 +137,7 @@ async fn execute(
         let target = Arc::new(Running::start(spec).await?);
         starting.finish_and_clear();
         let bar = progress::scenarios(&target.name, chosen.len());
-        let result = run_on(chosen, &target, deadline, jobs, &bar).await;
+        let result = runner::run_many(chosen, &target, deadline, jobs, &bar).await;
         bar.finish_and_clear();
         if let Ok(target) = Arc::try_unwrap(target) {
             target.stop().await;
@@ -249,7 +219,12 @@ fn print_table(report: &Report) {
     for d in &report.differences {
         let label = match &d.documented_by {
             Some(id) => style(format!("DOCUMENTED {id}")).yellow(),
-            None => style("UNDOCUMENTED".to_owned()).red().bold(),
+            None => style(match &d.same_values_as {
+                Some(id) => format!("UNDOCUMENTED (like {id}, which does not list this scenario)"),
+                None => "UNDOCUMENTED".to_owned(),
+            })
+            .red()
+            .bold(),
         };
         println!(
             "{label} {} {} {}: {} | {}",

@@ -1,7 +1,8 @@
 //! Turns run-specific values into symbols that keep equality, so transcripts of different runs
 //! and different brokers compare: the first producer id seen is `pid#1`, the same id later is
 //! `pid#1` again (so "same PID, epoch + 1" stays visible). Node ids, hosts, ports, cluster ids,
-//! throttle times and timestamps get the same treatment; error codes get their Apache names;
+//! throttle times and member ids get the same treatment; timestamps become `ts` (two clocks
+//! make their order meaningless); error codes get their Apache names;
 //! the names a scenario made unique go back to their placeholders.
 
 use std::collections::HashMap;
@@ -85,6 +86,9 @@ impl Normaliser {
             (Some(_), Value::String(s)) if s.is_empty() => v.clone(),
             // A throttle or port of 0 means none; keep it readable.
             (Some("throttle" | "port"), Value::Number(n)) if n.as_i64() == Some(0) => v.clone(),
+            // Timestamps come from two clocks (the harness's for records it produces, the
+            // broker's for markers and appends): only "there is one" compares.
+            (Some("ts"), Value::Number(_)) => Value::String("ts".into()),
             (Some(kind), Value::Number(n)) => self.symbol(kind, n.to_string()),
             (Some(kind), Value::String(s)) => self.symbol(kind, s.clone()),
             _ => self.normalise(v),

@@ -14,6 +14,10 @@ pub struct Difference {
     pub row: DiffRow,
     /// The ledger entry that documents it, if one does.
     pub documented_by: Option<String>,
+    /// For an undocumented difference: an entry with the same values that does not list this
+    /// scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_values_as: Option<String>,
 }
 
 /// A whole run.
@@ -43,12 +47,14 @@ impl Report {
 
     /// Adds a classified difference.
     pub fn add_difference(&mut self, row: DiffRow, verdict: &Verdict) {
+        let (documented_by, same_values_as) = match verdict {
+            Verdict::Documented(id) => (Some(id.clone()), None),
+            Verdict::Undocumented { hint } => (None, hint.clone()),
+        };
         self.differences.push(Difference {
             row,
-            documented_by: match verdict {
-                Verdict::Documented(id) => Some(id.clone()),
-                Verdict::Undocumented => None,
-            },
+            documented_by,
+            same_values_as,
         });
     }
 
@@ -207,7 +213,7 @@ mod tests {
         r.runs.push(("s<1>".into(), "apache".into(), vec![]));
         r.add_difference(row("\"50\""), &Verdict::Documented("wire-50".into()));
         assert!(r.passed());
-        r.add_difference(row("\"51\""), &Verdict::Undocumented);
+        r.add_difference(row("\"51\""), &Verdict::Undocumented { hint: None });
         assert!(!r.passed());
         let junit = r.junit();
         assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");

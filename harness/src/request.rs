@@ -154,6 +154,7 @@ pub fn api_key(name: &str) -> Option<ApiKey> {
         "OffsetFetch" => ApiKey::OffsetFetch,
         "JoinGroup" => ApiKey::JoinGroup,
         "SyncGroup" => ApiKey::SyncGroup,
+        "ApiVersions" => ApiKey::ApiVersions,
         _ => return None,
     })
 }
@@ -295,6 +296,11 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                         })
                         .collect::<Result<_, String>>()?,
                 )),
+        ),
+        ApiKey::ApiVersions => RequestKind::ApiVersions(
+            ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_static_str("kconform"))
+                .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION"))),
         ),
         ApiKey::Produce => RequestKind::Produce(produce(&f)?),
         ApiKey::Fetch => RequestKind::Fetch(fetch(&f)?),

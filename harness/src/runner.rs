@@ -96,6 +96,8 @@ fn default_max(api: ApiKey) -> i16 {
         ApiKey::AddPartitionsToTxn => 3,
         // Fetch 13 and later name topics by id, which scenarios do not carry.
         ApiKey::Fetch => 12,
+        // OffsetFetch 8 and later batch groups; scenarios name one group, so the plain shape.
+        ApiKey::OffsetFetch => 7,
         other => apache_max(other),
     }
 }
@@ -118,6 +120,7 @@ fn apache_max(api: ApiKey) -> i16 {
         ApiKey::OffsetFetch => 9,
         ApiKey::JoinGroup => 9,
         ApiKey::SyncGroup => 5,
+        ApiKey::ApiVersions => 3,
         _ => 0,
     }
 }
@@ -395,6 +398,62 @@ impl Run<'_> {
         record.outcome = Outcome::Response(self.normaliser.normalise(&raw));
         self.records.push(record);
     }
+}
+
+/// Why a batch of scenarios stopped: a scenario that could not run, with the target's post
+/// mortem when it died.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}{}", post_mortem.as_deref().map(|p| format!("\n{p}")).unwrap_or_default())]
+pub struct BatchError {
+    /// The first scenario error.
+    pub error: RunError,
+    /// The target's exit status and log, when it exited.
+    pub post_mortem: Option<String>,
+}
+
+/// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they
+/// share the broker), ticking `progress` as each finishes; the transcripts come back in the
+/// scenarios' order.
+pub async fn run_many(
+    scenarios: &[&Scenario],
+    target: &std::sync::Arc<Running>,
+    deadline: Duration,
+    jobs: usize,
+    progress: &indicatif::ProgressBar,
+) -> Result<Vec<Transcript>, BatchError> {
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    for (i, s) in scenarios.iter().enumerate() {
+        let (s, target, permits, progress) = (
+            (*s).clone(),
+            target.clone(),
+            permits.clone(),
+            progress.clone(),
+        );
+        set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            progress.set_message(s.name.clone());
+            let t = run(&s, &target, deadline).await;
+            progress.inc(1);
+            (i, t)
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok((i, Ok(t))) => out.push((i, t)),
+            Ok((_, Err(error))) => {
+                return Err(BatchError {
+                    error,
+                    post_mortem: target.post_mortem(),
+                })
+            }
+            // A scenario task panicked: a harness bug, shown as it is.
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, t)| t).collect())
 }
 
 /// One difference between two transcripts of a scenario.

@@ -60,7 +60,8 @@ pub enum VersionSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// Name, unique within the scenario.
+    /// Name, unique within the scenario (an `include` step needs none).
+    #[serde(default)]
     pub name: String,
     /// API name, as Apache names it (`EndTxn`).
     pub api: Option<String>,
@@ -86,6 +87,9 @@ pub struct Step {
     pub within_ms: Option<u64>,
     /// A pause instead of a request.
     pub sleep_ms: Option<u64>,
+    /// Inline the steps of `scenarios/fragments/<name>.toml` here (shared set-up such as
+    /// "coordinator found, topic created, producer initialised").
+    pub include: Option<String>,
     /// Send the request this many times (default 1) and record only the last answer;
     /// `expect` must hold on every answer, and the first that breaks it is recorded instead.
     pub repeat: Option<u32>,
@@ -93,6 +97,57 @@ pub struct Step {
 
 fn default_connection() -> String {
     "main".into()
+}
+
+/// A file of shared steps that scenarios `include`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fragment {
+    /// What the steps do.
+    #[allow(dead_code)]
+    description: String,
+    #[serde(rename = "step")]
+    steps: Vec<Step>,
+}
+
+/// Replaces each `include` step by the fragment's steps (fragments may include fragments,
+/// four deep at most).
+fn expand(steps: Vec<Step>, fragments: &Path, depth: usize) -> Result<Vec<Step>, String> {
+    let mut out = Vec::new();
+    for step in steps {
+        let Some(name) = &step.include else {
+            out.push(step);
+            continue;
+        };
+        if depth >= 4 {
+            return Err(format!("fragment '{name}': includes nest too deep"));
+        }
+        let path = fragments.join(format!("{name}.toml"));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("include '{name}' ({}): {e}", path.display()))?;
+        let fragment: Fragment =
+            toml::from_str(&text).map_err(|e| format!("fragment '{name}': {e}"))?;
+        out.extend(expand(fragment.steps, fragments, depth + 1)?);
+    }
+    Ok(out)
+}
+
+/// Each step has a unique name and is either a request or a pause.
+fn check_steps(steps: &[Step]) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for step in steps {
+        if step.name.is_empty() {
+            return Err("a step has no name".into());
+        }
+        if !seen.insert(step.name.as_str()) {
+            return Err(format!("two steps are named '{}'", step.name));
+        }
+        match (&step.api, step.sleep_ms) {
+            (Some(_), None) | (None, Some(_)) => {}
+            _ => return Err(format!("step '{}': give either api or sleep_ms", step.name)),
+        }
+    }
+    Ok(())
 }
 
 /// A scenario.
@@ -127,6 +182,9 @@ impl Scenario {
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let fragments = path.parent().unwrap_or(Path::new(".")).join("fragments");
+        s.steps = expand(s.steps, &fragments, 0).map_err(err)?;
+        check_steps(&s.steps).map_err(err)?;
         s.name = path
             .file_stem()
             .and_then(|n| n.to_str())
@@ -148,5 +206,53 @@ impl Scenario {
             .collect();
         paths.sort();
         paths.iter().map(|p| Scenario::load(p)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn includes_inline_fragment_steps_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "fragments/setup.toml",
+            "description = \"d\"\n[[step]]\nname = \"a\"\nsleep_ms = 1\n[[step]]\nname = \"b\"\nsleep_ms = 2\n",
+        );
+        let p = write(
+            dir.path(),
+            "s.toml",
+            "description = \"x\"\n[[step]]\ninclude = \"setup\"\n[[step]]\nname = \"c\"\nsleep_ms = 3\n",
+        );
+        let s = Scenario::load(&p).unwrap();
+        let names: Vec<_> = s.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn bad_scenarios_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, why) in [
+            ("description = \"x\"\n[[step]]\ninclude = \"nope\"\n", "include 'nope'"),
+            (
+                "description = \"x\"\n[[step]]\nname = \"a\"\nsleep_ms = 1\n[[step]]\nname = \"a\"\nsleep_ms = 1\n",
+                "two steps are named 'a'",
+            ),
+            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "either api or sleep_ms"),
+            ("description = \"x\"\n[[step]]\nsleep_ms = 1\n", "no name"),
+        ] {
+            let p = write(dir.path(), "s.toml", text);
+            let e = Scenario::load(&p).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
     }
 }

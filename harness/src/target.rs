@@ -119,6 +119,17 @@ impl Running {
         }
     }
 
+    /// Why the target may have stopped answering: for a broker the harness launched that has
+    /// exited, its exit status and the end of its log.
+    pub fn post_mortem(&self) -> Option<String> {
+        let jvm = self.apache.as_ref()?;
+        let status = jvm.exited()?;
+        Some(format!(
+            "Apache exited ({status}); its log ends:\n{}",
+            jvm.log_tail(40)
+        ))
+    }
+
     /// Stops the target if the harness started it.
     pub async fn stop(mut self) {
         if let Some(mut jvm) = self.apache.take() {

@@ -37,16 +37,18 @@ pub fn handle(ctx: &Ctx, req: ListOffsetsRequest) -> ListOffsetsResponse {
                     })
                 }
             };
+            // The leader epoch exists from v4 on; below, only its default encodes.
+            let leader_epoch = if ctx.version >= 4 { 0 } else { -1 };
             r = match found {
                 Err(code) => r.with_error_code(code),
-                Ok(None) => r.with_leader_epoch(0),
+                Ok(None) => r.with_leader_epoch(leader_epoch),
                 Ok(Some((offset, ts))) if ctx.version == 0 => {
                     r.with_old_style_offsets(vec![offset]).with_timestamp(ts)
                 }
                 Ok(Some((offset, ts))) => r
                     .with_offset(offset)
                     .with_timestamp(ts)
-                    .with_leader_epoch(0),
+                    .with_leader_epoch(leader_epoch),
             };
             partitions.push(r);
         }

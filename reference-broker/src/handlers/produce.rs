@@ -26,12 +26,12 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                 .with_log_append_time_ms(-1)
                 .with_log_start_offset(-1);
             let outcome = if !acks_ok {
-                Err((errors::INVALID_REQUIRED_ACKS, None))
+                Err((errors::INVALID_REQUIRED_ACKS, None, -1))
             } else if !authorized {
-                Err((errors::TOPIC_AUTHORIZATION_FAILED, None))
+                Err((errors::TOPIC_AUTHORIZATION_FAILED, None, -1))
             } else {
                 match state.partition(&name, p.index) {
-                    None => Err((errors::UNKNOWN_TOPIC_OR_PARTITION, None)),
+                    None => Err((errors::UNKNOWN_TOPIC_OR_PARTITION, None, -1)),
                     Some(log) => {
                         let mut log = log.lock().expect("partition lock");
                         let payload = p.records.as_deref().unwrap_or_default();
@@ -42,14 +42,23 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                             payload,
                             &name,
                             p.index,
-                        );
+                        )
+                        .map_err(|(code, message)| (code, message, -1));
+                        let start = log.log_start_offset();
                         match verified.and_then(|()| {
-                            log.append(payload, req.acks == -1)
-                                .map_err(|e| (e.code, Some(e.message)))
+                            log.append(payload, req.acks == -1).map_err(|e| {
+                                // Apache answers a sequence gap with no message and the
+                                // partition's log start offset (scenario
+                                // records-idempotent-duplicate-and-gap).
+                                match e.code == errors::OUT_OF_ORDER_SEQUENCE_NUMBER {
+                                    true => (e.code, None, start),
+                                    false => (e.code, Some(e.message), -1),
+                                }
+                            })
                         }) {
                             Ok(a) => {
                                 appended_any |= !a.duplicate;
-                                Ok((a.base_offset, log.log_start_offset()))
+                                Ok((a.base_offset, log.log_start_offset(), a.log_append_time))
                             }
                             Err(e) => Err(e),
                         }
@@ -57,12 +66,14 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                 }
             };
             r = match outcome {
-                Ok((base, start)) => r.with_base_offset(base).with_log_start_offset(start),
-                Err((code, message)) => {
-                    if let Some(m) = &message {
-                        tracing::debug!(topic = %name, partition = p.index, code, message = %m, "produce refused");
-                    }
+                Ok((base, start, append_time)) => r
+                    .with_base_offset(base)
+                    .with_log_start_offset(start)
+                    .with_log_append_time_ms(append_time),
+                Err((code, message, start)) => {
+                    tracing::debug!(topic = %name, partition = p.index, code, message = ?message, "produce refused");
                     r.with_error_code(code)
+                        .with_log_start_offset(start)
                         .with_error_message(message.filter(|_| ctx.version >= 8).map(|m| sb(&m)))
                 }
             };

@@ -351,6 +351,10 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
     if !valid.is_empty() {
         let group_code = if group.is_empty() {
             errors::INVALID_GROUP_ID
+        } else if id.is_empty() {
+            // The preamble's shared mapping; Apache answers 42 too (scenario
+            // txn-offset-commit-empty-id).
+            errors::INVALID_REQUEST
         } else {
             state.txn.check_offset_commit(id, req.producer_id, group)
         };

@@ -31,8 +31,9 @@ struct IndexEntry {
 pub struct ProducerState {
     /// Current epoch.
     pub epoch: i16,
-    /// (first sequence, last sequence, base offset) of the last few batches, oldest first.
-    recent: VecDeque<(i32, i32, i64)>,
+    /// (first sequence, last sequence, base offset, max timestamp) of the last few batches,
+    /// oldest first.
+    recent: VecDeque<(i32, i32, i64, i64)>,
 }
 
 /// Why an append was refused, as a Kafka error code with a message.
@@ -63,6 +64,9 @@ pub struct Appended {
     pub base_offset: i64,
     /// True when the batch was a retry of one already in the log and nothing was written.
     pub duplicate: bool,
+    /// For a duplicate, the original batch's max timestamp, which Apache answers as the
+    /// log-append time (scenario records-idempotent-duplicate-and-gap); otherwise -1.
+    pub log_append_time: i64,
 }
 
 /// One partition's log.
@@ -163,8 +167,12 @@ impl PartitionLog {
                 if p.recent.len() == PRODUCER_WINDOW {
                     p.recent.pop_front();
                 }
-                p.recent
-                    .push_back((h.base_sequence, h.last_sequence(), h.base_offset));
+                p.recent.push_back((
+                    h.base_sequence,
+                    h.last_sequence(),
+                    h.base_offset,
+                    h.max_timestamp,
+                ));
             }
         }
     }
@@ -218,9 +226,9 @@ impl PartitionLog {
         self.log_start_offset
     }
 
-    /// Idempotence check for one batch; `Ok(Some(offset))` for a duplicate of a batch already
-    /// in the log.
-    fn check_producer(&self, h: &BatchHeader) -> Result<Option<i64>, AppendError> {
+    /// Idempotence check for one batch; `Ok(Some((offset, max timestamp)))` for a duplicate
+    /// of a batch already in the log.
+    fn check_producer(&self, h: &BatchHeader) -> Result<Option<(i64, i64)>, AppendError> {
         if h.producer_id < 0 || h.is_control() {
             return Ok(None);
         }
@@ -253,12 +261,16 @@ impl PartitionLog {
             };
         }
         let (first, last) = (h.base_sequence, h.last_sequence());
-        if let Some(&(_, _, offset)) = p.recent.iter().find(|(f, l, _)| *f == first && *l == last) {
-            return Ok(Some(offset));
+        if let Some(&(_, _, offset, ts)) = p
+            .recent
+            .iter()
+            .find(|(f, l, _, _)| *f == first && *l == last)
+        {
+            return Ok(Some((offset, ts)));
         }
         match p.recent.back() {
             None => Ok(None),
-            Some(&(_, prev_last, _)) => {
+            Some(&(_, prev_last, _, _)) => {
                 let expected = if prev_last == i32::MAX {
                     0
                 } else {
@@ -292,10 +304,11 @@ impl PartitionLog {
             });
         }
         if batches.len() == 1 {
-            if let Some(offset) = self.check_producer(&batches[0].0)? {
+            if let Some((offset, ts)) = self.check_producer(&batches[0].0)? {
                 return Ok(Appended {
                     base_offset: offset,
                     duplicate: true,
+                    log_append_time: ts,
                 });
             }
         } else if batches.iter().any(|(h, _)| h.producer_id >= 0) {
@@ -329,6 +342,7 @@ impl PartitionLog {
         Ok(Appended {
             base_offset,
             duplicate: false,
+            log_append_time: -1,
         })
     }
 

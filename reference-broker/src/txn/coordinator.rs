@@ -18,6 +18,10 @@ use crate::errors;
 use crate::handlers::now_ms;
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::batch;
+
+/// The epoch at which a rejoin rotates to a fresh producer id (Apache's "epoch exhausted":
+/// i16::MAX stays free for the epoch bump of a timeout abort).
+pub const EPOCH_EXHAUSTED: i16 = i16::MAX - 1;
 use crate::storage::offsets::Committed;
 
 /// Offsets staged by TxnOffsetCommit: (group, producer id) → (topic, partition) → offset.
@@ -77,7 +81,9 @@ impl TxnCoordinator {
     }
 
     /// InitProducerId, transactional path: first call → fresh PID at epoch 0; every rejoin →
-    /// same PID, epoch + 1 (a fresh PID at epoch 0 once the epoch is i16::MAX). The state is
+    /// same PID, epoch + 1 (a fresh PID at epoch 0 once the epoch reaches i16::MAX - 1, as
+    /// Apache 3.7 rotates: it keeps i16::MAX for the bump of an abort; checked live by
+    /// scenario init-producer-id-epoch-overflow). The state is
     /// never changed by a rejoin (kaas: no abort of an Ongoing transaction); Prepare* answers
     /// 51. The timeout is recorded, not validated (kaas). Fences the old epoch after a bump.
     pub fn init_producer_id(
@@ -115,7 +121,7 @@ impl TxnCoordinator {
                 Some(e) if matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort) => {
                     (Err(errors::CONCURRENT_TRANSACTIONS), false)
                 }
-                Some(e) if e.epoch == i16::MAX => match allocate() {
+                Some(e) if e.epoch >= EPOCH_EXHAUSTED => match allocate() {
                     Ok(pid) => {
                         e.pid = pid;
                         e.epoch = 0;
