@@ -8,6 +8,7 @@
 
 pub mod apache;
 pub mod client;
+pub mod coverage;
 pub mod errors;
 pub mod ledger;
 pub mod normalise;

@@ -74,6 +74,22 @@ enum Command {
         #[arg(long = "target")]
         targets: Vec<String>,
     },
+    /// Run every scenario and print, per target, the (API, version, error code) cells the
+    /// transaction APIs produced, then the codes each API can return that no scenario reached.
+    Coverage {
+        /// Targets (default: as for `run`).
+        #[arg(long = "target")]
+        targets: Vec<String>,
+        /// Also write the table to this Markdown file.
+        #[arg(long, value_name = "PATH")]
+        markdown: Option<PathBuf>,
+        /// Also run the scenarios marked slow.
+        #[arg(long)]
+        include_slow: bool,
+        /// Scenarios run at once on each target.
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
+    },
     /// List the scenarios.
     List,
 }
@@ -165,6 +181,28 @@ async fn execute(
         report.stale = ledger.stale(&ran, &classified);
     }
     Ok((report, all))
+}
+
+/// Drops the slow scenarios unless asked for (`--include-slow`) or named, saying so.
+fn without_slow<'a>(
+    mut chosen: Vec<&'a Scenario>,
+    named: &[String],
+    include_slow: bool,
+) -> Vec<&'a Scenario> {
+    let skipped: Vec<String> = chosen
+        .iter()
+        .filter(|s| s.slow && !include_slow && !named.contains(&s.name))
+        .map(|s| s.name.clone())
+        .collect();
+    if !skipped.is_empty() {
+        eprintln!(
+            "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
+            skipped.len(),
+            skipped.join(", ")
+        );
+    }
+    chosen.retain(|s| !skipped.contains(&s.name));
+    chosen
 }
 
 /// The terminal report: one line per scenario with its status on each target, then each
@@ -285,21 +323,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             jobs,
             include_slow,
         } => {
-            let mut chosen = pick(&names)?;
-            // A slow scenario runs when named or asked for.
-            let skipped: Vec<&str> = chosen
-                .iter()
-                .filter(|s| s.slow && !include_slow && !names.contains(&s.name))
-                .map(|s| s.name.as_str())
-                .collect();
-            if !skipped.is_empty() {
-                eprintln!(
-                    "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
-                    skipped.len(),
-                    skipped.join(", ")
-                );
-            }
-            chosen.retain(|s| !skipped.contains(&s.name.as_str()));
+            let chosen = without_slow(pick(&names)?, &names, include_slow);
             let (report, _) = execute(
                 &cli.scenarios,
                 &chosen,
@@ -322,6 +346,38 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     std::fs::write(&path, text)
                         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
                 }
+            }
+            Ok(match report.passed() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(1),
+            })
+        }
+        Command::Coverage {
+            targets,
+            markdown,
+            include_slow,
+            jobs,
+        } => {
+            let chosen = without_slow(pick(&[])?, &[], include_slow);
+            let (report, all) = execute(
+                &cli.scenarios,
+                &chosen,
+                &specs(&targets)?,
+                deadline,
+                jobs,
+                false,
+            )
+            .await?;
+            let mut coverage = kconform::coverage::Coverage::default();
+            all.iter().flatten().for_each(|t| coverage.add(t));
+            let table = coverage.markdown();
+            println!("{table}");
+            if let Some(path) = markdown {
+                std::fs::write(&path, &table)
+                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+            }
+            if !report.passed() {
+                print_table(&report);
             }
             Ok(match report.passed() {
                 true => ExitCode::SUCCESS,

@@ -250,11 +250,16 @@ fn write_txn_markers(ctx: &Ctx, req: &WriteTxnMarkersRequest) -> WriteTxnMarkers
                         None => errors::UNKNOWN_TOPIC_OR_PARTITION,
                         Some(log) => {
                             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-                            let stale = log
-                                .producer(m.producer_id)
-                                .is_some_and(|s| m.producer_epoch < s.epoch);
-                            if stale {
+                            // Apache's receiver checks: an older producer epoch, then an
+                            // older coordinator epoch (scenarios write-txn-markers-stale-epoch
+                            // and write-txn-markers-coordinator-epoch-fenced).
+                            let known = log.producer(m.producer_id);
+                            if known.is_some_and(|s| m.producer_epoch < s.epoch) {
                                 errors::INVALID_PRODUCER_EPOCH
+                            } else if known
+                                .is_some_and(|s| m.coordinator_epoch < s.coordinator_epoch)
+                            {
+                                errors::TRANSACTION_COORDINATOR_FENCED
                             } else {
                                 let marker = batch::control_batch(
                                     m.producer_id,

@@ -55,6 +55,8 @@ pub struct BatchHeader {
     pub record_count: i32,
     /// For a control batch: the marker type from its record key (0 ABORT, 1 COMMIT).
     pub control_type: Option<i16>,
+    /// For a transaction marker: the coordinator epoch from its record value.
+    pub coordinator_epoch: Option<i32>,
 }
 
 /// Control record type of an ABORT marker.
@@ -76,19 +78,27 @@ fn varlong(b: &[u8], at: &mut usize) -> Option<i64> {
     None
 }
 
-/// The control type in the key of the first record of a control batch.
-fn control_type(batch: &[u8]) -> Option<i16> {
+/// The control type in the key of the first record of a control batch, and the coordinator
+/// epoch in its value when the value is a transaction marker's (version i16, epoch i32).
+fn control_record(batch: &[u8]) -> Option<(i16, Option<i32>)> {
     let mut at = HEADER_LEN;
     varlong(batch, &mut at)?; // record length
     at += 1; // attributes
     varlong(batch, &mut at)?; // timestamp delta
     varlong(batch, &mut at)?; // offset delta
-    let key_len = varlong(batch, &mut at)?;
+    let key_len = usize::try_from(varlong(batch, &mut at)?).ok()?;
     if key_len < 4 {
         return None;
     }
     let key = batch.get(at..at + 4)?;
-    Some(i16::from_be_bytes([key[2], key[3]]))
+    let kind = i16::from_be_bytes([key[2], key[3]]);
+    at = at.checked_add(key_len)?;
+    let epoch = varlong(batch, &mut at)
+        .and_then(|len| usize::try_from(len).ok())
+        .filter(|len| *len >= 6)
+        .and_then(|_| batch.get(at + 2..at + 6))
+        .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    Some((kind, epoch))
 }
 
 impl BatchHeader {
@@ -147,14 +157,16 @@ pub fn parse(bytes: &[u8]) -> Result<BatchHeader, BatchError> {
         return Err(BatchError::Crc { stored, computed });
     }
     let attributes = be_i16(bytes, 21);
+    let control = match attributes & ATTR_CONTROL {
+        0 => None,
+        _ => control_record(&bytes[..size]),
+    };
     Ok(BatchHeader {
         base_offset: be_i64(bytes, 0),
         size,
         attributes,
-        control_type: match attributes & ATTR_CONTROL {
-            0 => None,
-            _ => control_type(&bytes[..size]),
-        },
+        control_type: control.map(|(kind, _)| kind),
+        coordinator_epoch: control.and_then(|(_, epoch)| epoch),
         last_offset_delta: be_i32(bytes, 23),
         max_timestamp: be_i64(bytes, 35),
         producer_id: be_i64(bytes, 43),
@@ -320,6 +332,7 @@ mod tests {
             (h.control_type, h.base_sequence, h.record_count),
             (Some(1), -1, 1)
         );
+        assert_eq!(h.coordinator_epoch, Some(0));
         assert_eq!(
             parse(&control_batch(7, 2, false, 5, 0))
                 .unwrap()

@@ -27,13 +27,26 @@ struct IndexEntry {
 }
 
 /// A producer's recent batches on this partition.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ProducerState {
     /// Current epoch.
     pub epoch: i16,
+    /// The coordinator epoch of the last transaction marker (-1: none yet). A marker with a
+    /// lower one is refused (TRANSACTION_COORDINATOR_FENCED), as Apache's receiver does.
+    pub coordinator_epoch: i32,
     /// (first sequence, last sequence, base offset, max timestamp) of the last few batches,
     /// oldest first.
     recent: VecDeque<(i32, i32, i64, i64)>,
+}
+
+impl Default for ProducerState {
+    fn default() -> Self {
+        ProducerState {
+            epoch: 0,
+            coordinator_epoch: -1,
+            recent: VecDeque::new(),
+        }
+    }
 }
 
 /// Why an append was refused, as a Kafka error code with a message.
@@ -156,6 +169,18 @@ impl PartitionLog {
             }
         } else if h.is_transactional() && h.producer_id >= 0 {
             self.open_txns.entry(h.producer_id).or_insert(h.base_offset);
+        }
+        if h.producer_id >= 0 && h.is_control() {
+            // A marker moves the producer to its epoch (a bumped one starts a new sequence
+            // window) and records the coordinator epoch that wrote it.
+            let p = self.producers.entry(h.producer_id).or_default();
+            if h.producer_epoch != p.epoch {
+                p.recent.clear();
+                p.epoch = h.producer_epoch;
+            }
+            if let Some(epoch) = h.coordinator_epoch {
+                p.coordinator_epoch = p.coordinator_epoch.max(epoch);
+            }
         }
         if h.producer_id >= 0 && !h.is_control() {
             let p = self.producers.entry(h.producer_id).or_default();

@@ -1,0 +1,239 @@
+//! Which (API, version, error code) cells the scenarios reach on each target, against the
+//! codes each transaction API can return: the map of what the scenario library proves and
+//! what it leaves unexercised.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::errors;
+use crate::runner::{Outcome, Transcript};
+
+/// The six transaction APIs, in key order.
+pub const TRANSACTION_APIS: [&str; 6] = [
+    "InitProducerId",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "WriteTxnMarkers",
+    "TxnOffsetCommit",
+];
+
+/// The codes an API can return: Apache 3.7's (its handlers, coordinators and version
+/// rewrites, as `../shared/research/apache-3.7-txn.md` lists them) and kaas's own (wire 50 for
+/// an invalid transition, 15 while its store is not wired).
+pub fn possible_codes(api: &str) -> &'static [i16] {
+    match api {
+        "InitProducerId" => &[-1, 0, 14, 15, 16, 31, 42, 47, 50, 51, 53, 90],
+        "AddPartitionsToTxn" => &[0, 3, 14, 15, 16, 29, 31, 42, 47, 48, 49, 51, 53, 55, 90],
+        "AddOffsetsToTxn" => &[0, 14, 15, 16, 30, 42, 47, 49, 50, 51, 53, 90],
+        "EndTxn" => &[0, 14, 15, 16, 42, 47, 48, 49, 50, 51, 53, 90],
+        "WriteTxnMarkers" => &[-1, 0, 3, 6, 7, 19, 20, 31, 43, 47, 52],
+        "TxnOffsetCommit" => &[
+            -1, 0, 3, 12, 13, 14, 15, 16, 22, 24, 25, 28, 29, 30, 42, 47, 48, 49, 53, 82,
+        ],
+        _ => &[],
+    }
+}
+
+/// What a cell holds for one target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cell {
+    /// Error codes seen.
+    pub codes: BTreeSet<i16>,
+    /// The target answered "version not served" at least once.
+    pub unsupported: bool,
+}
+
+/// Cells per (API, version), per target.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    /// Target names, in order.
+    pub targets: Vec<String>,
+    cells: BTreeMap<(usize, i16), BTreeMap<String, Cell>>,
+}
+
+/// Every error code in a normalised response ("48 INVALID_TXN_STATE" → 48).
+fn codes_in(value: &Value, out: &mut BTreeSet<i16>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.ends_with("error_code"), v) {
+                    (true, Value::String(s)) => {
+                        if let Some(code) = s.split(' ').next().and_then(|c| c.parse().ok()) {
+                            out.insert(code);
+                        }
+                    }
+                    (true, Value::Number(n)) => {
+                        if let Some(code) = n.as_i64() {
+                            out.insert(code as i16);
+                        }
+                    }
+                    _ => codes_in(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| codes_in(v, out)),
+        _ => {}
+    }
+}
+
+impl Coverage {
+    /// Adds one transcript's transaction-API steps.
+    pub fn add(&mut self, t: &Transcript) {
+        if !self.targets.contains(&t.target) {
+            self.targets.push(t.target.clone());
+        }
+        for step in &t.steps {
+            let (Some(api), Some(version)) = (
+                TRANSACTION_APIS.iter().position(|a| *a == step.api),
+                step.version,
+            ) else {
+                continue;
+            };
+            let cell = self
+                .cells
+                .entry((api, version))
+                .or_default()
+                .entry(t.target.clone())
+                .or_default();
+            match &step.outcome {
+                Outcome::Response(v) => codes_in(v, &mut cell.codes),
+                Outcome::Unsupported { .. } => cell.unsupported = true,
+                Outcome::NoAnswer(_) | Outcome::Slept(_) => {}
+            }
+        }
+    }
+
+    /// The cell of `target` at (`api`, `version`).
+    pub fn cell(&self, api: &str, version: i16, target: &str) -> Option<&Cell> {
+        let i = TRANSACTION_APIS.iter().position(|a| *a == api)?;
+        self.cells.get(&(i, version))?.get(target)
+    }
+
+    /// Codes `api` can return that no scenario produced on any target.
+    pub fn never_produced(&self, api: &str) -> Vec<i16> {
+        let seen: BTreeSet<i16> = self
+            .cells
+            .iter()
+            .filter(|((i, _), _)| TRANSACTION_APIS[*i] == api)
+            .flat_map(|(_, by_target)| by_target.values().flat_map(|c| c.codes.iter().copied()))
+            .collect();
+        possible_codes(api)
+            .iter()
+            .copied()
+            .filter(|c| !seen.contains(c))
+            .collect()
+    }
+
+    /// The table as Markdown: one row per (API, version), the codes each target produced,
+    /// then per API the codes it can return that no scenario reached.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("| API | v | {} |\n|---|---|", self.targets.join(" | "));
+        out.push_str(&"---|".repeat(self.targets.len()));
+        out.push('\n');
+        for ((api, version), by_target) in &self.cells {
+            let cells: Vec<String> = self
+                .targets
+                .iter()
+                .map(|t| match by_target.get(t) {
+                    None => "·".into(),
+                    Some(c) => {
+                        let mut parts: Vec<String> =
+                            c.codes.iter().map(|c| errors::label(*c)).collect();
+                        if c.unsupported {
+                            parts.push("not served".into());
+                        }
+                        parts.join(", ")
+                    }
+                })
+                .collect();
+            out.push_str(&format!(
+                "| {} | {version} | {} |\n",
+                TRANSACTION_APIS[*api],
+                cells.join(" | ")
+            ));
+        }
+        out.push_str("\nCodes an API can return that no scenario produced:\n\n");
+        for api in TRANSACTION_APIS {
+            let missing: Vec<String> = self
+                .never_produced(api)
+                .iter()
+                .map(|c| errors::label(*c))
+                .collect();
+            out.push_str(&format!(
+                "- {api}: {}\n",
+                match missing.is_empty() {
+                    true => "none".to_owned(),
+                    false => missing.join(", "),
+                }
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::StepRecord;
+    use serde_json::json;
+
+    fn step(api: &str, version: i16, outcome: Outcome) -> StepRecord {
+        StepRecord {
+            step: "s".into(),
+            api: api.into(),
+            version: Some(version),
+            request: Value::Null,
+            outcome,
+        }
+    }
+
+    #[test]
+    fn cells_collect_every_error_code_and_unserved_versions() {
+        let t = Transcript {
+            scenario: "x".into(),
+            target: "ref".into(),
+            steps: vec![
+                step(
+                    "AddPartitionsToTxn",
+                    3,
+                    Outcome::Response(json!({"results": [{"results": [
+                        {"partition_error_code": "49 INVALID_PRODUCER_ID_MAPPING"},
+                        {"partition_error_code": "0 NONE"}]}]})),
+                ),
+                step(
+                    "AddPartitionsToTxn",
+                    4,
+                    Outcome::Unsupported { min: 0, max: 3 },
+                ),
+                step(
+                    "Metadata",
+                    12,
+                    Outcome::Response(json!({"error_code": "3 X"})),
+                ),
+            ],
+            failed_expectations: vec![],
+        };
+        let mut c = Coverage::default();
+        c.add(&t);
+        let cell = c.cell("AddPartitionsToTxn", 3, "ref").unwrap();
+        assert_eq!(cell.codes, BTreeSet::from([0, 49]));
+        assert!(c.cell("AddPartitionsToTxn", 4, "ref").unwrap().unsupported);
+        assert!(
+            c.cell("Metadata", 12, "ref").is_none(),
+            "only the transaction APIs"
+        );
+        assert!(!c.never_produced("AddPartitionsToTxn").contains(&49));
+        assert!(c.never_produced("AddPartitionsToTxn").contains(&51));
+        let md = c.markdown();
+        assert!(
+            md.contains("| AddPartitionsToTxn | 3 | 0 NONE, 49 INVALID_PRODUCER_ID_MAPPING |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| AddPartitionsToTxn | 4 | not served |"),
+            "{md}"
+        );
+    }
+}
