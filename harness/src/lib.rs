@@ -13,6 +13,7 @@ pub mod errors;
 pub mod ledger;
 pub mod normalise;
 pub mod progress;
+pub mod recorded;
 pub mod records;
 pub mod report;
 pub mod request;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use kconform::apache::Backend;
 use kconform::ledger::Ledger;
 use kconform::progress;
 use kconform::report::Report;
@@ -26,11 +27,26 @@ struct Cli {
     /// Directory of scenario files (and deviations.toml).
     #[arg(long, default_value = "scenarios", global = true)]
     scenarios: PathBuf,
+    /// Directory of the insta snapshots (Apache's recorded answers among them).
+    #[arg(long, default_value = "snapshots", global = true)]
+    snapshots: PathBuf,
     /// Deadline for every network wait, in milliseconds.
     #[arg(long, default_value_t = 10_000, global = true)]
     deadline_ms: u64,
+    /// How `--target apache` launches Apache when `kconform apache up` is not running one:
+    /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
+    /// `auto` (the container when a Docker engine answers, else the JVM).
+    #[arg(long, value_enum, default_value_t = Backend::Auto, global = true)]
+    apache_backend: Backend,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ApacheAction {
+    Up,
+    Down,
+    Status,
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,6 +108,13 @@ enum Command {
     },
     /// List the scenarios.
     List,
+    /// Keep one Apache broker running between runs (`up`), stop it (`down`), or say whether it
+    /// runs (`status`). While it is up, `--target apache` uses it instead of starting one.
+    Apache {
+        /// up, down or status.
+        #[arg(value_enum)]
+        action: ApacheAction,
+    },
 }
 
 #[tokio::main]
@@ -118,25 +141,50 @@ async fn main() -> ExitCode {
     }
 }
 
-fn specs(targets: &[String]) -> anyhow::Result<Vec<TargetSpec>> {
+/// The targets to run: those given, or ref plus Apache: live when a broker is up or a backend
+/// can start one, else its recorded answers (said so, with the reason).
+fn specs(targets: &[String], backend: Backend) -> anyhow::Result<Vec<TargetSpec>> {
+    let with_backend = |spec: TargetSpec| match spec {
+        TargetSpec::Apache(_) => TargetSpec::Apache(backend),
+        other => other,
+    };
     if targets.is_empty() {
-        let mut default = vec![TargetSpec::Ref];
-        match kconform::apache::available() {
-            Ok(()) => default.push(TargetSpec::Apache),
-            Err(why) => eprintln!("kconform: running on ref only: {why}"),
+        if kconform::apache::daemon::running().is_some() {
+            return Ok(vec![TargetSpec::Ref, TargetSpec::Apache(backend)]);
         }
-        return Ok(default);
+        return Ok(match backend.usable() {
+            Ok(()) => vec![TargetSpec::Ref, TargetSpec::Apache(backend)],
+            Err(why) => {
+                eprintln!(
+                    "kconform: no live Apache ({why}); comparing against Apache's recorded answers instead"
+                );
+                vec![TargetSpec::Ref, TargetSpec::Recorded]
+            }
+        });
     }
     Ok(targets
         .iter()
-        .map(|t| TargetSpec::parse(t))
+        .map(|t| TargetSpec::parse(t).map(with_backend))
         .collect::<Result<_, _>>()?)
+}
+
+/// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`.
+fn recorded(snapshots: &Path, chosen: &[&Scenario]) -> anyhow::Result<Vec<Transcript>> {
+    chosen
+        .iter()
+        .map(|s| {
+            let mut t = kconform::recorded::load(snapshots, &s.name, "apache")?;
+            t.target = "apache-recorded".into();
+            Ok(t)
+        })
+        .collect()
 }
 
 /// Runs every chosen scenario on every target; with two or more, classifies the differences
 /// between the first two.
 async fn execute(
     dir: &Path,
+    snapshots: &Path,
     chosen: &[&Scenario],
     specs: &[TargetSpec],
     deadline: Duration,
@@ -149,9 +197,26 @@ async fn execute(
     };
     let mut all = Vec::new();
     for spec in specs {
+        if *spec == TargetSpec::Recorded {
+            let transcripts = recorded(snapshots, chosen)?;
+            report.origins.push((
+                spec.name(),
+                format!(
+                    "Apache {}'s answers as recorded in {} (no live broker in this run)",
+                    kconform::apache::KAFKA_VERSION,
+                    snapshots.display()
+                ),
+            ));
+            report.add_transcripts(&transcripts);
+            all.push(transcripts);
+            continue;
+        }
         let starting = progress::starting(&spec.name());
         let target = Arc::new(Running::start(spec).await?);
         starting.finish_and_clear();
+        report
+            .origins
+            .push((target.name.clone(), target.origin.clone()));
         let bar = progress::scenarios(&target.name, chosen.len());
         let result = runner::run_many(chosen, &target, deadline, jobs, &bar).await;
         bar.finish_and_clear();
@@ -183,6 +248,50 @@ async fn execute(
     Ok((report, all))
 }
 
+/// `kconform apache up|down|status`.
+fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
+    use kconform::apache::daemon;
+    match action {
+        ApacheAction::Up => {
+            let spinner = progress::starting("Apache (kept up)");
+            let result = daemon::up();
+            spinner.finish_and_clear();
+            let (d, started) = result?;
+            println!(
+                "Apache Kafka {} {} at {} (pid {}); `kconform apache down` stops it",
+                d.version,
+                if started { "started" } else { "already up" },
+                d.addr,
+                d.pid
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        ApacheAction::Down => {
+            match daemon::down()? {
+                true => println!("Apache stopped"),
+                false => println!("no Apache was up"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ApacheAction::Status => match daemon::running() {
+            Some(d) => {
+                println!(
+                    "up: Apache Kafka {} at {} (pid {}, log {})",
+                    d.version,
+                    d.addr,
+                    d.pid,
+                    daemon::dir().join("broker.log").display()
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                println!("down");
+                Ok(ExitCode::from(3))
+            }
+        },
+    }
+}
+
 /// Drops the slow scenarios unless asked for (`--include-slow`) or named, saying so.
 fn without_slow<'a>(
     mut chosen: Vec<&'a Scenario>,
@@ -209,13 +318,23 @@ fn without_slow<'a>(
 /// difference with its verdict. Colour only on a terminal (console decides).
 fn print_table(report: &Report) {
     use console::style;
+    for (target, origin) in &report.origins {
+        println!("{}", style(format!("{target}: {origin}")).dim());
+    }
     let mut scenarios: Vec<&str> = Vec::new();
     for (scenario, _, _) in &report.runs {
         if !scenarios.contains(&scenario.as_str()) {
             scenarios.push(scenario);
         }
     }
-    let header: String = report.targets.iter().map(|t| format!(" {t:>8}")).collect();
+    let w = report
+        .targets
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let header: String = report.targets.iter().map(|t| format!(" {t:>w$}")).collect();
     println!(
         "{}",
         style(format!("{:48}{header}  differences", "scenario")).bold()
@@ -226,7 +345,7 @@ fn print_table(report: &Report) {
         for t in &report.targets {
             match report.runs.iter().find(|(a, b, _)| a == s && b == t) {
                 Some((_, _, failed)) if failed.is_empty() => {
-                    line.push_str(&format!(" {}", style(format!("{:>8}", "ok")).green()))
+                    line.push_str(&format!(" {}", style(format!("{:>w$}", "ok")).green()))
                 }
                 Some((_, _, failed)) => {
                     line.push_str(&format!(
@@ -235,7 +354,7 @@ fn print_table(report: &Report) {
                     ));
                     failures.extend(failed.iter().map(|f| format!("{t}: {f}")));
                 }
-                None => line.push_str(&format!(" {:>8}", "-")),
+                None => line.push_str(&format!(" {:>w$}", "-")),
             }
         }
         let diffs: Vec<_> = report
@@ -307,6 +426,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .collect())
     };
     match cli.command {
+        Command::Apache { action } => apache_command(action),
         Command::List => {
             for s in &scenarios {
                 println!("{:45} {}", s.name, s.description);
@@ -326,8 +446,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let chosen = without_slow(pick(&names)?, &names, include_slow);
             let (report, _) = execute(
                 &cli.scenarios,
+                &cli.snapshots,
                 &chosen,
-                &specs(&targets)?,
+                &specs(&targets, cli.apache_backend)?,
                 deadline,
                 jobs,
                 show,
@@ -361,8 +482,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let chosen = without_slow(pick(&[])?, &[], include_slow);
             let (report, all) = execute(
                 &cli.scenarios,
+                &cli.snapshots,
                 &chosen,
-                &specs(&targets)?,
+                &specs(&targets, cli.apache_backend)?,
                 deadline,
                 jobs,
                 false,
@@ -387,14 +509,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Repro { name, targets } => {
             let chosen = pick(std::slice::from_ref(&name))?;
             let specs = match targets.is_empty() {
-                true => vec![TargetSpec::Ref, TargetSpec::Apache],
-                false => specs(&targets)?,
+                true => specs(&[], cli.apache_backend)?,
+                false => specs(&targets, cli.apache_backend)?,
             };
             if specs.len() != 2 {
                 anyhow::bail!("repro compares exactly two targets");
             }
-            let (report, all) =
-                execute(&cli.scenarios, &chosen, &specs, deadline, 1, false).await?;
+            let (report, all) = execute(
+                &cli.scenarios,
+                &cli.snapshots,
+                &chosen,
+                &specs,
+                deadline,
+                1,
+                false,
+            )
+            .await?;
             let (a, b) = (&all[0][0], &all[1][0]);
             for (i, l) in a.steps.iter().enumerate() {
                 let r = b.steps.get(i);

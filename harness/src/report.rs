@@ -31,6 +31,10 @@ pub struct Report {
     pub differences: Vec<Difference>,
     /// (ledger entry, scenario) pairs that did not show.
     pub stale: Vec<(String, String)>,
+    /// Where each target's answers came from ("Apache Kafka 3.7.2 launched as a JVM", "recorded
+    /// Apache answers, no live broker"), so nobody mistakes a recorded comparison for a live one.
+    #[serde(default)]
+    pub origins: Vec<(String, String)>,
 }
 
 impl Report {
@@ -153,6 +157,12 @@ impl Report {
             self.undocumented(),
             self.stale.len()
         );
+        for (target, origin) in &self.origins {
+            out.push_str(&format!("- {target}: {origin}\n"));
+        }
+        if !self.origins.is_empty() {
+            out.push('\n');
+        }
         if !self.differences.is_empty() {
             out.push_str(
                 "| scenario | step | field | left | right | ledger |\n|---|---|---|---|---|---|\n",

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::client::{ClientError, Connection};
@@ -16,7 +16,7 @@ use crate::scenario::{Scenario, Step, VersionSpec};
 use crate::target::Running;
 
 /// What one step got.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The normalised response.
@@ -35,25 +35,25 @@ pub enum Outcome {
 }
 
 /// One step as run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     /// Step name (with `@vN` when a version sweep expanded it).
     pub step: String,
     /// API name.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub api: String,
     /// Version sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i16>,
     /// The request fields, with unique names back as placeholders.
-    #[serde(skip_serializing_if = "Value::is_null")]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub request: Value,
     /// What came back.
     pub outcome: Outcome,
 }
 
 /// A scenario's run against one target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transcript {
     /// Scenario name.
     pub scenario: String,
@@ -62,7 +62,7 @@ pub struct Transcript {
     /// Steps, in order.
     pub steps: Vec<StepRecord>,
     /// Expectations that did not hold.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_expectations: Vec<String>,
 }
 

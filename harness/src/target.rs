@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 
+use crate::apache::{self, container::ApacheContainer, ApacheJvm, Backend};
+
 /// Why a target could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -17,7 +19,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache or external=HOST:PORT)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT)")]
     Unknown(String),
 }
 
@@ -26,18 +28,23 @@ pub enum TargetError {
 pub enum TargetSpec {
     /// The bundled reference broker, in process.
     Ref,
-    /// A real Apache Kafka 3.7, launched as a JVM.
-    Apache,
+    /// A real Apache Kafka 3.7: the broker `kconform apache up` keeps running, or one launched
+    /// for the run by the backend given.
+    Apache(Backend),
     /// A Kafka-compatible broker that is already running.
     External(SocketAddr),
+    /// Apache's recorded answers (`snapshots/<scenario>__apache.snap`), for a machine where
+    /// no Apache can run.
+    Recorded,
 }
 
 impl TargetSpec {
-    /// Parses `ref` or `external=HOST:PORT`.
+    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`.
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
         match s.split_once('=') {
             None if s == "ref" => Ok(TargetSpec::Ref),
-            None if s == "apache" => Ok(TargetSpec::Apache),
+            None if s == "apache" => Ok(TargetSpec::Apache(Backend::Auto)),
+            None if s == "apache-recorded" => Ok(TargetSpec::Recorded),
             Some(("external", addr)) => {
                 use std::net::ToSocketAddrs;
                 addr.to_socket_addrs()
@@ -54,7 +61,8 @@ impl TargetSpec {
     pub fn name(&self) -> String {
         match self {
             TargetSpec::Ref => "ref".into(),
-            TargetSpec::Apache => "apache".into(),
+            TargetSpec::Apache(_) => "apache".into(),
+            TargetSpec::Recorded => "apache-recorded".into(),
             TargetSpec::External(_) => "external".into(),
         }
     }
@@ -67,56 +75,93 @@ pub struct Running {
     pub name: String,
     /// The bootstrap address.
     pub addr: SocketAddr,
+    /// How the target was found or started, for the report.
+    pub origin: String,
     broker: Option<BrokerHandle>,
-    apache: Option<crate::apache::ApacheJvm>,
+    apache: Option<ApacheJvm>,
+    container: Option<ApacheContainer>,
 }
 
 impl Running {
-    /// Starts (or, for an external broker, just names) a target.
+    /// Starts (or, for an external broker or a running `kconform apache up`, just names) a
+    /// target.
     pub async fn start(spec: &TargetSpec) -> Result<Running, TargetError> {
+        let name = spec.name();
+        let failed = |reason: String| TargetError::Start {
+            target: name.clone(),
+            reason,
+        };
+        let mut running = Running {
+            name: name.clone(),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            origin: String::new(),
+            broker: None,
+            apache: None,
+            container: None,
+        };
         match spec {
             TargetSpec::Ref => {
+                let reaper =
+                    apache::setting("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+                        .and_then(|ms| ms.parse().ok())
+                        .unwrap_or(500);
                 let broker = Broker::start(BrokerConfig {
-                    txn_reaper_interval: std::time::Duration::from_millis(500),
+                    txn_reaper_interval: std::time::Duration::from_millis(reaper),
                     ..BrokerConfig::for_tests()
                 })
                 .await
-                .map_err(|e| TargetError::Start {
-                    target: "ref".into(),
-                    reason: e.to_string(),
-                })?;
-                Ok(Running {
-                    name: "ref".into(),
-                    addr: broker.addr(),
-                    broker: Some(broker),
-                    apache: None,
-                })
+                .map_err(|e| failed(e.to_string()))?;
+                running.addr = broker.addr();
+                running.origin = "kaas-ref, in process".into();
+                running.broker = Some(broker);
             }
-            TargetSpec::Apache => {
-                let jvm = tokio::task::spawn_blocking(crate::apache::ApacheJvm::start)
-                    .await
-                    .map_err(|e| TargetError::Start {
-                        target: "apache".into(),
-                        reason: e.to_string(),
-                    })?
-                    .map_err(|e| TargetError::Start {
-                        target: "apache".into(),
-                        reason: e.to_string(),
-                    })?;
-                Ok(Running {
-                    name: "apache".into(),
-                    addr: jvm.addr,
-                    broker: None,
-                    apache: Some(jvm),
-                })
+            TargetSpec::Apache(backend) => {
+                if let Some(d) = apache::daemon::running() {
+                    running.addr = d.addr;
+                    running.origin = format!(
+                        "Apache Kafka {} kept up by `kconform apache up` (pid {})",
+                        d.version, d.pid
+                    );
+                    return Ok(running);
+                }
+                match backend.resolve().map_err(|e| failed(e.to_string()))? {
+                    Backend::Container => {
+                        let c = ApacheContainer::start()
+                            .await
+                            .map_err(|e| failed(e.to_string()))?;
+                        running.addr = c.addr;
+                        running.origin = format!(
+                            "Apache Kafka {} in the apache/kafka container",
+                            apache::KAFKA_VERSION
+                        );
+                        running.container = Some(c);
+                    }
+                    _ => {
+                        let jvm = tokio::task::spawn_blocking(ApacheJvm::start)
+                            .await
+                            .map_err(|e| failed(e.to_string()))?
+                            .map_err(|e| failed(e.to_string()))?;
+                        running.addr = jvm.addr;
+                        running.origin = format!(
+                            "Apache Kafka {} launched as a JVM, started in {:.1} s",
+                            apache::KAFKA_VERSION,
+                            jvm.start_time.as_secs_f64()
+                        );
+                        running.apache = Some(jvm);
+                    }
+                }
             }
-            TargetSpec::External(addr) => Ok(Running {
-                name: "external".into(),
-                addr: *addr,
-                broker: None,
-                apache: None,
-            }),
+            TargetSpec::Recorded => {
+                return Err(failed(
+                    "recorded answers are read from snapshots, not started".into(),
+                ))
+            }
+            TargetSpec::External(addr) => {
+                running.addr = *addr;
+                running.origin = format!("an external broker at {addr}");
+            }
         }
+        Ok(running)
     }
 
     /// Why the target may have stopped answering: for a broker the harness launched that has
@@ -132,6 +177,9 @@ impl Running {
 
     /// Stops the target if the harness started it.
     pub async fn stop(mut self) {
+        if let Some(c) = self.container.take() {
+            c.stop().await;
+        }
         if let Some(mut jvm) = self.apache.take() {
             let _ = tokio::task::spawn_blocking(move || jvm.stop()).await;
         }
@@ -150,7 +198,10 @@ mod tests {
     #[test]
     fn target_specs_parse() {
         assert_eq!(TargetSpec::parse("ref").unwrap(), TargetSpec::Ref);
-        assert_eq!(TargetSpec::parse("apache").unwrap(), TargetSpec::Apache);
+        assert_eq!(
+            TargetSpec::parse("apache").unwrap(),
+            TargetSpec::Apache(Backend::Auto)
+        );
         assert_eq!(
             TargetSpec::parse("external=127.0.0.1:9092").unwrap(),
             TargetSpec::External("127.0.0.1:9092".parse().unwrap())

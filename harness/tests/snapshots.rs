@@ -74,7 +74,11 @@ async fn every_scenario_matches_its_snapshots() {
     let mut transcripts = run_all(&TargetSpec::Ref, &scenarios).await;
     match kconform::apache::available() {
         Ok(()) => {
-            let apache = run_all(&TargetSpec::Apache, &scenarios).await;
+            let apache = run_all(
+                &TargetSpec::Apache(kconform::apache::Backend::Jvm),
+                &scenarios,
+            )
+            .await;
             check_ledger(&root, &scenarios, &transcripts, &apache);
             transcripts.extend(apache);
         }

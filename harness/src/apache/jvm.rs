@@ -1,4 +1,4 @@
-//! A real Apache Kafka 3.7 broker, launched as a JVM (the `jvm` backend).
+//! The `jvm` backend: a real Apache Kafka 3.7 broker launched as a JVM.
 //!
 //! The broker's jars are resolved from Maven Central with `mvn` into a cache reused across runs
 //! (`$XDG_CACHE_HOME/kconform/apache-kafka-<version>/libs`), KRaft storage is formatted in a
@@ -14,56 +14,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The Apache Kafka release every Apache answer is recorded from: pinned here and only here.
-pub const KAFKA_VERSION: &str = "3.7.2";
+use super::{available, ApacheError, KAFKA_VERSION, SETTINGS};
+
 /// SLF4J binding and log4j implementation the broker needs to log its readiness line.
 const SLF4J_RELOAD4J: &str = "1.7.36";
 const RELOAD4J: &str = "1.2.25";
 /// How long the broker may take to start.
 pub const START_DEADLINE: Duration = Duration::from_secs(90);
-
-/// Why Apache could not be started.
-#[derive(Debug, thiserror::Error)]
-pub enum ApacheError {
-    /// `java` or `mvn` is missing.
-    #[error("{0} not found on PATH (the jvm backend needs Java 17 and Maven)")]
-    Missing(&'static str),
-    /// Resolving the jars failed.
-    #[error("resolving Apache Kafka {KAFKA_VERSION} jars with Maven failed: {0}")]
-    Resolve(String),
-    /// Formatting or starting failed.
-    #[error("Apache Kafka did not start: {reason}\n--- broker log (last lines) ---\n{log}")]
-    Start {
-        /// Why.
-        reason: String,
-        /// The end of the broker's output.
-        log: String,
-    },
-    /// File system.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-}
-
-/// Whether a program runs and reports its version (`java -version`, `mvn --version`).
-fn have(program: &str, version_flag: &str) -> bool {
-    Command::new(program)
-        .arg(version_flag)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Whether this machine can run the jvm backend.
-pub fn available() -> Result<(), ApacheError> {
-    if !have("java", "-version") {
-        return Err(ApacheError::Missing("java"));
-    }
-    if !have("mvn", "--version") {
-        return Err(ApacheError::Missing("mvn"));
-    }
-    Ok(())
-}
 
 /// The cache directory for this Kafka version.
 pub fn cache_dir() -> PathBuf {
@@ -129,7 +86,7 @@ pub fn resolve_jars() -> Result<PathBuf, ApacheError> {
     Ok(libs)
 }
 
-fn tail(text: &str, lines: usize) -> String {
+pub(crate) fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
@@ -138,11 +95,11 @@ fn free_port() -> Result<u16, ApacheError> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// The server.properties of the test node. Settings that change answers are the same on both
-/// brokers (README lists them): one partition for the internal topics, replication 1,
-/// no initial rebalance delay, auto-create on, the default transaction limits.
+/// The server.properties of the test node: a single combined broker and controller on
+/// loopback ports, plus the settings that change answers ([`SETTINGS`], shared with the
+/// container backend and kaas-ref's configuration).
 pub fn server_properties(dir: &Path, client_port: u16, controller_port: u16) -> String {
-    format!(
+    let mut p = format!(
         "process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{controller_port}
@@ -152,21 +109,16 @@ listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs={data}
-num.partitions=1
-auto.create.topics.enable=true
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-transaction.state.log.num.partitions=1
-transaction.abort.timed.out.transaction.cleanup.interval.ms=500
-group.initial.rebalance.delay.ms=0
 num.network.threads=2
 num.io.threads=2
 background.threads=2
 ",
         data = dir.join("data").display()
-    )
+    );
+    for (key, value) in SETTINGS {
+        p.push_str(&format!("{key}={value}\n"));
+    }
+    p
 }
 
 const LOG4J: &str = "log4j.rootLogger=WARN, stdout
@@ -229,6 +181,48 @@ fn spawn_tied_to_harness(
     Ok((child, stop_tx))
 }
 
+/// Resolves the jars, writes the configuration into `dir`, formats KRaft storage there, and
+/// returns the broker's command line and its client port.
+pub(crate) fn prepare(dir: &Path) -> Result<(Command, u16), ApacheError> {
+    available()?;
+    let libs = resolve_jars()?;
+    let (client, controller) = (free_port()?, free_port()?);
+    let props = dir.join("server.properties");
+    let log4j = dir.join("log4j.properties");
+    std::fs::write(&props, server_properties(dir, client, controller))?;
+    std::fs::write(&log4j, LOG4J)?;
+    let format = java(&libs, &log4j)
+        .args([
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            "5L6g3nShT-eMCtK--X86sw",
+            "-c",
+        ])
+        .arg(&props)
+        .output()?;
+    if !format.status.success() {
+        return Err(ApacheError::Start {
+            reason: "formatting KRaft storage failed".into(),
+            log: tail(&String::from_utf8_lossy(&format.stderr), 30),
+        });
+    }
+    let mut cmd = java(&libs, &log4j);
+    cmd.args([
+        "-Xms64m",
+        "-Xmx512m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+    ])
+    .arg("-Djava.awt.headless=true")
+    .arg("kafka.Kafka")
+    .arg(&props);
+    Ok((cmd, client))
+}
+
+/// The line the broker logs once it serves clients.
+pub(crate) const READY_LINE: &str = "Kafka Server started";
+
 fn java(libs: &Path, log4j: &Path) -> Command {
     let mut c = Command::new("java");
     c.arg(format!("-Dlog4j.configuration=file:{}", log4j.display()))
@@ -240,45 +234,12 @@ fn java(libs: &Path, log4j: &Path) -> Command {
 impl ApacheJvm {
     /// Resolves, formats and starts a broker; returns once it serves requests.
     pub fn start() -> Result<ApacheJvm, ApacheError> {
-        available()?;
-        let libs = resolve_jars()?;
         let dir = tempfile::Builder::new()
             .prefix("kconform-apache-")
             .tempdir()?;
-        let (client, controller) = (free_port()?, free_port()?);
-        let props = dir.path().join("server.properties");
-        let log4j = dir.path().join("log4j.properties");
-        std::fs::write(&props, server_properties(dir.path(), client, controller))?;
-        std::fs::write(&log4j, LOG4J)?;
-        let format = java(&libs, &log4j)
-            .args([
-                "kafka.tools.StorageTool",
-                "format",
-                "-t",
-                "5L6g3nShT-eMCtK--X86sw",
-                "-c",
-            ])
-            .arg(&props)
-            .output()?;
-        if !format.status.success() {
-            return Err(ApacheError::Start {
-                reason: "formatting KRaft storage failed".into(),
-                log: tail(&String::from_utf8_lossy(&format.stderr), 30),
-            });
-        }
+        let (mut cmd, client) = prepare(dir.path())?;
         let started = Instant::now();
-        let mut cmd = java(&libs, &log4j);
-        cmd.args([
-            "-Xms64m",
-            "-Xmx512m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-        ])
-        .arg("-Djava.awt.headless=true")
-        .arg("kafka.Kafka")
-        .arg(&props)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let (mut child, keeper) = spawn_tied_to_harness(cmd)?;
         let log = Arc::new(Mutex::new(Vec::<String>::new()));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -299,7 +260,7 @@ impl ApacheJvm {
             let ready_tx = ready_tx.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if line.contains("Kafka Server started") {
+                    if line.contains(READY_LINE) {
                         let _ = ready_tx.send(());
                     }
                     let mut l = log.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,185 @@
+//! The `container` backend: the official `apache/kafka` image (the JVM one, not
+//! `kafka-native`) at [`KAFKA_VERSION`] through testcontainers, configured with the same
+//! [`SETTINGS`] as the JVM backend. Chosen by `--apache-backend container`, or by `auto` when a
+//! Docker engine answers. No machine the tests run on has one, so the tests check the request
+//! this module builds and the engine probe; the start itself runs in users' CI.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use testcontainers_modules::kafka::apache;
+use testcontainers_modules::testcontainers::core::ContainerPort;
+use testcontainers_modules::testcontainers::runners::AsyncRunner;
+use testcontainers_modules::testcontainers::{ContainerAsync, ContainerRequest, ImageExt};
+
+use super::{ApacheError, KAFKA_VERSION, SETTINGS};
+
+/// How long pulling and starting the image may take.
+pub const START_DEADLINE: Duration = Duration::from_secs(300);
+
+/// The environment variable the image reads a broker setting from
+/// (`transaction.state.log.min.isr` → `KAFKA_TRANSACTION_STATE_LOG_MIN_ISR`).
+pub fn env_name(setting: &str) -> String {
+    format!("KAFKA_{}", setting.replace('.', "_").to_uppercase())
+}
+
+/// The container request: the JVM image, the pinned tag, [`SETTINGS`] as environment.
+pub fn request() -> ContainerRequest<apache::Kafka> {
+    let mut request = apache::Kafka::default()
+        .with_jvm_image()
+        .with_tag(KAFKA_VERSION)
+        .with_startup_timeout(START_DEADLINE);
+    for (key, value) in SETTINGS {
+        request = request.with_env_var(env_name(key), *value);
+    }
+    request
+}
+
+/// A running container; removed when dropped.
+pub struct ApacheContainer {
+    /// The client address (the image advertises 127.0.0.1 and the mapped port).
+    pub addr: SocketAddr,
+    _container: ContainerAsync<apache::Kafka>,
+}
+
+impl std::fmt::Debug for ApacheContainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApacheContainer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl ApacheContainer {
+    /// Stops and removes the container.
+    pub async fn stop(self) {
+        if let Err(e) = self._container.rm().await {
+            tracing::warn!(error = %e, "removing the Apache container failed");
+        }
+    }
+
+    /// Pulls (once) and starts the image; returns once the broker logged "Kafka Server
+    /// started".
+    pub async fn start() -> Result<ApacheContainer, ApacheError> {
+        docker_answers().map_err(ApacheError::Container)?;
+        let container = request()
+            .start()
+            .await
+            .map_err(|e| ApacheError::Container(e.to_string()))?;
+        let port = container
+            .get_host_port_ipv4(ContainerPort::Tcp(9092))
+            .await
+            .map_err(|e| ApacheError::Container(e.to_string()))?;
+        Ok(ApacheContainer {
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            _container: container,
+        })
+    }
+}
+
+/// The Docker engine's socket: `DOCKER_HOST` when it names a unix socket, else the default.
+fn docker_socket() -> Result<std::path::PathBuf, String> {
+    match std::env::var("DOCKER_HOST") {
+        Ok(host) => match host.strip_prefix("unix://") {
+            Some(path) => Ok(path.into()),
+            // A TCP engine: testcontainers speaks to it; trust it is there.
+            None if host.starts_with("tcp://") => Err(String::new()),
+            None => Err(format!(
+                "DOCKER_HOST={host} is not a unix:// or tcp:// address"
+            )),
+        },
+        Err(_) => Ok("/var/run/docker.sock".into()),
+    }
+}
+
+/// Whether a Docker engine answers `GET /_ping` within two seconds, or why not.
+pub fn docker_answers() -> Result<(), String> {
+    match docker_socket() {
+        Ok(path) => ping(&path),
+        Err(e) if e.is_empty() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `GET /_ping` on the engine socket at `path`.
+fn ping(path: &std::path::Path) -> Result<(), String> {
+    use std::io::{Read, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let deadline = Some(Duration::from_secs(2));
+    stream
+        .set_read_timeout(deadline)
+        .and_then(|()| stream.set_write_timeout(deadline))
+        .and_then(|()| stream.write_all(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut answer = String::new();
+    let _ = stream.take(4096).read_to_string(&mut answer);
+    match answer.starts_with("HTTP/1.") && answer.contains(" 200 ") {
+        true => Ok(()),
+        false => Err(format!(
+            "{} answered {:?}",
+            path.display(),
+            answer.lines().next().unwrap_or("nothing")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_is_the_pinned_jvm_image_with_the_shared_settings() {
+        let r = request();
+        assert_eq!(r.descriptor(), format!("apache/kafka:{KAFKA_VERSION}"));
+        let env: std::collections::HashMap<String, String> = r
+            .env_vars()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        for (key, value) in SETTINGS {
+            assert_eq!(
+                env.get(&env_name(key)).map(String::as_str),
+                Some(*value),
+                "{key}"
+            );
+        }
+        assert_eq!(
+            env.get("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR")
+                .map(String::as_str),
+            Some("1")
+        );
+        // The module's own KRaft settings survive ours.
+        assert_eq!(
+            env.get("KAFKA_PROCESS_ROLES").map(String::as_str),
+            Some("broker,controller")
+        );
+        assert_eq!(r.startup_timeout(), Some(START_DEADLINE));
+    }
+
+    #[test]
+    fn env_names_follow_the_image_convention() {
+        assert_eq!(
+            env_name("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+            "KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS"
+        );
+    }
+
+    #[test]
+    fn a_missing_engine_is_reported_with_its_socket() {
+        // A socket path that cannot exist: the probe names it instead of hanging.
+        let dir = tempfile::tempdir().unwrap();
+        let e = ping(&dir.path().join("docker.sock")).unwrap_err();
+        assert!(e.contains("docker.sock"), "{e}");
+        // Something that is not an engine answering on the socket.
+        let path = dir.path().join("not-docker.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            if let Ok((mut s, _)) = listener.accept() {
+                let _ = s.write_all(b"HTTP/1.0 404 Not Found\r\n\r\n");
+            }
+        });
+        let e = ping(&path).unwrap_err();
+        assert!(e.contains("404"), "{e}");
+    }
+}

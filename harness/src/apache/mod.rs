@@ -1,0 +1,163 @@
+//! A real Apache Kafka 3.7 broker as a target, three ways:
+//! - `jvm`: the broker's jars from Maven Central, launched as a JVM ([`jvm`]); what the tests
+//!   run here.
+//! - `container`: the official `apache/kafka` image through testcontainers, where a Docker
+//!   engine answers ([`container`]); what users' CI with Docker runs.
+//! - a broker kept running between runs by `kconform apache up` ([`daemon`]), for fast
+//!   iteration; `--target apache` uses it when it is up.
+//!
+//! Both launchers configure the broker with [`SETTINGS`], the settings that change answers,
+//! which kaas-ref is given too.
+
+pub mod container;
+pub mod daemon;
+pub mod jvm;
+
+use std::process::{Command, Stdio};
+
+pub use jvm::ApacheJvm;
+
+/// The Apache Kafka release every Apache answer is recorded from: pinned here and only here.
+pub const KAFKA_VERSION: &str = "3.7.2";
+
+/// Broker settings that change answers, the same on every backend (and, where kaas-ref has
+/// the knob, on kaas-ref: see `target.rs`). README lists them.
+pub const SETTINGS: &[(&str, &str)] = &[
+    // One broker: the internal topics cannot have more replicas, and one partition each
+    // makes their loading quick.
+    ("offsets.topic.replication.factor", "1"),
+    ("offsets.topic.num.partitions", "1"),
+    ("transaction.state.log.replication.factor", "1"),
+    ("transaction.state.log.min.isr", "1"),
+    ("transaction.state.log.num.partitions", "1"),
+    // The timeout reaper every 500 ms (default 10 s), so timeout scenarios take seconds.
+    (
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "500",
+    ),
+    // A lone member's group is ready at once (default 3 s).
+    ("group.initial.rebalance.delay.ms", "0"),
+    // Metadata for an unknown topic creates it, one partition (both Apache's defaults,
+    // written down because kaas-ref follows them).
+    ("auto.create.topics.enable", "true"),
+    ("num.partitions", "1"),
+];
+
+/// The value of one of [`SETTINGS`].
+pub fn setting(key: &str) -> Option<&'static str> {
+    SETTINGS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+/// Why Apache could not be started or reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ApacheError {
+    /// `java` or `mvn` is missing.
+    #[error("{0} not found on PATH (the jvm backend needs Java 17 and Maven)")]
+    Missing(&'static str),
+    /// Resolving the jars failed.
+    #[error("resolving Apache Kafka {KAFKA_VERSION} jars with Maven failed: {0}")]
+    Resolve(String),
+    /// Formatting or starting failed.
+    #[error("Apache Kafka did not start: {reason}\n--- broker log (last lines) ---\n{log}")]
+    Start {
+        /// Why.
+        reason: String,
+        /// The end of the broker's output.
+        log: String,
+    },
+    /// The container backend failed.
+    #[error("the apache/kafka:{KAFKA_VERSION} container did not start: {0}")]
+    Container(String),
+    /// Neither backend can run here.
+    #[error("no Apache backend can run here: no Docker engine answers ({docker}) and the jvm backend cannot run ({jvm})")]
+    NoBackend {
+        /// Why not Docker.
+        docker: String,
+        /// Why not the JVM.
+        jvm: String,
+    },
+    /// File system.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Whether a program runs and reports its version (`java -version`, `mvn --version`).
+fn have(program: &str, version_flag: &str) -> bool {
+    Command::new(program)
+        .arg(version_flag)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether this machine can run the jvm backend.
+pub fn available() -> Result<(), ApacheError> {
+    if !have("java", "-version") {
+        return Err(ApacheError::Missing("java"));
+    }
+    if !have("mvn", "--version") {
+        return Err(ApacheError::Missing("mvn"));
+    }
+    Ok(())
+}
+
+/// How to launch Apache (`--apache-backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Backend {
+    /// The container when a Docker engine answers, else the JVM.
+    #[default]
+    Auto,
+    /// The broker's jars, launched as a JVM (needs java and mvn).
+    Jvm,
+    /// The official apache/kafka image through testcontainers (needs Docker).
+    Container,
+}
+
+impl Backend {
+    /// The backend `auto` stands for on this machine, or why none can run.
+    pub fn resolve(self) -> Result<Backend, ApacheError> {
+        match self {
+            Backend::Jvm | Backend::Container => Ok(self),
+            Backend::Auto => match container::docker_answers() {
+                Ok(()) => Ok(Backend::Container),
+                Err(docker) => match available() {
+                    Ok(()) => Ok(Backend::Jvm),
+                    Err(jvm) => Err(ApacheError::NoBackend {
+                        docker,
+                        jvm: jvm.to_string(),
+                    }),
+                },
+            },
+        }
+    }
+
+    /// Whether some backend can run here (`auto` resolves), or why not.
+    pub fn usable(self) -> Result<(), ApacheError> {
+        match self.resolve()? {
+            Backend::Container => container::docker_answers().map_err(ApacheError::Container),
+            _ => available(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_have_the_single_broker_transaction_log() {
+        assert_eq!(
+            setting("transaction.state.log.replication.factor"),
+            Some("1")
+        );
+        assert_eq!(setting("transaction.state.log.min.isr"), Some("1"));
+        assert_eq!(setting("no.such.setting"), None);
+    }
+
+    #[test]
+    fn explicit_backends_resolve_to_themselves() {
+        assert_eq!(Backend::Jvm.resolve().unwrap(), Backend::Jvm);
+        assert_eq!(Backend::Container.resolve().unwrap(), Backend::Container);
+    }
+}
