@@ -66,24 +66,55 @@ fn check_ledger(root: &Path, scenarios: &[Scenario], kaas: &[Transcript], apache
     println!("{} differences, all documented", rows.len());
 }
 
+/// README's coverage table is the one these transcripts give, so it cannot drift from the
+/// scenarios.
+fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
+    let mut coverage = kconform::coverage::Coverage::default();
+    transcripts.iter().for_each(|t| coverage.add(t));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let (begin, end) = ("<!-- coverage:begin -->\n", "<!-- coverage:end -->");
+    let start = readme
+        .find(begin)
+        .expect("README has a coverage:begin marker")
+        + begin.len();
+    let stop = readme[start..]
+        .find(end)
+        .expect("README has a coverage:end marker");
+    assert_eq!(
+        readme[start..start + stop].trim(),
+        coverage.markdown().trim(),
+        "README's coverage table is stale: regenerate it with `kconform coverage --include-slow --markdown FILE` and paste it between the markers"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_matches_its_snapshots() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scenarios = Scenario::load_dir(&root.join("scenarios")).expect("scenarios load");
-    assert!(scenarios.len() >= 10, "only {} scenarios", scenarios.len());
+    assert!(scenarios.len() >= 80, "only {} scenarios", scenarios.len());
     let mut transcripts = run_all(&TargetSpec::Ref, &scenarios).await;
-    match kconform::apache::available() {
+    let apache = match kconform::apache::available() {
         Ok(()) => {
-            let apache = run_all(
+            run_all(
                 &TargetSpec::Apache(kconform::apache::Backend::Jvm),
                 &scenarios,
             )
-            .await;
-            check_ledger(&root, &scenarios, &transcripts, &apache);
-            transcripts.extend(apache);
+            .await
         }
-        Err(why) => println!("SKIPPED the Apache snapshots and the ledger check: {why}"),
-    }
+        Err(why) => {
+            // Still a real check of kaas-ref: against Apache's recorded answers. Asserting
+            // them unchanged below only keeps insta counting them as referenced.
+            println!("NO LIVE APACHE ({why}): comparing kaas-ref with the recorded Apache answers; the recorded answers themselves are not re-verified in this run");
+            let dir = root.join("snapshots");
+            scenarios
+                .iter()
+                .map(|s| kconform::recorded::load(&dir, &s.name, "apache").expect("recorded"))
+                .collect()
+        }
+    };
+    check_ledger(&root, &scenarios, &transcripts, &apache);
+    transcripts.extend(apache);
+    check_readme_coverage(&root, &transcripts);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("snapshots"));
     settings.set_prepend_module_to_snapshot(false);
