@@ -150,6 +150,10 @@ fn check_steps(steps: &[Step]) -> Result<(), String> {
     Ok(())
 }
 
+/// The data files in `scenarios/` that are not scenarios: the deviation ledger and the map
+/// from spec lines to scenarios.
+pub const NOT_SCENARIOS: [&str; 2] = ["deviations.toml", "spec-lines.toml"];
+
 /// A scenario.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -193,7 +197,7 @@ impl Scenario {
         Ok(s)
     }
 
-    /// Every `*.toml` scenario in a directory (the ledger excluded), sorted by name.
+    /// Every `*.toml` scenario in a directory ([`NOT_SCENARIOS`] excluded), sorted by name.
     pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
         let entries = std::fs::read_dir(dir).map_err(|e| ScenarioError::Read {
             path: dir.display().to_string(),
@@ -202,7 +206,10 @@ impl Scenario {
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .filter(|p| p.file_name().is_some_and(|n| n != "deviations.toml"))
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| !NOT_SCENARIOS.iter().any(|x| n == *x))
+            })
             .collect();
         paths.sort();
         paths.iter().map(|p| Scenario::load(p)).collect()

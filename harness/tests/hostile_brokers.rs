@@ -1,0 +1,144 @@
+//! A broker that misbehaves costs one step a recorded "no answer" naming what went wrong,
+//! never a hang or a panic: closing the connection, answering bytes that do not decode,
+//! answering another request's correlation id, claiming a huge answer, or going silent past
+//! the deadline.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::{ApiVersionsResponse, ResponseHeader};
+use kafka_protocol::protocol::Encodable;
+use kconform::runner::{self, Outcome};
+use kconform::scenario::Scenario;
+use kconform::target::{Running, TargetSpec};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Clone, Copy, Debug)]
+enum Misbehaviour {
+    Close,
+    Garbage,
+    WrongCorrelation,
+    HugeSize,
+    Silent,
+}
+
+fn frame(correlation: i32, body: impl FnOnce(&mut BytesMut)) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    ResponseHeader::default()
+        .with_correlation_id(correlation)
+        .encode(&mut buf, 0)
+        .unwrap();
+    body(&mut buf);
+    let mut out = (buf.len() as i32).to_be_bytes().to_vec();
+    out.extend_from_slice(&buf);
+    out
+}
+
+/// Answers ApiVersions (EndTxn v0-3 served), then misbehaves on anything else.
+async fn serve(mut s: TcpStream, how: Misbehaviour) {
+    loop {
+        let mut size = [0u8; 4];
+        if s.read_exact(&mut size).await.is_err() {
+            return;
+        }
+        let mut req = vec![0u8; i32::from_be_bytes(size) as usize];
+        if s.read_exact(&mut req).await.is_err() {
+            return;
+        }
+        let api = i16::from_be_bytes([req[0], req[1]]);
+        let correlation = i32::from_be_bytes([req[4], req[5], req[6], req[7]]);
+        let answer = match (api, how) {
+            (18, _) => frame(correlation, |b| {
+                ApiVersionsResponse::default()
+                    .with_api_keys(vec![ApiVersion::default()
+                        .with_api_key(26)
+                        .with_min_version(0)
+                        .with_max_version(3)])
+                    .encode(b, 0)
+                    .unwrap()
+            }),
+            (_, Misbehaviour::Close) => return,
+            (_, Misbehaviour::Garbage) => frame(correlation, |b| b.extend_from_slice(&[0xff; 3])),
+            (_, Misbehaviour::WrongCorrelation) => frame(correlation + 7, |b| {
+                b.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+            }),
+            (_, Misbehaviour::HugeSize) => i32::MAX.to_be_bytes().to_vec(),
+            (_, Misbehaviour::Silent) => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                return;
+            }
+        };
+        if s.write_all(&answer).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn broker(how: Misbehaviour) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve(s, how));
+        }
+    });
+    addr
+}
+
+fn scenario() -> Scenario {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.toml");
+    std::fs::write(
+        &path,
+        "description = \"d\"\n[[step]]\nname = \"end\"\napi = \"EndTxn\"\nversion = 3\nrequest = { transactional_id = \"t\" }\n[[step]]\nname = \"again\"\napi = \"EndTxn\"\nversion = 3\nrequest = { transactional_id = \"t\" }\n",
+    )
+    .unwrap();
+    Scenario::load(&path).unwrap()
+}
+
+#[tokio::test]
+async fn each_misbehaviour_is_one_recorded_no_answer() {
+    for (how, expected) in [
+        (Misbehaviour::Close, "closed the connection"),
+        (Misbehaviour::Garbage, "does not decode"),
+        (Misbehaviour::WrongCorrelation, "correlation id"),
+        (Misbehaviour::HugeSize, "response size"),
+        (Misbehaviour::Silent, "no answer within"),
+    ] {
+        let addr = broker(how).await;
+        let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+        // A safety net against a hang, far above the 200 ms deadline each wait gets.
+        let t = tokio::time::timeout(
+            Duration::from_secs(30),
+            runner::run(&scenario(), &target, Duration::from_millis(200)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{how:?}: the run hung"))
+        .unwrap();
+        assert_eq!(t.steps.len(), 2, "{how:?}: both steps recorded");
+        for step in &t.steps {
+            match &step.outcome {
+                Outcome::NoAnswer(why) => {
+                    assert!(why.contains(expected), "{how:?}, {}: {why}", step.step)
+                }
+                other => panic!("{how:?}, {}: {other:?}", step.step),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_broker_is_an_error_naming_the_scenario() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+    let e = runner::run(&scenario(), &target, Duration::from_millis(500))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hostile") && e.contains("cannot connect"), "{e}");
+}
