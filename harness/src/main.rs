@@ -180,17 +180,29 @@ fn recorded(snapshots: &Path, chosen: &[&Scenario]) -> anyhow::Result<Vec<Transc
         .collect()
 }
 
+/// What every run of one command shares: where the scenarios and snapshots live, and the
+/// deadline of every network wait.
+#[derive(Clone, Copy)]
+struct Session<'a> {
+    dir: &'a Path,
+    snapshots: &'a Path,
+    deadline: Duration,
+}
+
 /// Runs every chosen scenario on every target; with two or more, classifies the differences
 /// between the first two.
 async fn execute(
-    dir: &Path,
-    snapshots: &Path,
+    session: &Session<'_>,
     chosen: &[&Scenario],
     specs: &[TargetSpec],
-    deadline: Duration,
     jobs: usize,
     show: bool,
 ) -> anyhow::Result<(Report, Vec<Vec<Transcript>>)> {
+    let Session {
+        dir,
+        snapshots,
+        deadline,
+    } = *session;
     let mut report = Report {
         targets: specs.iter().map(TargetSpec::name).collect(),
         ..Default::default()
@@ -289,6 +301,15 @@ fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::from(3))
             }
         },
+    }
+}
+
+/// Exit 0 when the run passed, 1 when it found an undocumented difference, a stale ledger
+/// entry or a failed expectation.
+fn verdict(report: &Report) -> ExitCode {
+    match report.passed() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
     }
 }
 
@@ -409,7 +430,11 @@ fn print_table(report: &Report) {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let scenarios = Scenario::load_dir(&cli.scenarios)?;
-    let deadline = Duration::from_millis(cli.deadline_ms);
+    let session = Session {
+        dir: &cli.scenarios,
+        snapshots: &cli.snapshots,
+        deadline: Duration::from_millis(cli.deadline_ms),
+    };
     let pick = |names: &[String]| -> anyhow::Result<Vec<&Scenario>> {
         if let Some(missing) = names
             .iter()
@@ -445,11 +470,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let chosen = without_slow(pick(&names)?, &names, include_slow);
             let (report, _) = execute(
-                &cli.scenarios,
-                &cli.snapshots,
+                &session,
                 &chosen,
                 &specs(&targets, cli.apache_backend)?,
-                deadline,
                 jobs,
                 show,
             )
@@ -468,10 +491,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
                 }
             }
-            Ok(match report.passed() {
-                true => ExitCode::SUCCESS,
-                false => ExitCode::from(1),
-            })
+            Ok(verdict(&report))
         }
         Command::Coverage {
             targets,
@@ -481,11 +501,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let chosen = without_slow(pick(&[])?, &[], include_slow);
             let (report, all) = execute(
-                &cli.scenarios,
-                &cli.snapshots,
+                &session,
                 &chosen,
                 &specs(&targets, cli.apache_backend)?,
-                deadline,
                 jobs,
                 false,
             )
@@ -501,10 +519,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !report.passed() {
                 print_table(&report);
             }
-            Ok(match report.passed() {
-                true => ExitCode::SUCCESS,
-                false => ExitCode::from(1),
-            })
+            Ok(verdict(&report))
         }
         Command::Repro { name, targets } => {
             let chosen = pick(std::slice::from_ref(&name))?;
@@ -515,16 +530,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if specs.len() != 2 {
                 anyhow::bail!("repro compares exactly two targets");
             }
-            let (report, all) = execute(
-                &cli.scenarios,
-                &cli.snapshots,
-                &chosen,
-                &specs,
-                deadline,
-                1,
-                false,
-            )
-            .await?;
+            let (report, all) = execute(&session, &chosen, &specs, 1, false).await?;
             let (a, b) = (&all[0][0], &all[1][0]);
             for (i, l) in a.steps.iter().enumerate() {
                 let r = b.steps.get(i);
@@ -549,10 +555,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             print_table(&report);
-            Ok(match report.passed() {
-                true => ExitCode::SUCCESS,
-                false => ExitCode::from(1),
-            })
+            Ok(verdict(&report))
         }
     }
 }

@@ -426,38 +426,42 @@ fn fetch(f: &Fields<'_>) -> Result<FetchRequest, String> {
                 )])]))
 }
 
+/// The `topics` of an OffsetFetch request as `$ty` (a different generated type in the v0–7
+/// and the v8+ shape, with the same fields).
+macro_rules! offset_fetch_topics {
+    ($topics:expr, $ty:ty) => {
+        $topics
+            .iter()
+            .map(|t| {
+                Ok(<$ty>::default()
+                    .with_name(TopicName(t.str("name")?))
+                    .with_partition_indexes(t.i32s("partition_indexes")?))
+            })
+            .collect::<Result<Vec<_>, String>>()?
+    };
+}
+
 /// OffsetFetch of one group: `topics = [{ name, partition_indexes }]`, the v0–7 shape or the
 /// v8+ batched shape with the same fields.
 fn offset_fetch(version: i16, f: &Fields<'_>) -> Result<OffsetFetchRequest, String> {
     let topics = f.tables("topics")?;
+    let group = GroupId(f.str("group_id")?);
     let request =
         OffsetFetchRequest::default().with_require_stable(f.boolean("require_stable", false)?);
     Ok(match version >= 8 {
         true => request.with_groups(vec![
             offset_fetch_request::OffsetFetchRequestGroup::default()
-                .with_group_id(GroupId(f.str("group_id")?))
-                .with_topics(Some(
-                    topics
-                        .iter()
-                        .map(|t| {
-                            Ok(offset_fetch_request::OffsetFetchRequestTopics::default()
-                                .with_name(TopicName(t.str("name")?))
-                                .with_partition_indexes(t.i32s("partition_indexes")?))
-                        })
-                        .collect::<Result<_, String>>()?,
-                )),
+                .with_group_id(group)
+                .with_topics(Some(offset_fetch_topics!(
+                    topics,
+                    offset_fetch_request::OffsetFetchRequestTopics
+                ))),
         ]),
         false => request
-            .with_group_id(GroupId(f.str("group_id")?))
-            .with_topics(Some(
-                topics
-                    .iter()
-                    .map(|t| {
-                        Ok(offset_fetch_request::OffsetFetchRequestTopic::default()
-                            .with_name(TopicName(t.str("name")?))
-                            .with_partition_indexes(t.i32s("partition_indexes")?))
-                    })
-                    .collect::<Result<_, String>>()?,
-            )),
+            .with_group_id(group)
+            .with_topics(Some(offset_fetch_topics!(
+                topics,
+                offset_fetch_request::OffsetFetchRequestTopic
+            ))),
     })
 }

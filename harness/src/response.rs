@@ -3,6 +3,29 @@
 use kafka_protocol::messages::ResponseKind;
 use serde_json::{json, Value};
 
+/// OffsetFetch's per-topic results, the same fields in the v0–7 and the v8+ shape (two
+/// generated types).
+macro_rules! offset_fetch_topics {
+    ($topics:expr) => {
+        by_name(
+            $topics
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name.0.as_str(),
+                        "partitions": sorted(t.partitions.iter().map(|p| json!({
+                            "partition_index": p.partition_index,
+                            "error_code": p.error_code,
+                            "committed_offset": p.committed_offset,
+                            "metadata": p.metadata.as_ref().map(|m| m.as_str()),
+                        })).collect()),
+                    })
+                })
+                .collect(),
+        )
+    };
+}
+
 /// The response's fields at `version` as a tree, named as Apache names them (snake_case).
 pub fn to_value(response: &ResponseKind, version: i16) -> Value {
     match response {
@@ -169,29 +192,13 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "throttle_time_ms": r.throttle_time_ms,
             "groups": r.groups.iter().map(|g| json!({
                 "error_code": g.error_code,
-                "topics": by_name(g.topics.iter().map(|t| json!({
-                    "name": t.name.0.as_str(),
-                    "partitions": sorted(t.partitions.iter().map(|p| json!({
-                        "partition_index": p.partition_index,
-                        "error_code": p.error_code,
-                        "committed_offset": p.committed_offset,
-                        "metadata": p.metadata.as_ref().map(|m| m.as_str()),
-                    })).collect()),
-                })).collect()),
+                "topics": offset_fetch_topics!(g.topics),
             })).collect::<Vec<_>>(),
         }),
         ResponseKind::OffsetFetch(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
             "error_code": r.error_code,
-            "topics": by_name(r.topics.iter().map(|t| json!({
-                "name": t.name.0.as_str(),
-                "partitions": sorted(t.partitions.iter().map(|p| json!({
-                    "partition_index": p.partition_index,
-                    "error_code": p.error_code,
-                    "committed_offset": p.committed_offset,
-                    "metadata": p.metadata.as_ref().map(|m| m.as_str()),
-                })).collect()),
-            })).collect()),
+            "topics": offset_fetch_topics!(r.topics),
         }),
         ResponseKind::JoinGroup(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
