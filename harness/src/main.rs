@@ -429,6 +429,9 @@ fn print_table(report: &Report) {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Apache { action } = cli.command {
+        return apache_command(action);
+    }
     let scenarios = Scenario::load_dir(&cli.scenarios)?;
     let session = Session {
         dir: &cli.scenarios,
@@ -451,7 +454,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .collect())
     };
     match cli.command {
-        Command::Apache { action } => apache_command(action),
+        Command::Apache { .. } => unreachable!("handled before the scenarios load"),
         Command::List => {
             for s in &scenarios {
                 println!("{:45} {}", s.name, s.description);
