@@ -93,7 +93,7 @@ pub fn up() -> Result<(Daemon, bool), ApacheError> {
     let started = Instant::now();
     loop {
         let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-        if log.contains(READY_LINE) {
+        if log.contains(READY_LINE) && super::answers_api_versions(daemon.addr).is_ok() {
             return Ok((daemon, true));
         }
         if !is_broker(daemon.pid) || started.elapsed() > jvm::START_DEADLINE {

@@ -3,8 +3,8 @@
 //! The broker's jars are resolved from Maven Central with `mvn` into a cache reused across runs
 //! (`$XDG_CACHE_HOME/kconform/apache-kafka-<version>/libs`), KRaft storage is formatted in a
 //! fresh directory, and a single combined broker+controller node starts with a small heap and
-//! settings tuned for tests. Readiness is the broker's own "Kafka Server started" line; a
-//! failed start shows the tail of the broker's log. The JVM is stopped with SIGTERM, then
+//! settings tuned for tests. Readiness is the broker's own "Kafka Server started" line and then
+//! an ApiVersions answer on the client port; a failed start shows the tail of the broker's log. The JVM is stopped with SIGTERM, then
 //! SIGKILL, and is asked to die with the harness (PR_SET_PDEATHSIG) so none is left behind.
 
 use std::io::{BufRead, BufReader};
@@ -286,9 +286,16 @@ impl ApacheJvm {
                 log: log.lock().unwrap_or_else(|e| e.into_inner()).join("\n"),
             }
         };
+        let mut logged_ready = false;
         loop {
-            if ready_rx.recv_timeout(Duration::from_millis(200)).is_ok() {
-                break;
+            if !logged_ready {
+                logged_ready = ready_rx.recv_timeout(Duration::from_millis(200)).is_ok();
+            }
+            if logged_ready {
+                match super::answers_api_versions(jvm.addr) {
+                    Ok(()) => break,
+                    Err(_) => std::thread::sleep(Duration::from_millis(100)),
+                }
             }
             if let Some(status) = jvm.exited() {
                 return Err(fail(&mut jvm, format!("the JVM exited ({status})")));

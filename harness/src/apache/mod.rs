@@ -102,6 +102,29 @@ pub fn available() -> Result<(), ApacheError> {
     Ok(())
 }
 
+/// Whether the broker at `addr` answers ApiVersions v0 with error 0 within two seconds: the
+/// readiness check after its "Kafka Server started" line.
+pub fn answers_api_versions(addr: std::net::SocketAddr) -> Result<(), String> {
+    use std::io::{Read, Write};
+    let deadline = std::time::Duration::from_secs(2);
+    let mut s = std::net::TcpStream::connect_timeout(&addr, deadline).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(deadline))
+        .and_then(|()| s.set_write_timeout(Some(deadline)))
+        .map_err(|e| e.to_string())?;
+    // Size 10; API key 18, version 0, correlation id 7, a null client id.
+    s.write_all(&[0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff])
+        .map_err(|e| e.to_string())?;
+    let mut head = [0u8; 10];
+    s.read_exact(&mut head).map_err(|e| e.to_string())?;
+    let correlation = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    let error = i16::from_be_bytes([head[8], head[9]]);
+    match (correlation, error) {
+        (7, 0) => Ok(()),
+        (7, e) => Err(format!("ApiVersions answered error {e}")),
+        (c, _) => Err(format!("ApiVersions answered correlation id {c}")),
+    }
+}
+
 /// How to launch Apache (`--apache-backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Backend {
@@ -159,5 +182,32 @@ mod tests {
     fn explicit_backends_resolve_to_themselves() {
         assert_eq!(Backend::Jvm.resolve().unwrap(), Backend::Jvm);
         assert_eq!(Backend::Container.resolve().unwrap(), Backend::Container);
+    }
+}
+
+#[cfg(test)]
+mod readiness_tests {
+    use super::*;
+
+    #[test]
+    fn api_versions_readiness_reads_the_answer() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for (i, stream) in listener.incoming().take(2).enumerate() {
+                let mut s = stream.unwrap();
+                let mut req = [0u8; 14];
+                s.read_exact(&mut req).unwrap();
+                let error: u8 = if i == 0 { 35 } else { 0 };
+                // size 6: correlation id 7, then the error code.
+                s.write_all(&[0, 0, 0, 6, 0, 0, 0, 7, 0, error]).unwrap();
+            }
+        });
+        assert_eq!(
+            answers_api_versions(addr).unwrap_err(),
+            "ApiVersions answered error 35"
+        );
+        assert_eq!(answers_api_versions(addr), Ok(()));
     }
 }
