@@ -1,0 +1,99 @@
+//! The `kconform` binary's contract: exit codes, one-line reasons, help that answers questions.
+
+use std::process::Command;
+
+fn kconform(args: &[&str]) -> (i32, String, String) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .current_dir(root)
+        .args(args)
+        .output()
+        .expect("kconform runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_unreachable_target_exits_2_with_the_reason_on_one_line() {
+    let (code, _, err) = kconform(&[
+        "run",
+        "end-txn-on-empty",
+        "--target",
+        "external=127.0.0.1:1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let reason: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("kconform: could not run"))
+        .collect();
+    assert_eq!(reason.len(), 1, "{err}");
+    assert!(reason[0].contains("127.0.0.1:1"), "{err}");
+}
+
+#[test]
+fn unknown_scenarios_and_targets_are_refused_by_name() {
+    let (code, _, err) = kconform(&["run", "no-such-scenario", "--target", "ref"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no scenario named 'no-such-scenario'"),
+        "{err}"
+    );
+    let (code, _, err) = kconform(&["run", "--target", "apache-ish"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown target 'apache-ish'"), "{err}");
+}
+
+#[test]
+fn a_passing_run_on_ref_exits_0_and_writes_its_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let junit = dir.path().join("r.xml");
+    let (code, out, err) = kconform(&[
+        "run",
+        "init-producer-id-rejoin",
+        "end-txn-on-empty",
+        "--target",
+        "ref",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASSED: 2 transcripts"), "{out}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(report["runs"].as_array().unwrap().len(), 2);
+    assert!(std::fs::read_to_string(junit)
+        .unwrap()
+        .contains("<testsuite"));
+}
+
+#[test]
+fn list_names_every_scenario_and_help_names_the_commands() {
+    let (code, out, _) = kconform(&["list"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().count() >= 80, "{out}");
+    assert!(out.contains("end-txn-on-empty"));
+    let (code, out, _) = kconform(&["--help"]);
+    assert_eq!(code, 0);
+    for command in ["run", "repro", "coverage", "list", "apache"] {
+        assert!(
+            out.contains(command),
+            "{command} missing from --help:\n{out}"
+        );
+    }
+    let (_, out, _) = kconform(&["run", "--help"]);
+    for flag in [
+        "--target",
+        "--apache-backend",
+        "--include-slow",
+        "--jobs",
+        "--markdown",
+    ] {
+        assert!(out.contains(flag), "{flag} missing from run --help");
+    }
+}
