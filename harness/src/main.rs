@@ -126,7 +126,16 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match run(cli).await {
+    // Ctrl-C drops the run, and with it the brokers it started (the JVM is stopped, the
+    // container removed) before exiting.
+    let outcome = tokio::select! {
+        outcome = run(cli) => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("kconform: interrupted");
+            return ExitCode::from(130);
+        }
+    };
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             // The reason on one line; a dead broker's log, when there is one, below it.
