@@ -56,8 +56,9 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "throttle_time_ms": r.throttle_time_ms,
             "error_code": r.error_code,
         }),
+        // Apache keys the markers by producer id (a hash map): ordered by producer id here.
         ResponseKind::WriteTxnMarkers(r) => json!({
-            "markers": r.markers.iter().map(|m| json!({
+            "markers": by_producer(r.markers.iter().map(|m| json!({
                 "producer_id": m.producer_id.0,
                 "topics": by_name(m.topics.iter().map(|t| json!({
                     "name": t.name.0.as_str(),
@@ -66,7 +67,7 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                         "error_code": p.error_code,
                     })).collect()),
                 })).collect()),
-            })).collect::<Vec<_>>(),
+            })).collect()),
         }),
         ResponseKind::TxnOffsetCommit(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
@@ -245,6 +246,13 @@ fn add_partitions_results(
 fn sorted(mut partitions: Vec<Value>) -> Vec<Value> {
     partitions.sort_by_key(|p| p.get("partition_index").and_then(Value::as_i64));
     partitions
+}
+
+/// WriteTxnMarkers results in producer-id order (the raw ids: both brokers allocate them in
+/// increasing order, so the order survives normalisation).
+fn by_producer(mut markers: Vec<Value>) -> Vec<Value> {
+    markers.sort_by_key(|m| m.get("producer_id").and_then(Value::as_i64));
+    markers
 }
 
 /// Per-topic results in name order, for the same reason (Apache's come from hash maps).
