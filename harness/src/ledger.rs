@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::runner::DiffRow;
+use crate::diff::DiffRow;
 
 /// One field difference a deviation produces: the value each broker gives there. Values are
 /// in the transcripts' normalised form; `*` matches any run of characters (`pid#*`).

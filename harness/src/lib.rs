@@ -9,6 +9,7 @@
 pub mod apache;
 pub mod client;
 pub mod coverage;
+pub mod diff;
 pub mod errors;
 pub mod ledger;
 pub mod normalise;
@@ -20,4 +21,5 @@ pub mod request;
 pub mod response;
 pub mod runner;
 pub mod scenario;
+pub mod session;
 pub mod target;

@@ -5,19 +5,16 @@
 //! what `cargo insta test --check` reports); 2 when the run could not happen (a broker did not
 //! start, a connection failed), with the reason on one line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use kconform::apache::Backend;
-use kconform::ledger::Ledger;
 use kconform::progress;
 use kconform::report::Report;
-use kconform::runner::{self, Transcript};
 use kconform::scenario::Scenario;
-use kconform::target::{Running, TargetSpec};
+use kconform::target::TargetSpec;
 
 /// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
 /// shows how their answers differ.
@@ -177,98 +174,6 @@ fn specs(targets: &[String], backend: Backend) -> anyhow::Result<Vec<TargetSpec>
         .collect::<Result<_, _>>()?)
 }
 
-/// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`.
-fn recorded(snapshots: &Path, chosen: &[&Scenario]) -> anyhow::Result<Vec<Transcript>> {
-    chosen
-        .iter()
-        .map(|s| {
-            let mut t = kconform::recorded::load(snapshots, &s.name, "apache")?;
-            t.target = "apache-recorded".into();
-            Ok(t)
-        })
-        .collect()
-}
-
-/// What every run of one command shares: where the scenarios and snapshots live, and the
-/// deadline of every network wait.
-#[derive(Clone, Copy)]
-struct Session<'a> {
-    dir: &'a Path,
-    snapshots: &'a Path,
-    deadline: Duration,
-}
-
-/// Runs every chosen scenario on every target; with two or more, classifies the differences
-/// between the first two.
-async fn execute(
-    session: &Session<'_>,
-    chosen: &[&Scenario],
-    specs: &[TargetSpec],
-    jobs: usize,
-    show: bool,
-) -> anyhow::Result<(Report, Vec<Vec<Transcript>>)> {
-    let Session {
-        dir,
-        snapshots,
-        deadline,
-    } = *session;
-    let mut report = Report {
-        targets: specs.iter().map(TargetSpec::name).collect(),
-        ..Default::default()
-    };
-    let mut all = Vec::new();
-    for spec in specs {
-        if *spec == TargetSpec::Recorded {
-            let transcripts = recorded(snapshots, chosen)?;
-            report.origins.push((
-                spec.name(),
-                format!(
-                    "Apache {}'s answers as recorded in {} (no live broker in this run)",
-                    kconform::apache::KAFKA_VERSION,
-                    snapshots.display()
-                ),
-            ));
-            report.add_transcripts(&transcripts);
-            all.push(transcripts);
-            continue;
-        }
-        let starting = progress::starting(&spec.name());
-        let target = Arc::new(Running::start(spec).await?);
-        starting.finish_and_clear();
-        report
-            .origins
-            .push((target.name.clone(), target.origin.clone()));
-        let bar = progress::scenarios(&target.name, chosen.len());
-        let result = runner::run_many(chosen, &target, deadline, jobs, &bar).await;
-        bar.finish_and_clear();
-        if let Ok(target) = Arc::try_unwrap(target) {
-            target.stop().await;
-        }
-        let transcripts = result?;
-        if show {
-            for t in &transcripts {
-                println!("{}", serde_json::to_string_pretty(t)?);
-            }
-        }
-        report.add_transcripts(&transcripts);
-        all.push(transcripts);
-    }
-    if all.len() >= 2 {
-        let ledger = Ledger::load(&dir.join("deviations.toml"))?;
-        let mut classified = Vec::new();
-        for (a, b) in all[0].iter().zip(&all[1]) {
-            for row in runner::diff(a, b) {
-                let verdict = ledger.classify(&row);
-                report.add_difference(row.clone(), &verdict);
-                classified.push((row, verdict));
-            }
-        }
-        let ran: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
-        report.stale = ledger.stale(&ran, &classified);
-    }
-    Ok((report, all))
-}
-
 /// `kconform apache up|down|status`.
 fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
     use kconform::apache::daemon;
@@ -344,105 +249,12 @@ fn without_slow<'a>(
     chosen
 }
 
-/// The terminal report: one line per scenario with its status on each target, then each
-/// difference with its verdict. Colour only on a terminal (console decides).
-fn print_table(report: &Report) {
-    use console::style;
-    for (target, origin) in &report.origins {
-        println!("{}", style(format!("{target}: {origin}")).dim());
-    }
-    let mut scenarios: Vec<&str> = Vec::new();
-    for (scenario, _, _) in &report.runs {
-        if !scenarios.contains(&scenario.as_str()) {
-            scenarios.push(scenario);
-        }
-    }
-    let w = report
-        .targets
-        .iter()
-        .map(String::len)
-        .max()
-        .unwrap_or(0)
-        .max(8);
-    let header: String = report.targets.iter().map(|t| format!(" {t:>w$}")).collect();
-    println!(
-        "{}",
-        style(format!("{:48}{header}  differences", "scenario")).bold()
-    );
-    for s in &scenarios {
-        let mut line = format!("{s:48}");
-        let mut failures = Vec::new();
-        for t in &report.targets {
-            match report.runs.iter().find(|(a, b, _)| a == s && b == t) {
-                Some((_, _, failed)) if failed.is_empty() => {
-                    line.push_str(&format!(" {}", style(format!("{:>w$}", "ok")).green()))
-                }
-                Some((_, _, failed)) => {
-                    line.push_str(&format!(
-                        " {}",
-                        style(format!("{:>8}", "FAILED")).red().bold()
-                    ));
-                    failures.extend(failed.iter().map(|f| format!("{t}: {f}")));
-                }
-                None => line.push_str(&format!(" {:>w$}", "-")),
-            }
-        }
-        let diffs: Vec<_> = report
-            .differences
-            .iter()
-            .filter(|d| d.row.scenario == *s)
-            .collect();
-        let undocumented = diffs.iter().filter(|d| d.documented_by.is_none()).count();
-        let summary = match (diffs.len(), undocumented) {
-            (0, _) => style("none".to_owned()).dim(),
-            (n, 0) => style(format!("{n} documented")).yellow(),
-            (n, u) => style(format!("{n}, {u} UNDOCUMENTED")).red().bold(),
-        };
-        println!("{line}  {summary}");
-        for f in failures {
-            println!("    {}", style(f).red());
-        }
-    }
-    for d in &report.differences {
-        let label = match &d.documented_by {
-            Some(id) => style(format!("DOCUMENTED {id}")).yellow(),
-            None => style(match &d.same_values_as {
-                Some(id) => format!("UNDOCUMENTED (like {id}, which does not list this scenario)"),
-                None => "UNDOCUMENTED".to_owned(),
-            })
-            .red()
-            .bold(),
-        };
-        println!(
-            "{label} {} {} {}: {} | {}",
-            d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right
-        );
-    }
-    for (id, s) in &report.stale {
-        println!(
-            "{} {id}: documented in {s}, but it did not show",
-            style("STALE").red().bold()
-        );
-    }
-    let verdict = match report.passed() {
-        true => style("PASSED").green().bold(),
-        false => style("FAILED").red().bold(),
-    };
-    println!(
-        "{verdict}: {} transcripts, {} differences ({} undocumented), {} stale",
-        report.runs.len(),
-        report.differences.len(),
-        report.undocumented(),
-        report.stale.len()
-    );
-}
-
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Apache { action } = cli.command {
         return apache_command(action);
     }
     let scenarios = Scenario::load_dir(&cli.scenarios)?;
-    let session = Session {
+    let session = kconform::session::Session {
         dir: &cli.scenarios,
         snapshots: &cli.snapshots,
         deadline: Duration::from_millis(cli.deadline_ms),
@@ -481,15 +293,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             include_slow,
         } => {
             let chosen = without_slow(pick(&names)?, &names, include_slow);
-            let (report, _) = execute(
-                &session,
-                &chosen,
-                &specs(&targets, cli.apache_backend)?,
-                jobs,
-                show,
-            )
-            .await?;
-            print_table(&report);
+            let specs = specs(&targets, cli.apache_backend)?;
+            let (report, all) = session.run(&chosen, &specs, jobs).await?;
+            if show {
+                for t in all.iter().flatten() {
+                    println!("{}", serde_json::to_string_pretty(t)?);
+                }
+            }
+            print!("{}", report.terminal());
             if report.targets.len() < 2 {
                 println!("(one target: nothing compared)");
             }
@@ -512,14 +323,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             jobs,
         } => {
             let chosen = without_slow(pick(&[])?, &[], include_slow);
-            let (report, all) = execute(
-                &session,
-                &chosen,
-                &specs(&targets, cli.apache_backend)?,
-                jobs,
-                false,
-            )
-            .await?;
+            let specs = specs(&targets, cli.apache_backend)?;
+            let (report, all) = session.run(&chosen, &specs, jobs).await?;
             let mut coverage = kconform::coverage::Coverage::default();
             all.iter().flatten().for_each(|t| coverage.add(t));
             let table = coverage.markdown();
@@ -529,7 +334,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
             }
             if !report.passed() {
-                print_table(&report);
+                print!("{}", report.terminal());
             }
             Ok(verdict(&report))
         }
@@ -542,7 +347,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if specs.len() != 2 {
                 anyhow::bail!("repro compares exactly two targets");
             }
-            let (report, all) = execute(&session, &chosen, &specs, 1, false).await?;
+            let (report, all) = session.run(&chosen, &specs, 1).await?;
             let (a, b) = (&all[0][0], &all[1][0]);
             for (i, l) in a.steps.iter().enumerate() {
                 let r = b.steps.get(i);
@@ -566,7 +371,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
-            print_table(&report);
+            print!("{}", report.terminal());
             Ok(verdict(&report))
         }
     }

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
+use crate::diff::DiffRow;
 use crate::ledger::Verdict;
-use crate::runner::{DiffRow, Transcript};
+use crate::runner::Transcript;
 
 /// One difference and its classification.
 #[derive(Debug, Clone, Serialize)]
@@ -78,6 +79,110 @@ impl Report {
     /// Whether the run passes: expectations held, every difference documented, nothing stale.
     pub fn passed(&self) -> bool {
         self.undocumented() == 0 && self.stale.is_empty() && self.failed_runs() == 0
+    }
+
+    /// The terminal report: where each target's answers came from, one line per scenario with
+    /// its status on each target, then each difference with its verdict, then the totals.
+    /// Coloured only when stdout is a terminal (console decides).
+    pub fn terminal(&self) -> String {
+        use std::fmt::Write;
+        let report = self;
+        let mut out = String::new();
+        use console::style;
+        for (target, origin) in &report.origins {
+            let _ = writeln!(out, "{}", style(format!("{target}: {origin}")).dim());
+        }
+        let mut scenarios: Vec<&str> = Vec::new();
+        for (scenario, _, _) in &report.runs {
+            if !scenarios.contains(&scenario.as_str()) {
+                scenarios.push(scenario);
+            }
+        }
+        let w = report
+            .targets
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(8);
+        let header: String = report.targets.iter().map(|t| format!(" {t:>w$}")).collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            style(format!("{:48}{header}  differences", "scenario")).bold()
+        );
+        for s in &scenarios {
+            let mut line = format!("{s:48}");
+            let mut failures = Vec::new();
+            for t in &report.targets {
+                match report.runs.iter().find(|(a, b, _)| a == s && b == t) {
+                    Some((_, _, failed)) if failed.is_empty() => {
+                        line.push_str(&format!(" {}", style(format!("{:>w$}", "ok")).green()))
+                    }
+                    Some((_, _, failed)) => {
+                        line.push_str(&format!(
+                            " {}",
+                            style(format!("{:>8}", "FAILED")).red().bold()
+                        ));
+                        failures.extend(failed.iter().map(|f| format!("{t}: {f}")));
+                    }
+                    None => line.push_str(&format!(" {:>w$}", "-")),
+                }
+            }
+            let diffs: Vec<_> = report
+                .differences
+                .iter()
+                .filter(|d| d.row.scenario == *s)
+                .collect();
+            let undocumented = diffs.iter().filter(|d| d.documented_by.is_none()).count();
+            let summary = match (diffs.len(), undocumented) {
+                (0, _) => style("none".to_owned()).dim(),
+                (n, 0) => style(format!("{n} documented")).yellow(),
+                (n, u) => style(format!("{n}, {u} UNDOCUMENTED")).red().bold(),
+            };
+            let _ = writeln!(out, "{line}  {summary}");
+            for f in failures {
+                let _ = writeln!(out, "    {}", style(f).red());
+            }
+        }
+        for d in &report.differences {
+            let label = match &d.documented_by {
+                Some(id) => style(format!("DOCUMENTED {id}")).yellow(),
+                None => style(match &d.same_values_as {
+                    Some(id) => {
+                        format!("UNDOCUMENTED (like {id}, which does not list this scenario)")
+                    }
+                    None => "UNDOCUMENTED".to_owned(),
+                })
+                .red()
+                .bold(),
+            };
+            let _ = writeln!(
+                out,
+                "{label} {} {} {}: {} | {}",
+                d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right
+            );
+        }
+        for (id, s) in &report.stale {
+            let _ = writeln!(
+                out,
+                "{} {id}: documented in {s}, but it did not show",
+                style("STALE").red().bold()
+            );
+        }
+        let verdict = match report.passed() {
+            true => style("PASSED").green().bold(),
+            false => style("FAILED").red().bold(),
+        };
+        let _ = writeln!(
+            out,
+            "{verdict}: {} transcripts, {} differences ({} undocumented), {} stale",
+            report.runs.len(),
+            report.differences.len(),
+            report.undocumented(),
+            report.stale.len()
+        );
+        out
     }
 
     /// The JSON report.
@@ -237,5 +342,25 @@ mod tests {
             serde_json::Value::Null
         );
         assert_eq!(json["differences"][0]["documented_by"], "wire-50");
+        console::set_colors_enabled(false);
+        r.origins.push(("apache".into(), "recorded".into()));
+        r.add_difference(
+            row("\"52\""),
+            &Verdict::Undocumented {
+                hint: Some("wire-50".into()),
+            },
+        );
+        let table = r.terminal();
+        assert!(table.starts_with("apache: recorded\n"), "{table}");
+        assert!(
+            table.contains("s<1>") && table.contains("3, 2 UNDOCUMENTED"),
+            "{table}"
+        );
+        assert!(
+            table.contains("UNDOCUMENTED (like wire-50, which does not list this scenario)"),
+            "{table}"
+        );
+        assert!(table.trim_end().ends_with("0 stale"), "{table}");
+        assert!(table.contains("FAILED: 2 transcripts, 3 differences (2 undocumented)"));
     }
 }

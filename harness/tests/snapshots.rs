@@ -38,13 +38,8 @@ async fn run_all(spec: &TargetSpec, scenarios: &[Scenario]) -> Vec<Transcript> {
 /// shows in each scenario it names.
 fn check_ledger(root: &Path, scenarios: &[Scenario], kaas: &[Transcript], apache: &[Transcript]) {
     let ledger = Ledger::load(&root.join("scenarios/deviations.toml")).expect("ledger loads");
-    let mut rows = Vec::new();
-    for (k, a) in kaas.iter().zip(apache) {
-        for row in runner::diff(k, a) {
-            let verdict = ledger.classify(&row);
-            rows.push((row, verdict));
-        }
-    }
+    let chosen: Vec<&Scenario> = scenarios.iter().collect();
+    let (rows, stale) = kconform::session::compare(&ledger, &chosen, kaas, apache);
     let undocumented: Vec<_> = rows
         .iter()
         .filter(|(_, v)| matches!(v, Verdict::Undocumented { .. }))
@@ -60,8 +55,6 @@ fn check_ledger(root: &Path, scenarios: &[Scenario], kaas: &[Transcript], apache
         "UNDOCUMENTED differences:\n{}",
         undocumented.join("\n")
     );
-    let ran: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
-    let stale = ledger.stale(&ran, &rows);
     assert!(stale.is_empty(), "STALE ledger entries: {stale:?}");
     println!("{} differences, all documented", rows.len());
 }

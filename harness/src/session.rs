@@ -1,0 +1,143 @@
+//! One command's run: every chosen scenario on every target (live, or Apache's recorded
+//! answers), then the first two targets compared and every difference classified against the
+//! ledger. The binary and the snapshot test both go through here.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::diff::{self, DiffRow};
+use crate::ledger::{Ledger, LedgerError, Verdict};
+use crate::recorded::{self, RecordedError};
+use crate::report::Report;
+use crate::runner::{self, BatchError, Transcript};
+use crate::scenario::Scenario;
+use crate::target::{Running, TargetError, TargetSpec};
+use crate::{apache, progress};
+
+/// Why a run could not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A target did not start.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// A scenario could not run to its end (the target stopped answering).
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    /// Apache's recorded answers are missing or unreadable.
+    #[error(transparent)]
+    Recorded(#[from] RecordedError),
+    /// The ledger does not load.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// What every run of one command shares: where the scenarios and snapshots live, and the
+/// deadline of every network wait.
+#[derive(Debug, Clone, Copy)]
+pub struct Session<'a> {
+    /// The scenario directory (with `deviations.toml`).
+    pub dir: &'a Path,
+    /// The snapshot directory (Apache's recorded answers).
+    pub snapshots: &'a Path,
+    /// Deadline of every network wait.
+    pub deadline: Duration,
+}
+
+/// Every difference between two targets' transcripts with its verdict.
+pub type Classified = Vec<(DiffRow, Verdict)>;
+
+/// (ledger entry, scenario) pairs that did not show.
+pub type Stale = Vec<(String, String)>;
+
+/// Every difference between two targets' transcripts, classified, and the ledger entries that
+/// did not show in the scenarios they list.
+pub fn compare(
+    ledger: &Ledger,
+    chosen: &[&Scenario],
+    left: &[Transcript],
+    right: &[Transcript],
+) -> (Classified, Stale) {
+    let rows: Classified = left
+        .iter()
+        .zip(right)
+        .flat_map(|(a, b)| diff::diff(a, b))
+        .map(|row| {
+            let verdict = ledger.classify(&row);
+            (row, verdict)
+        })
+        .collect();
+    let ran: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
+    let stale = ledger.stale(&ran, &rows);
+    (rows, stale)
+}
+
+impl Session<'_> {
+    /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`.
+    fn recorded(&self, chosen: &[&Scenario]) -> Result<Vec<Transcript>, RecordedError> {
+        chosen
+            .iter()
+            .map(|s| {
+                let mut t = recorded::load(self.snapshots, &s.name, "apache")?;
+                t.target = TargetSpec::Recorded.name();
+                Ok(t)
+            })
+            .collect()
+    }
+
+    /// Runs every chosen scenario on every target, `jobs` at a time per target, with progress
+    /// on stderr; with two or more targets, classifies the differences between the first two.
+    pub async fn run(
+        &self,
+        chosen: &[&Scenario],
+        specs: &[TargetSpec],
+        jobs: usize,
+    ) -> Result<(Report, Vec<Vec<Transcript>>), SessionError> {
+        let mut report = Report {
+            targets: specs.iter().map(TargetSpec::name).collect(),
+            ..Default::default()
+        };
+        let mut all = Vec::new();
+        for spec in specs {
+            if *spec == TargetSpec::Recorded {
+                let transcripts = self.recorded(chosen)?;
+                report.origins.push((
+                    spec.name(),
+                    format!(
+                        "Apache {}'s answers as recorded in {} (no live broker in this run)",
+                        apache::KAFKA_VERSION,
+                        self.snapshots.display()
+                    ),
+                ));
+                report.add_transcripts(&transcripts);
+                all.push(transcripts);
+                continue;
+            }
+            let starting = progress::starting(&spec.name());
+            let started = Running::start(spec).await;
+            starting.finish_and_clear();
+            let target = Arc::new(started?);
+            report
+                .origins
+                .push((target.name.clone(), target.origin.clone()));
+            let bar = progress::scenarios(&target.name, chosen.len());
+            let result = runner::run_many(chosen, &target, self.deadline, jobs, &bar).await;
+            bar.finish_and_clear();
+            if let Ok(target) = Arc::try_unwrap(target) {
+                target.stop().await;
+            }
+            let transcripts = result?;
+            report.add_transcripts(&transcripts);
+            all.push(transcripts);
+        }
+        if all.len() >= 2 {
+            let ledger = Ledger::load(&self.dir.join("deviations.toml"))?;
+            let (rows, stale) = compare(&ledger, chosen, &all[0], &all[1]);
+            for (row, verdict) in rows {
+                report.add_difference(row, &verdict);
+            }
+            report.stale = stale;
+        }
+        Ok((report, all))
+    }
+}
