@@ -86,26 +86,20 @@ impl Report {
     /// Coloured only when stdout is a terminal (console decides).
     pub fn terminal(&self) -> String {
         use std::fmt::Write;
-        let report = self;
         let mut out = String::new();
         use console::style;
-        for (target, origin) in &report.origins {
+        for (target, origin) in &self.origins {
             let _ = writeln!(out, "{}", style(format!("{target}: {origin}")).dim());
         }
-        let mut scenarios: Vec<&str> = Vec::new();
-        for (scenario, _, _) in &report.runs {
-            if !scenarios.contains(&scenario.as_str()) {
-                scenarios.push(scenario);
-            }
-        }
-        let w = report
+        let scenarios = self.scenarios();
+        let w = self
             .targets
             .iter()
             .map(String::len)
             .max()
             .unwrap_or(0)
             .max(8);
-        let header: String = report.targets.iter().map(|t| format!(" {t:>w$}")).collect();
+        let header: String = self.targets.iter().map(|t| format!(" {t:>w$}")).collect();
         let _ = writeln!(
             out,
             "{}",
@@ -114,8 +108,8 @@ impl Report {
         for s in &scenarios {
             let mut line = format!("{s:48}");
             let mut failures = Vec::new();
-            for t in &report.targets {
-                match report.runs.iter().find(|(a, b, _)| a == s && b == t) {
+            for t in &self.targets {
+                match self.runs.iter().find(|(a, b, _)| a == s && b == t) {
                     Some((_, _, failed)) if failed.is_empty() => {
                         line.push_str(&format!(" {}", style(format!("{:>w$}", "ok")).green()))
                     }
@@ -129,7 +123,7 @@ impl Report {
                     None => line.push_str(&format!(" {:>w$}", "-")),
                 }
             }
-            let diffs: Vec<_> = report
+            let diffs: Vec<_> = self
                 .differences
                 .iter()
                 .filter(|d| d.row.scenario == *s)
@@ -145,7 +139,7 @@ impl Report {
                 let _ = writeln!(out, "    {}", style(f).red());
             }
         }
-        for d in &report.differences {
+        for d in &self.differences {
             let label = match &d.documented_by {
                 Some(id) => style(format!("DOCUMENTED {id}")).yellow(),
                 None => style(match &d.same_values_as {
@@ -163,31 +157,43 @@ impl Report {
                 d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right
             );
         }
-        for (id, s) in &report.stale {
+        for (id, s) in &self.stale {
             let _ = writeln!(
                 out,
                 "{} {id}: documented in {s}, but it did not show",
                 style("STALE").red().bold()
             );
         }
-        let verdict = match report.passed() {
+        let verdict = match self.passed() {
             true => style("PASSED").green().bold(),
             false => style("FAILED").red().bold(),
         };
         let _ = writeln!(
             out,
             "{verdict}: {} transcripts, {} differences ({} undocumented), {} stale",
-            report.runs.len(),
-            report.differences.len(),
-            report.undocumented(),
-            report.stale.len()
+            self.runs.len(),
+            self.differences.len(),
+            self.undocumented(),
+            self.stale.len()
         );
         out
     }
 
-    /// The JSON report.
+    /// The JSON self.
     pub fn json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The scenarios run, each once, in the order first run (runs are stored target by
+    /// target, so a scenario recurs once per target).
+    pub fn scenarios(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (scenario, _, _) in &self.runs {
+            if !out.contains(&scenario.as_str()) {
+                out.push(scenario);
+            }
+        }
+        out
     }
 
     /// The JUnit XML report: one test case per (scenario, target) for expectations, and one per
@@ -195,25 +201,26 @@ impl Report {
     pub fn junit(&self) -> String {
         let mut cases = String::new();
         let mut failures = 0;
-        for (scenario, target, failed) in &self.runs {
+        let mut case = |class: &str, name: &str, message: &str, problems: &[String]| {
             cases.push_str(&format!(
                 "  <testcase classname=\"kconform.{}\" name=\"{}\">",
-                xml(target),
-                xml(scenario)
+                xml(class),
+                xml(name)
             ));
-            if !failed.is_empty() {
+            if !problems.is_empty() {
                 failures += 1;
                 cases.push_str(&format!(
-                    "<failure message=\"expectations failed\">{}</failure>",
-                    xml(&failed.join("\n"))
+                    "<failure message=\"{message}\">{}</failure>",
+                    xml(&problems.join("\n"))
                 ));
             }
             cases.push_str("</testcase>\n");
+        };
+        for (scenario, target, failed) in &self.runs {
+            case(target, scenario, "expectations failed", failed);
         }
-        let mut scenarios: Vec<&str> = self.runs.iter().map(|(s, _, _)| s.as_str()).collect();
-        scenarios.dedup();
         if self.targets.len() >= 2 {
-            for s in scenarios {
+            for s in self.scenarios() {
                 let bad: Vec<String> = self
                     .differences
                     .iter()
@@ -231,18 +238,7 @@ impl Report {
                             .map(|(id, _)| format!("STALE {id}")),
                     )
                     .collect();
-                cases.push_str(&format!(
-                    "  <testcase classname=\"kconform.compare\" name=\"{}\">",
-                    xml(s)
-                ));
-                if !bad.is_empty() {
-                    failures += 1;
-                    cases.push_str(&format!(
-                        "<failure message=\"undocumented or stale\">{}</failure>",
-                        xml(&bad.join("\n"))
-                    ));
-                }
-                cases.push_str("</testcase>\n");
+                case("compare", s, "undocumented or stale", &bad);
             }
         }
         let tests = cases.matches("<testcase").count();
@@ -332,6 +328,23 @@ mod tests {
         assert!(!r.passed());
         let junit = r.junit();
         assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
+        // Runs come target by target: each scenario still gets one comparison case.
+        let mut two = Report {
+            targets: vec!["ref".into(), "apache".into()],
+            ..Default::default()
+        };
+        for t in ["ref", "apache"] {
+            for s in ["a", "b"] {
+                two.runs.push((s.into(), t.into(), vec![]));
+            }
+        }
+        assert_eq!(two.scenarios(), ["a", "b"]);
+        assert_eq!(
+            two.junit()
+                .matches("classname=\"kconform.compare\"")
+                .count(),
+            2
+        );
         assert!(junit.contains("name=\"s&lt;1&gt;\""));
         let md = r.markdown();
         assert!(md.starts_with("## kconform: FAILED"));
