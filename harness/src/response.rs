@@ -3,6 +3,27 @@
 use kafka_protocol::messages::ResponseKind;
 use serde_json::{json, Value};
 
+/// Per-topic, per-partition error codes: the results of WriteTxnMarkers and TxnOffsetCommit,
+/// the same fields in two generated types.
+macro_rules! partition_errors {
+    ($topics:expr) => {
+        by_name(
+            $topics
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name.0.as_str(),
+                        "partitions": sorted(t.partitions.iter().map(|p| json!({
+                            "partition_index": p.partition_index,
+                            "error_code": p.error_code,
+                        })).collect()),
+                    })
+                })
+                .collect(),
+        )
+    };
+}
+
 /// OffsetFetch's per-topic results, the same fields in the v0–7 and the v8+ shape (two
 /// generated types).
 macro_rules! offset_fetch_topics {
@@ -60,24 +81,12 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
         ResponseKind::WriteTxnMarkers(r) => json!({
             "markers": by_producer(r.markers.iter().map(|m| json!({
                 "producer_id": m.producer_id.0,
-                "topics": by_name(m.topics.iter().map(|t| json!({
-                    "name": t.name.0.as_str(),
-                    "partitions": sorted(t.partitions.iter().map(|p| json!({
-                        "partition_index": p.partition_index,
-                        "error_code": p.error_code,
-                    })).collect()),
-                })).collect()),
+                "topics": partition_errors!(m.topics),
             })).collect()),
         }),
         ResponseKind::TxnOffsetCommit(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "topics": by_name(r.topics.iter().map(|t| json!({
-                "name": t.name.0.as_str(),
-                "partitions": sorted(t.partitions.iter().map(|p| json!({
-                    "partition_index": p.partition_index,
-                    "error_code": p.error_code,
-                })).collect()),
-            })).collect()),
+            "topics": partition_errors!(r.topics),
         }),
         ResponseKind::CreateTopics(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
