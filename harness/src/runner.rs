@@ -195,7 +195,8 @@ impl Run<'_> {
         Ok(self.connections.get_mut(name).expect("inserted"))
     }
 
-    async fn served(&mut self) -> Result<HashMap<i16, (i16, i16)>, RunError> {
+    /// The (min, max) versions the target serves of `api`, asking ApiVersions once per run.
+    async fn served(&mut self, api: ApiKey) -> Result<Option<(i16, i16)>, RunError> {
         if self.served.is_none() {
             let versions = self
                 .connection("__api_versions")
@@ -208,7 +209,10 @@ impl Run<'_> {
                 })?;
             self.served = Some(versions.into_iter().map(|(k, a, b)| (k, (a, b))).collect());
         }
-        Ok(self.served.clone().expect("set"))
+        Ok(self
+            .served
+            .as_ref()
+            .and_then(|served| served.get(&(api as i16)).copied()))
     }
 
     async fn step(&mut self, step: &Step) -> Result<(), RunError> {
@@ -229,7 +233,7 @@ impl Run<'_> {
             .ok_or_else(|| self.step_error(&step.name, "no api and no sleep_ms"))?;
         let api = request::api_key(api_name)
             .ok_or_else(|| self.step_error(&step.name, format!("unknown api '{api_name}'")))?;
-        let served = self.served().await?.get(&(api as i16)).copied();
+        let served = self.served(api).await?;
         let versions: Vec<i16> = match &step.version {
             Some(VersionSpec::One(v)) => vec![*v],
             Some(VersionSpec::Named(n)) if n == "all" => (0..=apache_max(api)).collect(),

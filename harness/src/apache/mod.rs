@@ -157,9 +157,11 @@ impl Backend {
 
     /// Whether some backend can run here (`auto` resolves), or why not.
     pub fn usable(self) -> Result<(), ApacheError> {
-        match self.resolve()? {
+        match self {
+            // Resolving auto already probed both backends.
+            Backend::Auto => self.resolve().map(|_| ()),
             Backend::Container => container::docker_answers().map_err(ApacheError::Container),
-            _ => available(),
+            Backend::Jvm => available(),
         }
     }
 }
