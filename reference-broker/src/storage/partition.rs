@@ -26,6 +26,16 @@ struct IndexEntry {
     max_timestamp: i64,
 }
 
+/// One remembered batch: what a retry of it is recognised by and answered with.
+#[derive(Debug, Clone, Copy)]
+struct RecentBatch {
+    first_sequence: i32,
+    last_sequence: i32,
+    base_offset: i64,
+    /// Answered as the log-append time of a duplicate, as Apache does.
+    max_timestamp: i64,
+}
+
 /// A producer's recent batches on this partition.
 #[derive(Debug, Clone)]
 pub struct ProducerState {
@@ -34,9 +44,8 @@ pub struct ProducerState {
     /// The coordinator epoch of the last transaction marker (-1: none yet). A marker with a
     /// lower one is refused (TRANSACTION_COORDINATOR_FENCED), as Apache's receiver does.
     pub coordinator_epoch: i32,
-    /// (first sequence, last sequence, base offset, max timestamp) of the last few batches,
-    /// oldest first.
-    recent: VecDeque<(i32, i32, i64, i64)>,
+    /// The last few batches, oldest first.
+    recent: VecDeque<RecentBatch>,
 }
 
 impl Default for ProducerState {
@@ -192,12 +201,12 @@ impl PartitionLog {
                 if p.recent.len() == PRODUCER_WINDOW {
                     p.recent.pop_front();
                 }
-                p.recent.push_back((
-                    h.base_sequence,
-                    h.last_sequence(),
-                    h.base_offset,
-                    h.max_timestamp,
-                ));
+                p.recent.push_back(RecentBatch {
+                    first_sequence: h.base_sequence,
+                    last_sequence: h.last_sequence(),
+                    base_offset: h.base_offset,
+                    max_timestamp: h.max_timestamp,
+                });
             }
         }
     }
@@ -286,16 +295,19 @@ impl PartitionLog {
             };
         }
         let (first, last) = (h.base_sequence, h.last_sequence());
-        if let Some(&(_, _, offset, ts)) = p
+        if let Some(b) = p
             .recent
             .iter()
-            .find(|(f, l, _, _)| *f == first && *l == last)
+            .find(|b| b.first_sequence == first && b.last_sequence == last)
         {
-            return Ok(Some((offset, ts)));
+            return Ok(Some((b.base_offset, b.max_timestamp)));
         }
         match p.recent.back() {
             None => Ok(None),
-            Some(&(_, prev_last, _, _)) => {
+            Some(&RecentBatch {
+                last_sequence: prev_last,
+                ..
+            }) => {
                 let expected = if prev_last == i32::MAX {
                     0
                 } else {
