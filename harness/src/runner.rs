@@ -1,7 +1,7 @@
 //! Runs a scenario against a target and records a transcript: each step's request and the
 //! normalised answer, or why there was none.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
@@ -309,7 +309,7 @@ impl Run<'_> {
                 return Ok(());
             };
             let last = round == repeat;
-            if !last && self.expectations_hold(step, &raw) {
+            if !last && mismatches(&step.expect, &raw).is_empty() {
                 continue;
             }
             if !last {
@@ -321,13 +321,6 @@ impl Run<'_> {
             break;
         }
         Ok(())
-    }
-
-    fn expectations_hold(&self, step: &Step, raw: &Value) -> bool {
-        step.expect.iter().all(|(path, want)| {
-            let want = serde_json::to_value(want).unwrap_or(Value::Null);
-            response::at(raw, path) == Some(&want)
-        })
     }
 
     /// Sends the request, repeating it while `until` does not hold; `None` when the target
@@ -359,11 +352,7 @@ impl Run<'_> {
                     return Ok(None);
                 }
             };
-            let holds = step.until.iter().all(|(path, want)| {
-                let want = serde_json::to_value(want).unwrap_or(Value::Null);
-                response::at(&raw, path) == Some(&want)
-            });
-            if holds {
+            if mismatches(&step.until, &raw).is_empty() {
                 return Ok(Some(raw));
             }
             if tokio::time::Instant::now() >= give_up {
@@ -391,17 +380,25 @@ impl Run<'_> {
                     .push(format!("{label}: nothing to capture at '{path}'")),
             }
         }
-        for (path, expected) in &step.expect {
-            let expected = serde_json::to_value(expected).unwrap_or(Value::Null);
-            let found = response::at(&raw, path).cloned().unwrap_or(Value::Null);
-            if found != expected {
-                self.failed
-                    .push(format!("{label}: {path} is {found}, expected {expected}"));
-            }
+        for mismatch in mismatches(&step.expect, &raw) {
+            self.failed.push(format!("{label}: {mismatch}"));
         }
         record.outcome = Outcome::Response(self.normaliser.normalise(&raw));
         self.records.push(record);
     }
+}
+
+/// The conditions (field path → value) an answer does not meet, each as "path is X, expected
+/// Y": what `until` waits out and `expect` reports. A missing field is null.
+fn mismatches(conditions: &BTreeMap<String, toml::Value>, raw: &Value) -> Vec<String> {
+    conditions
+        .iter()
+        .filter_map(|(path, expected)| {
+            let expected = serde_json::to_value(expected).unwrap_or(Value::Null);
+            let found = response::at(raw, path).cloned().unwrap_or(Value::Null);
+            (found != expected).then(|| format!("{path} is {found}, expected {expected}"))
+        })
+        .collect()
 }
 
 /// Why a batch of scenarios stopped: a scenario that could not run, with the target's post
@@ -458,4 +455,27 @@ pub async fn run_many(
     }
     out.sort_by_key(|(i, _)| *i);
     Ok(out.into_iter().map(|(_, t)| t).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn mismatches_name_each_condition_an_answer_misses() {
+        let raw = json!({"error_code": 51, "results": [{"code": 0}]});
+        let mut conditions = BTreeMap::new();
+        conditions.insert("results.0.code".to_owned(), toml::Value::Integer(0));
+        assert!(mismatches(&conditions, &raw).is_empty());
+        conditions.insert("error_code".to_owned(), toml::Value::Integer(0));
+        conditions.insert("missing".to_owned(), toml::Value::Integer(1));
+        assert_eq!(
+            mismatches(&conditions, &raw),
+            [
+                "error_code is 51, expected 0",
+                "missing is null, expected 1"
+            ]
+        );
+    }
 }
