@@ -96,8 +96,9 @@ pub fn up() -> Result<(Daemon, bool), ApacheError> {
         if log.contains(READY_LINE) && super::answers_api_versions(daemon.addr).is_ok() {
             return Ok((daemon, true));
         }
-        if !is_broker(daemon.pid) || started.elapsed() > jvm::START_DEADLINE {
-            let reason = match is_broker(daemon.pid) {
+        let alive = is_broker(daemon.pid);
+        if !alive || started.elapsed() > jvm::START_DEADLINE {
+            let reason = match alive {
                 true => format!("not ready within {:?}", jvm::START_DEADLINE),
                 false => "the JVM exited".into(),
             };
