@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use crate::auth::{AllowAll, Authorizer};
 use crate::config::BrokerConfig;
 use crate::groups::GroupCoordinator;
+use crate::lock_order::{Level, OrderedMutex, OrderedRwLock};
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::offsets::OffsetStore;
 use crate::storage::pid::PidAllocator;
@@ -51,11 +52,11 @@ pub struct State {
     /// The cluster id (persisted, so it survives restarts).
     pub cluster_id: String,
     /// Topics and partition logs.
-    pub topics: RwLock<TopicRegistry>,
-    /// Committed offsets.
-    pub offsets: Mutex<OffsetStore>,
+    pub topics: OrderedRwLock<TopicRegistry>,
+    /// Committed and staged offsets.
+    pub offsets: OrderedMutex<OffsetStore>,
     /// Idempotent producer ids.
-    pub pids: Mutex<PidAllocator>,
+    pub pids: OrderedMutex<PidAllocator>,
     /// Consumer groups.
     pub groups: GroupCoordinator,
     /// The transaction coordinator.
@@ -68,8 +69,12 @@ pub struct State {
 
 impl State {
     /// One partition's log, if the topic and partition exist.
-    pub fn partition(&self, topic: &str, partition: i32) -> Option<Arc<Mutex<PartitionLog>>> {
-        let topics = self.topics.read().expect("topic registry lock");
+    pub fn partition(
+        &self,
+        topic: &str,
+        partition: i32,
+    ) -> Option<Arc<OrderedMutex<PartitionLog>>> {
+        let topics = self.topics.read();
         let t = topics.get(topic)?;
         usize::try_from(partition)
             .ok()
@@ -184,9 +189,9 @@ pub fn open_state(
         data_dir,
         advertised,
         cluster_id,
-        topics: RwLock::new(topics),
-        offsets: Mutex::new(offsets),
-        pids: Mutex::new(pids),
+        topics: OrderedRwLock::new(Level::Topics, topics),
+        offsets: OrderedMutex::new(Level::Offsets, offsets),
+        pids: OrderedMutex::new(Level::ProducerIds, pids),
         txn: crate::txn::TxnCoordinator::new(&cluster, config.broker_id),
         authorizer,
         appended: Notify::new(),

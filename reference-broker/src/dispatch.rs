@@ -41,6 +41,16 @@ pub enum FrameError {
         /// Why.
         reason: String,
     },
+    /// The handler panicked (a bug: logged, and the connection closed; other connections go on).
+    #[error("{api:?} v{version}: the handler failed: {reason}")]
+    HandlerFailed {
+        /// The API.
+        api: i16,
+        /// The version.
+        version: i16,
+        /// The panic's message.
+        reason: String,
+    },
     /// The response could not be encoded (a bug: logged, and the connection closed).
     #[error("cannot encode the {0:?} response: {1}")]
     Encode(ApiKey, String),
@@ -132,48 +142,73 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>
             .map(|c| c.to_string())
             .unwrap_or_default(),
     };
+    let failed = |reason: String| FrameError::HandlerFailed {
+        api: key,
+        version,
+        reason,
+    };
+    // ApiVersions takes no lock; Fetch, JoinGroup and SyncGroup wait asynchronously and move
+    // their locked parts off the async workers themselves; every other handler runs whole on
+    // the blocking pool (`lock_order`).
     let response = match request {
         RequestKind::ApiVersions(r) => {
             ResponseKind::ApiVersions(handlers::api_versions::handle(&ctx, r))
         }
-        RequestKind::Metadata(r) => ResponseKind::Metadata(handlers::metadata::handle(&ctx, r)),
-        RequestKind::CreateTopics(r) => {
-            ResponseKind::CreateTopics(handlers::admin::create_topics(&ctx, r))
-        }
-        RequestKind::DeleteTopics(r) => {
-            ResponseKind::DeleteTopics(handlers::admin::delete_topics(&ctx, r))
-        }
-        RequestKind::Produce(r) => match handlers::produce::handle(&ctx, r) {
-            Some(resp) => ResponseKind::Produce(resp),
-            None => return Ok(None),
-        },
-        RequestKind::Fetch(r) => ResponseKind::Fetch(handlers::fetch::handle(&ctx, r).await),
-        RequestKind::ListOffsets(r) => {
-            ResponseKind::ListOffsets(handlers::list_offsets::handle(&ctx, r))
-        }
-        RequestKind::FindCoordinator(r) => {
-            ResponseKind::FindCoordinator(handlers::find_coordinator::handle(&ctx, r))
+        RequestKind::Fetch(r) => {
+            ResponseKind::Fetch(handlers::fetch::handle(&ctx, r).await.map_err(failed)?)
         }
         RequestKind::JoinGroup(r) => ResponseKind::JoinGroup(handlers::group::join(&ctx, r).await),
         RequestKind::SyncGroup(r) => ResponseKind::SyncGroup(handlers::group::sync(&ctx, r).await),
-        RequestKind::Heartbeat(r) => ResponseKind::Heartbeat(handlers::group::heartbeat(&ctx, r)),
-        RequestKind::LeaveGroup(r) => ResponseKind::LeaveGroup(handlers::group::leave(&ctx, r)),
-        RequestKind::DescribeGroups(r) => {
-            ResponseKind::DescribeGroups(handlers::group::describe(&ctx, r))
-        }
-        RequestKind::ListGroups(r) => ResponseKind::ListGroups(handlers::group::list(&ctx, r)),
-        RequestKind::OffsetCommit(r) => {
-            ResponseKind::OffsetCommit(handlers::offsets::commit(&ctx, r))
-        }
-        RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(handlers::offsets::fetch(&ctx, r)),
-        other => {
-            return Err(malformed(format!(
-                "no handler for {:?}",
-                std::mem::discriminant(&other)
-            )))
-        }
+        other => match handlers::off_worker(move || blocking(&ctx, other))
+            .await
+            .map_err(failed)?
+        {
+            Ok(Some(response)) => response,
+            Ok(None) => return Ok(None),
+            Err(reason) => return Err(malformed(reason)),
+        },
     };
     encode(api, version, header.correlation_id, &response).map(Some)
+}
+
+/// The handlers that run whole on the blocking pool. `Ok(None)`: no response (Produce with
+/// acks=0); `Err`: no handler for the request.
+fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<Option<ResponseKind>, String> {
+    Ok(Some(match request {
+        RequestKind::Metadata(r) => ResponseKind::Metadata(handlers::metadata::handle(ctx, r)),
+        RequestKind::CreateTopics(r) => {
+            ResponseKind::CreateTopics(handlers::admin::create_topics(ctx, r))
+        }
+        RequestKind::DeleteTopics(r) => {
+            ResponseKind::DeleteTopics(handlers::admin::delete_topics(ctx, r))
+        }
+        RequestKind::Produce(r) => match handlers::produce::handle(ctx, r) {
+            Some(resp) => ResponseKind::Produce(resp),
+            None => return Ok(None),
+        },
+        RequestKind::ListOffsets(r) => {
+            ResponseKind::ListOffsets(handlers::list_offsets::handle(ctx, r))
+        }
+        RequestKind::FindCoordinator(r) => {
+            ResponseKind::FindCoordinator(handlers::find_coordinator::handle(ctx, r))
+        }
+        RequestKind::Heartbeat(r) => ResponseKind::Heartbeat(handlers::group::heartbeat(ctx, r)),
+        RequestKind::LeaveGroup(r) => ResponseKind::LeaveGroup(handlers::group::leave(ctx, r)),
+        RequestKind::DescribeGroups(r) => {
+            ResponseKind::DescribeGroups(handlers::group::describe(ctx, r))
+        }
+        RequestKind::ListGroups(r) => ResponseKind::ListGroups(handlers::group::list(ctx, r)),
+        RequestKind::OffsetCommit(r) => {
+            ResponseKind::OffsetCommit(handlers::offsets::commit(ctx, r))
+        }
+        RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(handlers::offsets::fetch(ctx, r)),
+        other => {
+            return Err(format!(
+                "no handler for {:?}",
+                std::mem::discriminant(&other)
+            ))
+        }
+    }))
 }
 
 fn encode(

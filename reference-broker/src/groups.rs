@@ -8,7 +8,7 @@
 //! stop heartbeating for their session timeout are removed. A timer task drives deadlines.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::broker::State;
 use crate::errors;
+use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
 
 /// Apache's `group.min.session.timeout.ms` and `group.max.session.timeout.ms` defaults.
 pub const MIN_SESSION_TIMEOUT_MS: i32 = 6000;
@@ -303,7 +304,7 @@ pub struct JoinRequest {
 /// All groups of this broker.
 #[derive(Debug)]
 pub struct GroupCoordinator {
-    groups: Mutex<HashMap<String, Group>>,
+    groups: OrderedMutex<HashMap<String, Group>>,
     initial_delay: Duration,
 }
 
@@ -311,13 +312,13 @@ impl GroupCoordinator {
     /// A coordinator with no groups.
     pub fn new(initial_delay: Duration) -> Self {
         GroupCoordinator {
-            groups: Mutex::new(HashMap::new()),
+            groups: OrderedMutex::new(Level::Groups, HashMap::new()),
             initial_delay,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Group>> {
-        self.groups.lock().expect("group coordinator lock")
+    fn lock(&self) -> OrderedGuard<std::sync::MutexGuard<'_, HashMap<String, Group>>> {
+        self.groups.lock()
     }
 
     /// JoinGroup: resolves when the join phase completes (or at once for errors).

@@ -14,6 +14,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod groups;
 pub mod handlers;
+pub mod lock_order;
 pub mod server;
 pub mod storage;
 pub mod txn;

@@ -24,7 +24,7 @@ impl Broker {
         let dir = tempfile::tempdir().unwrap();
         let state = open_in_dir(dir.path()).unwrap();
         {
-            let mut topics = state.topics.write().unwrap();
+            let mut topics = state.topics.write();
             topics.create("t", 2).unwrap();
             topics.create("u", 1).unwrap();
         }
@@ -177,7 +177,6 @@ impl Broker {
             .partition(topic, p)
             .unwrap()
             .lock()
-            .unwrap()
             .high_watermark()
     }
 
@@ -185,7 +184,6 @@ impl Broker {
         self.state
             .offsets
             .lock()
-            .unwrap()
             .get(group, "u", 0)
             .unwrap()
             .map(|c| c.offset)

@@ -53,7 +53,7 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
             ));
             continue;
         }
-        let mut registry = state.topics.write().expect("topic registry lock");
+        let mut registry = state.topics.write();
         let outcome = match req.validate_only {
             true => registry.validate(&name, partitions).map(|()| Uuid::nil()),
             false => registry.create(&name, partitions).map(|t| t.id),
@@ -105,7 +105,7 @@ pub fn delete_topics(ctx: &Ctx, req: DeleteTopicsRequest) -> DeleteTopicsRespons
     };
     let mut responses = Vec::new();
     for (name, id) in targets {
-        let mut registry = state.topics.write().expect("topic registry lock");
+        let mut registry = state.topics.write();
         let name = match name {
             Some(n) => Some(n),
             None => registry.by_id(id).map(|(n, _)| n.to_owned()),

@@ -2,6 +2,7 @@
 //! min_bytes. No fetch sessions are created (session id 0, which KIP-227 allows); an
 //! incremental fetch against a session is FETCH_SESSION_ID_NOT_FOUND.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_protocol::messages::fetch_response::{
@@ -10,28 +11,36 @@ use kafka_protocol::messages::fetch_response::{
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use uuid::Uuid;
 
-use super::{sb, Ctx};
+use super::{off_worker, sb, Ctx};
 use crate::auth::{Operation, Resource};
 use crate::errors;
 
-/// Answers Fetch, waiting for data when asked to.
-pub async fn handle(ctx: &Ctx, req: FetchRequest) -> FetchResponse {
+/// Answers Fetch, waiting for data when asked to. The reads run on the blocking pool (they
+/// take partition locks, see `lock_order`); the wait between them is async. A panic in a read
+/// comes back as its message.
+pub async fn handle(ctx: &Ctx, req: FetchRequest) -> Result<FetchResponse, String> {
     if ctx.version >= 7 && req.session_epoch > 0 {
-        return FetchResponse::default().with_error_code(errors::FETCH_SESSION_ID_NOT_FOUND);
+        return Ok(FetchResponse::default().with_error_code(errors::FETCH_SESSION_ID_NOT_FOUND));
     }
     let wait = Duration::from_millis(req.max_wait_ms.max(0) as u64);
     let deadline = tokio::time::Instant::now() + wait;
+    let min_bytes = req.min_bytes.max(0) as usize;
+    let req = Arc::new(req);
+    let read = || {
+        let (ctx, req) = (ctx.clone(), req.clone());
+        off_worker(move || build(&ctx, &req))
+    };
     loop {
         let notified = ctx.state.appended.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let (response, bytes) = build(ctx, &req);
-        if bytes >= req.min_bytes.max(0) as usize || tokio::time::Instant::now() >= deadline {
-            return response;
+        let (response, bytes) = read().await?;
+        if bytes >= min_bytes || tokio::time::Instant::now() >= deadline {
+            return Ok(response);
         }
         tokio::select! {
             _ = notified => {}
-            _ = tokio::time::sleep_until(deadline) => return build(ctx, &req).0,
+            _ = tokio::time::sleep_until(deadline) => return Ok(read().await?.0),
         }
     }
 }
@@ -48,7 +57,7 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
     let mut topics = Vec::new();
     for t in &req.topics {
         let name = if ctx.version >= 13 {
-            let registry = state.topics.read().expect("topic registry lock");
+            let registry = state.topics.read();
             registry.by_id(t.topic_id).map(|(n, _)| n.to_owned())
         } else {
             Some(t.topic.0.to_string())
@@ -70,7 +79,7 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                 Some(n) => match state.partition(n, p.partition) {
                     None => errors::UNKNOWN_TOPIC_OR_PARTITION,
                     Some(log) => {
-                        let log = log.lock().expect("partition lock");
+                        let log = log.lock();
                         let hw = log.high_watermark();
                         let lso = log.last_stable_offset();
                         d = d

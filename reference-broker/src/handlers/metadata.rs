@@ -61,7 +61,7 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
     let mut topics = Vec::new();
     match requested {
         None => {
-            let registry = state.topics.read().expect("topic registry lock");
+            let registry = state.topics.read();
             for (name, topic) in registry.iter() {
                 if ctx.allowed(Operation::Describe, Resource::Topic(name)) {
                     topics.push(describe(ctx, name, topic));
@@ -73,7 +73,7 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
                 let name = match (&t.name, t.topic_id) {
                     (Some(n), _) => n.0.to_string(),
                     (None, id) => {
-                        let registry = state.topics.read().expect("topic registry lock");
+                        let registry = state.topics.read();
                         match registry.by_id(id) {
                             Some((n, _)) => n.to_owned(),
                             None => {
@@ -92,7 +92,7 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
                     ));
                     continue;
                 }
-                let mut registry = state.topics.write().expect("topic registry lock");
+                let mut registry = state.topics.write();
                 if let Some(topic) = registry.get(&name) {
                     topics.push(describe(ctx, &name, topic));
                 } else if !valid_topic_name(&name) {

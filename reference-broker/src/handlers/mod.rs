@@ -40,6 +40,24 @@ impl Ctx {
     }
 }
 
+/// Runs a handler's synchronous part on the blocking pool, as `lock_order` requires: the locks
+/// it takes and the fsyncs it waits for never park an async worker, so a slow or stuck request
+/// cannot stop the broker from answering others. A panic in it comes back as its message.
+pub async fn off_worker<R: Send + 'static>(
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| match e.try_into_panic() {
+            Ok(p) => p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panicked".into()),
+            Err(e) => e.to_string(),
+        })
+}
+
 /// A kafka-protocol string from a `&str`.
 pub fn sb(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_owned())

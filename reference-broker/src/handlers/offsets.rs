@@ -66,11 +66,7 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
     }
     let stored = match to_commit.is_empty() {
         true => Ok(()),
-        false => state
-            .offsets
-            .lock()
-            .expect("offset store lock")
-            .commit(&group_id, to_commit),
+        false => state.offsets.lock().commit(&group_id, to_commit),
     };
     if let Err(e) = &stored {
         tracing::warn!(group = %group_id, error = %e, "offset commit failed");
@@ -107,7 +103,7 @@ fn fetch_group(
     if !ctx.allowed(Operation::Describe, Resource::Group(group_id)) {
         return (errors::GROUP_AUTHORIZATION_FAILED, Vec::new());
     }
-    let mut store = ctx.state.offsets.lock().expect("offset store lock");
+    let mut store = ctx.state.offsets.lock();
     let result: std::io::Result<Fetched> = match topics {
         None => store.all(group_id).map(|all| {
             let mut by_topic: std::collections::BTreeMap<String, Vec<_>> = Default::default();
@@ -151,7 +147,9 @@ fn fetch_group(
             if require_stable {
                 for (t, parts) in r.iter_mut() {
                     for part in parts.iter_mut() {
-                        if ctx.state.txn.has_pending(group_id, t, part.0) {
+                        // Under the same lock as the read: a commit of staged offsets is
+                        // seen whole or not at all.
+                        if store.has_staged(group_id, t, part.0) {
                             *part = (
                                 part.0,
                                 -1,

@@ -33,7 +33,7 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                 match state.partition(&name, p.index) {
                     None => Err((errors::UNKNOWN_TOPIC_OR_PARTITION, None, -1)),
                     Some(log) => {
-                        let mut log = log.lock().expect("partition lock");
+                        let mut log = log.lock();
                         let payload = p.records.as_deref().unwrap_or_default();
                         let verified = verify_transactional(
                             ctx,

@@ -49,8 +49,8 @@ pub async fn handle(
         version,
         client_id: header.client_id.as_deref().unwrap_or_default().to_owned(),
     };
-    // The store does blocking file I/O (fsync): keep it off the async workers.
-    let response = tokio::task::spawn_blocking(move || match decoded.message {
+    // The store does blocking file I/O (fsync) under locks: keep it off the async workers.
+    let response = super::off_worker(move || match decoded.message {
         Request::InitProducerId(r) => Response::InitProducerId(init_producer_id(&ctx, &r)),
         Request::AddPartitionsToTxn(r) => {
             Response::AddPartitionsToTxn(add_partitions_to_txn(&ctx, &r))
@@ -61,7 +61,11 @@ pub async fn handle(
         Request::TxnOffsetCommit(r) => Response::TxnOffsetCommit(txn_offset_commit(&ctx, &r)),
     })
     .await
-    .map_err(|e| malformed(format!("handler failed: {e}")))?;
+    .map_err(|reason| FrameError::HandlerFailed {
+        api: i16::from_be_bytes([frame[0], frame[1]]),
+        version,
+        reason,
+    })?;
     encode_response(header.correlation_id, version, &response)
         .map(Some)
         .map_err(|e| malformed(e.to_string()))
@@ -78,12 +82,7 @@ fn init_producer_id(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdRes
     // kaas decodes the v3+ producer_id/producer_epoch but ignores them (spec deviation).
     match req.transactional_id.as_deref() {
         // Null or empty: the idempotent path, not ACL-gated (spec).
-        None | Some("") => match state
-            .pids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .allocate()
-        {
+        None | Some("") => match state.pids.lock().allocate() {
             Ok(pid) => InitProducerIdResponse {
                 producer_id: pid,
                 producer_epoch: 0,
@@ -249,7 +248,7 @@ fn write_txn_markers(ctx: &Ctx, req: &WriteTxnMarkersRequest) -> WriteTxnMarkers
                     match state.partition(&t.name, p) {
                         None => errors::UNKNOWN_TOPIC_OR_PARTITION,
                         Some(log) => {
-                            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+                            let mut log = log.lock();
                             // Apache's receiver checks: an older producer epoch, then an
                             // older coordinator epoch (scenarios write-txn-markers-stale-epoch
                             // and write-txn-markers-coordinator-epoch-fenced).
@@ -354,35 +353,42 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
         codes.push(row);
     }
     if !valid.is_empty() {
-        let group_code = if group.is_empty() {
-            errors::INVALID_GROUP_ID
+        // Every partition that passed its gates gets the group and transaction check's code,
+        // or its own metadata check; what passes is staged.
+        let mut stage = |group_code: i16| {
+            let mut staged = Vec::new();
+            for &(ti, pi) in &valid {
+                let t = &req.topics[ti];
+                let p = &t.partitions[pi];
+                codes[ti][pi] = if group_code != errors::NONE {
+                    group_code
+                } else {
+                    let metadata = p.committed_metadata.as_deref();
+                    match Committed::from_commit(
+                        p.committed_offset,
+                        p.committed_leader_epoch,
+                        metadata,
+                    ) {
+                        Ok(c) => {
+                            staged.push(((t.name.to_string(), p.partition_index), c));
+                            errors::NONE
+                        }
+                        Err(code) => code,
+                    }
+                };
+            }
+            staged
+        };
+        if group.is_empty() {
+            stage(errors::INVALID_GROUP_ID);
         } else if id.is_empty() {
             // The preamble's shared mapping; Apache answers 42 too (scenario
             // txn-offset-commit-empty-id).
-            errors::INVALID_REQUEST
+            stage(errors::INVALID_REQUEST);
         } else {
-            state.txn.check_offset_commit(id, req.producer_id, group)
-        };
-        let mut staged = Vec::new();
-        for (ti, pi) in valid {
-            let t = &req.topics[ti];
-            let p = &t.partitions[pi];
-            codes[ti][pi] = if group_code != errors::NONE {
-                group_code
-            } else {
-                let metadata = p.committed_metadata.as_deref();
-                match Committed::from_commit(p.committed_offset, p.committed_leader_epoch, metadata)
-                {
-                    Ok(c) => {
-                        staged.push(((t.name.to_string(), p.partition_index), c));
-                        errors::NONE
-                    }
-                    Err(code) => code,
-                }
-            };
-        }
-        if !staged.is_empty() {
-            state.txn.stage_offsets(group, req.producer_id, staged);
+            state
+                .txn
+                .stage_offset_commit(state, id, req.producer_id, group, stage);
         }
     }
     TxnOffsetCommitResponse {

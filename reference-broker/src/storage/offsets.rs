@@ -58,11 +58,20 @@ struct Envelope {
     leader_epochs: BTreeMap<String, i32>,
 }
 
-/// Committed offsets of every group, cached in memory and persisted per group.
+/// Offsets staged by TxnOffsetCommit: (group, producer id) → (topic, partition) → offset.
+/// Memory only, by design: staged offsets of a transaction that dies with the broker are
+/// dropped, which is what an abort would do.
+type Staged = HashMap<(String, i64), BTreeMap<(String, i32), Committed>>;
+
+/// Committed offsets of every group, cached in memory and persisted per group, and the
+/// offsets transactions have staged but not yet committed. Both live here, behind the one
+/// offsets lock, so that a transaction's commit moves its staged offsets into the committed
+/// ones in a single step that OffsetFetch (require_stable) can never see half done.
 #[derive(Debug)]
 pub struct OffsetStore {
     dir: PathBuf,
     groups: HashMap<String, BTreeMap<(String, i32), Committed>>,
+    staged: Staged,
 }
 
 fn key(topic: &str, partition: i32) -> String {
@@ -77,6 +86,7 @@ impl OffsetStore {
         Ok(OffsetStore {
             dir,
             groups: HashMap::new(),
+            staged: HashMap::new(),
         })
     }
 
@@ -157,6 +167,50 @@ impl OffsetStore {
         Ok(())
     }
 
+    /// Stages a transaction's offsets until it ends.
+    pub fn stage(
+        &mut self,
+        group: &str,
+        producer_id: i64,
+        offsets: Vec<((String, i32), Committed)>,
+    ) {
+        self.staged
+            .entry((group.to_owned(), producer_id))
+            .or_default()
+            .extend(offsets);
+    }
+
+    /// Ends a transaction's offsets in `groups`: commit makes the staged ones committed,
+    /// abort drops them. A group whose commit could not be written is returned with the error
+    /// (its staged offsets are dropped either way, as Apache drops them when its append fails).
+    pub fn complete(
+        &mut self,
+        groups: &[String],
+        producer_id: i64,
+        commit: bool,
+    ) -> Vec<(String, io::Error)> {
+        let mut failed = Vec::new();
+        for group in groups {
+            let Some(staged) = self.staged.remove(&(group.clone(), producer_id)) else {
+                continue;
+            };
+            if commit {
+                if let Err(e) = self.commit(group, staged.into_iter().collect()) {
+                    failed.push((group.clone(), e));
+                }
+            }
+        }
+        failed
+    }
+
+    /// Whether any transaction has staged an offset for this partition (OffsetFetch with
+    /// require_stable answers UNSTABLE_OFFSET_COMMIT for it).
+    pub fn has_staged(&self, group: &str, topic: &str, partition: i32) -> bool {
+        self.staged.iter().any(|((g, _), offsets)| {
+            g == group && offsets.contains_key(&(topic.to_owned(), partition))
+        })
+    }
+
     /// Whether the group has any committed offset.
     pub fn has_offsets(&mut self, group: &str) -> io::Result<bool> {
         Ok(!self.load(group)?.is_empty())
@@ -203,5 +257,30 @@ mod tests {
         let mut again = OffsetStore::open(dir.path()).unwrap();
         assert_eq!(again.get("g/1", "t", 1).unwrap(), Some(c(7)));
         assert_eq!(again.get("g/1", "t", 2).unwrap(), None);
+    }
+
+    #[test]
+    fn staged_offsets_commit_or_vanish_with_their_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = OffsetStore::open(dir.path()).unwrap();
+        let c = |o| Committed {
+            offset: o,
+            leader_epoch: -1,
+            metadata: Some(String::new()),
+        };
+        s.stage("g", 7, vec![(("t".into(), 0), c(3))]);
+        s.stage("g", 8, vec![(("t".into(), 1), c(4))]);
+        assert!(s.has_staged("g", "t", 0) && s.has_staged("g", "t", 1));
+        assert_eq!(s.get("g", "t", 0).unwrap(), None, "staged is not committed");
+        assert!(s.complete(&["g".into()], 7, true).is_empty());
+        assert!(!s.has_staged("g", "t", 0));
+        assert_eq!(s.get("g", "t", 0).unwrap(), Some(c(3)));
+        assert!(s.complete(&["g".into()], 8, false).is_empty());
+        assert!(!s.has_staged("g", "t", 1));
+        assert_eq!(
+            s.get("g", "t", 1).unwrap(),
+            None,
+            "aborted offsets are dropped"
+        );
     }
 }

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use crate::lock_order::{Level, OrderedMutex};
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -20,7 +22,7 @@ pub struct Topic {
     /// The topic id (KIP-516), stable across restarts.
     pub id: Uuid,
     /// The partition logs, by index.
-    pub partitions: Vec<Arc<Mutex<PartitionLog>>>,
+    pub partitions: Vec<Arc<OrderedMutex<PartitionLog>>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -84,7 +86,7 @@ impl TopicRegistry {
             let partitions = (0..file.partitions)
                 .map(|p| {
                     PartitionLog::open(&Self::partition_dir(data_dir, name, p))
-                        .map(|l| Arc::new(Mutex::new(l)))
+                        .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
                 })
                 .collect::<io::Result<Vec<_>>>()?;
             topics.insert(
@@ -144,7 +146,7 @@ impl TopicRegistry {
         let logs = (0..partitions)
             .map(|p| {
                 PartitionLog::open(&Self::partition_dir(&self.data_dir, name, p))
-                    .map(|l| Arc::new(Mutex::new(l)))
+                    .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
             })
             .collect::<io::Result<Vec<_>>>()?;
         let file = serde_json::to_vec(&TopicFile { id, partitions }).expect("serialisable");

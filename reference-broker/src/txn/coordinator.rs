@@ -7,15 +7,15 @@
 //! clears the lists and fires the offset hook. A dispatch failure answers 15 and leaves the
 //! entry prepared for a retry or the reconcile to finish.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use super::slots::{SlotStore, TxnEntry, TxnState};
 use crate::broker::State;
 use crate::errors;
 use crate::handlers::now_ms;
+use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::batch;
 
@@ -24,17 +24,13 @@ use crate::storage::batch;
 pub const EPOCH_EXHAUSTED: i16 = i16::MAX - 1;
 use crate::storage::offsets::Committed;
 
-/// Offsets staged by TxnOffsetCommit: (group, producer id) → (topic, partition) → offset.
-/// Memory only, by design: staged offsets of a transaction that dies with the broker are
-/// dropped, which is what an abort would do.
-type Pending = HashMap<(String, i64), BTreeMap<(String, i32), Committed>>;
-
-/// The coordinator.
+/// The coordinator. Its guard is the outermost lock of the broker (`lock_order`): under it a
+/// mutation may take the offsets, the topic registry, a partition log and the producer-id
+/// allocator, one after the other in that order, and nothing it calls takes the guard again.
 #[derive(Debug)]
 pub struct TxnCoordinator {
     slots: SlotStore,
-    lock: Mutex<()>,
-    pending: Mutex<Pending>,
+    lock: OrderedMutex<()>,
     fences_path: PathBuf,
 }
 
@@ -63,16 +59,15 @@ impl TxnCoordinator {
     pub fn new(cluster_dir: &std::path::Path, broker_id: i32) -> TxnCoordinator {
         TxnCoordinator {
             slots: SlotStore::new(cluster_dir),
-            lock: Mutex::new(()),
-            pending: Mutex::new(HashMap::new()),
+            lock: OrderedMutex::new(Level::TxnCoordinator, ()),
             fences_path: cluster_dir
                 .join("producer_fences")
                 .join(format!("from-kaas-{broker_id}.json")),
         }
     }
 
-    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.lock.lock().unwrap_or_else(|e| e.into_inner())
+    fn guard(&self) -> OrderedGuard<std::sync::MutexGuard<'_, ()>> {
+        self.lock.lock()
     }
 
     /// The stored entry of a transactional id.
@@ -93,13 +88,7 @@ impl TxnCoordinator {
         timeout_ms: i32,
     ) -> Result<(i64, i16), i16> {
         let _g = self.guard();
-        let allocate = || {
-            state
-                .pids
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .allocate()
-        };
+        let allocate = || state.pids.lock().allocate();
         let result = self
             .slots
             .update(transactional_id, |entry| match entry {
@@ -153,16 +142,14 @@ impl TxnCoordinator {
     /// outbound fence file for peers.
     fn fence(&self, state: &State, pid: i64, epoch: i16) {
         let logs: Vec<_> = {
-            let topics = state.topics.read().unwrap_or_else(|e| e.into_inner());
+            let topics = state.topics.read();
             topics
                 .iter()
                 .flat_map(|(_, t)| t.partitions.iter().cloned())
                 .collect()
         };
         for log in logs {
-            log.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .fence_producer(pid, epoch);
+            log.lock().fence_producer(pid, epoch);
         }
         let result = (|| -> io::Result<()> {
             let mut fences: BTreeMap<String, i16> = match read_if_present(&self.fences_path)? {
@@ -309,9 +296,7 @@ impl TxnCoordinator {
                     continue;
                 };
                 let marker = batch::control_batch(entry.pid, entry.epoch, commit, 0, now_ms());
-                log.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .append_control(marker)?;
+                log.lock().append_control(marker)?;
             }
         }
         state.appended.notify_waiters();
@@ -334,31 +319,29 @@ impl TxnCoordinator {
         Ok(())
     }
 
-    /// Commit makes staged offsets visible; abort drops them.
+    /// Commit makes staged offsets visible; abort drops them (one step under the offsets lock).
     fn offset_hook(&self, state: &State, groups: &[String], pid: i64, commit: bool) {
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        for group in groups {
-            let Some(staged) = pending.remove(&(group.clone(), pid)) else {
-                continue;
-            };
-            if commit {
-                let result = state
-                    .offsets
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .commit(group, staged.into_iter().collect());
-                if let Err(e) = result {
-                    tracing::warn!(group = %group, error = %e, "staged offsets not committed");
-                }
-            }
+        for (group, e) in state.offsets.lock().complete(groups, pid, commit) {
+            tracing::warn!(group = %group, error = %e, "staged offsets not committed");
         }
     }
 
-    /// TxnOffsetCommit's checks: the transaction must exist with this PID (else 49) and be
-    /// Ongoing with the group added (else INVALID_TXN_STATE, as Apache's verification answers).
-    /// Epoch, generation and member are not checked (kaas).
-    pub fn check_offset_commit(&self, transactional_id: &str, pid: i64, group: &str) -> i16 {
-        match self.slots.get(transactional_id) {
+    /// TxnOffsetCommit's store step: the transaction must exist with this PID (else 49) and be
+    /// Ongoing with the group added (else INVALID_TXN_STATE, as Apache's verification answers);
+    /// then `stage` is told NONE and returns the offsets to stage, or is told the error.
+    /// Epoch, generation and member are not checked (kaas). The check and the staging happen
+    /// under the coordinator's guard, so an EndTxn cannot complete between them and strand
+    /// offsets that no transaction will ever end.
+    pub fn stage_offset_commit(
+        &self,
+        state: &State,
+        transactional_id: &str,
+        pid: i64,
+        group: &str,
+        stage: impl FnOnce(i16) -> Vec<((String, i32), Committed)>,
+    ) {
+        let _g = self.guard();
+        let code = match self.slots.get(transactional_id) {
             Err(e) => io_code(e),
             Ok(None) => errors::INVALID_PRODUCER_ID_MAPPING,
             Ok(Some(e)) if e.pid != pid => errors::INVALID_PRODUCER_ID_MAPPING,
@@ -366,25 +349,11 @@ impl TxnCoordinator {
                 errors::NONE
             }
             Ok(Some(_)) => errors::INVALID_TXN_STATE,
+        };
+        let staged = stage(code);
+        if code == errors::NONE && !staged.is_empty() {
+            state.offsets.lock().stage(group, pid, staged);
         }
-    }
-
-    /// Stages offsets until the transaction ends.
-    pub fn stage_offsets(&self, group: &str, pid: i64, offsets: Vec<((String, i32), Committed)>) {
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        pending
-            .entry((group.to_owned(), pid))
-            .or_default()
-            .extend(offsets);
-    }
-
-    /// Whether any transaction has staged an offset for this partition (OffsetFetch with
-    /// require_stable answers UNSTABLE_OFFSET_COMMIT for it).
-    pub fn has_pending(&self, group: &str, topic: &str, partition: i32) -> bool {
-        let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        pending.iter().any(|((g, _), offsets)| {
-            g == group && offsets.contains_key(&(topic.to_owned(), partition))
-        })
     }
 
     /// Produce's check for a transactional batch (Apache 3.7's partition verification): the
