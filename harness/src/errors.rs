@@ -32,6 +32,7 @@ pub fn name(code: i16) -> &'static str {
         36 => "TOPIC_ALREADY_EXISTS",
         37 => "INVALID_PARTITIONS",
         38 => "INVALID_REPLICATION_FACTOR",
+        40 => "INVALID_CONFIG",
         42 => "INVALID_REQUEST",
         43 => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
         45 => "OUT_OF_ORDER_SEQUENCE_NUMBER",

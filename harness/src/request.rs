@@ -154,6 +154,9 @@ pub fn api_key(name: &str) -> Option<ApiKey> {
         "OffsetFetch" => ApiKey::OffsetFetch,
         "JoinGroup" => ApiKey::JoinGroup,
         "SyncGroup" => ApiKey::SyncGroup,
+        "Heartbeat" => ApiKey::Heartbeat,
+        "LeaveGroup" => ApiKey::LeaveGroup,
+        "OffsetCommit" => ApiKey::OffsetCommit,
         "ApiVersions" => ApiKey::ApiVersions,
         _ => return None,
     })
@@ -271,7 +274,17 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                             Ok(create_topics_request::CreatableTopic::default()
                                 .with_name(TopicName(t.str("name")?))
                                 .with_num_partitions(t.i32("num_partitions", 1)?)
-                                .with_replication_factor(t.i16("replication_factor", 1)?))
+                                .with_replication_factor(t.i16("replication_factor", 1)?)
+                                .with_configs(
+                                    t.tables("configs")?
+                                        .iter()
+                                        .map(|c| {
+                                            Ok(create_topics_request::CreatableTopicConfig::default()
+                                                .with_name(c.str("name")?)
+                                                .with_value(c.opt_str("value")?))
+                                        })
+                                        .collect::<Result<_, String>>()?,
+                                ))
                         })
                         .collect::<Result<_, String>>()?,
                 ),
@@ -339,6 +352,7 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                 .with_group_id(GroupId(f.str("group_id")?))
                 .with_generation_id(f.i32("generation_id", -1)?)
                 .with_member_id(f.str("member_id")?)
+                .with_group_instance_id(f.opt_str("group_instance_id")?)
                 .with_protocol_type(Some(
                     f.opt_str("protocol_type")?
                         .unwrap_or(StrBytes::from_static_str("consumer")),
@@ -346,10 +360,81 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                 .with_protocol_name(Some(
                     f.opt_str("protocol")?
                         .unwrap_or(StrBytes::from_static_str("range")),
-                )),
+                ))
+                // The leader's assignment: each member named gets an empty assignment.
+                .with_assignments(
+                    f.tables("assignments")?
+                        .iter()
+                        .map(|a| {
+                            Ok(sync_group_request::SyncGroupRequestAssignment::default()
+                                .with_member_id(a.str("member_id")?))
+                        })
+                        .collect::<Result<_, String>>()?,
+                ),
+        ),
+        ApiKey::Heartbeat => RequestKind::Heartbeat(
+            HeartbeatRequest::default()
+                .with_group_id(GroupId(f.str("group_id")?))
+                .with_generation_id(f.i32("generation_id", -1)?)
+                .with_member_id(f.str("member_id")?)
+                .with_group_instance_id(f.opt_str("group_instance_id")?),
+        ),
+        ApiKey::LeaveGroup => RequestKind::LeaveGroup(leave_group(version, &f)?),
+        ApiKey::OffsetCommit => RequestKind::OffsetCommit(
+            OffsetCommitRequest::default()
+                .with_group_id(GroupId(f.str("group_id")?))
+                .with_generation_id_or_member_epoch(f.i32("generation_id", -1)?)
+                .with_member_id(f.str("member_id")?)
+                .with_group_instance_id(f.opt_str("group_instance_id")?)
+                .with_retention_time_ms(f.int("retention_time_ms", -1)?)
+                .with_topics(
+                    f.tables("topics")?
+                        .iter()
+                        .map(|t| {
+                            Ok(offset_commit_request::OffsetCommitRequestTopic::default()
+                                .with_name(TopicName(t.str("name")?))
+                                .with_partitions(
+                                    t.tables("partitions")?
+                                        .iter()
+                                        .map(|p| {
+                                            Ok(offset_commit_request::OffsetCommitRequestPartition::default()
+                                                .with_partition_index(p.i32("partition_index", 0)?)
+                                                .with_committed_offset(p.int("committed_offset", 0)?)
+                                                .with_committed_leader_epoch(p.i32("committed_leader_epoch", -1)?)
+                                                .with_committed_metadata(p.opt_str("committed_metadata")?))
+                                        })
+                                        .collect::<Result<_, String>>()?,
+                                ))
+                        })
+                        .collect::<Result<_, String>>()?,
+                ),
         ),
         other => return Err(format!("{other:?} is not a scenario API yet")),
     })
+}
+
+/// LeaveGroup: v0–2 carry one `member_id`; v3+ a batch of `members` ([{ member_id,
+/// group_instance_id }]), or the one `member_id` when no batch is given.
+fn leave_group(version: i16, f: &Fields<'_>) -> Result<LeaveGroupRequest, String> {
+    let request = LeaveGroupRequest::default().with_group_id(GroupId(f.str("group_id")?));
+    if version < 3 {
+        return Ok(request.with_member_id(f.str("member_id")?));
+    }
+    let mut members = f
+        .tables("members")?
+        .iter()
+        .map(|m| {
+            Ok(leave_group_request::MemberIdentity::default()
+                .with_member_id(m.str("member_id")?)
+                .with_group_instance_id(m.opt_str("group_instance_id")?))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if members.is_empty() {
+        members.push(
+            leave_group_request::MemberIdentity::default().with_member_id(f.str("member_id")?),
+        );
+    }
+    Ok(request.with_members(members))
 }
 
 /// `isolation_level`: 0 / "read_uncommitted" (default) or 1 / "read_committed".

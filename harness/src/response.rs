@@ -90,12 +90,20 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
         }),
         ResponseKind::CreateTopics(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "topics": by_name(r.topics.iter().map(|t| json!({
-                "name": t.name.0.as_str(),
-                "error_code": t.error_code,
-                "num_partitions": t.num_partitions,
-                "replication_factor": t.replication_factor,
-            })).collect()),
+            "topics": by_name(r.topics.iter().map(|t| {
+                let mut topic = json!({
+                    "name": t.name.0.as_str(),
+                    "error_code": t.error_code,
+                    "num_partitions": t.num_partitions,
+                    "replication_factor": t.replication_factor,
+                });
+                // A refusal's message says which config or value was wrong; a success's is
+                // null on both brokers (kept out so that every transcript need not carry it).
+                if t.error_code != 0 {
+                    topic["error_message"] = json!(t.error_message.as_ref().map(|m| m.as_str()));
+                }
+                topic
+            }).collect()),
         }),
         // v4 batches keys: the single-key fields are not on the wire any more.
         ResponseKind::FindCoordinator(r) if version >= 4 => json!({
@@ -119,15 +127,23 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
         }),
         ResponseKind::Metadata(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
-            "topics": by_name(r.topics.iter().map(|t| json!({
-                "name": t.name.as_ref().map(|n| n.0.as_str()),
-                "error_code": t.error_code,
-                "partitions": sorted(t.partitions.iter().map(|p| json!({
-                    "partition_index": p.partition_index,
-                    "error_code": p.error_code,
-                    "leader_id": p.leader_id.0,
-                })).collect()),
-            })).collect()),
+            "topics": by_name(r.topics.iter().map(|t| {
+                let mut topic = json!({
+                    "name": t.name.as_ref().map(|n| n.0.as_str()),
+                    "error_code": t.error_code,
+                    "partitions": sorted(t.partitions.iter().map(|p| json!({
+                        "partition_index": p.partition_index,
+                        "error_code": p.error_code,
+                        "leader_id": p.leader_id.0,
+                    })).collect()),
+                });
+                // Only internal topics carry the flag, so ordinary topics' transcripts stay
+                // as they were.
+                if t.is_internal {
+                    topic["is_internal"] = json!(true);
+                }
+                topic
+            }).collect()),
         }),
         // The transaction APIs' ranges only: the brokers serve different sets of other APIs,
         // which is not what this harness checks.
@@ -210,19 +226,48 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "error_code": r.error_code,
             "topics": offset_fetch_topics!(r.topics),
         }),
-        ResponseKind::JoinGroup(r) => json!({
-            "throttle_time_ms": r.throttle_time_ms,
-            "error_code": r.error_code,
-            "generation_id": r.generation_id,
-            "protocol_name": r.protocol_name.as_ref().map(|m| m.as_str()),
-            "leader": r.leader.as_str(),
-            "member_id": r.member_id.as_str(),
-            "members": r.members.len(),
-        }),
+        ResponseKind::JoinGroup(r) => {
+            let mut tree = json!({
+                "throttle_time_ms": r.throttle_time_ms,
+                "error_code": r.error_code,
+                "generation_id": r.generation_id,
+                "protocol_name": r.protocol_name.as_ref().map(|m| m.as_str()),
+                "leader": r.leader.as_str(),
+                "member_id": r.member_id.as_str(),
+                "members": r.members.len(),
+            });
+            if version >= 9 {
+                tree["skip_assignment"] = json!(r.skip_assignment);
+            }
+            tree
+        }
         ResponseKind::SyncGroup(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
             "error_code": r.error_code,
             "assignment_bytes": r.assignment.len(),
+        }),
+        ResponseKind::Heartbeat(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+        }),
+        ResponseKind::LeaveGroup(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "error_code": r.error_code,
+            "members": r.members.iter().map(|m| json!({
+                "member_id": m.member_id.as_str(),
+                "group_instance_id": m.group_instance_id.as_ref().map(|i| i.as_str()),
+                "error_code": m.error_code,
+            })).collect::<Vec<_>>(),
+        }),
+        ResponseKind::OffsetCommit(r) => json!({
+            "throttle_time_ms": r.throttle_time_ms,
+            "topics": by_name(r.topics.iter().map(|t| json!({
+                "name": t.name.0.as_str(),
+                "partitions": sorted(t.partitions.iter().map(|p| json!({
+                    "partition_index": p.partition_index,
+                    "error_code": p.error_code,
+                })).collect()),
+            })).collect()),
         }),
         other => {
             json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })

@@ -120,13 +120,30 @@ fn apache_max(api: ApiKey) -> i16 {
         ApiKey::OffsetFetch => 9,
         ApiKey::JoinGroup => 9,
         ApiKey::SyncGroup => 5,
+        ApiKey::Heartbeat => 4,
+        ApiKey::LeaveGroup => 5,
+        ApiKey::OffsetCommit => 9,
         ApiKey::ApiVersions => 3,
         _ => 0,
     }
 }
 
+/// A background step's request on its way: the answer arrives in `answer`, with the
+/// connection it went out on.
+struct InFlight {
+    step: Step,
+    label: String,
+    version: i16,
+    record: StepRecord,
+    answer: tokio::task::JoinHandle<(
+        Connection,
+        Result<kafka_protocol::messages::ResponseKind, crate::client::ClientError>,
+    )>,
+}
+
 struct Run<'a> {
     scenario: &'a Scenario,
+    in_flight: Vec<InFlight>,
     target: &'a Running,
     deadline: Duration,
     connections: HashMap<String, Connection>,
@@ -153,6 +170,7 @@ pub async fn run(
     }
     let mut run = Run {
         scenario,
+        in_flight: Vec::new(),
         target,
         deadline,
         connections: HashMap::new(),
@@ -164,6 +182,11 @@ pub async fn run(
     };
     for step in &scenario.steps {
         run.step(step).await?;
+    }
+    // Background steps nobody awaited are recorded at the end, in the order they were sent.
+    while !run.in_flight.is_empty() {
+        let pending = run.in_flight.remove(0);
+        run.land(pending).await;
     }
     Ok(Transcript {
         scenario: scenario.name.clone(),
@@ -216,6 +239,14 @@ impl Run<'_> {
     }
 
     async fn step(&mut self, step: &Step) -> Result<(), RunError> {
+        if let Some(awaited) = &step.await_step {
+            // Load-time checks make sure it is in flight.
+            if let Some(i) = self.in_flight.iter().position(|f| &f.step.name == awaited) {
+                let pending = self.in_flight.remove(i);
+                self.land(pending).await;
+            }
+            return Ok(());
+        }
         if let Some(ms) = step.sleep_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             self.records.push(StepRecord {
@@ -300,6 +331,25 @@ impl Run<'_> {
         }
         let request =
             request::build(api, version, &fields).map_err(|e| self.step_error(label, e))?;
+        if step.background {
+            self.connection(&step.connection).await?;
+            let mut conn = self
+                .connections
+                .remove(&step.connection)
+                .expect("connected above");
+            let answer = tokio::spawn(async move {
+                let result = conn.send(api, version, &request).await;
+                (conn, result)
+            });
+            self.in_flight.push(InFlight {
+                step: step.clone(),
+                label: label.to_owned(),
+                version,
+                record,
+                answer,
+            });
+            return Ok(());
+        }
         let repeat = step.repeat.unwrap_or(1).max(1);
         for round in 1..=repeat {
             let Some(raw) = self
@@ -361,6 +411,33 @@ impl Run<'_> {
                 return Ok(Some(raw));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Records a background step's answer (its connection back in the pool unless it failed),
+    /// with the step's captures and expectations. The client's deadline bounds the wait.
+    async fn land(&mut self, pending: InFlight) {
+        let InFlight {
+            step,
+            label,
+            version,
+            mut record,
+            answer,
+        } = pending;
+        match answer.await {
+            Ok((conn, Ok(response))) => {
+                self.connections.insert(step.connection.clone(), conn);
+                let raw = response::to_value(&response, version);
+                self.finish(&step, &label, raw, record);
+            }
+            Ok((_, Err(e))) => {
+                record.outcome = Outcome::NoAnswer(e.to_string());
+                self.records.push(record);
+            }
+            Err(e) => {
+                record.outcome = Outcome::NoAnswer(format!("the request task failed: {e}"));
+                self.records.push(record);
+            }
         }
     }
 

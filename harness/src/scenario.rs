@@ -93,6 +93,15 @@ pub struct Step {
     /// Send the request this many times (default 1) and record only the last answer;
     /// `expect` must hold on every answer, and the first that breaks it is recorded instead.
     pub repeat: Option<u32>,
+    /// Send the request and go on without its answer (a JoinGroup that waits for the other
+    /// members, say); a later `await` step names this one and records the answer then. Its
+    /// connection is busy until then.
+    #[serde(default)]
+    pub background: bool,
+    /// Wait for the answer of the named background step, and record it (with that step's
+    /// captures and expectations) here.
+    #[serde(rename = "await")]
+    pub await_step: Option<String>,
 }
 
 fn default_connection() -> String {
@@ -132,19 +141,53 @@ fn expand(steps: Vec<Step>, fragments: &Path, depth: usize) -> Result<Vec<Step>,
     Ok(out)
 }
 
-/// Each step has a unique name and is either a request or a pause.
+/// Each step has a unique name and is a request, a pause or an await; a background step sends
+/// one request once and is awaited before its connection is used again.
 fn check_steps(steps: &[Step]) -> Result<(), String> {
     let mut seen = std::collections::BTreeSet::new();
+    // Background steps not yet awaited: name → connection.
+    let mut in_flight: std::collections::BTreeMap<&str, &str> = Default::default();
     for step in steps {
-        if step.name.is_empty() {
+        let name = step.name.as_str();
+        if name.is_empty() {
             return Err("a step has no name".into());
         }
-        if !seen.insert(step.name.as_str()) {
-            return Err(format!("two steps are named '{}'", step.name));
+        if !seen.insert(name) {
+            return Err(format!("two steps are named '{name}'"));
         }
-        match (&step.api, step.sleep_ms) {
-            (Some(_), None) | (None, Some(_)) => {}
-            _ => return Err(format!("step '{}': give either api or sleep_ms", step.name)),
+        match (&step.api, step.sleep_ms, &step.await_step) {
+            (Some(_), None, None) | (None, Some(_), None) | (None, None, Some(_)) => {}
+            _ => {
+                return Err(format!(
+                    "step '{name}': give exactly one of api, sleep_ms and await"
+                ))
+            }
+        }
+        if let Some(awaited) = &step.await_step {
+            if in_flight.remove(awaited.as_str()).is_none() {
+                return Err(format!(
+                    "step '{name}': awaits '{awaited}', which is no background step in flight"
+                ));
+            }
+            continue;
+        }
+        if step.api.is_none() {
+            continue;
+        }
+        if let Some((busy, _)) = in_flight.iter().find(|(_, c)| **c == step.connection) {
+            return Err(format!(
+                "step '{name}': connection '{}' is busy with background step '{busy}' until it is awaited",
+                step.connection
+            ));
+        }
+        if step.background {
+            let sweep = matches!(&step.version, Some(VersionSpec::Named(_)));
+            if sweep || !step.until.is_empty() || step.repeat.is_some_and(|r| r > 1) {
+                return Err(format!(
+                    "step '{name}': a background step sends one request once (no version sweep, until or repeat)"
+                ));
+            }
+            in_flight.insert(name, step.connection.as_str());
         }
     }
     Ok(())
@@ -254,7 +297,19 @@ mod tests {
                 "description = \"x\"\n[[step]]\nname = \"a\"\nsleep_ms = 1\n[[step]]\nname = \"a\"\nsleep_ms = 1\n",
                 "two steps are named 'a'",
             ),
-            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "either api or sleep_ms"),
+            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms and await"),
+            (
+                "description = \"x\"\n[[step]]\nname = \"j\"\napi = \"JoinGroup\"\nbackground = true\n[[step]]\nname = \"c\"\napi = \"Heartbeat\"\n",
+                "connection 'main' is busy with background step 'j'",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"w\"\nawait = \"j\"\n",
+                "awaits 'j', which is no background step in flight",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"j\"\napi = \"JoinGroup\"\nversion = \"all\"\nbackground = true\n",
+                "a background step sends one request once",
+            ),
             ("description = \"x\"\n[[step]]\nsleep_ms = 1\n", "no name"),
         ] {
             let p = write(dir.path(), "s.toml", text);

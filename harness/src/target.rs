@@ -105,8 +105,12 @@ impl Running {
                     apache::setting("transaction.abort.timed.out.transaction.cleanup.interval.ms")
                         .and_then(|ms| ms.parse().ok())
                         .unwrap_or(500);
+                let offsets_partitions = apache::setting("offsets.topic.num.partitions")
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1);
                 let broker = Broker::start(BrokerConfig {
                     txn_reaper_interval: std::time::Duration::from_millis(reaper),
+                    offsets_topic_partitions: offsets_partitions,
                     ..BrokerConfig::for_tests()
                 })
                 .await

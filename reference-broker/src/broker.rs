@@ -65,6 +65,10 @@ pub struct State {
     pub authorizer: Arc<dyn Authorizer>,
     /// Signalled after every append, for Fetch long polls.
     pub appended: Notify,
+    /// Whether Metadata shows the internal `__consumer_offsets` topic: Apache creates it on
+    /// the first group coordinator lookup, and so it appears here then (or at start when
+    /// groups have committed offsets before).
+    pub offsets_topic: std::sync::atomic::AtomicBool,
 }
 
 impl State {
@@ -179,6 +183,7 @@ pub fn open_state(
     let cluster_id = load_cluster_id(&cluster).map_err(storage)?;
     let topics = TopicRegistry::open(&data_dir).map_err(storage)?;
     let offsets = OffsetStore::open(&cluster).map_err(storage)?;
+    let offsets_topic = offsets.has_any_group().map_err(storage)?;
     let pids = PidAllocator::open(&cluster, config.broker_id).map_err(storage)?;
     Ok(State {
         groups: GroupCoordinator::new(config.group_initial_rebalance_delay),
@@ -195,6 +200,7 @@ pub fn open_state(
         txn: crate::txn::TxnCoordinator::new(&cluster, config.broker_id),
         authorizer,
         appended: Notify::new(),
+        offsets_topic: offsets_topic.into(),
     })
 }
 

@@ -24,6 +24,10 @@ pub struct BrokerConfig {
     pub group_initial_rebalance_delay: Duration,
     /// How often the transaction reaper runs.
     pub txn_reaper_interval: Duration,
+    /// Partitions Metadata shows for the internal `__consumer_offsets` topic
+    /// (`offsets.topic.num.partitions`, Apache's default 50). kaas keeps offsets in files;
+    /// the topic is shown, as Apache shows it, once a group coordinator has been looked up.
+    pub offsets_topic_partitions: i32,
 }
 
 impl Default for BrokerConfig {
@@ -37,6 +41,7 @@ impl Default for BrokerConfig {
             default_partitions: 1,
             group_initial_rebalance_delay: Duration::from_millis(3000),
             txn_reaper_interval: Duration::from_secs(10),
+            offsets_topic_partitions: 50,
         }
     }
 }

@@ -28,6 +28,7 @@ pub const UNSUPPORTED_VERSION: i16 = 35;
 pub const TOPIC_ALREADY_EXISTS: i16 = 36;
 pub const INVALID_PARTITIONS: i16 = 37;
 pub const INVALID_REPLICATION_FACTOR: i16 = 38;
+pub const INVALID_CONFIG: i16 = 40;
 pub const INVALID_REQUEST: i16 = 42;
 pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 pub const INVALID_PRODUCER_EPOCH: i16 = 47;
@@ -44,6 +45,8 @@ pub const NON_EMPTY_GROUP: i16 = 68;
 pub const GROUP_ID_NOT_FOUND: i16 = 69;
 pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
 pub const MEMBER_ID_REQUIRED: i16 = 79;
+/// FENCED_INSTANCE_ID: a static member's instance id now belongs to a newer member id.
+pub const FENCED_INSTANCE_ID: i16 = 82;
 pub const INVALID_RECORD: i16 = 87;
 pub const UNSTABLE_OFFSET_COMMIT: i16 = 88;
 pub const PRODUCER_FENCED: i16 = 90;

@@ -3,11 +3,16 @@
 //!
 //! States: Empty → PreparingRebalance → CompletingRebalance → Stable, back to
 //! PreparingRebalance whenever membership changes. A join completes when every known member
-//! has rejoined, or at the rebalance timeout (members that did not rejoin are dropped); the
+//! has rejoined and no member told MEMBER_ID_REQUIRED is still to come back, or at the
+//! rebalance timeout (dynamic members that did not rejoin are dropped, static ones kept); the
 //! first rebalance of an empty group also waits `group.initial.rebalance.delay.ms`. Members that
-//! stop heartbeating for their session timeout are removed. A timer task drives deadlines.
+//! stop heartbeating for their session timeout are removed, and so are pending member ids
+//! never used within theirs. Static members (KIP-345): a join with a known instance id and no
+//! member id takes over that member (the old id is fenced, FENCED_INSTANCE_ID), without a
+//! rebalance when the group is Stable and the protocol stays; LeaveGroup can remove a member by
+//! its instance id. A timer task drives deadlines.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,6 +93,9 @@ pub struct JoinOutcome {
     pub member_id: String,
     /// Members and their metadata (leader only).
     pub members: Vec<(String, Option<String>, Bytes)>,
+    /// KIP-814 (JoinGroup v9+): the leader is told to keep the current assignment rather than
+    /// compute one (a static leader that rejoined a Stable group).
+    pub skip_assignment: bool,
 }
 
 impl JoinOutcome {
@@ -100,8 +108,15 @@ impl JoinOutcome {
             leader: String::new(),
             member_id: member_id.to_owned(),
             members: Vec::new(),
+            skip_assignment: false,
         }
     }
+}
+
+/// A join answered at once, or one that waits for the join phase to complete.
+enum Joined {
+    Now(JoinOutcome),
+    Waiting(oneshot::Receiver<JoinOutcome>),
 }
 
 /// What a completed sync tells one member: (error, assignment).
@@ -115,7 +130,11 @@ struct Group {
     protocol: Option<String>,
     leader: Option<String>,
     members: BTreeMap<String, Member>,
-    pending_member_ids: HashSet<String>,
+    /// Member ids handed out with MEMBER_ID_REQUIRED, until they join or their session
+    /// timeout passes.
+    pending_member_ids: HashMap<String, Instant>,
+    /// Static members: instance id → current member id.
+    static_members: HashMap<String, String>,
     joins: HashMap<String, oneshot::Sender<JoinOutcome>>,
     syncs: HashMap<String, oneshot::Sender<SyncOutcome>>,
     /// When the current join phase ends at the latest.
@@ -133,7 +152,8 @@ impl Group {
             protocol: None,
             leader: None,
             members: BTreeMap::new(),
-            pending_member_ids: HashSet::new(),
+            pending_member_ids: HashMap::new(),
+            static_members: HashMap::new(),
             joins: HashMap::new(),
             syncs: HashMap::new(),
             join_deadline: None,
@@ -172,18 +192,23 @@ impl Group {
         if self.join_not_before.is_some_and(|t| now < t) {
             return;
         }
-        let all_joined = self.members.keys().all(|id| self.joins.contains_key(id));
+        let all_joined = self.members.keys().all(|id| self.joins.contains_key(id))
+            && self.pending_member_ids.is_empty();
         if !all_joined && !force {
             return;
         }
+        // Apache drops the dynamic members that did not rejoin in time; static ones stay.
         let absent: Vec<String> = self
             .members
-            .keys()
-            .filter(|id| !self.joins.contains_key(*id))
-            .cloned()
+            .values()
+            .filter(|m| !self.joins.contains_key(&m.id) && m.instance_id.is_none())
+            .map(|m| m.id.clone())
             .collect();
         for id in absent {
             self.members.remove(&id);
+        }
+        if self.members.is_empty() {
+            self.static_members.clear();
         }
         self.join_deadline = None;
         self.join_not_before = None;
@@ -204,37 +229,44 @@ impl Group {
         self.protocol = self.select_protocol();
         self.state = GroupState::CompletingRebalance;
         let leader = self.leader.clone().unwrap_or_default();
-        let protocol = self.protocol.clone();
-        let members: Vec<(String, Option<String>, Bytes)> = self
-            .members
-            .values()
-            .map(|m| {
-                let meta = m
-                    .protocols
-                    .iter()
-                    .find(|(n, _)| Some(n) == protocol.as_ref())
-                    .map(|(_, b)| b.clone())
-                    .unwrap_or_default();
-                (m.id.clone(), m.instance_id.clone(), meta)
-            })
-            .collect();
-        for (id, tx) in self.joins.drain() {
-            let _ = tx.send(JoinOutcome {
-                error: errors::NONE,
-                generation: self.generation,
-                protocol: protocol.clone(),
-                protocol_type: self.protocol_type.clone(),
-                leader: leader.clone(),
-                members: if id == leader {
-                    members.clone()
-                } else {
-                    Vec::new()
-                },
-                member_id: id,
-            });
+        let joins: Vec<_> = self.joins.drain().collect();
+        for (id, tx) in joins {
+            let is_leader = id == leader;
+            let _ = tx.send(self.current_generation(&id, is_leader));
         }
         for m in self.members.values_mut() {
             m.last_heartbeat = Instant::now();
+        }
+    }
+
+    /// The current generation as a join answer for `member_id`: every member's metadata for the
+    /// chosen protocol goes to the leader only.
+    fn current_generation(&self, member_id: &str, with_members: bool) -> JoinOutcome {
+        let members = match with_members {
+            false => Vec::new(),
+            true => self
+                .members
+                .values()
+                .map(|m| {
+                    let meta = m
+                        .protocols
+                        .iter()
+                        .find(|(n, _)| Some(n) == self.protocol.as_ref())
+                        .map(|(_, b)| b.clone())
+                        .unwrap_or_default();
+                    (m.id.clone(), m.instance_id.clone(), meta)
+                })
+                .collect(),
+        };
+        JoinOutcome {
+            error: errors::NONE,
+            generation: self.generation,
+            protocol: self.protocol.clone(),
+            protocol_type: self.protocol_type.clone(),
+            leader: self.leader.clone().unwrap_or_default(),
+            member_id: member_id.to_owned(),
+            members,
+            skip_assignment: false,
         }
     }
 
@@ -264,7 +296,51 @@ impl Group {
             .cloned()
     }
 
+    /// The member id an instance id currently maps to differs from `member_id`: the caller is
+    /// an older incarnation of a static member (Apache's `isStaticMemberFenced`).
+    fn fenced(&self, instance_id: Option<&str>, member_id: &str) -> bool {
+        instance_id
+            .and_then(|i| self.static_members.get(i))
+            .is_some_and(|current| current != member_id)
+    }
+
+    /// Apache's `validateCurrentMember`: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID or NONE.
+    fn validate_member(&self, member_id: &str, instance_id: Option<&str>) -> i16 {
+        if self.fenced(instance_id, member_id) {
+            errors::FENCED_INSTANCE_ID
+        } else if !self.members.contains_key(member_id) {
+            errors::UNKNOWN_MEMBER_ID
+        } else {
+            errors::NONE
+        }
+    }
+
+    /// A static member rejoining under a new member id: the old id's pending join and sync
+    /// are answered FENCED_INSTANCE_ID and the member (with its assignment) moves to `new_id`.
+    fn replace_static(&mut self, instance_id: &str, old_id: &str, new_id: &str) {
+        if let Some(tx) = self.joins.remove(old_id) {
+            let _ = tx.send(JoinOutcome::error(errors::FENCED_INSTANCE_ID, old_id));
+        }
+        if let Some(tx) = self.syncs.remove(old_id) {
+            let _ = tx.send((errors::FENCED_INSTANCE_ID, Bytes::new()));
+        }
+        if let Some(mut m) = self.members.remove(old_id) {
+            m.id = new_id.to_owned();
+            self.members.insert(new_id.to_owned(), m);
+        }
+        if self.leader.as_deref() == Some(old_id) {
+            self.leader = Some(new_id.to_owned());
+        }
+        self.static_members
+            .insert(instance_id.to_owned(), new_id.to_owned());
+    }
+
     fn remove_member(&mut self, id: &str, initial_delay: Duration) {
+        if let Some(instance) = self.members.get(id).and_then(|m| m.instance_id.clone()) {
+            if self.static_members.get(&instance).map(String::as_str) == Some(id) {
+                self.static_members.remove(&instance);
+            }
+        }
         self.members.remove(id);
         self.joins.remove(id);
         self.syncs.remove(id);
@@ -299,6 +375,8 @@ pub struct JoinRequest {
     pub protocols: Vec<(String, Bytes)>,
     /// Whether the version requires a known member id first (v4+: MEMBER_ID_REQUIRED).
     pub require_known_member_id: bool,
+    /// Whether the version can tell a leader to skip the assignment (v9+, KIP-814).
+    pub supports_skip_assignment: bool,
 }
 
 /// All groups of this broker.
@@ -347,48 +425,143 @@ impl GroupCoordinator {
             {
                 return JoinOutcome::error(errors::INCONSISTENT_GROUP_PROTOCOL, &req.member_id);
             }
-            let mut member_id = req.member_id.clone();
-            if member_id.is_empty() {
-                member_id = format!("{}-{}", req.client_id, uuid::Uuid::new_v4());
-                if req.require_known_member_id {
-                    group.pending_member_ids.insert(member_id.clone());
-                    return JoinOutcome::error(errors::MEMBER_ID_REQUIRED, &member_id);
-                }
-            } else if !group.members.contains_key(&member_id)
-                && !group.pending_member_ids.remove(&member_id)
-            {
-                return JoinOutcome::error(errors::UNKNOWN_MEMBER_ID, &member_id);
+            match self.join_locked(group, &req) {
+                Joined::Now(outcome) => return outcome,
+                Joined::Waiting(rx) => rx,
             }
-            if group.members.is_empty() {
-                group.protocol_type = Some(req.protocol_type.clone());
-            }
-            let now = Instant::now();
-            group.members.insert(
-                member_id.clone(),
-                Member {
-                    id: member_id.clone(),
-                    instance_id: req.instance_id.clone(),
-                    client_id: req.client_id.clone(),
-                    client_host: "/127.0.0.1".into(),
-                    session_timeout: Duration::from_millis(req.session_timeout_ms as u64),
-                    rebalance_timeout: Duration::from_millis(req.rebalance_timeout_ms.max(0) as u64),
-                    protocols: req.protocols.clone(),
-                    assignment: Bytes::new(),
-                    last_heartbeat: now,
-                },
-            );
-            let (tx, rx) = oneshot::channel();
-            if let Some(old) = group.joins.insert(member_id.clone(), tx) {
-                let _ = old.send(JoinOutcome::error(errors::UNKNOWN_MEMBER_ID, &member_id));
-            }
-            if group.state != GroupState::PreparingRebalance {
-                group.prepare_rebalance(self.initial_delay);
-            }
-            group.maybe_complete_join(false);
-            rx
         };
         rx.await
             .unwrap_or_else(|_| JoinOutcome::error(errors::UNKNOWN_MEMBER_ID, &req.member_id))
+    }
+
+    /// Apache's `handleJoinGroup` once the request is valid: a new member (dynamic or static),
+    /// a static member taking over its instance id, or a current member rejoining.
+    fn join_locked(&self, group: &mut Group, req: &JoinRequest) -> Joined {
+        let instance = req.instance_id.as_deref();
+        if req.member_id.is_empty() {
+            let prefix = instance.unwrap_or(&req.client_id);
+            let member_id = format!("{prefix}-{}", uuid::Uuid::new_v4());
+            if let Some(old) = instance.and_then(|i| group.static_members.get(i).cloned()) {
+                return self.rejoin_static(group, req, &old, &member_id);
+            }
+            if instance.is_none() && req.require_known_member_id {
+                let expires = Instant::now() + Duration::from_millis(req.session_timeout_ms as u64);
+                group.pending_member_ids.insert(member_id.clone(), expires);
+                return Joined::Now(JoinOutcome::error(errors::MEMBER_ID_REQUIRED, &member_id));
+            }
+            return self.add_member(group, req, member_id);
+        }
+        if group.pending_member_ids.remove(&req.member_id).is_some() {
+            return self.add_member(group, req, req.member_id.clone());
+        }
+        match group.validate_member(&req.member_id, instance) {
+            errors::NONE => {}
+            code => return Joined::Now(JoinOutcome::error(code, &req.member_id)),
+        }
+        let member = &group.members[&req.member_id];
+        let same_metadata = member.protocols == req.protocols;
+        let is_leader = group.leader.as_deref() == Some(req.member_id.as_str());
+        match group.state {
+            // A member that lost its join answer, or a follower with nothing new, is told the
+            // current generation at once.
+            GroupState::CompletingRebalance if same_metadata => {
+                Joined::Now(group.current_generation(&req.member_id, is_leader))
+            }
+            GroupState::Stable if same_metadata && !is_leader => {
+                Joined::Now(group.current_generation(&req.member_id, false))
+            }
+            _ => self.update_and_rebalance(group, req, req.member_id.clone()),
+        }
+    }
+
+    /// A new member: added, and the group rebalances.
+    fn add_member(&self, group: &mut Group, req: &JoinRequest, member_id: String) -> Joined {
+        if group.members.is_empty() {
+            group.protocol_type = Some(req.protocol_type.clone());
+        }
+        group.members.insert(
+            member_id.clone(),
+            Member {
+                id: member_id.clone(),
+                instance_id: req.instance_id.clone(),
+                client_id: req.client_id.clone(),
+                client_host: "/127.0.0.1".into(),
+                session_timeout: Duration::from_millis(req.session_timeout_ms as u64),
+                rebalance_timeout: Duration::from_millis(req.rebalance_timeout_ms.max(0) as u64),
+                protocols: req.protocols.clone(),
+                assignment: Bytes::new(),
+                last_heartbeat: Instant::now(),
+            },
+        );
+        if let Some(i) = &req.instance_id {
+            group.static_members.insert(i.clone(), member_id.clone());
+        }
+        self.update_and_rebalance(group, req, member_id)
+    }
+
+    /// A member's join registered (its protocols and timeouts updated), then a rebalance
+    /// prepared unless one is under way, completed if every member is in.
+    fn update_and_rebalance(
+        &self,
+        group: &mut Group,
+        req: &JoinRequest,
+        member_id: String,
+    ) -> Joined {
+        if let Some(m) = group.members.get_mut(&member_id) {
+            m.protocols = req.protocols.clone();
+            m.session_timeout = Duration::from_millis(req.session_timeout_ms as u64);
+            m.rebalance_timeout = Duration::from_millis(req.rebalance_timeout_ms.max(0) as u64);
+            m.last_heartbeat = Instant::now();
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Some(old) = group.joins.insert(member_id.clone(), tx) {
+            let _ = old.send(JoinOutcome::error(errors::UNKNOWN_MEMBER_ID, &member_id));
+        }
+        if group.state != GroupState::PreparingRebalance {
+            group.prepare_rebalance(self.initial_delay);
+        }
+        group.maybe_complete_join(false);
+        Joined::Waiting(rx)
+    }
+
+    /// A static member back with no member id (Apache's `updateStaticMemberAndRebalance`): it
+    /// takes over its instance id under `new_id`. In a Stable group whose protocol stays the
+    /// same it gets the current generation at once, told the leader as it was before (so it
+    /// does not assign); otherwise it joins the rebalance.
+    fn rejoin_static(
+        &self,
+        group: &mut Group,
+        req: &JoinRequest,
+        old: &str,
+        new_id: &str,
+    ) -> Joined {
+        let instance = req.instance_id.as_deref().unwrap_or_default();
+        let leader_before = group.leader.clone().unwrap_or_default();
+        group.replace_static(instance, old, new_id);
+        match group.state {
+            GroupState::Stable => {
+                if let Some(m) = group.members.get_mut(new_id) {
+                    m.protocols = req.protocols.clone();
+                    m.last_heartbeat = Instant::now();
+                }
+                if group.protocol.is_some() && group.select_protocol() == group.protocol {
+                    // A static leader is sent the members and told to skip the assignment
+                    // where the version can say so (v9+, which names the leader as it now
+                    // is); older versions name the leader as it was, so that the new
+                    // incarnation does not assign (scenario group-static-member-rejoin).
+                    let skip =
+                        req.supports_skip_assignment && group.leader.as_deref() == Some(new_id);
+                    let mut outcome = group.current_generation(new_id, skip);
+                    if !req.supports_skip_assignment {
+                        outcome.leader = leader_before;
+                    }
+                    outcome.skip_assignment = skip;
+                    return Joined::Now(outcome);
+                }
+                self.update_and_rebalance(group, req, new_id.to_owned())
+            }
+            _ => self.update_and_rebalance(group, req, new_id.to_owned()),
+        }
     }
 
     /// SyncGroup: resolves once the leader's assignment is in.
@@ -396,6 +569,7 @@ impl GroupCoordinator {
         &self,
         group_id: &str,
         member_id: &str,
+        instance_id: Option<&str>,
         generation: i32,
         assignments: Vec<(String, Bytes)>,
     ) -> SyncOutcome {
@@ -404,8 +578,9 @@ impl GroupCoordinator {
             let Some(group) = groups.get_mut(group_id) else {
                 return (errors::UNKNOWN_MEMBER_ID, Bytes::new());
             };
-            if !group.members.contains_key(member_id) {
-                return (errors::UNKNOWN_MEMBER_ID, Bytes::new());
+            match group.validate_member(member_id, instance_id) {
+                errors::NONE => {}
+                code => return (code, Bytes::new()),
             }
             if generation != group.generation {
                 return (errors::ILLEGAL_GENERATION, Bytes::new());
@@ -445,11 +620,20 @@ impl GroupCoordinator {
     }
 
     /// Heartbeat.
-    pub fn heartbeat(&self, group_id: &str, member_id: &str, generation: i32) -> i16 {
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: Option<&str>,
+        generation: i32,
+    ) -> i16 {
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
             return errors::UNKNOWN_MEMBER_ID;
         };
+        if group.fenced(instance_id, member_id) {
+            return errors::FENCED_INSTANCE_ID;
+        }
         let Some(member) = group.members.get_mut(member_id) else {
             return errors::UNKNOWN_MEMBER_ID;
         };
@@ -465,41 +649,78 @@ impl GroupCoordinator {
     }
 
     /// LeaveGroup for one member.
-    pub fn leave(&self, group_id: &str, member_id: &str) -> i16 {
+    /// LeaveGroup for one member, as Apache's `handleLeaveGroup`: by instance id alone (an
+    /// administrator removing a static member), a pending member id, or a current member
+    /// (FENCED_INSTANCE_ID for an older incarnation of a static member).
+    pub fn leave(&self, group_id: &str, member_id: &str, instance_id: Option<&str>) -> i16 {
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
             return errors::UNKNOWN_MEMBER_ID;
         };
-        if !group.members.contains_key(member_id) {
-            return errors::UNKNOWN_MEMBER_ID;
+        if member_id.is_empty() {
+            return match instance_id.and_then(|i| group.static_members.get(i).cloned()) {
+                Some(current) => {
+                    group.remove_member(&current, self.initial_delay);
+                    errors::NONE
+                }
+                None => errors::UNKNOWN_MEMBER_ID,
+            };
         }
-        group.remove_member(member_id, self.initial_delay);
-        errors::NONE
+        if group.pending_member_ids.remove(member_id).is_some() {
+            group.maybe_complete_join(false);
+            return errors::NONE;
+        }
+        match group.validate_member(member_id, instance_id) {
+            errors::NONE => {
+                group.remove_member(member_id, self.initial_delay);
+                errors::NONE
+            }
+            code => code,
+        }
     }
 
-    /// Checks a member for OffsetCommit / TxnOffsetCommit: NONE when the commit may proceed.
-    pub fn validate_commit(&self, group_id: &str, member_id: &str, generation: i32) -> i16 {
-        let groups = self.lock();
-        let Some(group) = groups.get(group_id) else {
+    /// Checks a member for OffsetCommit: NONE when the commit may proceed. As Apache 3.7's
+    /// group coordinator: a member of the current generation may commit while the group is
+    /// Stable or PreparingRebalance (the commit also counts as a heartbeat; consumers commit
+    /// from their revoke callbacks during a rebalance), not while it is CompletingRebalance
+    /// (REBALANCE_IN_PROGRESS). Without member data, only an Empty group accepts commits.
+    pub fn validate_commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: Option<&str>,
+        generation: i32,
+    ) -> i16 {
+        let mut groups = self.lock();
+        let Some(group) = groups.get_mut(group_id) else {
             return match generation < 0 {
                 true => errors::NONE,
                 false => errors::ILLEGAL_GENERATION,
             };
         };
-        if generation < 0 && member_id.is_empty() && group.state == GroupState::Empty {
+        if generation < 0
+            && member_id.is_empty()
+            && instance_id.is_none()
+            && group.state == GroupState::Empty
+        {
             return errors::NONE;
         }
-        if !group.members.contains_key(member_id) {
-            return errors::UNKNOWN_MEMBER_ID;
+        if group.fenced(instance_id, member_id) {
+            return errors::FENCED_INSTANCE_ID;
         }
+        let Some(member) = group.members.get_mut(member_id) else {
+            return errors::UNKNOWN_MEMBER_ID;
+        };
         if generation != group.generation {
             return errors::ILLEGAL_GENERATION;
         }
         match group.state {
-            GroupState::PreparingRebalance | GroupState::CompletingRebalance => {
-                errors::REBALANCE_IN_PROGRESS
+            GroupState::CompletingRebalance => errors::REBALANCE_IN_PROGRESS,
+            GroupState::Stable | GroupState::PreparingRebalance => {
+                member.last_heartbeat = Instant::now();
+                errors::NONE
             }
-            _ => errors::NONE,
+            GroupState::Empty => errors::NONE,
         }
     }
 
@@ -537,6 +758,11 @@ impl GroupCoordinator {
         let now = Instant::now();
         let mut groups = self.lock();
         for group in groups.values_mut() {
+            let before = group.pending_member_ids.len();
+            group.pending_member_ids.retain(|_, expires| *expires > now);
+            if group.pending_member_ids.len() < before {
+                group.maybe_complete_join(false);
+            }
             let expired: Vec<String> = group
                 .members
                 .values()

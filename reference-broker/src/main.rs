@@ -46,6 +46,10 @@ struct Args {
     /// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
     #[arg(long, default_value_t = 10_000)]
     txn_reaper_interval_ms: u64,
+    /// Partitions Metadata shows for the internal __consumer_offsets topic
+    /// (offsets.topic.num.partitions); it appears once a group coordinator is looked up.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(i32).range(1..=1000))]
+    offsets_topic_partitions: i32,
 }
 
 #[tokio::main]
@@ -66,6 +70,7 @@ async fn main() -> anyhow::Result<()> {
         default_partitions: args.default_partitions,
         group_initial_rebalance_delay: Duration::from_millis(args.group_initial_rebalance_delay_ms),
         txn_reaper_interval: Duration::from_millis(args.txn_reaper_interval_ms),
+        offsets_topic_partitions: args.offsets_topic_partitions,
     };
     let broker = Broker::start(config)
         .await

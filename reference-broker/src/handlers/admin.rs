@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::{sb, Ctx};
 use crate::auth::{Operation, Resource};
 use crate::errors;
+use crate::storage::topic_config::TopicConfig;
 use crate::storage::topics::CreateError;
 
 /// Answers CreateTopics.
@@ -53,11 +54,23 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
             ));
             continue;
         }
+        let configs: Vec<(String, Option<String>)> = t
+            .configs
+            .iter()
+            .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
+            .collect();
         let mut registry = state.topics.write();
-        let outcome = match req.validate_only {
-            true => registry.validate(&name, partitions).map(|()| Uuid::nil()),
-            false => registry.create(&name, partitions).map(|t| t.id),
-        };
+        // Apache's order: the name, existence and partitions, then the configs (scenarios
+        // topic-config-*).
+        let outcome = registry
+            .validate(&name, partitions)
+            .and_then(|()| Ok(TopicConfig::from_request(&configs)?))
+            .and_then(|config| match req.validate_only {
+                true => Ok(Uuid::nil()),
+                false => registry
+                    .create_with(&name, partitions, config)
+                    .map(|t| t.id),
+            });
         match outcome {
             Ok(id) => {
                 result = result
@@ -74,6 +87,7 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
                     CreateError::Exists(_) => errors::TOPIC_ALREADY_EXISTS,
                     CreateError::InvalidName(_) => errors::INVALID_TOPIC_EXCEPTION,
                     CreateError::InvalidPartitions(_) => errors::INVALID_PARTITIONS,
+                    CreateError::InvalidConfig(_) => errors::INVALID_CONFIG,
                     CreateError::Io(_) => errors::KAFKA_STORAGE_ERROR,
                 };
                 results.push(fail(result, code, e.to_string()));

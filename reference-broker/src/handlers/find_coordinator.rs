@@ -18,7 +18,15 @@ fn lookup(ctx: &Ctx, key: &str, key_type: i8) -> Result<i32, i16> {
     match (allowed, key_type) {
         (false, 0) => Err(errors::GROUP_AUTHORIZATION_FAILED),
         (false, _) => Err(errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
-        (true, _) => Ok(ctx.state.config.broker_id),
+        (true, key_type) => {
+            if key_type == 0 {
+                // Apache creates __consumer_offsets on the first group lookup.
+                ctx.state
+                    .offsets_topic
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(ctx.state.config.broker_id)
+        }
     }
 }
 

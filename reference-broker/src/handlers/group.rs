@@ -41,6 +41,7 @@ pub async fn join(ctx: &Ctx, req: JoinGroupRequest) -> JoinGroupResponse {
                 .map(|p| (p.name.to_string(), p.metadata.clone()))
                 .collect(),
             require_known_member_id: ctx.version >= 4,
+            supports_skip_assignment: ctx.version >= 9,
         })
         .await;
     let members = outcome
@@ -70,6 +71,7 @@ pub async fn join(ctx: &Ctx, req: JoinGroupRequest) -> JoinGroupResponse {
         .with_protocol_name(protocol_name)
         .with_leader(sb(&outcome.leader))
         .with_member_id(sb(&outcome.member_id))
+        .with_skip_assignment(outcome.skip_assignment)
         .with_members(members)
 }
 
@@ -85,6 +87,7 @@ pub async fn sync(ctx: &Ctx, req: SyncGroupRequest) -> SyncGroupResponse {
         .sync(
             &group_id,
             &req.member_id,
+            req.group_instance_id.as_deref(),
             req.generation_id,
             req.assignments
                 .iter()
@@ -108,10 +111,12 @@ pub fn heartbeat(ctx: &Ctx, req: HeartbeatRequest) -> HeartbeatResponse {
     let group_id = req.group_id.0.to_string();
     let code = match ctx.allowed(Operation::Read, Resource::Group(&group_id)) {
         false => errors::GROUP_AUTHORIZATION_FAILED,
-        true => ctx
-            .state
-            .groups
-            .heartbeat(&group_id, &req.member_id, req.generation_id),
+        true => ctx.state.groups.heartbeat(
+            &group_id,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id,
+        ),
     };
     HeartbeatResponse::default().with_error_code(code)
 }
@@ -124,8 +129,11 @@ pub fn leave(ctx: &Ctx, req: LeaveGroupRequest) -> LeaveGroupResponse {
     }
     let groups = &ctx.state.groups;
     if ctx.version < 3 {
-        return LeaveGroupResponse::default()
-            .with_error_code(groups.leave(&group_id, &req.member_id));
+        return LeaveGroupResponse::default().with_error_code(groups.leave(
+            &group_id,
+            &req.member_id,
+            None,
+        ));
     }
     let members = req
         .members
@@ -134,7 +142,11 @@ pub fn leave(ctx: &Ctx, req: LeaveGroupRequest) -> LeaveGroupResponse {
             MemberResponse::default()
                 .with_member_id(m.member_id.clone())
                 .with_group_instance_id(m.group_instance_id.clone())
-                .with_error_code(groups.leave(&group_id, &m.member_id))
+                .with_error_code(groups.leave(
+                    &group_id,
+                    &m.member_id,
+                    m.group_instance_id.as_deref(),
+                ))
         })
         .collect();
     LeaveGroupResponse::default().with_members(members)

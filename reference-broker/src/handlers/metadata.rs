@@ -11,14 +11,45 @@ use uuid::Uuid;
 use super::{sb, Ctx};
 use crate::auth::{Operation, Resource};
 use crate::errors;
-use crate::storage::topics::{valid_topic_name, Topic};
+use std::sync::atomic::Ordering;
+
+use crate::storage::topics::{valid_topic_name, Topic, CONSUMER_OFFSETS};
 
 /// Apache's "authorized operations not requested" value.
 const OPS_NOT_REQUESTED: i32 = i32::MIN;
 
 fn describe(ctx: &Ctx, name: &str, topic: &Topic) -> MetadataResponseTopic {
+    describe_partitions(ctx, name, topic.id, topic.partitions.len() as i32)
+}
+
+/// `__consumer_offsets` as Apache shows it: internal, `offsets.topic.num.partitions`
+/// partitions led by this broker, an id stable for the cluster.
+fn describe_offsets_topic(ctx: &Ctx) -> MetadataResponseTopic {
+    // Derived from the cluster id, so it is the same on every answer and after a restart.
+    let fnv = |seed: u64| {
+        format!("{}/{CONSUMER_OFFSETS}", ctx.state.cluster_id)
+            .bytes()
+            .fold(seed, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+    };
+    let id = uuid::Builder::from_u128(
+        u128::from(fnv(0xcbf2_9ce4_8422_2325)) << 64 | u128::from(fnv(0x8422_2325_cbf2_9ce4)),
+    )
+    .with_version(uuid::Version::Random)
+    .into_uuid();
+    describe_partitions(
+        ctx,
+        CONSUMER_OFFSETS,
+        id,
+        ctx.state.config.offsets_topic_partitions,
+    )
+    .with_is_internal(true)
+}
+
+fn describe_partitions(ctx: &Ctx, name: &str, id: Uuid, count: i32) -> MetadataResponseTopic {
     let me = BrokerId(ctx.state.config.broker_id);
-    let partitions = (0..topic.partitions.len() as i32)
+    let partitions = (0..count)
         .map(|p| {
             MetadataResponsePartition::default()
                 .with_partition_index(p)
@@ -30,11 +61,7 @@ fn describe(ctx: &Ctx, name: &str, topic: &Topic) -> MetadataResponseTopic {
         .collect();
     MetadataResponseTopic::default()
         .with_name(Some(TopicName(sb(name))))
-        .with_topic_id(if ctx.version >= 10 {
-            topic.id
-        } else {
-            Uuid::nil()
-        })
+        .with_topic_id(if ctx.version >= 10 { id } else { Uuid::nil() })
         .with_partitions(partitions)
         .with_topic_authorized_operations(OPS_NOT_REQUESTED)
 }
@@ -61,6 +88,11 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
     let mut topics = Vec::new();
     match requested {
         None => {
+            if state.offsets_topic.load(Ordering::Relaxed)
+                && ctx.allowed(Operation::Describe, Resource::Topic(CONSUMER_OFFSETS))
+            {
+                topics.push(describe_offsets_topic(ctx));
+            }
             let registry = state.topics.read();
             for (name, topic) in registry.iter() {
                 if ctx.allowed(Operation::Describe, Resource::Topic(name)) {
@@ -90,6 +122,26 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
                         Uuid::nil(),
                         errors::TOPIC_AUTHORIZATION_FAILED,
                     ));
+                    continue;
+                }
+                if name == CONSUMER_OFFSETS {
+                    let shown = state.offsets_topic.load(Ordering::Relaxed);
+                    topics.push(match shown {
+                        true => describe_offsets_topic(ctx),
+                        false
+                            if allow_create
+                                && ctx.allowed(Operation::Create, Resource::Cluster) =>
+                        {
+                            state.offsets_topic.store(true, Ordering::Relaxed);
+                            error_topic(ctx, Some(&name), Uuid::nil(), errors::LEADER_NOT_AVAILABLE)
+                        }
+                        false => error_topic(
+                            ctx,
+                            Some(&name),
+                            Uuid::nil(),
+                            errors::UNKNOWN_TOPIC_OR_PARTITION,
+                        ),
+                    });
                     continue;
                 }
                 let mut registry = state.topics.write();

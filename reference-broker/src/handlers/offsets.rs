@@ -18,16 +18,29 @@ use crate::storage::offsets::Committed;
 pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
     let state = &ctx.state;
     let group_id = req.group_id.0.to_string();
-    let group_error = if group_id.is_empty() {
-        errors::INVALID_GROUP_ID
-    } else if !ctx.allowed(Operation::Read, Resource::Group(&group_id)) {
-        errors::GROUP_AUTHORIZATION_FAILED
+    // Errors of the whole request, answered on every partition.
+    let request_error = if !ctx.allowed(Operation::Read, Resource::Group(&group_id)) {
+        Some(errors::GROUP_AUTHORIZATION_FAILED)
     } else if ctx.version == 0 {
-        errors::NONE
+        // v0 stored offsets in ZooKeeper; Apache 3.7 in KRaft answers every partition
+        // UNSUPPORTED_VERSION (scenario group-commit-during-rebalance).
+        Some(errors::UNSUPPORTED_VERSION)
     } else {
-        state
-            .groups
-            .validate_commit(&group_id, &req.member_id, req.generation_id_or_member_epoch)
+        None
+    };
+    // The group coordinator's verdict, for the partitions that pass their own checks (topic
+    // authorization and existence come first, as Apache's KafkaApis checks them).
+    let group_error = if request_error.is_some() {
+        errors::NONE
+    } else if group_id.is_empty() {
+        errors::INVALID_GROUP_ID
+    } else {
+        state.groups.validate_commit(
+            &group_id,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id_or_member_epoch,
+        )
     };
     let mut to_commit = Vec::new();
     let mut topics = Vec::new();
@@ -36,12 +49,14 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
         let topic_ok = ctx.allowed(Operation::Read, Resource::Topic(&name));
         let mut partitions = Vec::new();
         for p in &t.partitions {
-            let code = if group_error != errors::NONE {
-                group_error
+            let code = if let Some(code) = request_error {
+                code
             } else if !topic_ok {
                 errors::TOPIC_AUTHORIZATION_FAILED
             } else if state.partition(&name, p.partition_index).is_none() {
                 errors::UNKNOWN_TOPIC_OR_PARTITION
+            } else if group_error != errors::NONE {
+                group_error
             } else {
                 let leader_epoch = match ctx.version >= 6 {
                     true => p.committed_leader_epoch,

@@ -8,6 +8,7 @@ use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use super::{sb, Ctx};
 use crate::auth::{Operation, Resource};
 use crate::errors;
+use crate::storage::batch;
 
 /// Answers Produce; `None` for acks=0.
 pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
@@ -18,6 +19,11 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
     for topic in req.topic_data {
         let name = topic.name.0.to_string();
         let authorized = ctx.allowed(Operation::Write, Resource::Topic(&name));
+        let max_batch = state
+            .topics
+            .read()
+            .get(&name)
+            .map_or(i32::MAX, |t| t.config.max_message_bytes);
         let mut partitions = Vec::new();
         for p in topic.partition_data {
             let mut r = PartitionProduceResponse::default()
@@ -43,7 +49,16 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                             &name,
                             p.index,
                         )
-                        .map_err(|(code, message)| (code, message, -1));
+                        .map_err(|(code, message)| (code, message, -1))
+                        .and_then(|()| {
+                            // After the transactional verification, before the append's own
+                            // checks, as Apache orders them; no message, as Apache sends none
+                            // (scenario topic-config-max-message-bytes).
+                            match batch::largest_declared(payload) > max_batch.max(0) as usize {
+                                true => Err((errors::MESSAGE_TOO_LARGE, None, -1)),
+                                false => Ok(()),
+                            }
+                        });
                         let start = log.log_start_offset();
                         match verified.and_then(|()| {
                             log.append(payload, req.acks == -1).map_err(|e| {

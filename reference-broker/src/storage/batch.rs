@@ -194,6 +194,20 @@ pub fn assign(batch: &mut [u8], base_offset: i64, leader_epoch: i32) {
     batch[12..16].copy_from_slice(&leader_epoch.to_be_bytes());
 }
 
+/// The largest batch in a Produce payload by its declared size (8 bytes of base offset, 4 of
+/// length, then `length` bytes), walking the batches as their lengths lay them out; a length
+/// that does not fit ends the walk (the append reports the corruption).
+pub fn largest_declared(bytes: &[u8]) -> usize {
+    let mut largest = 0;
+    let mut at = 0usize;
+    while let Some(len) = bytes.get(at + 8..at + 12) {
+        let size = 12 + i32::from_be_bytes([len[0], len[1], len[2], len[3]]).max(0) as usize;
+        largest = largest.max(size);
+        at = at.saturating_add(size);
+    }
+    largest
+}
+
 /// Builds a v2 batch (uncompressed) around already-encoded records; used for control
 /// batches and in tests.
 #[allow(clippy::too_many_arguments)]

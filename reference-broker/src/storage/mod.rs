@@ -7,6 +7,7 @@ pub mod batch;
 pub mod offsets;
 pub mod partition;
 pub mod pid;
+pub mod topic_config;
 pub mod topics;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -211,6 +211,11 @@ impl OffsetStore {
         })
     }
 
+    /// Whether any group has offsets on disk (from an earlier run).
+    pub fn has_any_group(&self) -> io::Result<bool> {
+        Ok(std::fs::read_dir(&self.dir)?.next().is_some())
+    }
+
     /// Whether the group has any committed offset.
     pub fn has_offsets(&mut self, group: &str) -> io::Result<bool> {
         Ok(!self.load(group)?.is_empty())

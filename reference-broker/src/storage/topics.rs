@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::atomic::write_atomic;
 use super::partition::PartitionLog;
+use super::topic_config::{ConfigError, TopicConfig};
 
 /// One topic.
 #[derive(Debug, Clone)]
@@ -23,12 +24,16 @@ pub struct Topic {
     pub id: Uuid,
     /// The partition logs, by index.
     pub partitions: Vec<Arc<OrderedMutex<PartitionLog>>>,
+    /// The configs given at creation.
+    pub config: TopicConfig,
 }
 
 #[derive(Serialize, Deserialize)]
 struct TopicFile {
     id: Uuid,
     partitions: i32,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    configs: BTreeMap<String, String>,
 }
 
 /// Why a topic could not be created.
@@ -43,6 +48,9 @@ pub enum CreateError {
     /// Fewer than one partition.
     #[error("number of partitions must be at least 1, got {0}")]
     InvalidPartitions(i32),
+    /// A config Apache would refuse (its message).
+    #[error(transparent)]
+    InvalidConfig(#[from] ConfigError),
     /// Files could not be written.
     #[error("storage: {0}")]
     Io(#[from] io::Error),
@@ -54,6 +62,10 @@ pub struct TopicRegistry {
     data_dir: PathBuf,
     topics: BTreeMap<String, Topic>,
 }
+
+/// The internal topic Apache keeps group offsets in. kaas keeps them in files instead, and
+/// kaas-ref shows the topic in Metadata as Apache does (`State::offsets_topic`).
+pub const CONSUMER_OFFSETS: &str = "__consumer_offsets";
 
 /// Kafka's topic-name rule.
 pub fn valid_topic_name(name: &str) -> bool {
@@ -89,11 +101,14 @@ impl TopicRegistry {
                         .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
                 })
                 .collect::<io::Result<Vec<_>>>()?;
+            let config = TopicConfig::from_given(file.configs)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             topics.insert(
                 name.to_owned(),
                 Topic {
                     id: file.id,
                     partitions,
+                    config,
                 },
             );
         }
@@ -139,8 +154,18 @@ impl TopicRegistry {
         Ok(())
     }
 
-    /// Creates a topic.
+    /// Creates a topic with the default configs.
     pub fn create(&mut self, name: &str, partitions: i32) -> Result<&Topic, CreateError> {
+        self.create_with(name, partitions, TopicConfig::default())
+    }
+
+    /// Creates a topic with validated configs.
+    pub fn create_with(
+        &mut self,
+        name: &str,
+        partitions: i32,
+        config: TopicConfig,
+    ) -> Result<&Topic, CreateError> {
         self.validate(name, partitions)?;
         let id = Uuid::new_v4();
         let logs = (0..partitions)
@@ -149,7 +174,12 @@ impl TopicRegistry {
                     .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
             })
             .collect::<io::Result<Vec<_>>>()?;
-        let file = serde_json::to_vec(&TopicFile { id, partitions }).expect("serialisable");
+        let file = serde_json::to_vec(&TopicFile {
+            id,
+            partitions,
+            configs: config.given.clone(),
+        })
+        .expect("serialisable");
         write_atomic(
             &self.data_dir.join("topics").join(format!("{name}.json")),
             &file,
@@ -157,6 +187,7 @@ impl TopicRegistry {
         Ok(self.topics.entry(name.to_owned()).or_insert(Topic {
             id,
             partitions: logs,
+            config,
         }))
     }
 
