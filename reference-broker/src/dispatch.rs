@@ -4,6 +4,8 @@
 //! API through the `kafka-protocol` crate. A frame that cannot be parsed is an error, and the
 //! connection is closed, as Apache closes it.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -91,9 +93,32 @@ fn supported(api: ApiKey) -> Option<(i16, i16)> {
         .map(|&(_, min, max)| (min, max))
 }
 
-/// Handles one request frame (without its size prefix). `Ok(None)` means no response is sent
+/// A response frame to come, once its request is handled. `None` means no response is sent
 /// (Produce with acks=0).
+pub type Pending = Pin<Box<dyn Future<Output = Result<Option<Vec<u8>>, FrameError>> + Send>>;
+
+/// What handling a request gave: the response, or — for an acks=all Produce whose appends are
+/// done — the response once they are durable. The connection may read and handle its next
+/// request meanwhile (its appends come after these), answering in order.
+pub enum Reply {
+    /// The response now.
+    Now(Option<Vec<u8>>),
+    /// The response when the appends are on disk.
+    Later(Pending),
+}
+
+/// Handles one request frame (without its size prefix) to its response. `Ok(None)` means no
+/// response is sent (Produce with acks=0).
 pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>, FrameError> {
+    match handle_pipelined(state, frame).await? {
+        Reply::Now(response) => Ok(response),
+        Reply::Later(pending) => pending.await,
+    }
+}
+
+/// Handles one request frame up to the point where its effects are in order: every request
+/// is done but for the durability wait of an acks=all Produce, which is returned to await.
+pub async fn handle_pipelined(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameError> {
     let started = std::time::Instant::now();
     let key = frame.get(..2).map(|k| i16::from_be_bytes([k[0], k[1]]));
     let result = handle_frame(state, frame).await;
@@ -101,7 +126,7 @@ pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>,
     result
 }
 
-async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>, FrameError> {
+async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameError> {
     if frame.len() < 8 {
         return Err(FrameError::TooShort(frame.len()));
     }
@@ -116,12 +141,15 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>
         if api == ApiKey::ApiVersions {
             // KIP-511: answer an unknown ApiVersions version with v0 and UNSUPPORTED_VERSION.
             let body = handlers::api_versions::unsupported_version();
-            return encode(api, 0, correlation_id, &ResponseKind::ApiVersions(body)).map(Some);
+            return encode(api, 0, correlation_id, &ResponseKind::ApiVersions(body))
+                .map(|r| Reply::Now(Some(r)));
         }
         return Err(FrameError::UnsupportedVersion { api, version });
     }
     if codec::ApiKey::from_key(key).is_ok() {
-        return handlers::transactions::handle(state, frame).await;
+        return handlers::transactions::handle(state, frame)
+            .await
+            .map(Reply::Now);
     }
     let malformed = |reason: String| FrameError::Malformed {
         api: key,
@@ -159,16 +187,43 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>
         }
         RequestKind::JoinGroup(r) => ResponseKind::JoinGroup(handlers::group::join(&ctx, r).await),
         RequestKind::SyncGroup(r) => ResponseKind::SyncGroup(handlers::group::sync(&ctx, r).await),
+        RequestKind::Produce(r) => {
+            let appended = handlers::off_worker(move || handlers::produce::append(&ctx, r))
+                .await
+                .map_err(failed)?;
+            if !appended.waits() {
+                match appended.durable() {
+                    Some(response) => ResponseKind::Produce(response),
+                    None => return Ok(Reply::Now(None)),
+                }
+            } else {
+                let correlation_id = header.correlation_id;
+                return Ok(Reply::Later(Box::pin(async move {
+                    let response = handlers::off_worker(move || appended.durable())
+                        .await
+                        .map_err(|reason| FrameError::HandlerFailed {
+                            api: key,
+                            version,
+                            reason,
+                        })?;
+                    match response {
+                        Some(r) => encode(api, version, correlation_id, &ResponseKind::Produce(r))
+                            .map(Some),
+                        None => Ok(None),
+                    }
+                })));
+            }
+        }
         other => match handlers::off_worker(move || blocking(&ctx, other))
             .await
             .map_err(failed)?
         {
             Ok(Some(response)) => response,
-            Ok(None) => return Ok(None),
+            Ok(None) => return Ok(Reply::Now(None)),
             Err(reason) => return Err(malformed(reason)),
         },
     };
-    encode(api, version, header.correlation_id, &response).map(Some)
+    encode(api, version, header.correlation_id, &response).map(|r| Reply::Now(Some(r)))
 }
 
 /// The handlers that run whole on the blocking pool. `Ok(None)`: no response (Produce with
@@ -182,10 +237,6 @@ fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<Option<Response
         RequestKind::DeleteTopics(r) => {
             ResponseKind::DeleteTopics(handlers::admin::delete_topics(ctx, r))
         }
-        RequestKind::Produce(r) => match handlers::produce::handle(ctx, r) {
-            Some(resp) => ResponseKind::Produce(resp),
-            None => return Ok(None),
-        },
         RequestKind::ListOffsets(r) => {
             ResponseKind::ListOffsets(handlers::list_offsets::handle(ctx, r))
         }

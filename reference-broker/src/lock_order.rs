@@ -38,6 +38,9 @@ pub enum Level {
     Partition = 5,
     /// The producer-id block allocator.
     ProducerIds = 6,
+    /// One partition's fsync (group commit, `storage::partition::Durability`): held across
+    /// the fsync, usually with no other lock held.
+    PartitionSync = 7,
 }
 
 #[cfg(debug_assertions)]

@@ -1,10 +1,13 @@
-//! The TCP side: size-prefixed frames in, one request at a time per connection (as Apache
-//! mutes a connection until its response is sent), responses out in order. A malformed or
-//! oversized frame closes that connection with a logged reason; the others keep working.
+//! The TCP side: size-prefixed frames in, requests handled one at a time per connection in
+//! arrival order (as Apache handles them), responses out in that order. Only the durability
+//! wait of an acks=all Produce overlaps the next requests, so that the requests a producer
+//! pipelines share fsyncs. A malformed or oversized frame closes that connection with a logged
+//! reason; the others keep working.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::stream::{FuturesOrdered, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -40,43 +43,117 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, mut shutdown: watch
     connections.shutdown().await;
 }
 
+/// How many answered-but-not-yet-durable requests one connection may have before the broker
+/// stops reading from it (the idempotent producer sends at most five at once).
+const PIPELINE: usize = 8;
+
+/// Reads frames off the connection into `frames` (bounded, so an unread backlog stays in the
+/// socket), until the peer closes, a frame is refused, or the receiver is gone.
+async fn read_frames(
+    mut read: tokio::net::tcp::OwnedReadHalf,
+    max: usize,
+    frames: tokio::sync::mpsc::Sender<Result<Bytes, String>>,
+) {
+    loop {
+        let mut size = [0u8; 4];
+        let frame = match read.read_exact(&mut size).await {
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return,
+            Err(e) => Err(e.to_string()),
+            Ok(_) => {
+                let size = i32::from_be_bytes(size);
+                if size < 0 || size as usize > max {
+                    Err(format!("frame size {size} outside 0..={max}"))
+                } else {
+                    let mut frame = vec![0u8; size as usize];
+                    read.read_exact(&mut frame)
+                        .await
+                        .map(|_| Bytes::from(frame))
+                        .map_err(|e| format!("reading a {size}-byte frame: {e}"))
+                }
+            }
+        };
+        let last = frame.is_err();
+        if frames.send(frame).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+/// Ends the reader task with the connection.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One connection: requests are handled one at a time, in order, as Apache handles them; an
+/// acks=all Produce's wait for durability may overlap the handling of the requests after it
+/// (up to [`PIPELINE`]), and the responses go out in request order.
 async fn connection(
     stream: TcpStream,
     state: Arc<State>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), String> {
-    let (mut read, write) = stream.into_split();
+    let (read, write) = stream.into_split();
     let mut write = BufWriter::new(write);
-    let max = state.config.max_frame_bytes;
+    let (frames_tx, mut frames) = tokio::sync::mpsc::channel(1);
+    let _reader = AbortOnDrop(tokio::spawn(read_frames(
+        read,
+        state.config.max_frame_bytes,
+        frames_tx,
+    )));
+    let mut pending: FuturesOrdered<dispatch::Pending> = FuturesOrdered::new();
+    // Set when no more requests will be read: the peer closed, or a frame closes the
+    // connection (after the responses already owed are written).
+    let mut peer_done = false;
+    let mut closing: Option<String> = None;
     loop {
-        let mut size = [0u8; 4];
+        if peer_done && pending.is_empty() {
+            return closing.map_or(Ok(()), Err);
+        }
         tokio::select! {
-            r = read.read_exact(&mut size) => match r {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
-                Err(e) => return Err(e.to_string()),
-            },
+            // Answers first: a durable Produce's response goes out as soon as it can.
+            Some(done) = pending.next(), if !pending.is_empty() => {
+                if let Some(body) = done.map_err(|e| e.to_string())? {
+                    write
+                        .write_all(&(body.len() as i32).to_be_bytes())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    write.write_all(&body).await.map_err(|e| e.to_string())?;
+                    write.flush().await.map_err(|e| e.to_string())?;
+                }
+            }
+            frame = frames.recv(), if !peer_done && pending.len() < PIPELINE => {
+                let frame = match frame {
+                    None => {
+                        peer_done = true;
+                        continue;
+                    }
+                    Some(Err(reason)) => {
+                        (peer_done, closing) = (true, Some(reason));
+                        continue;
+                    }
+                    Some(Ok(frame)) => frame,
+                };
+                let reply = tokio::select! {
+                    r = dispatch::handle_pipelined(&state, frame) => r,
+                    _ = shutdown.changed() => return Ok(()),
+                };
+                let reply = match reply {
+                    Ok(reply) => reply,
+                    Err(e) => {
+                        (peer_done, closing) = (true, Some(e.to_string()));
+                        continue;
+                    }
+                };
+                pending.push_back(match reply {
+                    dispatch::Reply::Now(response) => Box::pin(std::future::ready(Ok(response))),
+                    dispatch::Reply::Later(later) => later,
+                });
+            }
             _ = shutdown.changed() => return Ok(()),
-        }
-        let size = i32::from_be_bytes(size);
-        if size < 0 || size as usize > max {
-            return Err(format!("frame size {size} outside 0..={max}"));
-        }
-        let mut frame = vec![0u8; size as usize];
-        read.read_exact(&mut frame)
-            .await
-            .map_err(|e| format!("reading a {size}-byte frame: {e}"))?;
-        let response = tokio::select! {
-            r = dispatch::handle(&state, Bytes::from(frame)) => r.map_err(|e| e.to_string())?,
-            _ = shutdown.changed() => return Ok(()),
-        };
-        if let Some(body) = response {
-            write
-                .write_all(&(body.len() as i32).to_be_bytes())
-                .await
-                .map_err(|e| e.to_string())?;
-            write.write_all(&body).await.map_err(|e| e.to_string())?;
-            write.flush().await.map_err(|e| e.to_string())?;
         }
     }
 }

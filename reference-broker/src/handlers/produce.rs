@@ -7,16 +7,62 @@ use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 
 use super::{sb, Ctx};
 use crate::auth::{Operation, Resource};
+use std::sync::Arc;
+
 use crate::errors;
 use crate::storage::batch;
+use crate::storage::partition::Durability;
 
-/// Answers Produce; `None` for acks=0.
+/// A Produce whose appends are done and whose acks=all answer waits for them to be durable.
+#[derive(Debug)]
+pub struct Appended {
+    response: Option<ProduceResponse>,
+    /// (topic index, partition index, the log's group commit, bytes to cover).
+    waits: Vec<(usize, usize, Arc<Durability>, u64)>,
+}
+
+impl Appended {
+    /// Whether the answer must wait for fsyncs.
+    pub fn waits(&self) -> bool {
+        !self.waits.is_empty()
+    }
+
+    /// Waits until every append is durable (blocking: run it on the blocking pool) and gives
+    /// the answer; a partition whose fsync failed answers KAFKA_STORAGE_ERROR. `None` for
+    /// acks=0.
+    pub fn durable(self) -> Option<ProduceResponse> {
+        let mut response = self.response?;
+        for (t, p, durability, end) in self.waits {
+            if let Err(e) = durability.sync_through(end) {
+                tracing::warn!(error = %e, "fsync failed");
+                let r = &mut response.responses[t].partition_responses[p];
+                *r = PartitionProduceResponse::default()
+                    .with_index(r.index)
+                    .with_error_code(errors::KAFKA_STORAGE_ERROR)
+                    .with_base_offset(-1)
+                    .with_log_append_time_ms(-1)
+                    .with_log_start_offset(-1);
+            }
+        }
+        Some(response)
+    }
+}
+
+/// Answers Produce; `None` for acks=0 (appends and their durability in one call).
 pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
+    append(ctx, req).durable()
+}
+
+/// Produce's appends, in order, under each partition's lock; the acks=all answer then waits
+/// for durability without any lock (`Appended::durable`), so that concurrent producers — and
+/// the requests a client pipelines on one connection — share fsyncs.
+pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
     let state = &ctx.state;
     let acks_ok = (-1..=1).contains(&req.acks);
     let mut responses = Vec::new();
     let mut appended_any = false;
-    for topic in req.topic_data {
+    let mut waits = Vec::new();
+    for (topic_index, topic) in req.topic_data.into_iter().enumerate() {
         let name = topic.name.0.to_string();
         let authorized = ctx.allowed(Operation::Write, Resource::Topic(&name));
         let max_batch = state
@@ -38,7 +84,7 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
             } else {
                 match state.partition(&name, p.index) {
                     None => Err((errors::UNKNOWN_TOPIC_OR_PARTITION, None, -1)),
-                    Some(log) => {
+                    Some(log) => 'partition: {
                         let mut log = log.lock();
                         let payload = p.records.as_deref().unwrap_or_default();
                         let verified = verify_transactional(
@@ -60,8 +106,10 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                             }
                         });
                         let start = log.log_start_offset();
-                        match verified.and_then(|()| {
-                            log.append(payload, req.acks == -1).map_err(|e| {
+                        // acks=all waits for durability after the log is released, so the
+                        // appends of concurrent producers share fsyncs (group commit).
+                        let appended = verified.and_then(|()| {
+                            log.append(payload, false).map_err(|e| {
                                 // Apache answers a sequence gap with no message and the
                                 // partition's log start offset (scenario
                                 // records-idempotent-duplicate-and-gap).
@@ -70,13 +118,16 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
                                     false => (e.code, Some(e.message), -1),
                                 }
                             })
-                        }) {
-                            Ok(a) => {
-                                appended_any |= !a.duplicate;
-                                Ok((a.base_offset, log.log_start_offset(), a.log_append_time))
-                            }
-                            Err(e) => Err(e),
+                        });
+                        let a = match appended {
+                            Ok(a) => a,
+                            Err(e) => break 'partition Err(e),
+                        };
+                        appended_any |= !a.duplicate;
+                        if req.acks == -1 {
+                            waits.push((topic_index, partitions.len(), log.durability(), a.end));
                         }
+                        Ok((a.base_offset, log.log_start_offset(), a.log_append_time))
                     }
                 }
             };
@@ -103,7 +154,10 @@ pub fn handle(ctx: &Ctx, req: ProduceRequest) -> Option<ProduceResponse> {
     if appended_any {
         state.appended.notify_waiters();
     }
-    (req.acks != 0).then(|| ProduceResponse::default().with_responses(responses))
+    Appended {
+        response: (req.acks != 0).then(|| ProduceResponse::default().with_responses(responses)),
+        waits,
+    }
 }
 
 /// Apache 3.7's produce-side partition verification for a transactional batch: the producer's
