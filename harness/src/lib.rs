@@ -13,6 +13,7 @@ pub mod diff;
 pub mod errors;
 pub mod ledger;
 pub mod normalise;
+pub mod peers;
 pub mod progress;
 pub mod recorded;
 pub mod records;

@@ -103,6 +103,52 @@ enum Command {
         #[arg(long, default_value_t = 4)]
         jobs: usize,
     },
+    /// Run a peer's test suite against each target and judge each against Apache: franz-go's
+    /// kgo integration tests (github.com/twmb/franz-go v1.22.3, pkg/kgo), fetched through the
+    /// Go module proxy and built once into the cache (needs `go`). A test that passes on
+    /// Apache and fails, hangs, skips or takes more than twice as long on a target is a
+    /// finding; reviewed reasons live in <scenarios>/peers-allowlist.toml, and an entry that no
+    /// longer shows is stale. Exit 0: no undocumented finding, nothing stale; 1: otherwise;
+    /// 2: the suite or a target could not run.
+    Peers {
+        /// Targets: ref, apache or external=HOST:PORT (default ref and apache; a live broker
+        /// each, recorded answers cannot run a suite). The judge is the apache target, else
+        /// the last one named.
+        #[arg(long = "target")]
+        targets: Vec<String>,
+        /// Go test regexp: the tests to run (default all). CI runs
+        /// '^(TestTxnEtl|TestGroupETL|TestGroupSimple|TestClient_Produce.*|TestConsumeRegex)$'.
+        #[arg(long, default_value = ".")]
+        run: String,
+        /// KGO_TEST_RECORDS: records each produce/consume test moves.
+        #[arg(long, default_value_t = 20_000)]
+        records: u32,
+        /// The suite's timeout on each target, in seconds; a binary still running 30 s later
+        /// is killed and its unfinished tests reported.
+        #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(10..=86_400))]
+        timeout_secs: u64,
+        /// Tests run at once (-test.parallel); default the suite's own (one per core).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: Option<u32>,
+        /// Run every target's suite at the same time (faster; times then share the machine).
+        #[arg(long)]
+        concurrent: bool,
+        /// A slower test is a finding only when it is also this many seconds longer.
+        #[arg(long, default_value_t = 1.0)]
+        floor_secs: f64,
+        /// The allowlist (default <scenarios>/peers-allowlist.toml).
+        #[arg(long, value_name = "PATH")]
+        allowlist: Option<PathBuf>,
+        /// Write the report as JSON.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Write the report as JUnit XML.
+        #[arg(long, value_name = "PATH")]
+        junit: Option<PathBuf>,
+        /// Write the report as Markdown.
+        #[arg(long, value_name = "PATH")]
+        markdown: Option<PathBuf>,
+    },
     /// List the scenarios.
     List,
     /// Keep one Apache broker running between runs (`up`), stop it (`down`), or say whether it
@@ -249,9 +295,93 @@ fn without_slow<'a>(
     chosen
 }
 
+/// Progress of `peers`: a line for each slow step, a bar per target.
+#[derive(Default)]
+struct PeerBars {
+    bars: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+}
+
+impl kconform::peers::Progress for PeerBars {
+    fn note(&self, what: &str) {
+        eprintln!("kconform: {what}");
+    }
+    fn start(&self, target: &str, total: usize) {
+        let bar = progress::scenarios(target, total);
+        if let Ok(mut bars) = self.bars.lock() {
+            bars.insert(target.to_owned(), bar);
+        }
+    }
+    fn done(&self, target: &str, test: &str, outcome: kconform::peers::suite::Outcome) {
+        if let Some(bar) = self.bars.lock().ok().and_then(|b| b.get(target).cloned()) {
+            bar.inc(1);
+            bar.set_message(format!("{test}: {outcome:?}"));
+        }
+    }
+    fn finish(&self, target: &str) {
+        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(target)) {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Writes the report files asked for.
+fn write_reports(files: [(Option<PathBuf>, String); 3]) -> anyhow::Result<()> {
+    for (path, text) in files {
+        if let Some(path) = path {
+            std::fs::write(&path, text)
+                .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Apache { action } = cli.command {
         return apache_command(action);
+    }
+    if let Command::Peers {
+        targets,
+        run,
+        records,
+        timeout_secs,
+        parallel,
+        concurrent,
+        floor_secs,
+        allowlist,
+        json,
+        junit,
+        markdown,
+    } = cli.command
+    {
+        let specs = specs(&targets, cli.apache_backend)?;
+        let options = kconform::peers::PeersOptions {
+            run: kconform::peers::suite::RunOptions {
+                run,
+                records,
+                timeout: Duration::from_secs(timeout_secs),
+                parallel,
+            },
+            concurrent,
+            floor_secs,
+        };
+        let allowlist = allowlist.unwrap_or_else(|| cli.scenarios.join("peers-allowlist.toml"));
+        let report = kconform::peers::run(
+            &specs,
+            &options,
+            &allowlist,
+            std::sync::Arc::new(PeerBars::default()),
+        )
+        .await?;
+        print!("{}", report.terminal());
+        write_reports([
+            (json, report.json()),
+            (junit, report.junit()),
+            (markdown, report.markdown()),
+        ])?;
+        return Ok(match report.passed() {
+            true => ExitCode::SUCCESS,
+            false => ExitCode::from(1),
+        });
     }
     let scenarios = Scenario::load_dir(&cli.scenarios)?;
     let session = kconform::session::Session {
@@ -275,7 +405,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .collect())
     };
     match cli.command {
-        Command::Apache { .. } => unreachable!("handled before the scenarios load"),
+        Command::Apache { .. } | Command::Peers { .. } => {
+            unreachable!("handled before the scenarios load")
+        }
         Command::List => {
             for s in &scenarios {
                 println!("{:45} {}", s.name, s.description);
@@ -304,16 +436,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if report.targets.len() < 2 {
                 println!("(one target: nothing compared)");
             }
-            for (path, text) in [
+            write_reports([
                 (json, report.json()),
                 (junit, report.junit()),
                 (markdown, report.markdown()),
-            ] {
-                if let Some(path) = path {
-                    std::fs::write(&path, text)
-                        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-                }
-            }
+            ])?;
             Ok(verdict(&report))
         }
         Command::Coverage {

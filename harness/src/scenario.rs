@@ -193,9 +193,9 @@ fn check_steps(steps: &[Step]) -> Result<(), String> {
     Ok(())
 }
 
-/// The data files in `scenarios/` that are not scenarios: the deviation ledger and the map
-/// from spec lines to scenarios.
-pub const NOT_SCENARIOS: [&str; 2] = ["deviations.toml", "spec-lines.toml"];
+/// The data files in `scenarios/` that are not scenarios: the deviation ledger, the map from
+/// spec lines to scenarios, and the allowlist of `kconform peers`.
+pub const NOT_SCENARIOS: [&str; 3] = ["deviations.toml", "spec-lines.toml", "peers-allowlist.toml"];
 
 /// A scenario.
 #[derive(Debug, Clone, Deserialize)]

@@ -97,3 +97,28 @@ fn list_names_every_scenario_and_help_names_the_commands() {
         assert!(out.contains(flag), "{flag} missing from run --help");
     }
 }
+
+#[test]
+fn peers_without_go_exits_2_and_says_why() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .current_dir(root)
+        .env("PATH", "/nonexistent")
+        .args([
+            "peers",
+            "--target",
+            "ref",
+            "--target",
+            "external=127.0.0.1:1",
+        ])
+        .output()
+        .expect("kconform runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let reason: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("kconform: could not run"))
+        .collect();
+    assert_eq!(reason.len(), 1, "{err}");
+    assert!(reason[0].contains("go not found"), "{err}");
+}

@@ -1,0 +1,217 @@
+//! `kconform peers`: a peer's test suite — franz-go's `kgo` integration tests, written by
+//! people who did not write kaas-ref — as an outside judge of any target. Each target runs the
+//! same tests; every test that passes on the baseline (Apache) and fails, hangs, skips or takes
+//! more than twice as long on another target is a finding, documented by the reviewed
+//! allowlist (`scenarios/peers-allowlist.toml`) or not.
+
+pub mod judge;
+pub mod report;
+pub mod suite;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::target::{Running, TargetError, TargetSpec};
+use judge::{Allowlist, AllowlistError};
+use report::{Judged, PeersReport, Stale, TargetRun};
+use suite::{Outcome, RunOptions, Suite, SuiteError, SuiteRun};
+
+/// Why `peers` could not give a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum PeersError {
+    /// The suite could not be built or run.
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// A target did not start.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The allowlist does not load.
+    #[error(transparent)]
+    Allowlist(#[from] AllowlistError),
+    /// No test matches the filter.
+    #[error("no test of the suite matches '{0}'")]
+    NoTests(String),
+    /// Recorded answers cannot run a test suite.
+    #[error("{0}: a peer's suite needs a live broker (ref, apache or external=HOST:PORT)")]
+    NotLive(String),
+}
+
+/// How the run is told to go.
+#[derive(Debug, Clone)]
+pub struct PeersOptions {
+    /// The suite's run options (filter, records, timeout, parallelism).
+    pub run: RunOptions,
+    /// Run every target's suite at once instead of one after the other (faster; the times
+    /// then share the machine, so slower-than-twice findings mean less).
+    pub concurrent: bool,
+    /// Seconds below which a slower test is noise (see [`judge::findings`]).
+    pub floor_secs: f64,
+}
+
+/// What `peers` tells its caller as it goes (the binary draws bars from it).
+pub trait Progress: Send + Sync {
+    /// A slow step is starting (building the suite, starting a broker).
+    fn note(&self, what: &str);
+    /// `target` starts `total` tests.
+    fn start(&self, target: &str, total: usize);
+    /// One test ended on `target`.
+    fn done(&self, target: &str, test: &str, outcome: Outcome);
+    /// `target`'s run ended.
+    fn finish(&self, target: &str);
+}
+
+/// The baseline: the first Apache target, else the last one named.
+fn baseline(specs: &[TargetSpec]) -> usize {
+    specs
+        .iter()
+        .position(|s| matches!(s, TargetSpec::Apache(_)))
+        .unwrap_or(specs.len().saturating_sub(1))
+}
+
+async fn run_one(
+    suite: &Suite,
+    spec: &TargetSpec,
+    options: &RunOptions,
+    total: usize,
+    progress: &std::sync::Arc<dyn Progress>,
+) -> Result<(String, String, SuiteRun), PeersError> {
+    let name = spec.name();
+    progress.note(&format!("starting {name}"));
+    let target = Running::start(spec).await?;
+    progress.start(&name, total);
+    let (suite, options, seeds, who, p) = (
+        suite.clone(),
+        options.clone(),
+        target.addr.to_string(),
+        name.clone(),
+        progress.clone(),
+    );
+    let result = tokio::task::spawn_blocking(move || {
+        suite.run(&who, &seeds, &options, |test, r| {
+            p.done(&who, test, r.outcome)
+        })
+    })
+    .await
+    .map_err(|e| SuiteError::Run {
+        target: name.clone(),
+        reason: e.to_string(),
+    });
+    progress.finish(&name);
+    let origin = target.origin.clone();
+    target.stop().await;
+    Ok((name, origin, result??))
+}
+
+/// Runs the suite on every target and judges each against the baseline.
+pub async fn run(
+    specs: &[TargetSpec],
+    options: &PeersOptions,
+    allowlist_path: &Path,
+    progress: std::sync::Arc<dyn Progress>,
+) -> Result<PeersReport, PeersError> {
+    if let Some(s) = specs.iter().find(|s| **s == TargetSpec::Recorded) {
+        return Err(PeersError::NotLive(s.name()));
+    }
+    let allowlist = Allowlist::load(allowlist_path)?;
+    let suite = {
+        let p = progress.clone();
+        tokio::task::spawn_blocking(move || Suite::prepare(|what| p.note(what)))
+            .await
+            .map_err(|e| SuiteError::Build(e.to_string()))??
+    };
+    let total = suite.list(&options.run.run)?.len();
+    if total == 0 {
+        return Err(PeersError::NoTests(options.run.run.clone()));
+    }
+    let mut runs = Vec::new();
+    if options.concurrent {
+        let all = futures::future::join_all(
+            specs
+                .iter()
+                .map(|s| run_one(&suite, s, &options.run, total, &progress)),
+        )
+        .await;
+        for r in all {
+            runs.push(r?);
+        }
+    } else {
+        for spec in specs {
+            runs.push(run_one(&suite, spec, &options.run, total, &progress).await?);
+        }
+    }
+    Ok(judge_runs(
+        &runs,
+        baseline(specs),
+        &allowlist,
+        options.floor_secs,
+    ))
+}
+
+/// The report of finished runs: findings of every target against the baseline, classified.
+pub fn judge_runs(
+    runs: &[(String, String, SuiteRun)],
+    baseline: usize,
+    allowlist: &Allowlist,
+    floor_secs: f64,
+) -> PeersReport {
+    let base = &runs[baseline];
+    let mut found = Vec::new();
+    for (i, (name, _, run)) in runs.iter().enumerate() {
+        if i != baseline {
+            found.extend(judge::findings(&base.2, name, run, floor_secs));
+        }
+    }
+    let others: Vec<(&str, &SuiteRun)> = runs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != baseline)
+        .map(|(_, (n, _, r))| (n.as_str(), r))
+        .collect();
+    let stale = allowlist
+        .stale(&others, &found)
+        .into_iter()
+        .map(|(entry, on)| Stale {
+            entry: entry.clone(),
+            on,
+        })
+        .collect();
+    let findings = found
+        .into_iter()
+        .map(|f| Judged {
+            ratio: f.ratio(),
+            documented_by: allowlist.documents(&f).map(|a| a.reason.clone()),
+            finding: f,
+        })
+        .collect();
+    let mut tests: BTreeMap<String, BTreeMap<String, suite::TestResult>> = BTreeMap::new();
+    for (name, _, run) in runs {
+        for (test, result) in &run.tests {
+            tests
+                .entry(test.clone())
+                .or_default()
+                .insert(name.clone(), result.clone());
+        }
+    }
+    let count = |run: &SuiteRun, o: Outcome| run.tests.values().filter(|r| r.outcome == o).count();
+    PeersReport {
+        suite: format!("{}@{} {}", suite::MODULE, suite::VERSION, suite::PACKAGE),
+        baseline: base.0.clone(),
+        targets: runs
+            .iter()
+            .map(|(name, origin, run)| TargetRun {
+                name: name.clone(),
+                origin: origin.clone(),
+                wall_secs: run.wall.as_secs_f64(),
+                passed: count(run, Outcome::Pass),
+                failed: count(run, Outcome::Fail),
+                skipped: count(run, Outcome::Skip),
+                unfinished: count(run, Outcome::Unfinished),
+            })
+            .collect(),
+        tests,
+        findings,
+        stale,
+        verdict: String::new(),
+    }
+    .seal()
+}
