@@ -707,26 +707,15 @@ async fn every_request_is_answered_under_concurrent_transactions_offsets_and_gro
         "workers still waiting for answers after the run"
     );
     // The workload must have done what it claims, or the test proves nothing.
-    assert!(
-        f.commits.load(Ordering::Relaxed) > 0,
-        "no transaction committed"
-    );
-    assert!(
-        f.aborts.load(Ordering::Relaxed) > 0,
-        "no transaction aborted"
-    );
-    assert!(
-        f.reaped.load(Ordering::Relaxed) > 0,
-        "the reaper aborted nothing"
-    );
-    assert!(
-        f.unstable.load(Ordering::Relaxed) > 0,
-        "require_stable never met a staged offset"
-    );
-    assert!(
-        f.group_generations.load(Ordering::Relaxed) > 0,
-        "no group generation completed"
-    );
+    for (count, what) in [
+        (&f.commits, "no transaction committed"),
+        (&f.aborts, "no transaction aborted"),
+        (&f.reaped, "the reaper aborted nothing"),
+        (&f.unstable, "require_stable never met a staged offset"),
+        (&f.group_generations, "no group generation completed"),
+    ] {
+        assert!(count.load(Ordering::Relaxed) > 0, "{what}");
+    }
     assert!(latencies.len() >= 10, "too few watchdog probes");
     assert!(latencies.last().unwrap() < &WATCHDOG_DEADLINE);
 }
