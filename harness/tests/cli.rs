@@ -103,7 +103,7 @@ fn peers_without_go_exits_2_and_says_why() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
         .current_dir(root)
-        .env("PATH", "/nonexistent")
+        .env("KCONFORM_GO", "/nonexistent/go")
         .args([
             "peers",
             "--target",
@@ -121,4 +121,30 @@ fn peers_without_go_exits_2_and_says_why() {
         .collect();
     assert_eq!(reason.len(), 1, "{err}");
     assert!(reason[0].contains("go not found"), "{err}");
+}
+
+#[test]
+fn peers_refuses_a_target_it_cannot_reach() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .current_dir(root)
+        .args([
+            "peers",
+            "--target",
+            "external=127.0.0.1:1",
+            "--run",
+            "^TestGroupSimple$",
+        ])
+        .output()
+        .expect("kconform runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("go not found") {
+        println!("SKIPPED: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("could not run") && err.contains("127.0.0.1:1"),
+        "{err}"
+    );
 }

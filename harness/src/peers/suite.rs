@@ -21,7 +21,7 @@ pub const PACKAGE: &str = "pkg/kgo";
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     /// No Go toolchain.
-    #[error("go not found on PATH: `kconform peers` builds franz-go's test suite with the Go toolchain (https://go.dev/dl)")]
+    #[error("go not found ($KCONFORM_GO, PATH, $GOROOT/bin, /usr/local/go/bin): `kconform peers` builds franz-go's test suite with the Go toolchain (https://go.dev/dl)")]
     NoGo,
     /// `go mod download` failed.
     #[error("go mod download {MODULE}@{VERSION} failed: {0}")]
@@ -48,10 +48,30 @@ pub struct Suite {
     pub package_dir: PathBuf,
 }
 
+/// The Go toolchain: `$KCONFORM_GO` when set (that one only), else on PATH, else where
+/// `$GOROOT` or the official installer puts it (a CI shell's PATH may lack /usr/local/go/bin).
 fn go() -> Result<PathBuf, SuiteError> {
-    let path = std::env::var_os("PATH").ok_or(SuiteError::NoGo)?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("go"))
+    if let Some(chosen) = std::env::var_os("KCONFORM_GO") {
+        let chosen = PathBuf::from(chosen);
+        return match chosen.is_file() {
+            true => Ok(chosen),
+            false => Err(SuiteError::NoGo),
+        };
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("go"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let installed = std::env::var_os("GOROOT")
+        .map(|r| PathBuf::from(r).join("bin/go"))
+        .into_iter()
+        .chain([PathBuf::from("/usr/local/go/bin/go")]);
+    on_path
+        .into_iter()
+        .chain(installed)
         .find(|p| p.is_file())
         .ok_or(SuiteError::NoGo)
 }
