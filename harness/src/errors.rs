@@ -47,6 +47,8 @@ pub fn name(code: i16) -> &'static str {
         55 => "OPERATION_NOT_ATTEMPTED",
         56 => "KAFKA_STORAGE_ERROR",
         59 => "UNKNOWN_PRODUCER_ID",
+        68 => "NON_EMPTY_GROUP",
+        69 => "GROUP_ID_NOT_FOUND",
         79 => "MEMBER_ID_REQUIRED",
         82 => "FENCED_INSTANCE_ID",
         87 => "INVALID_RECORD",

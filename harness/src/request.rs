@@ -105,6 +105,19 @@ impl Fields<'_> {
             Some(other) => Err(format!("{key}: expected an array of tables, got {other}")),
         }
     }
+    fn strs(&self, key: &str) -> Result<Vec<StrBytes>, String> {
+        match self.0.get(key) {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(StrBytes::from_string(s.clone())),
+                    other => Err(format!("{key}: expected strings, got {other}")),
+                })
+                .collect(),
+            Some(other) => Err(format!("{key}: expected an array, got {other}")),
+        }
+    }
     fn i32s(&self, key: &str) -> Result<Vec<i32>, String> {
         match self.0.get(key) {
             None => Ok(Vec::new()),
@@ -157,6 +170,7 @@ pub fn api_key(name: &str) -> Option<ApiKey> {
         "Heartbeat" => ApiKey::Heartbeat,
         "LeaveGroup" => ApiKey::LeaveGroup,
         "OffsetCommit" => ApiKey::OffsetCommit,
+        "DeleteGroups" => ApiKey::DeleteGroups,
         "ApiVersions" => ApiKey::ApiVersions,
         _ => return None,
     })
@@ -380,6 +394,11 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
                 .with_group_instance_id(f.opt_str("group_instance_id")?),
         ),
         ApiKey::LeaveGroup => RequestKind::LeaveGroup(leave_group(version, &f)?),
+        ApiKey::DeleteGroups => RequestKind::DeleteGroups(
+            DeleteGroupsRequest::default().with_groups_names(
+                f.strs("groups")?.into_iter().map(GroupId).collect(),
+            ),
+        ),
         ApiKey::OffsetCommit => RequestKind::OffsetCommit(
             OffsetCommitRequest::default()
                 .with_group_id(GroupId(f.str("group_id")?))

@@ -259,6 +259,20 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                 "error_code": m.error_code,
             })).collect::<Vec<_>>(),
         }),
+        ResponseKind::DeleteGroups(r) => {
+            let mut results: Vec<Value> = r
+                .results
+                .iter()
+                .map(|g| {
+                    json!({
+                        "group_id": g.group_id.as_str(),
+                        "error_code": g.error_code,
+                    })
+                })
+                .collect();
+            results.sort_by(|a, b| a["group_id"].as_str().cmp(&b["group_id"].as_str()));
+            json!({ "throttle_time_ms": r.throttle_time_ms, "results": results })
+        }
         ResponseKind::OffsetCommit(r) => json!({
             "throttle_time_ms": r.throttle_time_ms,
             "topics": by_name(r.topics.iter().map(|t| json!({

@@ -123,6 +123,7 @@ fn apache_max(api: ApiKey) -> i16 {
         ApiKey::Heartbeat => 4,
         ApiKey::LeaveGroup => 5,
         ApiKey::OffsetCommit => 9,
+        ApiKey::DeleteGroups => 2,
         ApiKey::ApiVersions => 3,
         _ => 0,
     }

@@ -75,6 +75,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::SyncGroup, 0, 5),
     (ApiKey::DescribeGroups, 0, 5),
     (ApiKey::ListGroups, 0, 4),
+    (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::ApiVersions, 0, 3),
     (ApiKey::CreateTopics, 0, 7),
     (ApiKey::DeleteTopics, 0, 6),
@@ -249,6 +250,7 @@ fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<Option<Response
             ResponseKind::DescribeGroups(handlers::group::describe(ctx, r))
         }
         RequestKind::ListGroups(r) => ResponseKind::ListGroups(handlers::group::list(ctx, r)),
+        RequestKind::DeleteGroups(r) => ResponseKind::DeleteGroups(handlers::group::delete(ctx, r)),
         RequestKind::OffsetCommit(r) => {
             ResponseKind::OffsetCommit(handlers::offsets::commit(ctx, r))
         }

@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use crate::broker::State;
 use crate::errors;
 use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
+use crate::storage::offsets::OffsetStore;
 
 /// Apache's `group.min.session.timeout.ms` and `group.max.session.timeout.ms` defaults.
 pub const MIN_SESSION_TIMEOUT_MS: i32 = 6000;
@@ -721,6 +722,32 @@ impl GroupCoordinator {
                 errors::NONE
             }
             GroupState::Empty => errors::NONE,
+        }
+    }
+
+    /// DeleteGroups for one group, as Apache's `handleDeleteGroups`: a group with members is
+    /// NON_EMPTY_GROUP; an Empty one — known to the coordinator, or only through its committed
+    /// offsets (Apache keeps such a group Empty) — is deleted with its offsets; any other is
+    /// GROUP_ID_NOT_FOUND — the empty group id too, which Apache accepts for DeleteGroups as it
+    /// does for the offset APIs (scenario group-delete).
+    pub fn delete(&self, group_id: &str, offsets: &OrderedMutex<OffsetStore>) -> i16 {
+        let mut groups = self.lock();
+        let known = match groups.get(group_id) {
+            Some(g) if g.state != GroupState::Empty => return errors::NON_EMPTY_GROUP,
+            Some(_) => true,
+            None => false,
+        };
+        let mut offsets = offsets.lock();
+        match offsets.delete_group(group_id) {
+            Ok(had_offsets) if known || had_offsets => {
+                groups.remove(group_id);
+                errors::NONE
+            }
+            Ok(_) => errors::GROUP_ID_NOT_FOUND,
+            Err(e) => {
+                tracing::warn!(group = %group_id, error = %e, "offsets not deleted");
+                errors::COORDINATOR_NOT_AVAILABLE
+            }
         }
     }
 

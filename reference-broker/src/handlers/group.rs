@@ -1,6 +1,7 @@
 //! JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups, on the group
 //! coordinator in `crate::groups`.
 
+use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
@@ -197,6 +198,24 @@ pub fn describe(ctx: &Ctx, req: DescribeGroupsRequest) -> DescribeGroupsResponse
         })
         .collect();
     DescribeGroupsResponse::default().with_groups(groups)
+}
+
+/// Answers DeleteGroups: DELETE on each group (30), then the coordinator's verdict.
+pub fn delete(ctx: &Ctx, req: DeleteGroupsRequest) -> DeleteGroupsResponse {
+    let results = req
+        .groups_names
+        .iter()
+        .map(|g| {
+            let code = match ctx.allowed(Operation::Delete, Resource::Group(g)) {
+                false => errors::GROUP_AUTHORIZATION_FAILED,
+                true => ctx.state.groups.delete(g, &ctx.state.offsets),
+            };
+            DeletableGroupResult::default()
+                .with_group_id(g.clone())
+                .with_error_code(code)
+        })
+        .collect();
+    DeleteGroupsResponse::default().with_results(results)
 }
 
 /// Answers ListGroups.

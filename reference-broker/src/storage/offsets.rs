@@ -211,6 +211,17 @@ impl OffsetStore {
         })
     }
 
+    /// Removes a group's committed offsets (DeleteGroups); whether it had any.
+    pub fn delete_group(&mut self, group: &str) -> io::Result<bool> {
+        let had = self.has_offsets(group)?;
+        self.groups.remove(group);
+        match std::fs::remove_file(self.path(group)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        Ok(had)
+    }
+
     /// Whether any group has offsets on disk (from an earlier run).
     pub fn has_any_group(&self) -> io::Result<bool> {
         Ok(std::fs::read_dir(&self.dir)?.next().is_some())
