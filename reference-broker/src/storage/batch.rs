@@ -9,6 +9,8 @@ pub const HEADER_LEN: usize = 61;
 pub const ATTR_TRANSACTIONAL: i16 = 0x10;
 /// Batch attributes bit: the batch is a control batch (a COMMIT or ABORT marker).
 pub const ATTR_CONTROL: i16 = 0x20;
+/// Batch attributes bit: timestamps are the broker's append time (LogAppendTime).
+pub const ATTR_LOG_APPEND_TIME: i16 = 0x08;
 
 /// Why bytes are not a valid record batch (Produce answers CORRUPT_MESSAGE for all of them).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -192,6 +194,20 @@ pub fn split(bytes: &[u8]) -> Result<Vec<(BatchHeader, std::ops::Range<usize>)>,
 pub fn assign(batch: &mut [u8], base_offset: i64, leader_epoch: i32) {
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
     batch[12..16].copy_from_slice(&leader_epoch.to_be_bytes());
+}
+
+/// Apache's LogAppendTime for one v2 batch: the timestamp-type attribute set and the max
+/// timestamp made the broker's append time, the CRC recomputed (the base timestamp stays, as
+/// Apache leaves it; readers take the max timestamp as every record's).
+pub fn stamp_log_append_time(batch: &mut [u8], now: i64) {
+    if batch.len() < HEADER_LEN {
+        return;
+    }
+    let attributes = i16::from_be_bytes([batch[21], batch[22]]) | ATTR_LOG_APPEND_TIME;
+    batch[21..23].copy_from_slice(&attributes.to_be_bytes());
+    batch[35..43].copy_from_slice(&now.to_be_bytes());
+    let crc = crc32c::crc32c(&batch[21..]);
+    batch[17..21].copy_from_slice(&crc.to_be_bytes());
 }
 
 /// The largest batch in a Produce payload by its declared size (8 bytes of base offset, 4 of

@@ -133,6 +133,9 @@ pub struct PartitionLog {
     path: PathBuf,
     file: File,
     durability: Arc<Durability>,
+    /// The topic's `message.timestamp.type=LogAppendTime`: every batch appended, markers
+    /// included, is stamped with the broker's time.
+    log_append_time: bool,
     size: u64,
     index: Vec<IndexEntry>,
     log_start_offset: i64,
@@ -141,6 +144,14 @@ pub struct PartitionLog {
     /// Open transactions: producer id → offset of its first transactional record.
     open_txns: HashMap<i64, i64>,
     aborted: Vec<AbortedTxn>,
+}
+
+/// Milliseconds since the Unix epoch (the broker's clock for LogAppendTime).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// The log file inside a partition directory.
@@ -167,6 +178,7 @@ impl PartitionLog {
             path,
             file,
             durability,
+            log_append_time: false,
             size: 0,
             index: Vec::new(),
             log_start_offset: 0,
@@ -374,6 +386,11 @@ impl PartitionLog {
         }
     }
 
+    /// Stamps every later append with the broker's time (LogAppendTime topics).
+    pub fn set_log_append_time(&mut self, on: bool) {
+        self.log_append_time = on;
+    }
+
     /// The log's group commit, for waiting on an append's durability without the log's lock.
     pub fn durability(&self) -> Arc<Durability> {
         self.durability.clone()
@@ -383,6 +400,7 @@ impl PartitionLog {
     /// only once the bytes are on disk; without, the caller waits on [`Durability`] for
     /// `Appended::end` after releasing the log (acks=all through group commit).
     pub fn append(&mut self, payload: &[u8], fsync: bool) -> Result<Appended, AppendError> {
+        let log_append_time = self.log_append_time.then(now_ms);
         let batches = batch::split(payload).map_err(|e| AppendError {
             code: errors::CORRUPT_MESSAGE,
             message: e.to_string(),
@@ -416,10 +434,15 @@ impl PartitionLog {
         for (h, range) in batches {
             let mut bytes = payload[range].to_vec();
             batch::assign(&mut bytes, next, 0);
-            let header = BatchHeader {
+            let mut header = BatchHeader {
                 base_offset: next,
                 ..h
             };
+            if let Some(now) = log_append_time {
+                batch::stamp_log_append_time(&mut bytes, now);
+                header.attributes |= batch::ATTR_LOG_APPEND_TIME;
+                header.max_timestamp = now;
+            }
             next = header.last_offset() + 1;
             headers.push((header, self.size + out.len() as u64));
             out.extend(bytes);
@@ -434,7 +457,7 @@ impl PartitionLog {
         let appended = Appended {
             base_offset,
             duplicate: false,
-            log_append_time: -1,
+            log_append_time: log_append_time.unwrap_or(-1),
             end: self.size,
         };
         self.synced(appended, fsync)
@@ -456,6 +479,10 @@ impl PartitionLog {
     pub fn append_control(&mut self, mut batch_bytes: Vec<u8>) -> io::Result<i64> {
         let offset = self.next_offset;
         batch::assign(&mut batch_bytes, offset, 0);
+        if self.log_append_time {
+            // Apache stamps markers too (scenario topic-config-log-append-time).
+            batch::stamp_log_append_time(&mut batch_bytes, now_ms());
+        }
         let h = batch::parse(&batch_bytes)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         let position = self.size;
@@ -678,5 +705,28 @@ mod tests {
         drop(log);
         let reopened = PartitionLog::open(dir.path()).unwrap();
         assert_eq!(reopened.high_watermark(), 2);
+    }
+
+    #[test]
+    fn a_log_append_time_log_stamps_batches_and_markers_with_valid_crcs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PartitionLog::open(dir.path()).unwrap();
+        log.set_log_append_time(true);
+        let appended = log.append(&idempotent(-1, -1, -1, 1), true).unwrap();
+        assert!(
+            appended.log_append_time > 0,
+            "the answer carries the append time"
+        );
+        log.append_control(batch::control_batch(7, 0, true, 0, 1))
+            .unwrap();
+        drop(log);
+        // Reopening validates every CRC: a stamp that broke one would truncate the log.
+        let log = PartitionLog::open(dir.path()).unwrap();
+        assert_eq!(log.high_watermark(), 2);
+        let bytes = log.read(0, 1 << 20).unwrap();
+        for (h, _) in batch::split(&bytes).unwrap() {
+            assert_ne!(h.attributes & batch::ATTR_LOG_APPEND_TIME, 0, "{h:?}");
+            assert!(h.max_timestamp >= appended.log_append_time, "{h:?}");
+        }
     }
 }

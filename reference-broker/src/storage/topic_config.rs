@@ -1,7 +1,10 @@
 //! Topic configs given at creation, validated as Apache 3.7's controller validates them (same
 //! names, types, ranges and refusal messages, checked live by the topic-config-* scenarios),
 //! and the ones that change an answer honoured: `max.message.bytes` (Produce answers
-//! MESSAGE_TOO_LARGE for a larger batch). `min.insync.replicas` is accepted and, as Apache
+//! MESSAGE_TOO_LARGE for a larger batch) and `message.timestamp.type=LogAppendTime` (batches
+//! stamped with the broker's time, which Produce answers). Not yet: `cleanup.policy=compact`'s
+//! refusal of records without a key and `message.timestamp.{before,after,difference}.max.ms`'s
+//! INVALID_TIMESTAMP, both per record (and so inside compressed batches). `min.insync.replicas` is accepted and, as Apache
 //! caps it at the replication factor, changes nothing on one replica. The others are kept and
 //! change nothing here (retention, segments, compaction run no differently in kaas-ref).
 
@@ -91,6 +94,8 @@ pub struct TopicConfig {
     pub given: BTreeMap<String, String>,
     /// The largest record batch a Produce may append (`max.message.bytes`).
     pub max_message_bytes: i32,
+    /// `message.timestamp.type=LogAppendTime`: batches are stamped with the broker's time.
+    pub log_append_time: bool,
 }
 
 impl Default for TopicConfig {
@@ -98,6 +103,7 @@ impl Default for TopicConfig {
         TopicConfig {
             given: BTreeMap::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            log_append_time: false,
         }
     }
 }
@@ -213,9 +219,13 @@ impl TopicConfig {
             .get("max.message.bytes")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+        let log_append_time = given
+            .get("message.timestamp.type")
+            .is_some_and(|t| t.trim() == "LogAppendTime");
         Ok(TopicConfig {
             given,
             max_message_bytes,
+            log_append_time,
         })
     }
 }

@@ -103,6 +103,9 @@ impl TopicRegistry {
                 .collect::<io::Result<Vec<_>>>()?;
             let config = TopicConfig::from_given(file.configs)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            for log in &partitions {
+                log.lock().set_log_append_time(config.log_append_time);
+            }
             topics.insert(
                 name.to_owned(),
                 Topic {
@@ -174,6 +177,9 @@ impl TopicRegistry {
                     .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
             })
             .collect::<io::Result<Vec<_>>>()?;
+        for log in &logs {
+            log.lock().set_log_append_time(config.log_append_time);
+        }
         let file = serde_json::to_vec(&TopicFile {
             id,
             partitions,
