@@ -2,7 +2,9 @@
 //! gets no response. Apache does not create topics on Produce (only Metadata does), so an
 //! unknown topic is UNKNOWN_TOPIC_OR_PARTITION here too.
 
-use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 
 use super::{sb, Ctx};
@@ -12,6 +14,25 @@ use std::sync::Arc;
 use crate::errors;
 use crate::storage::batch;
 use crate::storage::partition::Durability;
+
+/// Why one partition's data was refused, as the answer carries it.
+struct Refusal {
+    code: i16,
+    message: Option<String>,
+    log_start: i64,
+    record_errors: Vec<(i32, String)>,
+}
+
+impl Refusal {
+    fn of(code: i16, message: Option<String>, log_start: i64) -> Refusal {
+        Refusal {
+            code,
+            message,
+            log_start,
+            record_errors: Vec::new(),
+        }
+    }
+}
 
 /// A Produce whose appends are done and whose acks=all answer waits for them to be durable.
 #[derive(Debug)]
@@ -78,15 +99,26 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                 .with_log_append_time_ms(-1)
                 .with_log_start_offset(-1);
             let outcome = if !acks_ok {
-                Err((errors::INVALID_REQUIRED_ACKS, None, -1))
+                Err(Refusal::of(errors::INVALID_REQUIRED_ACKS, None, -1))
             } else if !authorized {
-                Err((errors::TOPIC_AUTHORIZATION_FAILED, None, -1))
+                Err(Refusal::of(errors::TOPIC_AUTHORIZATION_FAILED, None, -1))
             } else {
+                let payload = p.records.as_deref().unwrap_or_default();
+                let declared = batch::declared(payload);
                 match state.partition(&name, p.index) {
-                    None => Err((errors::UNKNOWN_TOPIC_OR_PARTITION, None, -1)),
+                    None => Err(Refusal::of(errors::UNKNOWN_TOPIC_OR_PARTITION, None, -1)),
+                    // Apache's ProduceRequest.validateRecords, before anything else looks at the
+                    // data: from v3 on, exactly one record batch per partition, of magic 2
+                    // (scenario records-produce-one-batch-per-partition).
+                    Some(_)
+                        if ctx.version >= 3
+                            && (declared.len() != 1
+                                || declared.iter().any(|(_, magic)| *magic != Some(2))) =>
+                    {
+                        Err(Refusal::of(errors::INVALID_RECORD, None, -1))
+                    }
                     Some(log) => 'partition: {
                         let mut log = log.lock();
-                        let payload = p.records.as_deref().unwrap_or_default();
                         let verified = verify_transactional(
                             ctx,
                             req.transactional_id.as_ref().map(|t| &*t.0),
@@ -95,13 +127,14 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                             &name,
                             p.index,
                         )
-                        .map_err(|(code, message)| (code, message, -1))
+                        .map_err(|(code, message)| Refusal::of(code, message, -1))
                         .and_then(|()| {
                             // After the transactional verification, before the append's own
                             // checks, as Apache orders them; no message, as Apache sends none
                             // (scenario topic-config-max-message-bytes).
-                            match batch::largest_declared(payload) > max_batch.max(0) as usize {
-                                true => Err((errors::MESSAGE_TOO_LARGE, None, -1)),
+                            let largest = declared.iter().map(|(size, _)| *size).max();
+                            match largest.unwrap_or(0) > max_batch.max(0) as usize {
+                                true => Err(Refusal::of(errors::MESSAGE_TOO_LARGE, None, -1)),
                                 false => Ok(()),
                             }
                         });
@@ -114,8 +147,17 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                                 // partition's log start offset (scenario
                                 // records-idempotent-duplicate-and-gap).
                                 match e.code == errors::OUT_OF_ORDER_SEQUENCE_NUMBER {
-                                    true => (e.code, None, start),
-                                    false => (e.code, Some(e.message), -1),
+                                    true => Refusal::of(e.code, None, start),
+                                    // Apache's record validation answers its message, the record
+                                    // errors and the log start offset (scenario
+                                    // topic-config-compact-needs-keys).
+                                    false if !e.record_errors.is_empty() => Refusal {
+                                        code: e.code,
+                                        message: Some(e.message),
+                                        log_start: start,
+                                        record_errors: e.record_errors,
+                                    },
+                                    false => Refusal::of(e.code, Some(e.message), -1),
                                 }
                             })
                         });
@@ -136,11 +178,27 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                     .with_base_offset(base)
                     .with_log_start_offset(start)
                     .with_log_append_time_ms(append_time),
-                Err((code, message, start)) => {
+                Err(Refusal {
+                    code,
+                    message,
+                    log_start: start,
+                    record_errors,
+                }) => {
                     tracing::debug!(topic = %name, partition = p.index, code, message = ?message, "produce refused");
                     r.with_error_code(code)
                         .with_log_start_offset(start)
                         .with_error_message(message.filter(|_| ctx.version >= 8).map(|m| sb(&m)))
+                        .with_record_errors(
+                            record_errors
+                                .into_iter()
+                                .filter(|_| ctx.version >= 8)
+                                .map(|(i, m)| {
+                                    BatchIndexAndErrorMessage::default()
+                                        .with_batch_index(i)
+                                        .with_batch_index_error_message(Some(sb(&m)))
+                                })
+                                .collect(),
+                        )
                 }
             };
             partitions.push(r);

@@ -196,6 +196,28 @@ pub fn assign(batch: &mut [u8], base_offset: i64, leader_epoch: i32) {
     batch[12..16].copy_from_slice(&leader_epoch.to_be_bytes());
 }
 
+/// Whether each record of an uncompressed v2 batch has a key, in record order; `None` for a
+/// compressed batch (its records are not read) or records that do not parse.
+pub fn record_keys(batch: &[u8]) -> Option<Vec<bool>> {
+    let attributes = i16::from_be_bytes([*batch.get(21)?, *batch.get(22)?]);
+    if attributes & 0x07 != 0 {
+        return None;
+    }
+    let count = i32::from_be_bytes(batch.get(57..61)?.try_into().ok()?);
+    let mut keys = Vec::with_capacity(usize::try_from(count).ok()?.min(batch.len()));
+    let mut at = HEADER_LEN;
+    for _ in 0..count {
+        let len = usize::try_from(varlong(batch, &mut at)?).ok()?;
+        let next = at.checked_add(len)?;
+        let mut field = at + 1; // attributes
+        varlong(batch, &mut field)?; // timestamp delta
+        varlong(batch, &mut field)?; // offset delta
+        keys.push(varlong(batch, &mut field)? >= 0);
+        at = next;
+    }
+    Some(keys)
+}
+
 /// Apache's LogAppendTime for one v2 batch: the timestamp-type attribute set and the max
 /// timestamp made the broker's append time, the CRC recomputed (the base timestamp stays, as
 /// Apache leaves it; readers take the max timestamp as every record's).
@@ -210,18 +232,19 @@ pub fn stamp_log_append_time(batch: &mut [u8], now: i64) {
     batch[17..21].copy_from_slice(&crc.to_be_bytes());
 }
 
-/// The largest batch in a Produce payload by its declared size (8 bytes of base offset, 4 of
-/// length, then `length` bytes), walking the batches as their lengths lay them out; a length
-/// that does not fit ends the walk (the append reports the corruption).
-pub fn largest_declared(bytes: &[u8]) -> usize {
-    let mut largest = 0;
+/// The batches of a Produce payload as their declared sizes lay them out (8 bytes of base
+/// offset, 4 of length, then `length` bytes): (size, magic) each, the magic when the batch is
+/// long enough to have one. A length that runs past the end still counts; the append reports
+/// the corruption. This is what Apache's request-level checks see, before any CRC.
+pub fn declared(bytes: &[u8]) -> Vec<(usize, Option<i8>)> {
+    let mut out = Vec::new();
     let mut at = 0usize;
     while let Some(len) = bytes.get(at + 8..at + 12) {
         let size = 12 + i32::from_be_bytes([len[0], len[1], len[2], len[3]]).max(0) as usize;
-        largest = largest.max(size);
+        out.push((size, bytes.get(at + 16).map(|m| *m as i8)));
         at = at.saturating_add(size);
     }
-    largest
+    out
 }
 
 /// Builds a v2 batch (uncompressed) around already-encoded records; used for control

@@ -62,12 +62,15 @@ impl Default for ProducerState {
 }
 
 /// Why an append was refused, as a Kafka error code with a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AppendError {
     /// The Kafka error code to answer.
     pub code: i16,
     /// Why, for logs and error messages.
     pub message: String,
+    /// Per-record refusals (record index in its batch, why), as Apache's record validation
+    /// answers them: with these, `message` is the answer's error message.
+    pub record_errors: Vec<(i32, String)>,
 }
 
 /// An aborted transaction on this partition: its producer, and the offsets of its first
@@ -136,6 +139,8 @@ pub struct PartitionLog {
     /// The topic's `message.timestamp.type=LogAppendTime`: every batch appended, markers
     /// included, is stamped with the broker's time.
     log_append_time: bool,
+    /// The topic's `cleanup.policy` includes compact: records need keys.
+    compacted: bool,
     size: u64,
     index: Vec<IndexEntry>,
     log_start_offset: i64,
@@ -179,6 +184,7 @@ impl PartitionLog {
             file,
             durability,
             log_append_time: false,
+            compacted: false,
             size: 0,
             index: Vec::new(),
             log_start_offset: 0,
@@ -325,7 +331,13 @@ impl PartitionLog {
         if h.producer_id < 0 || h.is_control() {
             return Ok(None);
         }
-        let fail = |code, message: String| Err(AppendError { code, message });
+        let fail = |code, message: String| {
+            Err(AppendError {
+                code,
+                message,
+                ..Default::default()
+            })
+        };
         let Some(p) = self.producers.get(&h.producer_id) else {
             return Ok(None);
         };
@@ -386,9 +398,68 @@ impl PartitionLog {
         }
     }
 
-    /// Stamps every later append with the broker's time (LogAppendTime topics).
-    pub fn set_log_append_time(&mut self, on: bool) {
-        self.log_append_time = on;
+    /// Applies the topic's configs that change appends: LogAppendTime stamping, and the
+    /// compacted topic's refusal of records without a key.
+    pub fn configure(&mut self, config: &super::topic_config::TopicConfig) {
+        self.log_append_time = config.log_append_time;
+        self.compacted = config.compacted;
+    }
+
+    /// Apache's record validation for a compacted topic: every record needs a key; the
+    /// refusal is INVALID_RECORD with one record error per keyless record (compressed batches'
+    /// records are not read here).
+    fn validate_records(
+        &self,
+        payload: &[u8],
+        batches: &[(BatchHeader, std::ops::Range<usize>)],
+    ) -> Result<(), AppendError> {
+        if !self.compacted {
+            return Ok(());
+        }
+        let partition = self
+            .path
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // Batch by batch, as Apache validates: the first batch with keyless records is refused,
+        // each record error naming the record's index in that batch.
+        let errors: Vec<(i32, String)> = batches
+            .iter()
+            .filter(|(h, _)| !h.is_control())
+            .map(|(_, range)| {
+                batch::record_keys(&payload[range.clone()])
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, has_key)| !has_key)
+                    .map(|(i, _)| {
+                        (
+                            i as i32,
+                            format!("Compacted topic cannot accept message without key in topic partition {partition}"),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .find(|errors| !errors.is_empty())
+            .unwrap_or_default();
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<String> = errors
+            .iter()
+            .take(3)
+            .map(|(i, m)| format!("RecordError(batchIndex={i}, message='{m}')"))
+            .collect();
+        Err(AppendError {
+            code: errors::INVALID_RECORD,
+            message: format!(
+                "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
+                errors.len(),
+                shown.join(", ")
+            ),
+            record_errors: errors,
+        })
     }
 
     /// The log's group commit, for waiting on an append's durability without the log's lock.
@@ -404,13 +475,17 @@ impl PartitionLog {
         let batches = batch::split(payload).map_err(|e| AppendError {
             code: errors::CORRUPT_MESSAGE,
             message: e.to_string(),
+            ..Default::default()
         })?;
         if batches.is_empty() {
             return Err(AppendError {
                 code: errors::CORRUPT_MESSAGE,
                 message: "no record batch".into(),
+                ..Default::default()
             });
         }
+        // Apache validates records before it checks the producer's sequence.
+        self.validate_records(payload, &batches)?;
         if batches.len() == 1 {
             if let Some((offset, ts)) = self.check_producer(&batches[0].0)? {
                 let appended = Appended {
@@ -425,6 +500,7 @@ impl PartitionLog {
             return Err(AppendError {
                 code: errors::INVALID_RECORD,
                 message: "an idempotent produce must carry exactly one batch".into(),
+                ..Default::default()
             });
         }
         let base_offset = self.next_offset;
@@ -450,6 +526,7 @@ impl PartitionLog {
         self.write(&out).map_err(|e| AppendError {
             code: errors::KAFKA_STORAGE_ERROR,
             message: e.to_string(),
+            ..Default::default()
         })?;
         for (h, position) in headers {
             self.record(&h, position);
@@ -470,6 +547,7 @@ impl PartitionLog {
                 .map_err(|e| AppendError {
                     code: errors::KAFKA_STORAGE_ERROR,
                     message: e.to_string(),
+                    ..Default::default()
                 })?;
         }
         Ok(appended)
@@ -711,7 +789,10 @@ mod tests {
     fn a_log_append_time_log_stamps_batches_and_markers_with_valid_crcs() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PartitionLog::open(dir.path()).unwrap();
-        log.set_log_append_time(true);
+        log.configure(&super::super::topic_config::TopicConfig {
+            log_append_time: true,
+            ..Default::default()
+        });
         let appended = log.append(&idempotent(-1, -1, -1, 1), true).unwrap();
         assert!(
             appended.log_append_time > 0,

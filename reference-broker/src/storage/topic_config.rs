@@ -2,9 +2,10 @@
 //! names, types, ranges and refusal messages, checked live by the topic-config-* scenarios),
 //! and the ones that change an answer honoured: `max.message.bytes` (Produce answers
 //! MESSAGE_TOO_LARGE for a larger batch) and `message.timestamp.type=LogAppendTime` (batches
-//! stamped with the broker's time, which Produce answers). Not yet: `cleanup.policy=compact`'s
-//! refusal of records without a key and `message.timestamp.{before,after,difference}.max.ms`'s
-//! INVALID_TIMESTAMP, both per record (and so inside compressed batches). `min.insync.replicas` is accepted and, as Apache
+//! stamped with the broker's time, which Produce answers) and `cleanup.policy=compact` (records
+//! without a key refused, INVALID_RECORD with record errors; uncompressed batches only, as
+//! kaas-ref does not decompress). Not yet: `message.timestamp.{before,after,difference}.max.ms`
+//! (INVALID_TIMESTAMP, whose message carries the broker's clock). `min.insync.replicas` is accepted and, as Apache
 //! caps it at the replication factor, changes nothing on one replica. The others are kept and
 //! change nothing here (retention, segments, compaction run no differently in kaas-ref).
 
@@ -96,6 +97,8 @@ pub struct TopicConfig {
     pub max_message_bytes: i32,
     /// `message.timestamp.type=LogAppendTime`: batches are stamped with the broker's time.
     pub log_append_time: bool,
+    /// `cleanup.policy` includes `compact`: records without a key are refused.
+    pub compacted: bool,
 }
 
 impl Default for TopicConfig {
@@ -104,6 +107,7 @@ impl Default for TopicConfig {
             given: BTreeMap::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             log_append_time: false,
+            compacted: false,
         }
     }
 }
@@ -222,10 +226,14 @@ impl TopicConfig {
         let log_append_time = given
             .get("message.timestamp.type")
             .is_some_and(|t| t.trim() == "LogAppendTime");
+        let compacted = given
+            .get("cleanup.policy")
+            .is_some_and(|p| p.split(',').any(|x| x.trim() == "compact"));
         Ok(TopicConfig {
             given,
             max_message_bytes,
             log_append_time,
+            compacted,
         })
     }
 }

@@ -104,7 +104,7 @@ impl TopicRegistry {
             let config = TopicConfig::from_given(file.configs)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             for log in &partitions {
-                log.lock().set_log_append_time(config.log_append_time);
+                log.lock().configure(&config);
             }
             topics.insert(
                 name.to_owned(),
@@ -178,7 +178,7 @@ impl TopicRegistry {
             })
             .collect::<io::Result<Vec<_>>>()?;
         for log in &logs {
-            log.lock().set_log_append_time(config.log_append_time);
+            log.lock().configure(&config);
         }
         let file = serde_json::to_vec(&TopicFile {
             id,
