@@ -219,18 +219,16 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
             .await
             .map_err(failed)?
         {
-            Ok(Some(response)) => response,
-            Ok(None) => return Ok(Reply::Now(None)),
+            Ok(response) => response,
             Err(reason) => return Err(malformed(reason)),
         },
     };
     encode(api, version, header.correlation_id, &response).map(|r| Reply::Now(Some(r)))
 }
 
-/// The handlers that run whole on the blocking pool. `Ok(None)`: no response (Produce with
-/// acks=0); `Err`: no handler for the request.
-fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<Option<ResponseKind>, String> {
-    Ok(Some(match request {
+/// The handlers that run whole on the blocking pool; `Err`: no handler for the request.
+fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<ResponseKind, String> {
+    Ok(match request {
         RequestKind::Metadata(r) => ResponseKind::Metadata(handlers::metadata::handle(ctx, r)),
         RequestKind::CreateTopics(r) => {
             ResponseKind::CreateTopics(handlers::admin::create_topics(ctx, r))
@@ -261,7 +259,7 @@ fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<Option<Response
                 std::mem::discriminant(&other)
             ))
         }
-    }))
+    })
 }
 
 fn encode(

@@ -162,6 +162,14 @@ fn group(s: &str) -> GroupId {
     GroupId(StrBytes::from_string(s.to_owned()))
 }
 
+fn end_txn(id: &str, pid: i64, epoch: i16, commit: bool) -> EndTxnRequest {
+    EndTxnRequest::default()
+        .with_transactional_id(txn_id(id))
+        .with_producer_id(ProducerId(pid))
+        .with_producer_epoch(epoch)
+        .with_committed(commit)
+}
+
 fn txn_batch(pid: i64, epoch: i16, sequence: i32, value: &str) -> Bytes {
     let rec = batch::record(0, 0, None, Some(value.as_bytes()));
     Bytes::from(batch::build(
@@ -349,17 +357,7 @@ async fn producer(
             // so this producer's EndTxn is fenced.
             1 | 2 if reaped => {
                 tokio::time::sleep(Duration::from_millis(700)).await;
-                let r = call!(
-                    conn,
-                    f,
-                    EndTxn,
-                    3,
-                    EndTxnRequest::default()
-                        .with_transactional_id(txn_id(&id))
-                        .with_producer_id(ProducerId(pid))
-                        .with_producer_epoch(epoch)
-                        .with_committed(true)
-                );
+                let r = call!(conn, f, EndTxn, 3, end_txn(&id, pid, epoch, true));
                 if r.error_code == 90 {
                     f.reaped.fetch_add(1, Ordering::Relaxed);
                 } else {
@@ -374,17 +372,7 @@ async fn producer(
             _ => {}
         }
         let commit = rng.below(4) != 0;
-        let r = call!(
-            conn,
-            f,
-            EndTxn,
-            3,
-            EndTxnRequest::default()
-                .with_transactional_id(txn_id(&id))
-                .with_producer_id(ProducerId(pid))
-                .with_producer_epoch(epoch)
-                .with_committed(commit)
-        );
+        let r = call!(conn, f, EndTxn, 3, end_txn(&id, pid, epoch, commit));
         match (r.error_code, commit) {
             (0, true) => f.commits.fetch_add(1, Ordering::Relaxed),
             (0, false) => f.aborts.fetch_add(1, Ordering::Relaxed),
