@@ -63,10 +63,4 @@ pub fn sb(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_owned())
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use crate::storage::now_ms;

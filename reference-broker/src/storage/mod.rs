@@ -20,6 +20,15 @@ pub fn fsync_count() -> u64 {
     FSYNCS.load(Ordering::Relaxed)
 }
 
+/// Milliseconds since the Unix epoch: the broker's one clock (log-append times, markers,
+/// the reaper's timeouts).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 /// Counts one fsync.
 pub(crate) fn count_fsync() {
     FSYNCS.fetch_add(1, Ordering::Relaxed);

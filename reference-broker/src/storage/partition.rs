@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use super::batch::{self, BatchHeader};
+use super::now_ms;
 use crate::errors;
 use crate::lock_order::{Level, OrderedMutex};
 
@@ -149,14 +150,6 @@ pub struct PartitionLog {
     /// Open transactions: producer id → offset of its first transactional record.
     open_txns: HashMap<i64, i64>,
     aborted: Vec<AbortedTxn>,
-}
-
-/// Milliseconds since the Unix epoch (the broker's clock for LogAppendTime).
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// The log file inside a partition directory.
