@@ -3,10 +3,16 @@
 use std::process::Command;
 
 fn kconform(args: &[&str]) -> (i32, String, String) {
+    kconform_with(args, &[])
+}
+
+/// `kconform` with extra environment variables.
+fn kconform_with(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
         .current_dir(root)
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("kconform runs");
     (
@@ -100,21 +106,17 @@ fn list_names_every_scenario_and_help_names_the_commands() {
 
 #[test]
 fn peers_without_go_exits_2_and_says_why() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
-        .current_dir(root)
-        .env("KCONFORM_GO", "/nonexistent/go")
-        .args([
+    let (code, _, err) = kconform_with(
+        &[
             "peers",
             "--target",
             "ref",
             "--target",
             "external=127.0.0.1:1",
-        ])
-        .output()
-        .expect("kconform runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+        ],
+        &[("KCONFORM_GO", "/nonexistent/go")],
+    );
+    assert_eq!(code, 2, "{err}");
     let reason: Vec<&str> = err
         .lines()
         .filter(|l| l.starts_with("kconform: could not run"))
@@ -125,24 +127,18 @@ fn peers_without_go_exits_2_and_says_why() {
 
 #[test]
 fn peers_refuses_a_target_it_cannot_reach() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
-        .current_dir(root)
-        .args([
-            "peers",
-            "--target",
-            "external=127.0.0.1:1",
-            "--run",
-            "^TestGroupSimple$",
-        ])
-        .output()
-        .expect("kconform runs");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) = kconform(&[
+        "peers",
+        "--target",
+        "external=127.0.0.1:1",
+        "--run",
+        "^TestGroupSimple$",
+    ]);
     if err.contains("go not found") {
         println!("SKIPPED: {err}");
         return;
     }
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("could not run") && err.contains("127.0.0.1:1"),
         "{err}"
