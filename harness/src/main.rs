@@ -68,15 +68,8 @@ enum Command {
         /// Also run the scenarios marked slow (minutes each; epoch overflow).
         #[arg(long)]
         include_slow: bool,
-        /// Write the report as JSON.
-        #[arg(long, value_name = "PATH")]
-        json: Option<PathBuf>,
-        /// Write the report as JUnit XML.
-        #[arg(long, value_name = "PATH")]
-        junit: Option<PathBuf>,
-        /// Write the report as Markdown (for a pull-request comment).
-        #[arg(long, value_name = "PATH")]
-        markdown: Option<PathBuf>,
+        #[command(flatten)]
+        files: ReportFiles,
     },
     /// One scenario on two targets, transcripts in full, each difference with its ledger entry
     /// or "undocumented".
@@ -139,15 +132,8 @@ enum Command {
         /// The allowlist (default <scenarios>/peers-allowlist.toml).
         #[arg(long, value_name = "PATH")]
         allowlist: Option<PathBuf>,
-        /// Write the report as JSON.
-        #[arg(long, value_name = "PATH")]
-        json: Option<PathBuf>,
-        /// Write the report as JUnit XML.
-        #[arg(long, value_name = "PATH")]
-        junit: Option<PathBuf>,
-        /// Write the report as Markdown.
-        #[arg(long, value_name = "PATH")]
-        markdown: Option<PathBuf>,
+        #[command(flatten)]
+        files: ReportFiles,
     },
     /// List the scenarios.
     List,
@@ -324,15 +310,68 @@ impl kconform::peers::Progress for PeerBars {
     }
 }
 
-/// Writes the report files asked for.
-fn write_reports(files: [(Option<PathBuf>, String); 3]) -> anyhow::Result<()> {
-    for (path, text) in files {
-        if let Some(path) = path {
-            std::fs::write(&path, text)
-                .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-        }
+/// The report files a command that reports can write, the same flags for each.
+#[derive(Debug, clap::Args)]
+struct ReportFiles {
+    /// Write the report as JSON.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write the report as JUnit XML.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Write the report as Markdown (for a pull-request comment).
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
+}
+
+/// A report in the three forms [`ReportFiles`] writes.
+trait Renders {
+    fn json(&self) -> String;
+    fn junit(&self) -> String;
+    fn markdown(&self) -> String;
+}
+
+impl Renders for Report {
+    fn json(&self) -> String {
+        Report::json(self)
     }
-    Ok(())
+    fn junit(&self) -> String {
+        Report::junit(self)
+    }
+    fn markdown(&self) -> String {
+        Report::markdown(self)
+    }
+}
+
+impl Renders for kconform::peers::report::PeersReport {
+    fn json(&self) -> String {
+        Self::json(self)
+    }
+    fn junit(&self) -> String {
+        Self::junit(self)
+    }
+    fn markdown(&self) -> String {
+        Self::markdown(self)
+    }
+}
+
+impl ReportFiles {
+    /// Writes each file asked for, rendering only those.
+    fn write<R: Renders>(&self, report: &R) -> anyhow::Result<()> {
+        type Render<R> = fn(&R) -> String;
+        let forms: [(&Option<PathBuf>, Render<R>); 3] = [
+            (&self.json, R::json),
+            (&self.junit, R::junit),
+            (&self.markdown, R::markdown),
+        ];
+        for (path, render) in forms {
+            if let Some(path) = path {
+                std::fs::write(path, render(report))
+                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -348,9 +387,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         concurrent,
         floor_secs,
         allowlist,
-        json,
-        junit,
-        markdown,
+        files,
     } = cli.command
     {
         let specs = specs(&targets, cli.apache_backend)?;
@@ -373,11 +410,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         )
         .await?;
         print!("{}", report.terminal());
-        write_reports([
-            (json, report.json()),
-            (junit, report.junit()),
-            (markdown, report.markdown()),
-        ])?;
+        files.write(&report)?;
         return Ok(match report.passed() {
             true => ExitCode::SUCCESS,
             false => ExitCode::from(1),
@@ -418,9 +451,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             names,
             targets,
             show,
-            json,
-            junit,
-            markdown,
+            files,
             jobs,
             include_slow,
         } => {
@@ -436,11 +467,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if report.targets.len() < 2 {
                 println!("(one target: nothing compared)");
             }
-            write_reports([
-                (json, report.json()),
-                (junit, report.junit()),
-                (markdown, report.markdown()),
-            ])?;
+            files.write(&report)?;
             Ok(verdict(&report))
         }
         Command::Coverage {
