@@ -4,13 +4,15 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseHeader, ResponseKind,
+    ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseKind,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::{Encodable, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+use crate::frame::{self, Malformed};
 
 /// Largest response accepted.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -42,15 +44,18 @@ pub enum ClientError {
         /// Why.
         reason: String,
     },
-    /// The answer does not decode.
-    #[error("the {api:?} v{version} answer does not decode: {reason}")]
-    Decode {
-        /// API.
-        api: ApiKey,
-        /// Version.
-        version: i16,
-        /// Why.
-        reason: String,
+    /// The answer is not a well-formed response to the request ([`crate::frame`]).
+    #[error("malformed answer: {0}")]
+    Malformed(Box<Malformed>),
+    /// The answer began and stopped before its end.
+    #[error("the answer stopped after {got} of the {size} bytes its size announced, and nothing came for {deadline:?}")]
+    Cut {
+        /// Bytes that came.
+        got: usize,
+        /// Bytes announced.
+        size: usize,
+        /// The deadline.
+        deadline: Duration,
     },
     /// Transport error.
     #[error("i/o: {0}")]
@@ -115,46 +120,55 @@ impl Connection {
             | std::io::ErrorKind::BrokenPipe => ClientError::Closed,
             _ => ClientError::Io(e.to_string()),
         };
+        let stream = &mut self.stream;
+        let mut got = None;
         let exchange = async {
-            self.stream
+            stream
                 .write_all(&(frame.len() as i32).to_be_bytes())
                 .await
                 .map_err(io)?;
-            self.stream.write_all(&frame).await.map_err(io)?;
+            stream.write_all(&frame).await.map_err(io)?;
             let mut size = [0u8; 4];
-            self.stream.read_exact(&mut size).await.map_err(io)?;
-            let size = i32::from_be_bytes(size);
-            if size < 0 || size as usize > MAX_RESPONSE_BYTES {
-                return Err(ClientError::Decode {
-                    api,
+            stream.read_exact(&mut size).await.map_err(io)?;
+            let announced = i32::from_be_bytes(size);
+            if announced < 0 || announced as usize > MAX_RESPONSE_BYTES {
+                return Err(ClientError::Malformed(Box::new(Malformed {
+                    api: crate::errors::api_name(api as i16),
                     version,
-                    reason: format!("response size {size}"),
-                });
+                    header_version: api.response_header_version(version),
+                    problem: format!(
+                        "the size prefix announces {announced} bytes (the limit is {MAX_RESPONSE_BYTES})"
+                    ),
+                    field: Some("size".into()),
+                    offset: 0,
+                    frame: frame::hex(&size),
+                })));
             }
-            let mut body = vec![0u8; size as usize];
-            self.stream.read_exact(&mut body).await.map_err(io)?;
+            let mut body = vec![0u8; announced as usize];
+            let mut filled = 0;
+            while filled < body.len() {
+                got = Some((filled, body.len()));
+                match stream.read(&mut body[filled..]).await.map_err(io)? {
+                    0 => return Err(ClientError::Closed),
+                    n => filled += n,
+                }
+            }
             Ok(body)
         };
-        let body = tokio::time::timeout(deadline, exchange)
-            .await
-            .map_err(|_| ClientError::Timeout(deadline))??;
-        let decode = |reason: String| ClientError::Decode {
-            api,
-            version,
-            reason,
+        let body = match tokio::time::timeout(deadline, exchange).await {
+            Ok(body) => body?,
+            Err(_) => {
+                return Err(match got {
+                    Some((got, size)) if got > 0 => ClientError::Cut {
+                        got,
+                        size,
+                        deadline,
+                    },
+                    _ => ClientError::Timeout(deadline),
+                })
+            }
         };
-        let mut buf = Bytes::from(body);
-        let header = ResponseHeader::decode(&mut buf, api.response_header_version(version))
-            .map_err(|e| decode(e.to_string()))?;
-        if header.correlation_id != correlation {
-            return Err(decode(format!(
-                "correlation id {} for request {correlation}",
-                header.correlation_id
-            )));
-        }
-        let response =
-            ResponseKind::decode(api, &mut buf, version).map_err(|e| decode(e.to_string()))?;
-        Ok(response)
+        frame::decode(api, version, correlation, &body).map_err(ClientError::Malformed)
     }
 
     /// The (min, max) versions the broker serves per API key, from ApiVersions v0.
@@ -172,11 +186,7 @@ impl Connection {
                 .iter()
                 .map(|k| (k.api_key, k.min_version, k.max_version))
                 .collect()),
-            other => Err(ClientError::Decode {
-                api: ApiKey::ApiVersions,
-                version: 0,
-                reason: format!("unexpected {other:?}"),
-            }),
+            other => unreachable!("an ApiVersions request decodes as ApiVersions: {other:?}"),
         }
     }
 }

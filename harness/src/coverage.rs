@@ -100,7 +100,11 @@ impl Coverage {
             match &step.outcome {
                 Outcome::Response(v) => codes_in(v, &mut cell.codes),
                 Outcome::Unsupported { .. } => cell.unsupported = true,
-                Outcome::NoAnswer(_) | Outcome::Slept(_) => {}
+                Outcome::NoAnswer(_)
+                | Outcome::Malformed(_)
+                | Outcome::Unsendable(_)
+                | Outcome::Skipped(_)
+                | Outcome::Slept(_) => {}
             }
         }
     }
@@ -214,6 +218,7 @@ mod tests {
                 ),
             ],
             failed_expectations: vec![],
+            stopped: None,
         };
         let mut c = Coverage::default();
         c.add(&t);

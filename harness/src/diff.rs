@@ -32,6 +32,9 @@ fn kind(o: &Outcome) -> &'static str {
         Outcome::Response(_) => "response",
         Outcome::Unsupported { .. } => "unsupported",
         Outcome::NoAnswer(_) => "no_answer",
+        Outcome::Malformed(_) => "malformed",
+        Outcome::Unsendable(_) => "unsendable",
+        Outcome::Skipped(_) => "skipped",
         Outcome::Slept(_) => "slept",
     }
 }

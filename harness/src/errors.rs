@@ -72,3 +72,41 @@ pub fn api_name(key: i16) -> String {
 pub fn label(code: i16) -> String {
     format!("{code} {}", name(code))
 }
+
+/// Whether an answer carrying `code` can change if the same request is sent again: Apache
+/// 3.7's retriable errors (its `RetriableException` subclasses: metadata not yet propagated,
+/// a coordinator loading or moving, a transaction still completing, an unstable offset) and
+/// REBALANCE_IN_PROGRESS, which a group member waits out by rejoining. An `until` that meets
+/// any other error gives up at once: waiting cannot change it.
+pub fn retriable(code: i16) -> bool {
+    matches!(
+        code,
+        2 | 3
+            | 5
+            | 6
+            | 7
+            | 9
+            | 13
+            | 14
+            | 15
+            | 16
+            | 19
+            | 20
+            | 27
+            | 41
+            | 51
+            | 56
+            | 70
+            | 71
+            | 72
+            | 74
+            | 75
+            | 78
+            | 80
+            | 88
+            | 89
+            | 100
+            | 103
+            | 106
+    )
+}

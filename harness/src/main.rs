@@ -1,9 +1,11 @@
 //! `kconform`: a thin binary over the `kconform` library.
 //!
 //! Exit codes: 0 when every expectation held and every difference is documented; 1 for an
-//! undocumented difference, a stale ledger entry, or a failed expectation (snapshot drift is
-//! what `cargo insta test --check` reports); 2 when the run could not happen (a broker did not
-//! start, a connection failed), with the reason on one line.
+//! undocumented difference, a stale ledger entry, a failed expectation or a scenario that
+//! stopped on a target (no answer, a malformed one, a set-up step that failed), always with
+//! the full report (snapshot drift is what `cargo insta test --check` reports); 2 when the run
+//! could not happen at all (a broker did not start or does not answer ApiVersions, a scenario
+//! file does not load), with the reason on one line.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

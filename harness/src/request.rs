@@ -149,7 +149,31 @@ fn add_partitions_topics(
         .collect()
 }
 
-/// The API key of an Apache API name.
+/// The APIs a scenario can send, by Apache's names.
+pub const API_NAMES: [&str; 20] = [
+    "InitProducerId",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "WriteTxnMarkers",
+    "TxnOffsetCommit",
+    "CreateTopics",
+    "FindCoordinator",
+    "Metadata",
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "OffsetFetch",
+    "JoinGroup",
+    "SyncGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "OffsetCommit",
+    "DeleteGroups",
+    "ApiVersions",
+];
+
+/// The API key of an Apache API name (one of [`API_NAMES`]).
 pub fn api_key(name: &str) -> Option<ApiKey> {
     Some(match name {
         "InitProducerId" => ApiKey::InitProducerId,

@@ -8,7 +8,13 @@ use kafka_protocol::messages::ApiKey;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use std::sync::Arc;
+
+use kafka_protocol::messages::{RequestKind, ResponseKind};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
 use crate::client::{ClientError, Connection};
+use crate::errors;
 use crate::normalise::Normaliser;
 use crate::request::{self, substitute, Var, Vars};
 use crate::response;
@@ -28,8 +34,16 @@ pub enum Outcome {
         /// Highest version served.
         max: i16,
     },
-    /// No answer: the connection closed, the deadline passed, or the answer did not decode.
+    /// No answer: the connection closed or the deadline passed.
     NoAnswer(String),
+    /// An answer that is not a well-formed response of the API at the version sent: what was
+    /// wrong, where, and the frame.
+    Malformed(crate::frame::Malformed),
+    /// The harness could not build or encode the request at this version (a scenario's
+    /// problem, the same on every target).
+    Unsendable(String),
+    /// Not sent: the scenario had stopped on this target (why is in the transcript).
+    Skipped(String),
     /// A pause.
     Slept(u64),
 }
@@ -61,32 +75,13 @@ pub struct Transcript {
     pub target: String,
     /// Steps, in order.
     pub steps: Vec<StepRecord>,
-    /// Expectations that did not hold.
+    /// Expectations that did not hold (a stop among them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_expectations: Vec<String>,
-}
-
-/// Why a scenario could not be run at all.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// A step that cannot be built.
-    #[error("{scenario}, step '{step}': {reason}")]
-    Step {
-        /// Scenario.
-        scenario: String,
-        /// Step.
-        step: String,
-        /// Why.
-        reason: String,
-    },
-    /// The target could not be reached.
-    #[error("{scenario}: {reason}")]
-    Connect {
-        /// Scenario.
-        scenario: String,
-        /// Why.
-        reason: ClientError,
-    },
+    /// Why the scenario stopped before its last step on this target: the step that failed and
+    /// how. Later steps are recorded as skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The highest version the harness builds a request at when a step names none: Apache 3.7's,
@@ -136,14 +131,48 @@ struct InFlight {
     label: String,
     version: i16,
     record: StepRecord,
-    answer: tokio::task::JoinHandle<(
-        Connection,
-        Result<kafka_protocol::messages::ResponseKind, crate::client::ClientError>,
-    )>,
+    answer: tokio::task::JoinHandle<(Connection, Result<ResponseKind, ClientError>)>,
+}
+
+/// How long a request may wait before its scenario gives its `--jobs` slot to another: a
+/// broker that stalls must not hold every slot for a deadline each, one after the other.
+const LONG_WAIT: Duration = Duration::from_secs(1);
+
+/// A scenario's share of `--jobs`: held while it works, handed back while it waits long on
+/// a broker, taken again when the answer comes.
+struct Slot {
+    permits: Option<Arc<Semaphore>>,
+    held: Option<OwnedSemaphorePermit>,
+}
+
+impl Slot {
+    /// A slot that never waits (a scenario run on its own).
+    fn unlimited() -> Slot {
+        Slot {
+            permits: None,
+            held: None,
+        }
+    }
+
+    /// Waits for `work`, releasing the slot once it has waited [`LONG_WAIT`].
+    async fn wait<F: std::future::Future>(&mut self, work: F) -> F::Output {
+        let Some(permits) = self.permits.clone() else {
+            return work.await;
+        };
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            _ = tokio::time::sleep(LONG_WAIT) => {}
+        }
+        self.held = None;
+        let out = work.await;
+        self.held = permits.acquire_owned().await.ok();
+        out
+    }
 }
 
 struct Run<'a> {
-    scenario: &'a Scenario,
     in_flight: Vec<InFlight>,
     target: &'a Running,
     deadline: Duration,
@@ -153,14 +182,24 @@ struct Run<'a> {
     normaliser: Normaliser,
     records: Vec<StepRecord>,
     failed: Vec<String>,
+    stopped: Option<String>,
+    slot: Slot,
 }
 
-/// Runs `scenario` against `target`; every wait is bounded by `deadline`.
-pub async fn run(
+/// Runs `scenario` against `target`; every wait is bounded by `deadline`. Whatever the target
+/// does, the answer is a transcript: a step that fails (no answer, a malformed one, a broken
+/// expectation, an `until` that cannot hold, a capture that cannot be made) stops the scenario
+/// there, with the cause in [`Transcript::stopped`] and the later steps recorded as skipped.
+pub async fn run(scenario: &Scenario, target: &Running, deadline: Duration) -> Transcript {
+    run_in_slot(scenario, target, deadline, Slot::unlimited()).await
+}
+
+async fn run_in_slot(
     scenario: &Scenario,
     target: &Running,
     deadline: Duration,
-) -> Result<Transcript, RunError> {
+    slot: Slot,
+) -> Transcript {
     let nonce = &uuid::Uuid::new_v4().simple().to_string()[..8];
     let mut vars = Vars::new();
     let mut names = Vec::new();
@@ -170,7 +209,6 @@ pub async fn run(
         vars.insert(u.clone(), Var::Str(actual));
     }
     let mut run = Run {
-        scenario,
         in_flight: Vec::new(),
         target,
         deadline,
@@ -180,57 +218,124 @@ pub async fn run(
         normaliser: Normaliser::new(names),
         records: Vec::new(),
         failed: Vec::new(),
+        stopped: None,
+        slot,
     };
     for step in &scenario.steps {
-        run.step(step).await?;
+        match run.stopped.clone() {
+            None => run.step(step).await,
+            Some(_) => run.skip(step),
+        }
     }
     // Background steps nobody awaited are recorded at the end, in the order they were sent.
     while !run.in_flight.is_empty() {
         let pending = run.in_flight.remove(0);
         run.land(pending).await;
     }
-    Ok(Transcript {
+    if let Some(cause) = &run.stopped {
+        let skipped = run
+            .records
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
+            .count();
+        run.failed.push(format!(
+            "stopped: {cause}; {skipped} later step(s) not sent"
+        ));
+    }
+    Transcript {
         scenario: scenario.name.clone(),
         target: target.name.clone(),
         steps: run.records,
         failed_expectations: run.failed,
-    })
+        stopped: run.stopped,
+    }
+}
+
+/// The versions a step is sent at when it names them (`7`, `"all"`, `"1..=3"`); `None` when it
+/// names none (the highest both sides serve, known once the target has been asked).
+fn named_versions(api: ApiKey, version: &Option<VersionSpec>) -> Result<Option<Vec<i16>>, String> {
+    version
+        .as_ref()
+        .map(|v| v.expand(apache_max(api)))
+        .transpose()
+}
+
+/// The labels a step's records carry: the name, or `name@vN` for each version of a sweep.
+fn labels(step: &Step, versions: &[i16]) -> Vec<String> {
+    match versions.len() > 1 {
+        true => versions
+            .iter()
+            .map(|v| format!("{}@v{v}", step.name))
+            .collect(),
+        false => vec![step.name.clone()],
+    }
 }
 
 impl Run<'_> {
-    fn step_error(&self, step: &str, reason: impl Into<String>) -> RunError {
-        RunError::Step {
-            scenario: self.scenario.name.clone(),
-            step: step.to_owned(),
-            reason: reason.into(),
+    /// Stops the scenario at `label` (the first cause wins).
+    fn stop(&mut self, label: &str, cause: impl std::fmt::Display) {
+        if self.stopped.is_none() {
+            self.stopped = Some(format!("step '{label}' {cause}"));
         }
     }
 
-    async fn connection(&mut self, name: &str) -> Result<&mut Connection, RunError> {
+    /// Records every request of `step` as not sent (a pause is not taken, an await lands at
+    /// the end).
+    fn skip(&mut self, step: &Step) {
+        if step.await_step.is_some() {
+            return;
+        }
+        let why = format!(
+            "not sent: the scenario stopped at {}",
+            self.stopped
+                .as_deref()
+                .and_then(|s| s.split(' ').nth(1))
+                .unwrap_or("an earlier step")
+        );
+        let Some(api_name) = step.api.as_deref() else {
+            self.push_skipped(&step.name, "", None, &why);
+            return;
+        };
+        let api = request::api_key(api_name);
+        let versions = api
+            .and_then(|api| named_versions(api, &step.version).ok().flatten())
+            .unwrap_or_default();
+        if versions.is_empty() {
+            self.push_skipped(&step.name, api_name, None, &why);
+            return;
+        }
+        for (label, version) in labels(step, &versions).iter().zip(&versions) {
+            self.push_skipped(label, api_name, Some(*version), &why);
+        }
+    }
+
+    fn push_skipped(&mut self, label: &str, api: &str, version: Option<i16>, why: &str) {
+        self.records.push(StepRecord {
+            step: label.to_owned(),
+            api: api.to_owned(),
+            version,
+            request: Value::Null,
+            outcome: Outcome::Skipped(why.to_owned()),
+        });
+    }
+
+    async fn connection(&mut self, name: &str) -> Result<&mut Connection, ClientError> {
         if !self.connections.contains_key(name) {
-            let c = Connection::connect(self.target.addr, self.deadline)
-                .await
-                .map_err(|reason| RunError::Connect {
-                    scenario: self.scenario.name.clone(),
-                    reason,
-                })?;
+            let c = Connection::connect(self.target.addr, self.deadline).await?;
             self.connections.insert(name.to_owned(), c);
         }
         Ok(self.connections.get_mut(name).expect("inserted"))
     }
 
     /// The (min, max) versions the target serves of `api`, asking ApiVersions once per run.
-    async fn served(&mut self, api: ApiKey) -> Result<Option<(i16, i16)>, RunError> {
+    async fn served(&mut self, api: ApiKey) -> Result<Option<(i16, i16)>, ClientError> {
         if self.served.is_none() {
-            let versions = self
-                .connection("__api_versions")
-                .await?
-                .api_versions()
-                .await
-                .map_err(|reason| RunError::Connect {
-                    scenario: self.scenario.name.clone(),
-                    reason,
-                })?;
+            self.connection("__api_versions").await?;
+            let conn = self
+                .connections
+                .get_mut("__api_versions")
+                .expect("connected");
+            let versions = self.slot.wait(conn.api_versions()).await?;
             self.served = Some(versions.into_iter().map(|(k, a, b)| (k, (a, b))).collect());
         }
         Ok(self
@@ -239,14 +344,14 @@ impl Run<'_> {
             .and_then(|served| served.get(&(api as i16)).copied()))
     }
 
-    async fn step(&mut self, step: &Step) -> Result<(), RunError> {
+    async fn step(&mut self, step: &Step) {
         if let Some(awaited) = &step.await_step {
             // Load-time checks make sure it is in flight.
             if let Some(i) = self.in_flight.iter().position(|f| &f.step.name == awaited) {
                 let pending = self.in_flight.remove(i);
                 self.land(pending).await;
             }
-            return Ok(());
+            return;
         }
         if let Some(ms) = step.sleep_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -257,45 +362,44 @@ impl Run<'_> {
                 request: Value::Null,
                 outcome: Outcome::Slept(ms),
             });
-            return Ok(());
+            return;
         }
-        let api_name = step
-            .api
-            .as_deref()
-            .ok_or_else(|| self.step_error(&step.name, "no api and no sleep_ms"))?;
-        let api = request::api_key(api_name)
-            .ok_or_else(|| self.step_error(&step.name, format!("unknown api '{api_name}'")))?;
-        let served = self.served(api).await?;
-        let versions: Vec<i16> = match &step.version {
-            Some(VersionSpec::One(v)) => vec![*v],
-            Some(VersionSpec::Named(n)) if n == "all" => (0..=apache_max(api)).collect(),
-            Some(VersionSpec::Named(n)) => match n.split_once("..=") {
-                Some((a, b)) => match (a.trim().parse::<i16>(), b.trim().parse::<i16>()) {
-                    (Ok(a), Ok(b)) if a <= b => (a..=b).collect(),
-                    _ => return Err(self.step_error(&step.name, format!("version range '{n}'"))),
-                },
-                None => {
-                    return Err(self.step_error(
-                        &step.name,
-                        format!("version '{n}': use a number, \"all\" or \"A..=B\""),
-                    ))
-                }
-            },
-            None => match served {
-                Some((_, max)) => vec![max.min(default_max(api))],
-                None => vec![default_max(api)],
-            },
+        // Load-time checks make sure the API is known and the versions parse.
+        let api_name = step.api.as_deref().unwrap_or_default();
+        let Some(api) = request::api_key(api_name) else {
+            self.stop(&step.name, format!("names an unknown API '{api_name}'"));
+            return self.skip(step);
         };
-        let sweep = versions.len() > 1;
-        for version in versions {
-            let label = match sweep {
-                true => format!("{}@v{version}", step.name),
-                false => step.name.clone(),
-            };
-            self.send(step, &label, api, api_name, version, served)
-                .await?;
+        let served = match self.served(api).await {
+            Ok(served) => served,
+            Err(e) => {
+                self.stop(
+                    &step.name,
+                    format!("could not learn the versions served: ApiVersions got {e}"),
+                );
+                return self.skip(step);
+            }
+        };
+        let versions = match named_versions(api, &step.version) {
+            Ok(Some(v)) => v,
+            Ok(None) => vec![served.map_or(default_max(api), |(_, max)| max.min(default_max(api)))],
+            Err(e) => {
+                self.stop(&step.name, e);
+                return self.skip(step);
+            }
+        };
+        for (label, version) in labels(step, &versions).iter().zip(versions) {
+            if self.stopped.is_some() {
+                self.push_skipped(
+                    label,
+                    api_name,
+                    Some(version),
+                    "not sent: the scenario stopped at an earlier version of this step",
+                );
+                continue;
+            }
+            self.send(step, label, api, api_name, version, served).await;
         }
-        Ok(())
     }
 
     async fn send(
@@ -306,34 +410,53 @@ impl Run<'_> {
         api_name: &str,
         version: i16,
         served: Option<(i16, i16)>,
-    ) -> Result<(), RunError> {
-        let fields = substitute(&toml::Value::Table(step.request.clone()), &self.vars)
-            .map_err(|e| self.step_error(label, e))?;
-        let toml::Value::Table(fields) = fields else {
-            unreachable!("a table substitutes to a table")
-        };
-        let request_value = serde_json::to_value(&fields).unwrap_or(Value::Null);
-        let request_value = self.normaliser.normalise(&request_value);
+    ) {
         let mut record = StepRecord {
             step: label.to_owned(),
             api: api_name.to_owned(),
             version: Some(version),
-            request: request_value,
-            outcome: Outcome::NoAnswer(String::new()),
+            request: Value::Null,
+            outcome: Outcome::Skipped(String::new()),
         };
+        let fields = match substitute(&toml::Value::Table(step.request.clone()), &self.vars) {
+            Ok(toml::Value::Table(fields)) => fields,
+            Ok(_) => unreachable!("a table substitutes to a table"),
+            Err(e) => {
+                // Only a capture that an earlier step could not make leaves a name undefined
+                // (load-time checks see to the rest), and that step stopped the scenario.
+                record.outcome = Outcome::Skipped(format!("not sent: {e}"));
+                self.records.push(record);
+                self.stop(label, format!("could not be built: {e}"));
+                return;
+            }
+        };
+        let request_value = serde_json::to_value(&fields).unwrap_or(Value::Null);
+        record.request = self.normaliser.normalise(&request_value);
         match served {
             Some((min, max)) if (min..=max).contains(&version) => {}
             other => {
                 let (min, max) = other.unwrap_or((-1, -1));
                 record.outcome = Outcome::Unsupported { min, max };
                 self.records.push(record);
-                return Ok(());
+                return;
             }
         }
-        let request =
-            request::build(api, version, &fields).map_err(|e| self.step_error(label, e))?;
+        let request = match request::build(api, version, &fields) {
+            Ok(request) => request,
+            Err(e) => {
+                record.outcome =
+                    Outcome::Unsendable(format!("cannot build {api_name} v{version}: {e}"));
+                self.records.push(record);
+                return;
+            }
+        };
         if step.background {
-            self.connection(&step.connection).await?;
+            if let Err(e) = self.connection(&step.connection).await {
+                record.outcome = Outcome::NoAnswer(e.to_string());
+                self.records.push(record);
+                self.stop(label, format!("got no answer: {e}"));
+                return;
+            }
             let mut conn = self
                 .connections
                 .remove(&step.connection)
@@ -349,70 +472,117 @@ impl Run<'_> {
                 record,
                 answer,
             });
-            return Ok(());
+            return;
         }
         let repeat = step.repeat.unwrap_or(1).max(1);
         for round in 1..=repeat {
-            let Some(raw) = self
+            let Some((raw, until_failed)) = self
                 .exchange(step, label, api, version, &request, &mut record)
-                .await?
+                .await
             else {
-                return Ok(());
+                return;
             };
             let last = round == repeat;
-            if !last && mismatches(&step.expect, &raw).is_empty() {
+            if !last && mismatches(&step.expect, &raw).is_empty() && until_failed.is_none() {
                 continue;
             }
-            if !last {
-                self.failed.push(format!(
-                    "{label}: expectation broke at repetition {round} of {repeat}"
-                ));
+            let mut problem = until_failed;
+            if !last && problem.is_none() {
+                let broke = format!("broke its expectation at repetition {round} of {repeat}");
+                self.failed.push(format!("{label}: {broke}"));
+                problem = Some(broke);
             }
-            self.finish(step, label, raw, record);
-            break;
+            if let Some(first) = self.finish(step, label, raw, record) {
+                problem.get_or_insert(first);
+            }
+            if let Some(problem) = problem {
+                self.stop(label, problem);
+            }
+            return;
         }
-        Ok(())
     }
 
-    /// Sends the request, repeating it while `until` does not hold; `None` when the target
-    /// gave no answer (recorded as such).
+    /// Sends the request, repeating it while `until` does not hold and could still come to
+    /// hold. `None` when the target gave no usable answer (recorded as such, the scenario
+    /// stopped); otherwise the answer and, when `until` gave up, why.
     async fn exchange(
         &mut self,
         step: &Step,
         label: &str,
         api: ApiKey,
         version: i16,
-        request: &kafka_protocol::messages::RequestKind,
+        request: &RequestKind,
         record: &mut StepRecord,
-    ) -> Result<Option<Value>, RunError> {
-        let give_up =
-            tokio::time::Instant::now() + Duration::from_millis(step.within_ms.unwrap_or(15_000));
+    ) -> Option<(Value, Option<String>)> {
+        let budget = Duration::from_millis(step.within_ms.unwrap_or(15_000));
+        let give_up = tokio::time::Instant::now() + budget;
         loop {
-            let result = self
-                .connection(&step.connection)
-                .await?
-                .send(api, version, request)
-                .await;
+            let result = match self.connection(&step.connection).await {
+                Ok(_) => {
+                    let conn = self
+                        .connections
+                        .get_mut(&step.connection)
+                        .expect("connected");
+                    self.slot.wait(conn.send(api, version, request)).await
+                }
+                Err(e) => Err(e),
+            };
             let raw = match result {
                 Ok(r) => response::to_value(&r, version),
                 Err(e) => {
-                    // The connection is unusable after a failure; the next step reconnects.
-                    self.connections.remove(&step.connection);
-                    record.outcome = Outcome::NoAnswer(e.to_string());
-                    self.records.push(record.clone());
-                    return Ok(None);
+                    self.no_answer(&step.connection, label, e, record);
+                    return None;
                 }
             };
             if mismatches(&step.until, &raw).is_empty() {
-                return Ok(Some(raw));
+                return Some((raw, None));
+            }
+            if let Some(code) = final_error(&raw, &step.until) {
+                let why = format!(
+                    "'until' cannot hold: the answer carries {}, which retrying cannot change",
+                    errors::label(code)
+                );
+                self.failed.push(format!("{label}: {why}"));
+                return Some((raw, Some(why)));
             }
             if tokio::time::Instant::now() >= give_up {
-                self.failed
-                    .push(format!("{label}: 'until' did not hold in time"));
-                return Ok(Some(raw));
+                let why = format!("'until' did not hold within {} ms", budget.as_millis());
+                self.failed.push(format!("{label}: {why}"));
+                return Some((raw, Some(why)));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Records a request that got no usable answer and stops the scenario; the connection is
+    /// unusable after it. A request the harness could not encode is the scenario's problem,
+    /// the same on every target: recorded, and the scenario goes on.
+    fn no_answer(
+        &mut self,
+        connection: &str,
+        label: &str,
+        e: ClientError,
+        record: &mut StepRecord,
+    ) {
+        self.connections.remove(connection);
+        let cause = match e {
+            ClientError::Encode { .. } => {
+                record.outcome = Outcome::Unsendable(e.to_string());
+                self.records.push(record.clone());
+                return;
+            }
+            ClientError::Malformed(m) => {
+                let cause = format!("got a malformed answer: {}", m.summary());
+                record.outcome = Outcome::Malformed(*m);
+                cause
+            }
+            other => {
+                record.outcome = Outcome::NoAnswer(other.to_string());
+                format!("got no answer: {other}")
+            }
+        };
+        self.records.push(record.clone());
+        self.stop(label, cause);
     }
 
     /// Records a background step's answer (its connection back in the pool unless it failed),
@@ -425,25 +595,33 @@ impl Run<'_> {
             mut record,
             answer,
         } = pending;
-        match answer.await {
+        match self.slot.wait(answer).await {
             Ok((conn, Ok(response))) => {
                 self.connections.insert(step.connection.clone(), conn);
                 let raw = response::to_value(&response, version);
-                self.finish(&step, &label, raw, record);
+                if let Some(problem) = self.finish(&step, &label, raw, record) {
+                    self.stop(&label, problem);
+                }
             }
-            Ok((_, Err(e))) => {
-                record.outcome = Outcome::NoAnswer(e.to_string());
-                self.records.push(record);
-            }
+            Ok((_, Err(e))) => self.no_answer(&step.connection, &label, e, &mut record),
             Err(e) => {
-                record.outcome = Outcome::NoAnswer(format!("the request task failed: {e}"));
+                let cause = format!("the request task failed: {e}");
+                record.outcome = Outcome::NoAnswer(cause.clone());
                 self.records.push(record);
+                self.stop(&label, cause);
             }
         }
     }
 
-    /// Captures, checks the expectations and records the answer.
-    fn finish(&mut self, step: &Step, label: &str, raw: Value, mut record: StepRecord) {
+    /// Captures, checks the expectations and records the answer; the first problem, if any.
+    fn finish(
+        &mut self,
+        step: &Step,
+        label: &str,
+        raw: Value,
+        mut record: StepRecord,
+    ) -> Option<String> {
+        let mut problems = Vec::new();
         for (var, path) in &step.capture {
             match response::at(&raw, path) {
                 Some(Value::Number(n)) if n.as_i64().is_some() => {
@@ -453,16 +631,43 @@ impl Run<'_> {
                 Some(Value::String(s)) => {
                     self.vars.insert(var.clone(), Var::Str(s.clone()));
                 }
-                _ => self
-                    .failed
-                    .push(format!("{label}: nothing to capture at '{path}'")),
+                _ => problems.push(format!("nothing to capture at '{path}'")),
             }
         }
-        for mismatch in mismatches(&step.expect, &raw) {
-            self.failed.push(format!("{label}: {mismatch}"));
+        problems.extend(mismatches(&step.expect, &raw));
+        for p in &problems {
+            self.failed.push(format!("{label}: {p}"));
         }
         record.outcome = Outcome::Response(self.normaliser.normalise(&raw));
         self.records.push(record);
+        problems.into_iter().next()
+    }
+}
+
+/// An error code in the answer that no retry can change, when `until` does not ask for it:
+/// a non-zero code that is not retriable ([`errors::retriable`]) and not OPERATION_NOT_ATTEMPTED
+/// (55: the broker did not try this partition because another failed, perhaps retriably).
+fn final_error(raw: &Value, until: &BTreeMap<String, toml::Value>) -> Option<i16> {
+    let wanted: Vec<i64> = until.values().filter_map(toml::Value::as_integer).collect();
+    let mut codes = Vec::new();
+    error_codes(raw, &mut codes);
+    codes
+        .into_iter()
+        .find(|&c| c != 0 && c != 55 && !errors::retriable(c) && !wanted.contains(&i64::from(c)))
+}
+
+fn error_codes(v: &Value, out: &mut Vec<i16>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.ends_with("error_code"), v.as_i64()) {
+                    (true, Some(c)) => out.push(c as i16),
+                    _ => error_codes(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| error_codes(v, out)),
+        _ => {}
     }
 }
 
@@ -479,28 +684,18 @@ fn mismatches(conditions: &BTreeMap<String, toml::Value>, raw: &Value) -> Vec<St
         .collect()
 }
 
-/// Why a batch of scenarios stopped: a scenario that could not run, with the target's post
-/// mortem when it died.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}{}", post_mortem.as_deref().map(|p| format!("\n{p}")).unwrap_or_default())]
-pub struct BatchError {
-    /// The first scenario error.
-    pub error: RunError,
-    /// The target's exit status and log, when it exited.
-    pub post_mortem: Option<String>,
-}
-
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they
-/// share the broker), ticking `progress` as each finishes; the transcripts come back in the
-/// scenarios' order.
+/// share the broker; a scenario waiting long on an answer lends its slot to another), ticking
+/// `progress` as each finishes; the transcripts come back in the scenarios' order, one per
+/// scenario, whatever the target did.
 pub async fn run_many(
     scenarios: &[&Scenario],
-    target: &std::sync::Arc<Running>,
+    target: &Arc<Running>,
     deadline: Duration,
     jobs: usize,
     progress: &indicatif::ProgressBar,
-) -> Result<Vec<Transcript>, BatchError> {
-    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+) -> Vec<Transcript> {
+    let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (i, s) in scenarios.iter().enumerate() {
         let (s, target, permits, progress) = (
@@ -510,9 +705,13 @@ pub async fn run_many(
             progress.clone(),
         );
         set.spawn(async move {
-            let _permit = permits.acquire_owned().await;
+            let held = permits.clone().acquire_owned().await.ok();
             progress.set_message(s.name.clone());
-            let t = run(&s, &target, deadline).await;
+            let slot = Slot {
+                permits: Some(permits),
+                held,
+            };
+            let t = run_in_slot(&s, &target, deadline, slot).await;
             progress.inc(1);
             (i, t)
         });
@@ -520,19 +719,13 @@ pub async fn run_many(
     let mut out = Vec::new();
     while let Some(joined) = set.join_next().await {
         match joined {
-            Ok((i, Ok(t))) => out.push((i, t)),
-            Ok((_, Err(error))) => {
-                return Err(BatchError {
-                    error,
-                    post_mortem: target.post_mortem(),
-                })
-            }
+            Ok(done) => out.push(done),
             // A scenario task panicked: a harness bug, shown as it is.
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
     }
     out.sort_by_key(|(i, _)| *i);
-    Ok(out.into_iter().map(|(_, t)| t).collect())
+    out.into_iter().map(|(_, t)| t).collect()
 }
 
 #[cfg(test)]

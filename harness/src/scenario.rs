@@ -56,6 +56,93 @@ pub enum VersionSpec {
     Named(String),
 }
 
+impl VersionSpec {
+    /// The versions named, `"all"` being 0 to `highest`; why not, when the text names none.
+    pub fn expand(&self, highest: i16) -> Result<Vec<i16>, String> {
+        match self {
+            VersionSpec::One(v) if *v < 0 => Err(format!("version {v} is negative")),
+            VersionSpec::One(v) => Ok(vec![*v]),
+            VersionSpec::Named(n) if n == "all" => Ok((0..=highest).collect()),
+            VersionSpec::Named(n) => match n.split_once("..=") {
+                Some((a, b)) => match (a.trim().parse::<i16>(), b.trim().parse::<i16>()) {
+                    (Ok(a), Ok(b)) if a > b => {
+                        Err(format!("version range \"{n}\" is empty ({a} > {b})"))
+                    }
+                    (Ok(a), Ok(_)) if a < 0 => Err(format!("version range \"{n}\" starts below 0")),
+                    (Ok(a), Ok(b)) => Ok((a..=b).collect()),
+                    _ => Err(format!(
+                        "version range \"{n}\": expected \"A..=B\" with numbers"
+                    )),
+                },
+                None => Err(format!(
+                    "version \"{n}\": use a number, \"all\" or \"A..=B\""
+                )),
+            },
+        }
+    }
+}
+
+/// Every `${name}` in a request's strings.
+fn variables_in(value: &toml::Value, out: &mut Vec<String>) {
+    match value {
+        toml::Value::String(s) => {
+            let mut rest = s.as_str();
+            while let Some(start) = rest.find("${") {
+                let Some(len) = rest[start..].find('}') else {
+                    break;
+                };
+                out.push(rest[start + 2..start + len].to_owned());
+                rest = &rest[start + len..];
+            }
+        }
+        toml::Value::Array(a) => a.iter().for_each(|v| variables_in(v, out)),
+        toml::Value::Table(t) => t.values().for_each(|v| variables_in(v, out)),
+        _ => {}
+    }
+}
+
+/// Each step names an API kconform knows at versions that parse, and uses only variables
+/// that exist by then: the scenario's `unique` names and what earlier steps captured (a
+/// background step's captures once it is awaited).
+fn check_requests(steps: &[Step], unique: &[String]) -> Result<(), String> {
+    let mut defined: std::collections::BTreeSet<String> = unique.iter().cloned().collect();
+    let mut pending: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for step in steps {
+        let name = &step.name;
+        if let Some(awaited) = &step.await_step {
+            defined.extend(pending.remove(awaited.as_str()).unwrap_or_default());
+            continue;
+        }
+        let Some(api) = &step.api else { continue };
+        if crate::request::api_key(api).is_none() {
+            return Err(format!(
+                "step '{name}': unknown API '{api}' (kconform sends {})",
+                crate::request::API_NAMES.join(", ")
+            ));
+        }
+        if let Some(version) = &step.version {
+            version
+                .expand(0)
+                .map_err(|e| format!("step '{name}': {e}"))?;
+        }
+        let mut used = Vec::new();
+        variables_in(&toml::Value::Table(step.request.clone()), &mut used);
+        if let Some(missing) = used.iter().find(|v| !defined.contains(*v)) {
+            return Err(format!(
+                "step '{name}': ${{{missing}}} is not defined here (define it in `unique`, or capture it in an earlier step)"
+            ));
+        }
+        let captured = step.capture.keys().cloned();
+        match step.background {
+            true => {
+                pending.insert(name, captured.collect());
+            }
+            false => defined.extend(captured),
+        }
+    }
+    Ok(())
+}
+
 /// One step.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -232,6 +319,7 @@ impl Scenario {
         let fragments = path.parent().unwrap_or(Path::new(".")).join("fragments");
         s.steps = expand(s.steps, &fragments, 0).map_err(err)?;
         check_steps(&s.steps).map_err(err)?;
+        check_requests(&s.steps, &s.unique).map_err(err)?;
         s.name = path
             .file_stem()
             .and_then(|n| n.to_str())
@@ -311,6 +399,26 @@ mod tests {
                 "a background step sends one request once",
             ),
             ("description = \"x\"\n[[step]]\nsleep_ms = 1\n", "no name"),
+            (
+                "description = \"x\"\n[[step]]\nname = \"e\"\napi = \"EndTxnn\"\n",
+                "step 'e': unknown API 'EndTxnn' (kconform sends InitProducerId,",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nversion = \"9..=2\"\n",
+                "step 'e': version range \"9..=2\" is empty (9 > 2)",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nversion = \"some\"\n",
+                "step 'e': version \"some\": use a number",
+            ),
+            (
+                "description = \"x\"\nunique = [\"txn\"]\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nrequest = { transactional_id = \"${txn}\", producer_epoch = \"${epoch}\" }\n",
+                "step 'e': ${epoch} is not defined here",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"j\"\napi = \"JoinGroup\"\nbackground = true\ncapture = { m = \"member_id\" }\n[[step]]\nname = \"h\"\napi = \"Heartbeat\"\nconnection = \"b\"\nrequest = { member_id = \"${m}\" }\n",
+                "step 'h': ${m} is not defined here",
+            ),
         ] {
             let p = write(dir.path(), "s.toml", text);
             let e = Scenario::load(&p).unwrap_err().to_string();

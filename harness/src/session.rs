@@ -10,7 +10,7 @@ use crate::diff::{self, DiffRow};
 use crate::ledger::{Ledger, LedgerError, Verdict};
 use crate::recorded::{self, RecordedError};
 use crate::report::Report;
-use crate::runner::{self, BatchError, Transcript};
+use crate::runner::{self, Transcript};
 use crate::scenario::Scenario;
 use crate::target::{Running, TargetError, TargetSpec};
 use crate::{apache, progress};
@@ -21,9 +21,6 @@ pub enum SessionError {
     /// A target did not start.
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// A scenario could not run to its end (the target stopped answering).
-    #[error(transparent)]
-    Batch(#[from] BatchError),
     /// Apache's recorded answers are missing or unreadable.
     #[error(transparent)]
     Recorded(#[from] RecordedError),
@@ -116,17 +113,27 @@ impl Session<'_> {
             let starting = progress::starting(&spec.name());
             let started = Running::start(spec).await;
             starting.finish_and_clear();
-            let target = Arc::new(started?);
+            let target = started?;
+            // A target that does not answer ApiVersions cannot be judged at all: said at once,
+            // rather than as every scenario's first failure.
+            if let Err(e) = target.reachable(self.deadline).await {
+                target.stop().await;
+                return Err(e.into());
+            }
+            let target = Arc::new(target);
             report
                 .origins
                 .push((target.name.clone(), target.origin.clone()));
             let bar = progress::scenarios(&target.name, chosen.len());
-            let result = runner::run_many(chosen, &target, self.deadline, jobs, &bar).await;
+            let transcripts = runner::run_many(chosen, &target, self.deadline, jobs, &bar).await;
             bar.finish_and_clear();
+            // A launched broker that died mid-run: its last words go in the report.
+            if let Some(post_mortem) = target.post_mortem() {
+                report.origins.push((target.name.clone(), post_mortem));
+            }
             if let Ok(target) = Arc::try_unwrap(target) {
                 target.stop().await;
             }
-            let transcripts = result?;
             report.add_transcripts(&transcripts);
             all.push(transcripts);
         }

@@ -18,6 +18,16 @@ pub enum TargetError {
         /// Why.
         reason: String,
     },
+    /// The broker does not answer ApiVersions.
+    #[error("{target} at {addr} cannot be reached: {reason}")]
+    Unreachable {
+        /// Target name.
+        target: String,
+        /// Its address.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
     /// A target specification that does not parse.
     #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT)")]
     Unknown(String),
@@ -166,6 +176,23 @@ impl Running {
             }
         }
         Ok(running)
+    }
+
+    /// Whether the target answers ApiVersions within `deadline`: a target that does not cannot
+    /// be judged at all (the one failure that ends a run).
+    pub async fn reachable(&self, deadline: std::time::Duration) -> Result<(), TargetError> {
+        let unreachable = |reason: String| TargetError::Unreachable {
+            target: self.name.clone(),
+            addr: self.addr,
+            reason,
+        };
+        let mut conn = crate::client::Connection::connect(self.addr, deadline)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        conn.api_versions()
+            .await
+            .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
+        Ok(())
     }
 
     /// Why the target may have stopped answering: for a broker the harness launched that has

@@ -100,12 +100,18 @@ fn scenario() -> Scenario {
 }
 
 #[tokio::test]
-async fn each_misbehaviour_is_one_recorded_no_answer() {
+async fn each_misbehaviour_stops_the_scenario_with_a_named_cause() {
     for (how, expected) in [
         (Misbehaviour::Close, "closed the connection"),
-        (Misbehaviour::Garbage, "does not decode"),
+        (
+            Misbehaviour::Garbage,
+            "EndTxn v3 (response header v1): header (tagged fields) at byte 7: needs 1 byte(s)",
+        ),
         (Misbehaviour::WrongCorrelation, "correlation id"),
-        (Misbehaviour::HugeSize, "response size"),
+        (
+            Misbehaviour::HugeSize,
+            "size prefix announces 2147483647 bytes",
+        ),
         (Misbehaviour::Silent, "no answer within"),
     ] {
         let addr = broker(how).await;
@@ -116,29 +122,64 @@ async fn each_misbehaviour_is_one_recorded_no_answer() {
             runner::run(&scenario(), &target, Duration::from_millis(200)),
         )
         .await
-        .unwrap_or_else(|_| panic!("{how:?}: the run hung"))
-        .unwrap();
+        .unwrap_or_else(|_| panic!("{how:?}: the run hung"));
         assert_eq!(t.steps.len(), 2, "{how:?}: both steps recorded");
-        for step in &t.steps {
-            match &step.outcome {
-                Outcome::NoAnswer(why) => {
-                    assert!(why.contains(expected), "{how:?}, {}: {why}", step.step)
-                }
-                other => panic!("{how:?}, {}: {other:?}", step.step),
-            }
-        }
+        let why = match &t.steps[0].outcome {
+            Outcome::NoAnswer(why) => why.clone(),
+            Outcome::Malformed(m) => m.summary(),
+            other => panic!("{how:?}: {other:?}"),
+        };
+        assert!(why.contains(expected), "{how:?}: {why}");
+        assert!(
+            matches!(&t.steps[1].outcome, Outcome::Skipped(s) if s.contains("stopped at 'end'")),
+            "{how:?}: {:?}",
+            t.steps[1].outcome
+        );
+        let stopped = t.stopped.as_deref().unwrap_or_default();
+        assert!(stopped.starts_with("step 'end' got"), "{how:?}: {stopped}");
+        assert!(
+            t.failed_expectations
+                .iter()
+                .any(|f| f.contains("1 later step(s) not sent")),
+            "{how:?}: {:?}",
+            t.failed_expectations
+        );
     }
 }
 
 #[tokio::test]
-async fn an_unreachable_broker_is_an_error_naming_the_scenario() {
+async fn an_unreachable_broker_is_refused_before_any_scenario() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
-    let e = runner::run(&scenario(), &target, Duration::from_millis(500))
+    let e = target
+        .reachable(Duration::from_millis(500))
         .await
         .unwrap_err()
         .to_string();
-    assert!(e.contains("hostile") && e.contains("cannot connect"), "{e}");
+    assert!(
+        e.contains("cannot be reached") && e.contains("cannot connect"),
+        "{e}"
+    );
+    // A broker that takes connections and never answers is as unreachable.
+    let mute = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = mute.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = mute.accept().await {
+            held.push(s);
+        }
+    });
+    let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+    let e = target
+        .reachable(Duration::from_millis(300))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ApiVersions v0 got no answer within"), "{e}");
+    // One that answers ApiVersions is reachable, however it answers the rest.
+    let silent = broker(Misbehaviour::Silent).await;
+    let target = Running::start(&TargetSpec::External(silent)).await.unwrap();
+    assert!(target.reachable(Duration::from_millis(300)).await.is_ok());
 }

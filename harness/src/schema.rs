@@ -1,0 +1,368 @@
+//! Apache Kafka 3.7's own definitions of the responses kconform reads: the message JSON files
+//! that kafka-clients 3.7.2 ships (`common/message/*Response.json`), kept unchanged in
+//! `harness/schema/`. They say, for every version, which fields a response has, in what order,
+//! of what type, which may be null and which are tagged — what [`crate::frame`] needs to walk
+//! a broker's answer byte by byte, name the field where it goes wrong, and refuse a count or a
+//! length past the end before anything is allocated for it.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// An inclusive range of versions (`"0+"`, `"1-3"`, `"4"`, `"none"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Versions {
+    lo: i16,
+    hi: i16,
+}
+
+impl Versions {
+    /// No version.
+    pub const NONE: Versions = Versions { lo: 1, hi: 0 };
+
+    fn parse(s: &str) -> Result<Versions, String> {
+        let s = s.trim();
+        let bad = || format!("version range '{s}'");
+        if s == "none" || s.is_empty() {
+            return Ok(Versions::NONE);
+        }
+        if let Some(lo) = s.strip_suffix('+') {
+            let lo = lo.parse().map_err(|_| bad())?;
+            return Ok(Versions { lo, hi: i16::MAX });
+        }
+        if let Some((lo, hi)) = s.split_once('-') {
+            return Ok(Versions {
+                lo: lo.parse().map_err(|_| bad())?,
+                hi: hi.parse().map_err(|_| bad())?,
+            });
+        }
+        let v = s.parse().map_err(|_| bad())?;
+        Ok(Versions { lo: v, hi: v })
+    }
+
+    /// Whether `version` is in the range.
+    pub fn contains(self, version: i16) -> bool {
+        (self.lo..=self.hi).contains(&version)
+    }
+}
+
+/// A field's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// `bool`: one byte.
+    Bool,
+    /// `int8`.
+    Int8,
+    /// `int16`.
+    Int16,
+    /// `uint16`.
+    Uint16,
+    /// `int32`.
+    Int32,
+    /// `int64`.
+    Int64,
+    /// `float64`.
+    Float64,
+    /// `uuid`: 16 bytes.
+    Uuid,
+    /// `string`: UTF-8 with a length.
+    String,
+    /// `bytes`.
+    Bytes,
+    /// `records`: a record set, bytes with a length.
+    Records,
+    /// `[]T`.
+    Array(Box<Kind>),
+    /// A structure of fields, followed in flexible versions by its tagged fields.
+    Struct(Vec<Field>),
+}
+
+/// One field of a message or structure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Apache's name in snake_case (`producer_epoch`), as transcripts name it.
+    pub name: String,
+    /// Its type.
+    pub kind: Kind,
+    /// The versions that have it.
+    pub versions: Versions,
+    /// The versions in which it may be null.
+    pub nullable: Versions,
+    /// Its tag and the versions in which it is sent tagged (after the fixed fields).
+    pub tagged: Option<(u32, Versions)>,
+}
+
+/// A response message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Apache's name (`EndTxnResponse`).
+    pub name: String,
+    /// The versions that exist.
+    pub valid: Versions,
+    /// The versions that use compact lengths and tagged fields.
+    pub flexible: Versions,
+    /// The fields, in wire order.
+    pub fields: Vec<Field>,
+}
+
+/// The schema files, by name: Apache's text, comments and licence header included.
+const FILES: [(&str, &str); 21] = [
+    (
+        "ResponseHeader",
+        include_str!("../schema/ResponseHeader.json"),
+    ),
+    (
+        "ApiVersions",
+        include_str!("../schema/ApiVersionsResponse.json"),
+    ),
+    (
+        "CreateTopics",
+        include_str!("../schema/CreateTopicsResponse.json"),
+    ),
+    (
+        "FindCoordinator",
+        include_str!("../schema/FindCoordinatorResponse.json"),
+    ),
+    ("Metadata", include_str!("../schema/MetadataResponse.json")),
+    ("Produce", include_str!("../schema/ProduceResponse.json")),
+    ("Fetch", include_str!("../schema/FetchResponse.json")),
+    (
+        "ListOffsets",
+        include_str!("../schema/ListOffsetsResponse.json"),
+    ),
+    (
+        "OffsetFetch",
+        include_str!("../schema/OffsetFetchResponse.json"),
+    ),
+    (
+        "JoinGroup",
+        include_str!("../schema/JoinGroupResponse.json"),
+    ),
+    (
+        "SyncGroup",
+        include_str!("../schema/SyncGroupResponse.json"),
+    ),
+    (
+        "Heartbeat",
+        include_str!("../schema/HeartbeatResponse.json"),
+    ),
+    (
+        "LeaveGroup",
+        include_str!("../schema/LeaveGroupResponse.json"),
+    ),
+    (
+        "OffsetCommit",
+        include_str!("../schema/OffsetCommitResponse.json"),
+    ),
+    (
+        "DeleteGroups",
+        include_str!("../schema/DeleteGroupsResponse.json"),
+    ),
+    (
+        "InitProducerId",
+        include_str!("../schema/InitProducerIdResponse.json"),
+    ),
+    (
+        "AddPartitionsToTxn",
+        include_str!("../schema/AddPartitionsToTxnResponse.json"),
+    ),
+    (
+        "AddOffsetsToTxn",
+        include_str!("../schema/AddOffsetsToTxnResponse.json"),
+    ),
+    ("EndTxn", include_str!("../schema/EndTxnResponse.json")),
+    (
+        "WriteTxnMarkers",
+        include_str!("../schema/WriteTxnMarkersResponse.json"),
+    ),
+    (
+        "TxnOffsetCommit",
+        include_str!("../schema/TxnOffsetCommitResponse.json"),
+    ),
+];
+
+/// The file names of [`FILES`], for the test that they are Apache's.
+pub fn file_names() -> impl Iterator<Item = String> {
+    FILES.iter().map(|(name, _)| match *name {
+        "ResponseHeader" => "ResponseHeader.json".to_owned(),
+        api => format!("{api}Response.json"),
+    })
+}
+
+/// The embedded text of a schema file, by its file name.
+pub fn file_text(file: &str) -> Option<&'static str> {
+    FILES
+        .iter()
+        .zip(file_names())
+        .find(|(_, name)| name == file)
+        .map(|((_, text), _)| *text)
+}
+
+fn parsed() -> &'static BTreeMap<&'static str, Message> {
+    static PARSED: OnceLock<BTreeMap<&'static str, Message>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|(name, text)| {
+                let message = parse(text).unwrap_or_else(|e| {
+                    panic!("the embedded schema of {name} does not parse: {e}")
+                });
+                (*name, message)
+            })
+            .collect()
+    })
+}
+
+/// The response of the API named as Apache names it (`EndTxn`), if kconform knows it.
+pub fn response(api: &str) -> Option<&'static Message> {
+    parsed().get(api).filter(|_| api != "ResponseHeader")
+}
+
+/// The response header.
+pub fn response_header() -> &'static Message {
+    &parsed()["ResponseHeader"]
+}
+
+/// Parses one message file (JSON with `//` comment lines).
+pub fn parse(text: &str) -> Result<Message, String> {
+    let json: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let v: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+    let text_of = |key: &str| v.get(key).and_then(Value::as_str).unwrap_or("none");
+    let mut common = BTreeMap::new();
+    for s in v
+        .get("commonStructs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = s
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("a common struct has no name")?;
+        common.insert(name.to_owned(), s.clone());
+    }
+    Ok(Message {
+        name: text_of("name").to_owned(),
+        valid: Versions::parse(text_of("validVersions"))?,
+        flexible: Versions::parse(text_of("flexibleVersions"))?,
+        fields: fields(v.get("fields"), &common)?,
+    })
+}
+
+fn fields(list: Option<&Value>, common: &BTreeMap<String, Value>) -> Result<Vec<Field>, String> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|f| field(f, common))
+        .collect()
+}
+
+fn field(f: &Value, common: &BTreeMap<String, Value>) -> Result<Field, String> {
+    let get = |key: &str| f.get(key).and_then(Value::as_str);
+    let name = get("name").ok_or("a field has no name")?;
+    let ty = get("type").ok_or_else(|| format!("field {name} has no type"))?;
+    let tagged = match (f.get("tag").and_then(Value::as_u64), get("taggedVersions")) {
+        (Some(tag), Some(v)) => Some((tag as u32, Versions::parse(v)?)),
+        _ => None,
+    };
+    Ok(Field {
+        name: snake_case(name),
+        kind: kind(ty, f, common)?,
+        versions: Versions::parse(get("versions").unwrap_or("none"))?,
+        nullable: Versions::parse(get("nullableVersions").unwrap_or("none"))?,
+        tagged,
+    })
+}
+
+fn kind(ty: &str, f: &Value, common: &BTreeMap<String, Value>) -> Result<Kind, String> {
+    if let Some(inner) = ty.strip_prefix("[]") {
+        return Ok(Kind::Array(Box::new(kind(inner, f, common)?)));
+    }
+    Ok(match ty {
+        "bool" => Kind::Bool,
+        "int8" => Kind::Int8,
+        "int16" => Kind::Int16,
+        "uint16" => Kind::Uint16,
+        "int32" => Kind::Int32,
+        "int64" => Kind::Int64,
+        "float64" => Kind::Float64,
+        "uuid" => Kind::Uuid,
+        "string" => Kind::String,
+        "bytes" => Kind::Bytes,
+        "records" => Kind::Records,
+        name => match f.get("fields") {
+            Some(list) => Kind::Struct(fields(Some(list), common)?),
+            None => {
+                let shared = common
+                    .get(name)
+                    .ok_or_else(|| format!("unknown type '{name}'"))?;
+                Kind::Struct(fields(shared.get("fields"), common)?)
+            }
+        },
+    })
+}
+
+/// `ProducerEpoch` → `producer_epoch`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_schema_parses_with_its_versions() {
+        for (name, _) in FILES {
+            let m = &parsed()[name];
+            assert!(!m.fields.is_empty(), "{name}");
+        }
+        let end = response("EndTxn").unwrap();
+        assert!(end.valid.contains(3) && !end.valid.contains(4));
+        assert!(end.flexible.contains(3) && !end.flexible.contains(2));
+        let names: Vec<&str> = end.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["throttle_time_ms", "error_code"]);
+        // A common struct resolves, and tagged fields keep their tags.
+        let apt = response("AddPartitionsToTxn").unwrap();
+        assert!(
+            matches!(&apt.fields[2].kind, Kind::Array(inner) if matches!(**inner, Kind::Struct(_)))
+        );
+        let fetch = response("Fetch").unwrap();
+        let Kind::Array(topic) = &fetch.fields[3].kind else {
+            panic!()
+        };
+        let Kind::Struct(topic) = &**topic else {
+            panic!()
+        };
+        let Kind::Array(partition) = &topic[2].kind else {
+            panic!()
+        };
+        let Kind::Struct(partition) = &**partition else {
+            panic!()
+        };
+        let diverging = partition
+            .iter()
+            .find(|f| f.name == "diverging_epoch")
+            .unwrap();
+        assert_eq!(diverging.tagged.map(|(tag, _)| tag), Some(0));
+        assert_eq!(snake_case("ThrottleTimeMs"), "throttle_time_ms");
+        assert_eq!(Versions::parse("none").unwrap(), Versions::NONE);
+        assert!(Versions::parse("x+").is_err());
+    }
+}
