@@ -365,4 +365,38 @@ mod tests {
         assert_eq!(Versions::parse("none").unwrap(), Versions::NONE);
         assert!(Versions::parse("x+").is_err());
     }
+
+    /// The embedded files are Apache's, byte for byte: compared with the kafka-clients jar the
+    /// Apache target caches, when it is there (skipped, saying why, when it is not).
+    #[test]
+    fn schema_files_are_apaches() {
+        let jar = crate::apache::jvm::cache_dir().join("libs").join(format!(
+            "kafka-clients-{}.jar",
+            crate::apache::KAFKA_VERSION
+        ));
+        if !jar.exists() {
+            println!(
+                "skipped: {} is not cached (run an Apache target once)",
+                jar.display()
+            );
+            return;
+        }
+        for file in file_names() {
+            let out = std::process::Command::new("unzip")
+                .arg("-p")
+                .arg(&jar)
+                .arg(format!("common/message/{file}"))
+                .output();
+            let Ok(out) = out else {
+                println!("skipped: no `unzip` to read {}", jar.display());
+                return;
+            };
+            assert!(out.status.success(), "{file} is not in {}", jar.display());
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                file_text(&file).unwrap(),
+                "harness/schema/{file} differs from Apache's"
+            );
+        }
+    }
 }
