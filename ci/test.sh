@@ -23,6 +23,7 @@ fi
 
 # cargo test through cargo-insta: a snapshot that differs, or one no test references, fails.
 echo "test: cargo insta test --workspace --check --unreferenced=reject"
+rm -f target/tmp/mutation-score.txt
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo insta test --workspace --check --unreferenced=reject 2>&1 | tee "$log"
@@ -32,4 +33,6 @@ ci/fuzz.sh 10
 
 # One closing line for the whole run: cargo test's counts (the fuzz run above passed, or we
 # would have stopped).
+score=target/tmp/mutation-score.txt
+[ -f "$score" ] && echo "test: $(cat "$score")"
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"

@@ -77,6 +77,117 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
             _ => {}
         }
     }
+    let lefts: std::collections::BTreeSet<&str> =
+        left.steps.iter().map(|s| s.step.as_str()).collect();
+    for r in right
+        .steps
+        .iter()
+        .filter(|r| !lefts.contains(r.step.as_str()))
+    {
+        out.push(DiffRow {
+            scenario: left.scenario.clone(),
+            step: r.step.clone(),
+            api: r.api.clone(),
+            version: r.version,
+            path: "outcome".into(),
+            left: "missing".into(),
+            right: kind(&r.outcome).into(),
+        });
+    }
+    out.extend(relational(left, right));
+    out
+}
+
+/// Where a transcript holds a symbol (`pid#1`): (step, field path) → symbol.
+fn symbols(t: &Transcript) -> BTreeMap<(String, String), String> {
+    fn walk(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, v)| {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                walk(&p, v, out)
+            }),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| walk(&format!("{path}.{i}"), v, out)),
+            Value::String(s) if is_symbol(s) => out.push((path.to_owned(), s.clone())),
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for step in &t.steps {
+        if let Outcome::Response(v) = &step.outcome {
+            let mut found = Vec::new();
+            walk("", v, &mut found);
+            for (path, symbol) in found {
+                out.insert((step.step.clone(), path), symbol);
+            }
+        }
+    }
+    out
+}
+
+/// `pid#1`, `member#12`: what the normaliser makes of a run-specific value.
+fn is_symbol(s: &str) -> bool {
+    s.split_once('#').is_some_and(|(kind, n)| {
+        !kind.is_empty()
+            && kind.bytes().all(|b| b.is_ascii_lowercase())
+            && !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// A symbol means "the same value as wherever else it appears", so two transcripts can show the
+/// same symbol at a step and still disagree on what it is the same as: a broker that answers
+/// one InitProducerId with another producer id than the rest shows `pid#1` there like Apache,
+/// and differs only in that it is not the id of the later answers. Among the places where both
+/// transcripts hold a symbol, each place whose symbol is equal on both sides but equals other
+/// places on one side than on the other is a difference, shown with those places.
+fn relational(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
+    let (l, r) = (symbols(left), symbols(right));
+    let both: Vec<&(String, String)> = l.keys().filter(|k| r.contains_key(*k)).collect();
+    let same_as = |side: &BTreeMap<(String, String), String>, at: &(String, String)| {
+        both.iter()
+            .filter(|q| **q != at && side[**q] == side[at])
+            .map(|(step, path)| format!("{step} {path}"))
+            .collect::<Vec<_>>()
+    };
+    let describe = |symbol: &str, places: &[String]| match places.len() {
+        0 => format!("{symbol}, as nowhere else"),
+        n if n <= 3 => format!("{symbol}, as at {}", places.join(", ")),
+        n => format!(
+            "{symbol}, as at {} and {} more",
+            places[..3].join(", "),
+            n - 3
+        ),
+    };
+    let mut out = Vec::new();
+    for at in &both {
+        if l[*at] != r[*at] {
+            continue;
+        }
+        let (a, b) = (same_as(&l, at), same_as(&r, at));
+        if a != b {
+            let step = left
+                .steps
+                .iter()
+                .find(|s| s.step == at.0)
+                .expect("a step of left");
+            out.push(DiffRow {
+                scenario: left.scenario.clone(),
+                step: at.0.clone(),
+                api: step.api.clone(),
+                version: step.version,
+                path: at.1.clone(),
+                left: describe(&l[*at], &a),
+                right: describe(&r[*at], &b),
+            });
+        }
+    }
     out
 }
 

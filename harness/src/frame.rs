@@ -84,6 +84,8 @@ pub struct Span {
     pub start: usize,
     /// One past the last byte.
     pub end: usize,
+    /// A fixed-width integer (int8 to int64): a value that can be changed in place.
+    pub integer: bool,
 }
 
 /// Where and why a walk stopped.
@@ -142,6 +144,7 @@ impl Walker<'_> {
             path: path.to_owned(),
             start,
             end: self.pos,
+            integer: false,
         });
     }
 
@@ -227,6 +230,13 @@ impl Walker<'_> {
         if let Some(n) = fixed {
             self.take(path, n)?;
             self.span(path, start);
+            let integer = matches!(
+                kind,
+                Kind::Int8 | Kind::Int16 | Kind::Uint16 | Kind::Int32 | Kind::Int64
+            );
+            if let Some(last) = self.spans.last_mut() {
+                last.integer = integer;
+            }
             return Ok(());
         }
         match kind {

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod errors;
 pub mod frame;
 pub mod ledger;
+pub mod mutation;
 pub mod normalise;
 pub mod peers;
 pub mod progress;

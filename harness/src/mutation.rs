@@ -1,0 +1,386 @@
+//! Generic mutations of a broker's answers, and a proxy that applies one: the way to prove that
+//! kconform catches a broker that answers wrongly. Between kconform and a healthy broker, the
+//! proxy passes every exchange through unchanged, except the answers of one (API, version),
+//! which it mutates: a byte inserted at a field boundary, the last byte dropped, the frame cut
+//! inside a field, an error code replaced, an integer field plus one, another correlation id,
+//! the connection closed, or silence past the deadline.
+//!
+//! Mutations name fields by their path in Apache's schema ([`crate::frame::spans`]), so the
+//! same mutant applies to every answer of that shape; an answer without the field passes.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+
+use kafka_protocol::messages::ApiKey;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::frame::{self, Span};
+
+/// The byte an insertion puts in: not zero, which often reads as an empty count or tag list.
+const INSERTED: u8 = 0x2a;
+
+/// The error code a replaced one becomes: one that no transaction API answers and no ledger
+/// entry documents, so it is a difference wherever it lands.
+const REPLACEMENT_CODE: i16 = 99;
+
+/// One change to an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// Insert a byte where the field at this path begins (`end`: after the last byte).
+    Insert(String),
+    /// Drop the frame's last byte.
+    DropLastByte,
+    /// End the frame after the first byte of the field at this path.
+    Cut(String),
+    /// Replace the error code at this path with [`REPLACEMENT_CODE`].
+    ErrorCode(String),
+    /// Add one to the integer field at this path.
+    AddOne(String),
+    /// Answer with another correlation id.
+    Correlation,
+    /// Close the connection instead of answering.
+    Close,
+    /// Never answer.
+    Stall,
+}
+
+impl fmt::Display for Mutation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mutation::Insert(p) => write!(f, "insert:{p}"),
+            Mutation::DropLastByte => f.write_str("drop-last-byte"),
+            Mutation::Cut(p) => write!(f, "cut:{p}"),
+            Mutation::ErrorCode(p) => write!(f, "error-code:{p}"),
+            Mutation::AddOne(p) => write!(f, "add-one:{p}"),
+            Mutation::Correlation => f.write_str("correlation"),
+            Mutation::Close => f.write_str("close"),
+            Mutation::Stall => f.write_str("stall"),
+        }
+    }
+}
+
+impl FromStr for Mutation {
+    type Err = String;
+
+    /// The form [`fmt::Display`] writes: `insert:PATH`, `drop-last-byte`, `cut:PATH`,
+    /// `error-code:PATH`, `add-one:PATH`, `correlation`, `close`, `stall`.
+    fn from_str(s: &str) -> Result<Mutation, String> {
+        let (kind, path) = match s.split_once(':') {
+            Some((k, p)) => (k, Some(p.to_owned())),
+            None => (s, None),
+        };
+        Ok(match (kind, path) {
+            ("insert", Some(p)) => Mutation::Insert(p),
+            ("cut", Some(p)) => Mutation::Cut(p),
+            ("error-code", Some(p)) => Mutation::ErrorCode(p),
+            ("add-one", Some(p)) => Mutation::AddOne(p),
+            ("drop-last-byte", None) => Mutation::DropLastByte,
+            ("correlation", None) => Mutation::Correlation,
+            ("close", None) => Mutation::Close,
+            ("stall", None) => Mutation::Stall,
+            _ => {
+                return Err(format!(
+                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH, add-one:PATH, correlation, close or stall"
+                ))
+            }
+        })
+    }
+}
+
+/// A mutation of the answers of one API at one version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutant {
+    /// The API whose answers change.
+    pub api: ApiKey,
+    /// At this version.
+    pub version: i16,
+    /// How.
+    pub mutation: Mutation,
+}
+
+impl fmt::Display for Mutant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} v{}: {}", self.api, self.version, self.mutation)
+    }
+}
+
+/// What the proxy does with one answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Send this frame (the bytes after the size; the size is computed).
+    Send(Vec<u8>),
+    /// Close the connection.
+    Close,
+    /// Send nothing, ever.
+    Stall,
+}
+
+/// Every mutant of an answer like `frame` (a well-formed answer of `api` v`version`): an
+/// insertion at each field boundary (header included) and after the last byte, the last byte
+/// dropped, a cut inside the last field of two bytes or more, each error code replaced, each
+/// integer field plus one, another correlation id, a close and a stall.
+pub fn mutants(api: ApiKey, version: i16, frame: &[u8]) -> Result<Vec<Mutant>, frame::WalkError> {
+    let spans = frame::spans(api, version, frame)?;
+    let mut out = Vec::new();
+    let mut starts = Vec::new();
+    for s in &spans {
+        if !starts.contains(&s.start) {
+            starts.push(s.start);
+            out.push(Mutation::Insert(s.path.clone()));
+        }
+    }
+    out.push(Mutation::Insert("end".into()));
+    out.push(Mutation::DropLastByte);
+    if let Some(wide) = spans.iter().rev().find(|s| s.end - s.start >= 2) {
+        out.push(Mutation::Cut(wide.path.clone()));
+    }
+    for s in spans.iter().filter(|s| s.path.ends_with("error_code")) {
+        out.push(Mutation::ErrorCode(s.path.clone()));
+    }
+    for s in spans
+        .iter()
+        .filter(|s| s.integer && !s.path.starts_with("header."))
+    {
+        out.push(Mutation::AddOne(s.path.clone()));
+    }
+    out.extend([Mutation::Correlation, Mutation::Close, Mutation::Stall]);
+    Ok(out
+        .into_iter()
+        .map(|mutation| Mutant {
+            api,
+            version,
+            mutation,
+        })
+        .collect())
+}
+
+fn find<'a>(spans: &'a [Span], path: &str) -> Option<&'a Span> {
+    spans.iter().find(|s| s.path == path)
+}
+
+/// What `mutation` makes of `frame`, an answer of `api` v`version`. An answer that does not
+/// walk, or lacks the field, passes unchanged.
+pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> Answer {
+    let mut out = frame.to_vec();
+    let spans = frame::spans(api, version, frame).unwrap_or_default();
+    match mutation {
+        Mutation::Close => return Answer::Close,
+        Mutation::Stall => return Answer::Stall,
+        Mutation::DropLastByte => {
+            out.pop();
+        }
+        Mutation::Correlation if out.len() >= 4 => {
+            let c = i32::from_be_bytes([out[0], out[1], out[2], out[3]]).wrapping_add(1);
+            out[..4].copy_from_slice(&c.to_be_bytes());
+        }
+        Mutation::Insert(path) if path == "end" => out.push(INSERTED),
+        Mutation::Insert(path) => {
+            if let Some(s) = find(&spans, path) {
+                out.insert(s.start, INSERTED);
+            }
+        }
+        Mutation::Cut(path) => {
+            if let Some(s) = find(&spans, path) {
+                out.truncate(s.start + 1);
+            }
+        }
+        Mutation::ErrorCode(path) => {
+            if let Some(s) = find(&spans, path).filter(|s| s.end - s.start == 2) {
+                out[s.start..s.end].copy_from_slice(&REPLACEMENT_CODE.to_be_bytes());
+            }
+        }
+        Mutation::AddOne(path) => {
+            if let Some(s) = find(&spans, path).filter(|s| s.integer) {
+                // Big-endian plus one, carrying, wrapping at the top.
+                for b in out[s.start..s.end].iter_mut().rev() {
+                    let (sum, carry) = b.overflowing_add(1);
+                    *b = sum;
+                    if !carry {
+                        break;
+                    }
+                }
+            }
+        }
+        Mutation::Correlation => {}
+    }
+    Answer::Send(out)
+}
+
+/// Largest frame the proxy relays.
+const MAX_FRAME: usize = 64 * 1024 * 1024;
+
+async fn read_frame(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut size = [0u8; 4];
+    s.read_exact(&mut size).await.ok()?;
+    let size = usize::try_from(i32::from_be_bytes(size)).ok()?;
+    if size > MAX_FRAME {
+        return None;
+    }
+    let mut frame = vec![0u8; size];
+    s.read_exact(&mut frame).await.ok()?;
+    Some(frame)
+}
+
+async fn write_frame(s: &mut TcpStream, frame: &[u8]) -> Option<()> {
+    s.write_all(&(frame.len() as i32).to_be_bytes())
+        .await
+        .ok()?;
+    s.write_all(frame).await.ok()
+}
+
+/// The first answer seen of each (API key, version), as it came from the broker.
+pub type Seen = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(i16, i16), Vec<u8>>>>;
+
+/// Relays one client connection to `upstream`, one exchange at a time, mutating the answers
+/// `mutant` names and noting the first answer of each (API, version) in `seen`.
+async fn relay(mut client: TcpStream, upstream: SocketAddr, mutant: Option<Mutant>, seen: Seen) {
+    let Ok(mut broker) = TcpStream::connect(upstream).await else {
+        return;
+    };
+    let _ = broker.set_nodelay(true);
+    let _ = client.set_nodelay(true);
+    while let Some(request) = read_frame(&mut client).await {
+        if request.len() < 4 || write_frame(&mut broker, &request).await.is_none() {
+            return;
+        }
+        let Some(answer) = read_frame(&mut broker).await else {
+            return;
+        };
+        let api = i16::from_be_bytes([request[0], request[1]]);
+        let version = i16::from_be_bytes([request[2], request[3]]);
+        if let Ok(mut seen) = seen.lock() {
+            seen.entry((api, version)).or_insert_with(|| answer.clone());
+        }
+        let answer = match &mutant {
+            Some(m) if m.api as i16 == api && m.version == version => {
+                apply(&m.mutation, m.api, version, &answer)
+            }
+            _ => Answer::Send(answer),
+        };
+        match answer {
+            Answer::Send(frame) => {
+                if write_frame(&mut client, &frame).await.is_none() {
+                    return;
+                }
+            }
+            Answer::Close => return,
+            Answer::Stall => {
+                // Hold the connection open and say nothing until the client leaves.
+                let mut sink = [0u8; 1024];
+                while matches!(client.read(&mut sink).await, Ok(n) if n > 0) {}
+                return;
+            }
+        }
+    }
+}
+
+/// A running proxy: its address, and the task serving it (stopped when dropped).
+#[derive(Debug)]
+pub struct Proxy {
+    /// Where clients connect.
+    pub addr: SocketAddr,
+    /// The first answer of each (API key, version) that passed, before any mutation.
+    pub seen: Seen,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Proxy {
+    /// Listens on `listen` (port 0: any) and relays to `upstream`, applying `mutant`.
+    pub async fn start(
+        listen: SocketAddr,
+        upstream: SocketAddr,
+        mutant: Option<Mutant>,
+    ) -> std::io::Result<Proxy> {
+        let listener = TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let seen = Seen::default();
+        let noted = seen.clone();
+        let task = tokio::spawn(async move {
+            let mut relays = tokio::task::JoinSet::new();
+            while let Ok((client, _)) = listener.accept().await {
+                relays.spawn(relay(client, upstream, mutant.clone(), noted.clone()));
+            }
+        });
+        Ok(Proxy { addr, seen, task })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+    use kafka_protocol::messages::{EndTxnResponse, ResponseHeader};
+    use kafka_protocol::protocol::Encodable;
+
+    fn end_txn_v3() -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        ResponseHeader::default()
+            .with_correlation_id(5)
+            .encode(&mut buf, 1)
+            .unwrap();
+        EndTxnResponse::default()
+            .with_error_code(48)
+            .encode(&mut buf, 3)
+            .unwrap();
+        buf.to_vec()
+    }
+
+    #[test]
+    fn mutants_cover_every_boundary_code_and_integer_and_round_trip_as_text() {
+        let frame = end_txn_v3();
+        let all = mutants(ApiKey::EndTxn, 3, &frame).unwrap();
+        let names: Vec<String> = all.iter().map(|m| m.mutation.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "insert:header.correlation_id",
+                "insert:header.(tagged fields)",
+                "insert:throttle_time_ms",
+                "insert:error_code",
+                "insert:(tagged fields)",
+                "insert:end",
+                "drop-last-byte",
+                "cut:error_code",
+                "error-code:error_code",
+                "add-one:throttle_time_ms",
+                "add-one:error_code",
+                "correlation",
+                "close",
+                "stall"
+            ]
+        );
+        for n in &names {
+            assert_eq!(&n.parse::<Mutation>().unwrap().to_string(), n);
+        }
+        assert!("explode".parse::<Mutation>().is_err());
+    }
+
+    #[test]
+    fn each_mutation_changes_the_bytes_it_names() {
+        let frame = end_txn_v3();
+        let send = |m: &str| match apply(&m.parse().unwrap(), ApiKey::EndTxn, 3, &frame) {
+            Answer::Send(f) => f,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(send("insert:error_code")[9], INSERTED);
+        assert_eq!(send("insert:end").len(), frame.len() + 1);
+        assert_eq!(send("drop-last-byte").len(), frame.len() - 1);
+        assert_eq!(send("cut:error_code").len(), 10);
+        assert_eq!(&send("error-code:error_code")[9..11], &99i16.to_be_bytes());
+        assert_eq!(&send("add-one:error_code")[9..11], &49i16.to_be_bytes());
+        assert_eq!(&send("correlation")[..4], &6i32.to_be_bytes());
+        assert_eq!(send("add-one:no_such_field"), frame);
+        assert_eq!(
+            apply(&Mutation::Close, ApiKey::EndTxn, 3, &frame),
+            Answer::Close
+        );
+    }
+}

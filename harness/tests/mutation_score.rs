@@ -1,0 +1,214 @@
+//! kconform's verdict, proved by mutation: between kconform and kaas-ref sits a proxy that
+//! mutates the answers of one transaction API at one version, one generic mutation at a time
+//! ([`kconform::mutation::mutants`]). Compared with Apache's recorded answers, every mutant must
+//! give a full report that fails, with the mutated step shown as different and a diagnosis
+//! that fits the mutation. The score (caught/total) is printed; a mutant that survives is a
+//! harness bug.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_protocol::messages::ApiKey;
+use kconform::mutation::{Mutant, Mutation, Proxy};
+use kconform::report::Report;
+use kconform::runner::{Outcome, Transcript};
+use kconform::scenario::Scenario;
+use kconform::session::Session;
+use kconform::target::{Running, TargetSpec};
+
+/// Each transaction API, its lowest and highest version in Apache 3.7, and the scenario that
+/// sweeps them.
+const SUBJECTS: [(ApiKey, i16, i16, &str); 6] = [
+    (
+        ApiKey::InitProducerId,
+        0,
+        4,
+        "init-producer-id-version-sweep",
+    ),
+    // v4 is the broker-to-broker batched form, which neither kaas nor Apache answers a client.
+    (
+        ApiKey::AddPartitionsToTxn,
+        0,
+        3,
+        "add-partitions-version-sweep",
+    ),
+    (ApiKey::AddOffsetsToTxn, 0, 3, "add-offsets-version-sweep"),
+    (ApiKey::EndTxn, 0, 3, "end-txn-version-sweep-retries"),
+    (
+        ApiKey::WriteTxnMarkers,
+        0,
+        1,
+        "write-txn-markers-version-sweep",
+    ),
+    (
+        ApiKey::TxnOffsetCommit,
+        0,
+        3,
+        "txn-offset-commit-version-sweep",
+    ),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The deadline of every wait: short, so a stalled answer costs a second.
+const DEADLINE: Duration = Duration::from_millis(1500);
+
+async fn judge(scenario: &Scenario, proxy: &Proxy) -> (Report, Vec<Vec<Transcript>>) {
+    let (dir, snapshots) = (root().join("scenarios"), root().join("snapshots"));
+    let session = Session {
+        dir: &dir,
+        snapshots: &snapshots,
+        deadline: DEADLINE,
+    };
+    session
+        .run(
+            &[scenario],
+            &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
+            1,
+        )
+        .await
+        .expect("the run reports")
+}
+
+/// Whether the report shows the mutant as it should: the run fails, and a step of the mutated
+/// (API, version) is different with a diagnosis that fits the mutation. `Err` says why not.
+fn caught(m: &Mutant, report: &Report, transcript: &Transcript) -> Result<String, String> {
+    if report.passed() {
+        return Err("the run passed".into());
+    }
+    let api = format!("{:?}", m.api);
+    let mutated: Vec<_> = transcript
+        .steps
+        .iter()
+        .filter(|s| s.api == api && s.version == Some(m.version))
+        .collect();
+    let differs = |label: &str| report.differences.iter().any(|d| d.row.step == label);
+    let fits = |outcome: &Outcome| -> Option<String> {
+        let text = match outcome {
+            Outcome::Malformed(x) => x.problem.clone(),
+            Outcome::NoAnswer(x) => x.clone(),
+            Outcome::Response(v) => v.to_string(),
+            _ => return None,
+        };
+        let ok = match (&m.mutation, outcome) {
+            (Mutation::Insert(_), Outcome::Malformed(_)) => text.contains("stray byte"),
+            (Mutation::DropLastByte | Mutation::Cut(_), Outcome::Malformed(_)) => {
+                text.contains("needs")
+            }
+            (Mutation::Correlation, Outcome::Malformed(_)) => text.contains("correlation id"),
+            (Mutation::Close, Outcome::NoAnswer(_)) => text.contains("closed the connection"),
+            (Mutation::Stall, Outcome::NoAnswer(_)) => text.contains("no answer within"),
+            (Mutation::ErrorCode(_), Outcome::Response(_)) => text.contains("99 "),
+            (Mutation::AddOne(_), Outcome::Response(_)) => true,
+            _ => false,
+        };
+        ok.then_some(text)
+    };
+    for step in &mutated {
+        if !differs(&step.step) {
+            continue;
+        }
+        if let Some(text) = fits(&step.outcome) {
+            let short: String = text.chars().take(110).collect();
+            return Ok(format!("{}: {short}", step.step));
+        }
+    }
+    Err(format!(
+        "no step of {api} v{} is shown different with a fitting diagnosis; steps: {:?}",
+        m.version,
+        mutated
+            .iter()
+            .map(|s| (
+                s.step.as_str(),
+                serde_json::to_string(&s.outcome).unwrap_or_default()
+            ))
+            .collect::<Vec<_>>()
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_mutant_of_every_transaction_api_is_caught() {
+    let broker = Running::start(&TargetSpec::Ref)
+        .await
+        .expect("kaas-ref starts");
+    let upstream = broker.addr;
+    let scenarios = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let scenario = |name: &str| {
+        scenarios
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no scenario {name}"))
+            .clone()
+    };
+
+    // The proxy is transparent: unmutated, every subject scenario passes against Apache's
+    // recorded answers, and each (API, version) is answered (the sample its mutants come from).
+    let mut work = Vec::new();
+    for (api, low, high, name) in SUBJECTS {
+        let s = scenario(name);
+        let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), upstream, None)
+            .await
+            .unwrap();
+        let (report, _) = judge(&s, &proxy).await;
+        assert!(
+            report.passed(),
+            "{name} through an unmutated proxy:\n{}",
+            report.terminal()
+        );
+        let seen = proxy.seen.lock().unwrap().clone();
+        for version in [low, high] {
+            let sample = seen
+                .get(&(api as i16, version))
+                .unwrap_or_else(|| panic!("{name} never sent {api:?} v{version}"));
+            let mutants = kconform::mutation::mutants(api, version, sample)
+                .unwrap_or_else(|e| panic!("{api:?} v{version}: {e:?}"));
+            work.extend(mutants.into_iter().map(|m| (s.clone(), m)));
+        }
+    }
+
+    let total = work.len();
+    let permits = Arc::new(tokio::sync::Semaphore::new(6));
+    let mut set = tokio::task::JoinSet::new();
+    for (s, m) in work {
+        let permits = permits.clone();
+        set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), upstream, Some(m.clone()))
+                .await
+                .unwrap();
+            let (report, all) = judge(&s, &proxy).await;
+            let verdict = caught(&m, &report, &all[0][0]);
+            (m, verdict)
+        });
+    }
+    let mut results = Vec::new();
+    while let Some(done) = set.join_next().await {
+        results.push(done.expect("a mutant's run panicked"));
+    }
+    results.sort_by_key(|(m, _)| m.to_string());
+    let survivors: Vec<String> = results
+        .iter()
+        .filter_map(|(m, v)| v.as_ref().err().map(|why| format!("{m}: {why}")))
+        .collect();
+    for (m, v) in &results {
+        if let Ok(how) = v {
+            println!("caught {m} — {how}");
+        }
+    }
+    let score = format!("mutation score: {}/{total} caught", total - survivors.len());
+    println!("{score}");
+    // For ci/test.sh's closing lines: the score of this run.
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("mutation-score.txt"),
+        format!("{score} (6 transaction APIs, lowest and highest versions)\n"),
+    );
+    broker.stop().await;
+    assert!(
+        survivors.is_empty(),
+        "{score}; survivors:\n{}",
+        survivors.join("\n")
+    );
+}
