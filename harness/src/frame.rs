@@ -599,9 +599,14 @@ fn explain(
                 .filter(|&&c| c != i)
                 .map(|c| c.to_string())
                 .collect();
-            let also = match others.is_empty() {
-                true => String::new(),
-                false => format!(" (so it is without byte {})", others.join(" or ")),
+            let also = match others.len() {
+                0 => String::new(),
+                1..=3 => format!(" (so it is without byte {})", others.join(" or ")),
+                n => format!(
+                    " (so it is without byte {} or {} others)",
+                    others[..3].join(", "),
+                    n - 3
+                ),
             };
             fixes.push(Problem {
                 text: format!(

@@ -137,6 +137,30 @@ enum Command {
         #[command(flatten)]
         files: ReportFiles,
     },
+    /// Relay to a broker, changing the answers of one API at one version: the way to see what
+    /// kconform makes of a broker that answers wrongly. Prints the address to give as
+    /// `--target external=ADDR` and relays until interrupted.
+    Proxy {
+        /// The broker to relay to: HOST:PORT, or `ref` for a kaas-ref started here.
+        #[arg(long)]
+        upstream: String,
+        /// Where to listen.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+        /// The API whose answers change, as Apache names it (EndTxn).
+        #[arg(long, requires_all = ["version", "mutation"])]
+        api: Option<String>,
+        /// The version whose answers change.
+        #[arg(long, requires = "api")]
+        version: Option<i16>,
+        /// How: insert:PATH (a byte where that field begins; insert:end after the last),
+        /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
+        /// (becomes 99), add-one:PATH, correlation, close or stall. PATH is a field as
+        /// diagnoses name it: error_code, topics[0].partitions[0].error_code,
+        /// header.correlation_id.
+        #[arg(long, requires = "api")]
+        mutation: Option<kconform::mutation::Mutation>,
+    },
     /// List the scenarios.
     List,
     /// Keep one Apache broker running between runs (`up`), stop it (`down`), or say whether it
@@ -250,6 +274,50 @@ fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
             }
         },
     }
+}
+
+/// `kconform proxy`: relays until interrupted (Ctrl-C ends the process).
+async fn proxy_command(
+    upstream: &str,
+    listen: std::net::SocketAddr,
+    api: Option<String>,
+    version: Option<i16>,
+    mutation: Option<kconform::mutation::Mutation>,
+) -> anyhow::Result<ExitCode> {
+    use kconform::mutation::{Mutant, Proxy};
+    let target = match upstream {
+        "ref" => TargetSpec::Ref,
+        other => TargetSpec::parse(&format!("external={other}"))
+            .map_err(|_| anyhow::anyhow!("--upstream '{other}': expected HOST:PORT or ref"))?,
+    };
+    let running = kconform::target::Running::start(&target).await?;
+    let mutant = match (api, version, mutation) {
+        (Some(api), Some(version), Some(mutation)) => {
+            let key = kconform::request::api_key(&api).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--api '{api}': kconform knows {}",
+                    kconform::request::API_NAMES.join(", ")
+                )
+            })?;
+            Some(Mutant {
+                api: key,
+                version,
+                mutation,
+            })
+        }
+        _ => None,
+    };
+    let proxy = Proxy::start(listen, running.addr, mutant.clone())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    let what = mutant.map_or("unchanged".to_owned(), |m| format!("mutating {m}"));
+    println!("{}", proxy.addr);
+    eprintln!(
+        "kconform: relaying {} to {} ({what}); Ctrl-C stops",
+        proxy.addr, running.addr
+    );
+    std::future::pending::<()>().await;
+    unreachable!("pending never completes")
 }
 
 /// Exit 0 when the run passed, 1 when it found an undocumented difference, a stale ledger
@@ -380,6 +448,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Apache { action } = cli.command {
         return apache_command(action);
     }
+    if let Command::Proxy {
+        upstream,
+        listen,
+        api,
+        version,
+        mutation,
+    } = cli.command
+    {
+        return proxy_command(&upstream, listen, api, version, mutation).await;
+    }
     if let Command::Peers {
         targets,
         run,
@@ -440,7 +518,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .collect())
     };
     match cli.command {
-        Command::Apache { .. } | Command::Peers { .. } => {
+        Command::Apache { .. } | Command::Peers { .. } | Command::Proxy { .. } => {
             unreachable!("handled before the scenarios load")
         }
         Command::List => {

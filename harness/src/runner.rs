@@ -238,9 +238,10 @@ async fn run_in_slot(
             .iter()
             .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
             .count();
-        run.failed.push(format!(
-            "stopped: {cause}; {skipped} later step(s) not sent"
-        ));
+        run.failed.push(match skipped {
+            0 => format!("stopped: {cause}"),
+            n => format!("stopped: {cause}; {n} later step(s) not sent"),
+        });
     }
     Transcript {
         scenario: scenario.name.clone(),

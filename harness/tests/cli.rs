@@ -144,3 +144,69 @@ fn peers_refuses_a_target_it_cannot_reach() {
         "{err}"
     );
 }
+
+/// A broker that answers EndTxn v3 with a stray byte (kaas-ref behind `kconform proxy`) gets
+/// a full report, exit 1: the step malformed with the byte named, later steps skipped, every
+/// report file written, and the other scenarios judged as usual.
+#[test]
+fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
+    use std::io::BufRead;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    /// Kills the proxy however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .current_dir(root)
+        .args([
+            "proxy",
+            "--upstream",
+            "ref",
+            "--api",
+            "EndTxn",
+            "--version",
+            "3",
+        ])
+        .args(["--mutation", "insert:error_code"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kconform proxy runs");
+    let stdout = proxy.stdout.take().unwrap();
+    let _proxy = Killed(proxy);
+    let mut addr = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut addr)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let target = format!("external={}", addr.trim());
+    let (code, out, err) = kconform(&[
+        "run",
+        "end-txn-on-empty",
+        "init-producer-id-version-sweep",
+        "--target",
+        &target,
+        "--target",
+        "apache-recorded",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("stopped: step 'end-commit' got a malformed answer: EndTxn v3 (response header v1): a stray byte 2a at byte 9, before error_code"),
+        "{out}"
+    );
+    assert!(
+        out.contains("UNDOCUMENTED end-txn-on-empty end-commit outcome: malformed | response"),
+        "{out}"
+    );
+    assert!(out.contains("init-producer-id-version-sweep"), "{out}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["runs"].as_array().unwrap().len(), 4, "{report}");
+}
