@@ -147,15 +147,16 @@ enum Command {
         /// Where to listen.
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: std::net::SocketAddr,
-        /// The API whose answers change, as Apache names it (EndTxn).
-        #[arg(long, requires_all = ["version", "mutation"])]
+        /// The API whose answers change, as Apache names it (EndTxn), or `all`: every answer
+        /// but ApiVersions', at every version.
+        #[arg(long, requires = "mutation")]
         api: Option<String>,
-        /// The version whose answers change.
+        /// The version whose answers change (needed unless --api all).
         #[arg(long, requires = "api")]
         version: Option<i16>,
         /// How: insert:PATH (a byte where that field begins; insert:end after the last),
         /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
-        /// (becomes 99), add-one:PATH, correlation, close or stall. PATH is a field as
+        /// (becomes 99; error-code:* every one), add-one:PATH, correlation, close or stall. PATH is a field as
         /// diagnoses name it: error_code, topics[0].partitions[0].error_code,
         /// header.correlation_id.
         #[arg(long, requires = "api")]
@@ -284,33 +285,38 @@ async fn proxy_command(
     version: Option<i16>,
     mutation: Option<kconform::mutation::Mutation>,
 ) -> anyhow::Result<ExitCode> {
-    use kconform::mutation::{Mutant, Proxy};
+    use kconform::mutation::{Mutant, Proxy, Scope};
     let target = match upstream {
         "ref" => TargetSpec::Ref,
         other => TargetSpec::parse(&format!("external={other}"))
             .map_err(|_| anyhow::anyhow!("--upstream '{other}': expected HOST:PORT or ref"))?,
     };
     let running = kconform::target::Running::start(&target).await?;
-    let mutant = match (api, version, mutation) {
+    let scope = match (api.as_deref(), version, mutation) {
+        (Some("all"), None, Some(mutation)) => Scope::AllBut(mutation),
+        (Some("all"), Some(_), _) => {
+            anyhow::bail!("--api all changes every version: drop --version")
+        }
         (Some(api), Some(version), Some(mutation)) => {
-            let key = kconform::request::api_key(&api).ok_or_else(|| {
+            let key = kconform::request::api_key(api).ok_or_else(|| {
                 anyhow::anyhow!(
-                    "--api '{api}': kconform knows {}",
+                    "--api '{api}': kconform knows all, {}",
                     kconform::request::API_NAMES.join(", ")
                 )
             })?;
-            Some(Mutant {
+            Scope::One(Mutant {
                 api: key,
                 version,
                 mutation,
             })
         }
-        _ => None,
+        (Some(_), None, _) => anyhow::bail!("--api needs --version (or use --api all)"),
+        _ => Scope::None,
     };
-    let proxy = Proxy::start(listen, running.addr, mutant.clone())
+    let what = scope.to_string();
+    let proxy = Proxy::start(listen, running.addr, scope)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    let what = mutant.map_or("unchanged".to_owned(), |m| format!("mutating {m}"));
     println!("{}", proxy.addr);
     eprintln!(
         "kconform: relaying {} to {} ({what}); Ctrl-C stops",

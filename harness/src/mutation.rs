@@ -34,7 +34,7 @@ pub enum Mutation {
     DropLastByte,
     /// End the frame after the first byte of the field at this path.
     Cut(String),
-    /// Replace the error code at this path with [`REPLACEMENT_CODE`].
+    /// Replace the error code at this path (`*`: every one) with [`REPLACEMENT_CODE`].
     ErrorCode(String),
     /// Add one to the integer field at this path.
     AddOne(String),
@@ -103,6 +103,42 @@ pub struct Mutant {
 impl fmt::Display for Mutant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?} v{}: {}", self.api, self.version, self.mutation)
+    }
+}
+
+/// Which answers a proxy changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// None: a transparent relay.
+    None,
+    /// The answers of one API at one version.
+    One(Mutant),
+    /// Every answer but ApiVersions' (which a broker must answer to be judged at all): a
+    /// broker that answers everything wrongly, for measuring how fast a run gives up.
+    AllBut(Mutation),
+}
+
+impl Scope {
+    fn mutation_for(&self, api: i16, version: i16) -> Option<(ApiKey, &Mutation)> {
+        match self {
+            Scope::One(m) if m.api as i16 == api && m.version == version => {
+                Some((m.api, &m.mutation))
+            }
+            Scope::AllBut(m) if api != ApiKey::ApiVersions as i16 => {
+                ApiKey::try_from(api).ok().map(|key| (key, m))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::None => f.write_str("unchanged"),
+            Scope::One(m) => write!(f, "mutating {m}"),
+            Scope::AllBut(m) => write!(f, "mutating every answer but ApiVersions: {m}"),
+        }
     }
 }
 
@@ -187,7 +223,14 @@ pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> An
             }
         }
         Mutation::ErrorCode(path) => {
-            if let Some(s) = find(&spans, path).filter(|s| s.end - s.start == 2) {
+            let codes = spans.iter().filter(|s| {
+                s.end - s.start == 2
+                    && match path.as_str() {
+                        "*" => s.path.ends_with("error_code"),
+                        one => s.path == one,
+                    }
+            });
+            for s in codes {
                 out[s.start..s.end].copy_from_slice(&REPLACEMENT_CODE.to_be_bytes());
             }
         }
@@ -235,7 +278,7 @@ pub type Seen = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(i16,
 
 /// Relays one client connection to `upstream`, one exchange at a time, mutating the answers
 /// `mutant` names and noting the first answer of each (API, version) in `seen`.
-async fn relay(mut client: TcpStream, upstream: SocketAddr, mutant: Option<Mutant>, seen: Seen) {
+async fn relay(mut client: TcpStream, upstream: SocketAddr, scope: Scope, seen: Seen) {
     let Ok(mut broker) = TcpStream::connect(upstream).await else {
         return;
     };
@@ -253,11 +296,9 @@ async fn relay(mut client: TcpStream, upstream: SocketAddr, mutant: Option<Mutan
         if let Ok(mut seen) = seen.lock() {
             seen.entry((api, version)).or_insert_with(|| answer.clone());
         }
-        let answer = match &mutant {
-            Some(m) if m.api as i16 == api && m.version == version => {
-                apply(&m.mutation, m.api, version, &answer)
-            }
-            _ => Answer::Send(answer),
+        let answer = match scope.mutation_for(api, version) {
+            Some((key, mutation)) => apply(mutation, key, version, &answer),
+            None => Answer::Send(answer),
         };
         match answer {
             Answer::Send(frame) => {
@@ -293,11 +334,12 @@ impl Drop for Proxy {
 }
 
 impl Proxy {
-    /// Listens on `listen` (port 0: any) and relays to `upstream`, applying `mutant`.
+    /// Listens on `listen` (port 0: any) and relays to `upstream`, changing the answers in
+    /// `scope`.
     pub async fn start(
         listen: SocketAddr,
         upstream: SocketAddr,
-        mutant: Option<Mutant>,
+        scope: Scope,
     ) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
@@ -306,7 +348,7 @@ impl Proxy {
         let task = tokio::spawn(async move {
             let mut relays = tokio::task::JoinSet::new();
             while let Ok((client, _)) = listener.accept().await {
-                relays.spawn(relay(client, upstream, mutant.clone(), noted.clone()));
+                relays.spawn(relay(client, upstream, scope.clone(), noted.clone()));
             }
         });
         Ok(Proxy { addr, seen, task })
@@ -375,6 +417,7 @@ mod tests {
         assert_eq!(send("drop-last-byte").len(), frame.len() - 1);
         assert_eq!(send("cut:error_code").len(), 10);
         assert_eq!(&send("error-code:error_code")[9..11], &99i16.to_be_bytes());
+        assert_eq!(&send("error-code:*")[9..11], &99i16.to_be_bytes());
         assert_eq!(&send("add-one:error_code")[9..11], &49i16.to_be_bytes());
         assert_eq!(&send("correlation")[..4], &6i32.to_be_bytes());
         assert_eq!(send("add-one:no_such_field"), frame);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
-use kconform::mutation::{Mutant, Mutation, Proxy};
+use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
 use kconform::report::Report;
 use kconform::runner::{Outcome, Transcript};
 use kconform::scenario::Scenario;
@@ -149,7 +149,7 @@ async fn every_mutant_of_every_transaction_api_is_caught() {
     let mut work = Vec::new();
     for (api, low, high, name) in SUBJECTS {
         let s = scenario(name);
-        let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), upstream, None)
+        let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), upstream, Scope::None)
             .await
             .unwrap();
         let (report, _) = judge(&s, &proxy).await;
@@ -176,9 +176,13 @@ async fn every_mutant_of_every_transaction_api_is_caught() {
         let permits = permits.clone();
         set.spawn(async move {
             let _permit = permits.acquire_owned().await;
-            let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), upstream, Some(m.clone()))
-                .await
-                .unwrap();
+            let proxy = Proxy::start(
+                "127.0.0.1:0".parse().unwrap(),
+                upstream,
+                Scope::One(m.clone()),
+            )
+            .await
+            .unwrap();
             let (report, all) = judge(&s, &proxy).await;
             let verdict = caught(&m, &report, &all[0][0]);
             (m, verdict)
