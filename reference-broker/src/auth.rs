@@ -43,5 +43,18 @@ impl Authorizer for AllowAll {
     }
 }
 
+/// Another authorizer's answers, except that nobody may create a topic: a cluster whose topics
+/// an operator provisions (`kaas-ref --refuse-create-topics`). CreateTopics answers
+/// TOPIC_AUTHORIZATION_FAILED and Metadata creates nothing, as Apache does for a client
+/// without the Create permission.
+#[derive(Debug)]
+pub struct DenyCreate(pub std::sync::Arc<dyn Authorizer>);
+
+impl Authorizer for DenyCreate {
+    fn authorize(&self, principal: &str, operation: Operation, resource: Resource<'_>) -> bool {
+        operation != Operation::Create && self.0.authorize(principal, operation, resource)
+    }
+}
+
 /// The principal of an unauthenticated connection.
 pub const ANONYMOUS: &str = "User:ANONYMOUS";

@@ -38,6 +38,14 @@ pub enum StartError {
         /// Why.
         source: std::io::Error,
     },
+    /// A topic of `--topics` could not be created.
+    #[error("topic {name}: {reason}")]
+    Topic {
+        /// The topic.
+        name: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Everything the request handlers share.
@@ -181,7 +189,30 @@ pub fn open_state(
     std::fs::create_dir_all(&data_dir).map_err(storage)?;
     let cluster = cluster_dir(&data_dir);
     let cluster_id = load_cluster_id(&cluster).map_err(storage)?;
-    let topics = TopicRegistry::open(&data_dir).map_err(storage)?;
+    let authorizer: Arc<dyn Authorizer> = match config.refuse_create_topics {
+        true => Arc::new(crate::auth::DenyCreate(authorizer)),
+        false => authorizer,
+    };
+    let mut topics = TopicRegistry::open(&data_dir).map_err(storage)?;
+    for spec in &config.topics {
+        if topics.get(&spec.name).is_some() {
+            continue;
+        }
+        let configs: Vec<(String, Option<String>)> = spec
+            .configs
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
+        let failed = |reason: String| StartError::Topic {
+            name: spec.name.clone(),
+            reason,
+        };
+        let config = crate::storage::topic_config::TopicConfig::from_request(&configs)
+            .map_err(|e| failed(e.to_string()))?;
+        topics
+            .create_with(&spec.name, spec.partitions, config)
+            .map_err(|e| failed(e.to_string()))?;
+    }
     let offsets = OffsetStore::open(&cluster).map_err(storage)?;
     let offsets_topic = offsets.has_any_group().map_err(storage)?;
     let pids = PidAllocator::open(&cluster, config.broker_id).map_err(storage)?;

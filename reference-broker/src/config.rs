@@ -28,6 +28,26 @@ pub struct BrokerConfig {
     /// (`offsets.topic.num.partitions`, Apache's default 50). kaas keeps offsets in files;
     /// the topic is shown, as Apache shows it, once a group coordinator has been looked up.
     pub offsets_topic_partitions: i32,
+    /// Topics that exist from the start (created if missing): a cluster whose topics an
+    /// operator provisions, as `kconform topics --json` lists them.
+    pub topics: Vec<TopicSpec>,
+    /// Refuse CreateTopics (TOPIC_AUTHORIZATION_FAILED, as Apache answers a client without the
+    /// Create permission): an operator-managed cluster.
+    pub refuse_create_topics: bool,
+}
+
+/// A topic that exists from the start: `{"name": "t", "partitions": 2}`, with topic configs
+/// when it needs them (`"configs": {"cleanup.policy": "compact"}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicSpec {
+    /// Topic name.
+    pub name: String,
+    /// Partition count.
+    pub partitions: i32,
+    /// Topic configs (name → value).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub configs: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for BrokerConfig {
@@ -42,6 +62,8 @@ impl Default for BrokerConfig {
             group_initial_rebalance_delay: Duration::from_millis(3000),
             txn_reaper_interval: Duration::from_secs(10),
             offsets_topic_partitions: 50,
+            topics: Vec::new(),
+            refuse_create_topics: false,
         }
     }
 }

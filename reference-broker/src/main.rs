@@ -50,10 +50,45 @@ struct Args {
     /// (offsets.topic.num.partitions); it appears once a group coordinator is looked up.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(i32).range(1..=1000))]
     offsets_topic_partitions: i32,
+    /// Topics that exist from the start (created if missing), as JSON: a file, or the text
+    /// itself when it starts with '['. The format `kconform topics --json` prints:
+    /// [{"name": "t", "partitions": 2}], with "configs": {"cleanup.policy": "compact"} where a
+    /// topic needs them.
+    #[arg(long, value_name = "JSON")]
+    topics: Option<String>,
+    /// Refuse CreateTopics, and topic creation by Metadata: TOPIC_AUTHORIZATION_FAILED, as
+    /// Apache answers a client without the Create permission (an operator-managed cluster).
+    #[arg(long)]
+    refuse_create_topics: bool,
+}
+
+/// The topics of `--topics`: inline JSON or a file of it.
+fn topics(arg: Option<&str>) -> anyhow::Result<Vec<reference_broker::config::TopicSpec>> {
+    let Some(arg) = arg else {
+        return Ok(Vec::new());
+    };
+    let text = match arg.trim_start().starts_with('[') {
+        true => arg.to_owned(),
+        false => std::fs::read_to_string(arg).with_context(|| format!("--topics {arg}"))?,
+    };
+    serde_json::from_str(&text).with_context(|| {
+        format!("--topics: expected [{{\"name\": \"t\", \"partitions\": 2}}, ...] in {arg}")
+    })
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The reason on one line, its causes after colons; no backtrace.
+            eprintln!("kaas-ref: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -71,10 +106,10 @@ async fn main() -> anyhow::Result<()> {
         group_initial_rebalance_delay: Duration::from_millis(args.group_initial_rebalance_delay_ms),
         txn_reaper_interval: Duration::from_millis(args.txn_reaper_interval_ms),
         offsets_topic_partitions: args.offsets_topic_partitions,
+        topics: topics(args.topics.as_deref())?,
+        refuse_create_topics: args.refuse_create_topics,
     };
-    let broker = Broker::start(config)
-        .await
-        .context("kaas-ref could not start")?;
+    let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.
     {
         use std::io::Write;
