@@ -104,6 +104,7 @@ impl Coverage {
                 | Outcome::Malformed(_)
                 | Outcome::Unsendable(_)
                 | Outcome::Skipped(_)
+                | Outcome::Provisioned(_)
                 | Outcome::Slept(_) => {}
             }
         }

@@ -27,3 +27,4 @@ pub mod scenario;
 pub mod schema;
 pub mod session;
 pub mod target;
+pub mod topics;

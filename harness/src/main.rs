@@ -32,6 +32,12 @@ struct Cli {
     /// Deadline for every network wait, in milliseconds.
     #[arg(long, default_value_t = 10_000, global = true)]
     deadline_ms: u64,
+    /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
+    /// beforehand) instead of creating them; a target that refuses CreateTopics gets them
+    /// anyway. Offsets are then read relative to where each scenario began, so records earlier
+    /// runs left change no verdict.
+    #[arg(long, global = true)]
+    provisioned_topics: bool,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
     /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
     /// `auto` (the container when a Docker engine answers, else the JVM).
@@ -161,6 +167,17 @@ enum Command {
         /// header.correlation_id.
         #[arg(long, requires = "api")]
         mutation: Option<kconform::mutation::Mutation>,
+    },
+    /// Print the topics a run needs, for a broker where clients cannot create topics: name
+    /// and partitions (and the topic configs a scenario needs), one per line, or with --json
+    /// `[{"name": ..., "partitions": N}]` (what `kaas-ref --topics` reads). Create them once;
+    /// runs against that broker then use them (see --provisioned-topics).
+    Topics {
+        /// Scenario names (file stems); all when none.
+        names: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List the scenarios.
     List,
@@ -507,6 +524,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         dir: &cli.scenarios,
         snapshots: &cli.snapshots,
         deadline: Duration::from_millis(cli.deadline_ms),
+        provisioned_topics: cli.provisioned_topics,
     };
     let pick = |names: &[String]| -> anyhow::Result<Vec<&Scenario>> {
         if let Some(missing) = names
@@ -526,6 +544,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Apache { .. } | Command::Peers { .. } | Command::Proxy { .. } => {
             unreachable!("handled before the scenarios load")
+        }
+        Command::Topics { names, json } => {
+            let chosen = pick(&names)?;
+            let needed = kconform::topics::needed(&chosen);
+            match json {
+                true => println!("{}", serde_json::to_string_pretty(&needed)?),
+                false => {
+                    for t in &needed {
+                        let configs: Vec<String> =
+                            t.configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        println!("{} {} {}", t.name, t.partitions, configs.join(","));
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::List => {
             for s in &scenarios {

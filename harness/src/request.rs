@@ -305,6 +305,7 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
         ApiKey::CreateTopics => RequestKind::CreateTopics(
             CreateTopicsRequest::default()
                 .with_timeout_ms(f.i32("timeout_ms", 30_000)?)
+                .with_validate_only(f.boolean("validate_only", false)?)
                 .with_topics(
                     f.tables("topics")?
                         .iter()

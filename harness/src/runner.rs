@@ -20,6 +20,7 @@ use crate::request::{self, substitute, Var, Vars};
 use crate::response;
 use crate::scenario::{Scenario, Step, VersionSpec};
 use crate::target::Running;
+use crate::topics;
 
 /// What one step got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +45,9 @@ pub enum Outcome {
     Unsendable(String),
     /// Not sent: the scenario had stopped on this target (why is in the transcript).
     Skipped(String),
+    /// Not sent: a set-up CreateTopics whose topics were provisioned, or a CreateTopics under
+    /// test on a broker that refuses CreateTopics. Not compared.
+    Provisioned(String),
     /// A pause.
     Slept(u64),
 }
@@ -184,6 +188,18 @@ struct Run<'a> {
     failed: Vec<String>,
     stopped: Option<String>,
     slot: Slot,
+    provisioning: Option<Provisioning>,
+    /// The scenario's provisioned topics: var → what it needs.
+    provisioned: Vec<(String, topics::Needed)>,
+    bases: topics::Bases,
+}
+
+/// How a run treats a target whose topics are provisioned ([`crate::topics`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provisioning {
+    /// Why CreateTopics cannot be judged on this target (it refuses it), when it cannot:
+    /// then CreateTopics steps under test are not sent either.
+    pub refused: Option<String>,
 }
 
 /// Runs `scenario` against `target`; every wait is bounded by `deadline`. Whatever the target
@@ -191,7 +207,7 @@ struct Run<'a> {
 /// expectation, an `until` that cannot hold, a capture that cannot be made) stops the scenario
 /// there, with the cause in [`Transcript::stopped`] and the later steps recorded as skipped.
 pub async fn run(scenario: &Scenario, target: &Running, deadline: Duration) -> Transcript {
-    run_in_slot(scenario, target, deadline, Slot::unlimited()).await
+    run_in_slot(scenario, target, deadline, Slot::unlimited(), None).await
 }
 
 async fn run_in_slot(
@@ -199,12 +215,20 @@ async fn run_in_slot(
     target: &Running,
     deadline: Duration,
     slot: Slot,
+    provisioning: Option<Provisioning>,
 ) -> Transcript {
     let nonce = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let provisioned = match provisioning {
+        Some(_) => topics::of(scenario),
+        None => Vec::new(),
+    };
     let mut vars = Vars::new();
     let mut names = Vec::new();
     for u in &scenario.unique {
-        let actual = format!("{u}-{}-{nonce}", scenario.name);
+        let actual = match provisioned.iter().find(|(var, _)| var == u) {
+            Some((_, needed)) => needed.name.clone(),
+            None => format!("{u}-{}-{nonce}", scenario.name),
+        };
         names.push((actual.clone(), format!("${{{u}}}")));
         vars.insert(u.clone(), Var::Str(actual));
     }
@@ -220,6 +244,9 @@ async fn run_in_slot(
         failed: Vec::new(),
         stopped: None,
         slot,
+        provisioning,
+        provisioned,
+        bases: topics::Bases::new(),
     };
     for step in &scenario.steps {
         match run.stopped.clone() {
@@ -371,6 +398,17 @@ impl Run<'_> {
             self.stop(&step.name, format!("names an unknown API '{api_name}'"));
             return self.skip(step);
         };
+        if api == ApiKey::CreateTopics {
+            if let Some(provisioning) = self.provisioning.clone() {
+                if step.creates_topics {
+                    return self.provisioned_setup(step).await;
+                }
+                if let Some(why) = &provisioning.refused {
+                    let note = format!("not sent: CreateTopics itself is not judged here ({why})");
+                    return self.mark_provisioned(step, &note);
+                }
+            }
+        }
         let served = match self.served(api).await {
             Ok(served) => served,
             Err(e) => {
@@ -433,6 +471,10 @@ impl Run<'_> {
         };
         let request_value = serde_json::to_value(&fields).unwrap_or(Value::Null);
         record.request = self.normaliser.normalise(&request_value);
+        let mut fields = fields;
+        if api == ApiKey::Fetch && !self.bases.is_empty() {
+            topics::rebase_fetch(&mut fields, &self.bases);
+        }
         match served {
             Some((min, max)) if (min..=max).contains(&version) => {}
             other => {
@@ -529,7 +571,7 @@ impl Run<'_> {
                 Err(e) => Err(e),
             };
             let raw = match result {
-                Ok(r) => response::to_value(&r, version),
+                Ok(r) => self.answer_tree(&r, api, version),
                 Err(e) => {
                     self.no_answer(&step.connection, label, e, record);
                     return None;
@@ -552,6 +594,139 @@ impl Run<'_> {
                 return Some((raw, Some(why)));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The answer as a tree, its log offsets relative to where the scenario began when its
+    /// topics are provisioned.
+    fn answer_tree(&self, response: &ResponseKind, api: ApiKey, version: i16) -> Value {
+        let mut raw = response::to_value(response, version);
+        if !self.bases.is_empty() {
+            topics::rebase_answer(&format!("{api:?}"), &mut raw, &self.bases);
+        }
+        raw
+    }
+
+    /// Records each request of `step` as not sent because topics are provisioned.
+    fn mark_provisioned(&mut self, step: &Step, note: &str) {
+        let api = step.api.as_deref().unwrap_or_default();
+        let versions = request::api_key(api)
+            .and_then(|key| named_versions(key, &step.version).ok().flatten())
+            .unwrap_or_default();
+        let versions: Vec<Option<i16>> = match versions.is_empty() {
+            true => vec![None],
+            false => versions.into_iter().map(Some).collect(),
+        };
+        let labels = match versions.len() > 1 {
+            true => versions
+                .iter()
+                .map(|v| format!("{}@v{}", step.name, v.unwrap_or_default()))
+                .collect(),
+            false => vec![step.name.clone()],
+        };
+        for (label, version) in labels.into_iter().zip(versions) {
+            self.records.push(StepRecord {
+                step: label,
+                api: api.to_owned(),
+                version,
+                request: Value::Null,
+                outcome: Outcome::Provisioned(note.to_owned()),
+            });
+        }
+    }
+
+    /// A set-up CreateTopics on a broker whose topics are provisioned: not sent; instead, where
+    /// each partition's log ends now, so the scenario reads only what it writes.
+    async fn provisioned_setup(&mut self, step: &Step) {
+        let created: Vec<String> = step
+            .request
+            .get("topics")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| topics::var_of(t).map(str::to_owned))
+            .collect();
+        let needed: Vec<topics::Needed> = self
+            .provisioned
+            .iter()
+            .filter(|(var, _)| created.contains(var))
+            .map(|(_, n)| n.clone())
+            .collect();
+        let names: Vec<&str> = needed.iter().map(|n| n.name.as_str()).collect();
+        self.mark_provisioned(
+            step,
+            &format!("not sent: provisioned beforehand ({})", names.join(", ")),
+        );
+        let version = match self.served(ApiKey::ListOffsets).await {
+            Ok(Some((min, max))) if min <= 1 && max >= 1 => max.min(default_max(ApiKey::ListOffsets)),
+            Ok(_) => {
+                return self.stop(&step.name, "needs ListOffsets v1+ to learn where the provisioned topics end, which the broker does not serve")
+            }
+            Err(e) => {
+                return self.stop(
+                    &step.name,
+                    format!("could not learn the versions served: ApiVersions got {e}"),
+                )
+            }
+        };
+        for n in needed {
+            for partition in 0..n.partitions {
+                let fields: toml::Table = [
+                    ("topic".to_owned(), toml::Value::String(n.name.clone())),
+                    (
+                        "partition".to_owned(),
+                        toml::Value::Integer(partition.into()),
+                    ),
+                    ("timestamp".to_owned(), toml::Value::Integer(-1)),
+                ]
+                .into_iter()
+                .collect();
+                let request = match request::build(ApiKey::ListOffsets, version, &fields) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return self
+                            .stop(&step.name, format!("cannot ask where {} ends: {e}", n.name))
+                    }
+                };
+                let answer = match self.connection(&step.connection).await {
+                    Ok(_) => {
+                        let conn = self
+                            .connections
+                            .get_mut(&step.connection)
+                            .expect("connected");
+                        self.slot
+                            .wait(conn.send(ApiKey::ListOffsets, version, &request))
+                            .await
+                    }
+                    Err(e) => Err(e),
+                };
+                let raw = match answer {
+                    Ok(r) => response::to_value(&r, version),
+                    Err(e) => {
+                        self.connections.remove(&step.connection);
+                        return self.stop(
+                            &step.name,
+                            format!("could not learn where {} ends: {e}", n.name),
+                        );
+                    }
+                };
+                let code =
+                    response::at(&raw, "topics.0.partitions.0.error_code").and_then(Value::as_i64);
+                let offset =
+                    response::at(&raw, "topics.0.partitions.0.offset").and_then(Value::as_i64);
+                match (code, offset) {
+                    (Some(0), Some(offset)) if offset >= 0 => {
+                        self.bases.insert((n.name.clone(), partition), offset);
+                    }
+                    _ => {
+                        let code = code.map_or("no answer".into(), |c| errors::label(c as i16));
+                        return self.stop(
+                            &step.name,
+                            format!("found no provisioned partition {} {partition} ({code}): create the topics `kconform topics` lists", n.name),
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -599,7 +774,9 @@ impl Run<'_> {
         match self.slot.wait(answer).await {
             Ok((conn, Ok(response))) => {
                 self.connections.insert(step.connection.clone(), conn);
-                let raw = response::to_value(&response, version);
+                let api = request::api_key(step.api.as_deref().unwrap_or_default())
+                    .unwrap_or(ApiKey::ApiVersions);
+                let raw = self.answer_tree(&response, api, version);
                 if let Some(problem) = self.finish(&step, &label, raw, record) {
                     self.stop(&label, problem);
                 }
@@ -694,16 +871,18 @@ pub async fn run_many(
     target: &Arc<Running>,
     deadline: Duration,
     jobs: usize,
+    provisioning: Option<Provisioning>,
     progress: &indicatif::ProgressBar,
 ) -> Vec<Transcript> {
     let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (i, s) in scenarios.iter().enumerate() {
-        let (s, target, permits, progress) = (
+        let (s, target, permits, progress, provisioning) = (
             (*s).clone(),
             target.clone(),
             permits.clone(),
             progress.clone(),
+            provisioning.clone(),
         );
         set.spawn(async move {
             let held = permits.clone().acquire_owned().await.ok();
@@ -712,7 +891,7 @@ pub async fn run_many(
                 permits: Some(permits),
                 held,
             };
-            let t = run_in_slot(&s, &target, deadline, slot).await;
+            let t = run_in_slot(&s, &target, deadline, slot, provisioning).await;
             progress.inc(1);
             (i, t)
         });

@@ -125,6 +125,23 @@ fn check_requests(steps: &[Step], unique: &[String]) -> Result<(), String> {
                 .expand(0)
                 .map_err(|e| format!("step '{name}': {e}"))?;
         }
+        if step.creates_topics {
+            let topics = step.request.get("topics").and_then(toml::Value::as_array);
+            let vars: Vec<Option<&str>> = topics
+                .into_iter()
+                .flatten()
+                .map(crate::topics::var_of)
+                .collect();
+            let named = !vars.is_empty()
+                && vars
+                    .iter()
+                    .all(|v| v.is_some_and(|v| unique.iter().any(|u| u == v)));
+            if api != "CreateTopics" || !named {
+                return Err(format!(
+                    "step '{name}': creates_topics is for a CreateTopics whose every topic is named \"${{var}}\" with var in `unique`"
+                ));
+            }
+        }
         let mut used = Vec::new();
         variables_in(&toml::Value::Table(step.request.clone()), &mut used);
         if let Some(missing) = used.iter().find(|v| !defined.contains(*v)) {
@@ -185,6 +202,11 @@ pub struct Step {
     /// connection is busy until then.
     #[serde(default)]
     pub background: bool,
+    /// A CreateTopics that sets up the topics the scenario works on (each named `${var}` of
+    /// `unique`), rather than one under test. On a broker whose topics are provisioned
+    /// (`kconform topics`), it is not sent: the provisioned topics stand in.
+    #[serde(default)]
+    pub creates_topics: bool,
     /// Wait for the answer of the named background step, and record it (with that step's
     /// captures and expectations) here.
     #[serde(rename = "await")]

@@ -39,6 +39,9 @@ pub struct Session<'a> {
     pub snapshots: &'a Path,
     /// Deadline of every network wait.
     pub deadline: Duration,
+    /// Use provisioned topics (`kconform topics`) on every live target, instead of only on
+    /// those found to refuse CreateTopics.
+    pub provisioned_topics: bool,
 }
 
 /// Every difference between two targets' transcripts with its verdict.
@@ -120,12 +123,38 @@ impl Session<'_> {
                 target.stop().await;
                 return Err(e.into());
             }
+            // A broker that refuses CreateTopics gets the topics provisioned for it.
+            let refused = match target.create_topics_refused(self.deadline).await {
+                Ok(refused) => refused,
+                Err(e) => {
+                    target.stop().await;
+                    return Err(e.into());
+                }
+            };
+            let provisioning =
+                (self.provisioned_topics || refused.is_some()).then(|| runner::Provisioning {
+                    refused: refused.clone(),
+                });
+            let provisioned_note = provisioning.is_some().then(|| {
+                let why = match &refused {
+                    Some(why) => format!("it refuses CreateTopics ({why}): "),
+                    None => "--provisioned-topics: ".to_owned(),
+                };
+                let unjudged = match refused {
+                    Some(_) => " and CreateTopics under test is not judged",
+                    None => "",
+                };
+                format!(
+                    "{why}uses the topics `kconform topics` lists; set-up CreateTopics steps are not sent{unjudged}, offsets are read from where each scenario began"
+                )
+            });
             let target = Arc::new(target);
             report
                 .origins
                 .push((target.name.clone(), target.origin.clone()));
             let bar = progress::scenarios(&target.name, chosen.len());
-            let transcripts = runner::run_many(chosen, &target, self.deadline, jobs, &bar).await;
+            let transcripts =
+                runner::run_many(chosen, &target, self.deadline, jobs, provisioning, &bar).await;
             bar.finish_and_clear();
             // A launched broker that died mid-run: its last words go in the report.
             if let Some(post_mortem) = target.post_mortem() {
@@ -133,6 +162,17 @@ impl Session<'_> {
             }
             if let Ok(target) = Arc::try_unwrap(target) {
                 target.stop().await;
+            }
+            if let Some(note) = provisioned_note {
+                let not_sent = transcripts
+                    .iter()
+                    .flat_map(|t| &t.steps)
+                    .filter(|s| matches!(s.outcome, runner::Outcome::Provisioned(_)))
+                    .count();
+                report.origins.push((
+                    spec.name(),
+                    format!("{note} ({not_sent} CreateTopics requests not sent)"),
+                ));
             }
             report.add_transcripts(&transcripts);
             all.push(transcripts);

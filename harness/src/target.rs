@@ -195,6 +195,59 @@ impl Running {
         Ok(())
     }
 
+    /// Whether the target refuses CreateTopics, and how: asked with a validate-only CreateTopics
+    /// (nothing is created) of a probe topic. `Some` when the API is not served or the answer is
+    /// an authorization or policy refusal.
+    pub async fn create_topics_refused(
+        &self,
+        deadline: std::time::Duration,
+    ) -> Result<Option<String>, TargetError> {
+        use kafka_protocol::messages::ApiKey;
+        let unreachable = |reason: String| TargetError::Unreachable {
+            target: self.name.clone(),
+            addr: self.addr,
+            reason,
+        };
+        let mut conn = crate::client::Connection::connect(self.addr, deadline)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        let served = conn
+            .api_versions()
+            .await
+            .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
+        let Some(&(_, min, max)) = served
+            .iter()
+            .find(|(k, _, _)| *k == ApiKey::CreateTopics as i16)
+        else {
+            return Ok(Some("it does not serve CreateTopics".into()));
+        };
+        let version = max.min(7);
+        if version < min.max(1) {
+            return Ok(Some(format!("it serves CreateTopics v{min}-{max} only")));
+        }
+        let fields: toml::Table = toml::from_str(
+            "validate_only = true\ntopics = [{ name = \"kconform-probe\", num_partitions = 1, replication_factor = 1 }]",
+        )
+        .expect("a constant table");
+        let request = crate::request::build(ApiKey::CreateTopics, version, &fields)
+            .expect("the probe builds");
+        let answer = conn
+            .send(ApiKey::CreateTopics, version, &request)
+            .await
+            .map_err(|e| unreachable(format!("a validate-only CreateTopics got {e}")))?;
+        let raw = crate::response::to_value(&answer, version);
+        let code = crate::response::at(&raw, "topics.0.error_code")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0) as i16;
+        // TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED, POLICY_VIOLATION.
+        Ok(matches!(code, 29 | 31 | 44).then(|| {
+            format!(
+                "{} to a validate-only CreateTopics",
+                crate::errors::label(code)
+            )
+        }))
+    }
+
     /// Why the target may have stopped answering: for a broker the harness launched that has
     /// exited, its exit status and the end of its log.
     pub fn post_mortem(&self) -> Option<String> {

@@ -62,6 +62,7 @@ async fn judge(scenario: &Scenario, proxy: &Proxy) -> (Report, Vec<Vec<Transcrip
         dir: &dir,
         snapshots: &snapshots,
         deadline: DEADLINE,
+        provisioned_topics: false,
     };
     session
         .run(

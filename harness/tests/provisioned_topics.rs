@@ -1,0 +1,135 @@
+//! A broker that cannot create topics, judged with topics provisioned for it: kaas-ref started
+//! with the topics `kconform topics` lists (`--topics`) and CreateTopics refused
+//! (`--refuse-create-topics`), run twice in a row against Apache's recorded answers. Both runs
+//! run every scenario, give the same verdicts, and find no undocumented difference — the same
+//! verdict as with topics the run creates, though the second run finds the first run's records
+//! in every topic.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kconform::report::Report;
+use kconform::scenario::Scenario;
+use kconform::session::Session;
+use kconform::target::TargetSpec;
+use reference_broker::config::TopicSpec;
+use reference_broker::{Broker, BrokerConfig};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// (scenario, step, field, left, right, ledger entry) of every difference, sorted.
+fn verdicts(r: &Report) -> Vec<String> {
+    let mut v: Vec<String> = r
+        .differences
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {}: {} | {} -> {:?}",
+                d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right, d.documented_by
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run_after_run() {
+    let scenarios = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let chosen: Vec<&Scenario> = scenarios.iter().filter(|s| !s.slow).collect();
+    let topics: Vec<TopicSpec> = kconform::topics::needed(&chosen)
+        .into_iter()
+        .map(|n| TopicSpec {
+            name: n.name,
+            partitions: n.partitions,
+            configs: n.configs,
+        })
+        .collect();
+    assert!(topics.len() > 50, "{} topics", topics.len());
+    // The settings the ref target uses, so the answers are those of the usual comparison.
+    let setting = |key: &str, default: u64| {
+        kconform::apache::setting(key)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let broker = Broker::start(BrokerConfig {
+        topics,
+        refuse_create_topics: true,
+        txn_reaper_interval: Duration::from_millis(setting(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            500,
+        )),
+        offsets_topic_partitions: setting("offsets.topic.num.partitions", 1) as i32,
+        ..BrokerConfig::for_tests()
+    })
+    .await
+    .expect("kaas-ref starts with its topics");
+    let (dir, snapshots) = (root().join("scenarios"), root().join("snapshots"));
+    let session = Session {
+        dir: &dir,
+        snapshots: &snapshots,
+        deadline: Duration::from_secs(10),
+        provisioned_topics: false,
+    };
+    let targets = [TargetSpec::External(broker.addr()), TargetSpec::Recorded];
+    let mut runs = Vec::new();
+    for run in 1..=2 {
+        let (report, all) = session.run(&chosen, &targets, 4).await.expect("a report");
+        let origin = report
+            .origins
+            .iter()
+            .map(|(t, o)| format!("{t}: {o}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            origin.contains("it refuses CreateTopics (29 TOPIC_AUTHORIZATION_FAILED"),
+            "run {run}: the refusal is detected and said:\n{origin}"
+        );
+        assert_eq!(all[0].len(), chosen.len(), "run {run}: every scenario ran");
+        let stopped: Vec<_> = all[0].iter().filter_map(|t| t.stopped.clone()).collect();
+        assert!(stopped.is_empty(), "run {run}: {stopped:?}");
+        assert!(
+            report.passed() && report.undocumented() == 0,
+            "run {run}:\n{}",
+            report.terminal()
+        );
+        runs.push(verdicts(&report));
+    }
+    assert_eq!(
+        runs[0], runs[1],
+        "the second run's verdicts are the first's"
+    );
+    assert!(!runs[0].is_empty(), "the documented deviations still show");
+    broker.shutdown().await;
+}
+
+/// `creates_topics` marks set-up: on Apache, each such step created its topics (error 0), and
+/// each CreateTopics step without it is one whose answer the scenario judges.
+#[test]
+fn creates_topics_marks_exactly_the_steps_apache_answers_with_success() {
+    let scenarios = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let mut marked = 0;
+    for s in &scenarios {
+        let Ok(apache) = kconform::recorded::load(&root().join("snapshots"), &s.name, "apache")
+        else {
+            continue;
+        };
+        for step in s.steps.iter().filter(|st| st.creates_topics) {
+            marked += 1;
+            let record = apache
+                .steps
+                .iter()
+                .find(|r| r.step == step.name)
+                .unwrap_or_else(|| panic!("{}: no recorded step {}", s.name, step.name));
+            let kconform::runner::Outcome::Response(v) = &record.outcome else {
+                panic!("{} {}: {:?}", s.name, step.name, record.outcome)
+            };
+            for t in v["topics"].as_array().expect("topics") {
+                assert_eq!(t["error_code"], "0 NONE", "{} {}: {t}", s.name, step.name);
+            }
+        }
+    }
+    assert!(marked >= 15, "{marked} set-up steps");
+}
