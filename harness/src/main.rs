@@ -30,7 +30,7 @@ struct Cli {
     #[arg(long, default_value = "snapshots", global = true)]
     snapshots: PathBuf,
     /// Deadline for every network wait, in milliseconds.
-    #[arg(long, default_value_t = 10_000, global = true)]
+    #[arg(long, default_value_t = 10_000, global = true, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
     /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
     /// beforehand) instead of creating them; a target that refuses CreateTopics gets them
