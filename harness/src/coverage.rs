@@ -9,15 +9,8 @@ use serde_json::Value;
 use crate::errors;
 use crate::runner::{Outcome, Transcript};
 
-/// The six transaction APIs, in key order.
-pub const TRANSACTION_APIS: [&str; 6] = [
-    "InitProducerId",
-    "AddPartitionsToTxn",
-    "AddOffsetsToTxn",
-    "EndTxn",
-    "WriteTxnMarkers",
-    "TxnOffsetCommit",
-];
+/// The six transaction APIs, in key order: the first names of [`crate::request::API_NAMES`].
+pub const TRANSACTION_APIS: &[&str] = crate::request::API_NAMES.split_at(6).0;
 
 /// The codes an API can return: Apache 3.7's (its handlers, coordinators and version
 /// rewrites, as `../shared/research/apache-3.7-txn.md` lists them) and kaas's own (wire 50 for

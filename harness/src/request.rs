@@ -149,7 +149,7 @@ fn add_partitions_topics(
         .collect()
 }
 
-/// The APIs a scenario can send, by Apache's names.
+/// The APIs a scenario can send, by Apache's names: the six transaction APIs first, in key order.
 pub const API_NAMES: [&str; 20] = [
     "InitProducerId",
     "AddPartitionsToTxn",

@@ -355,6 +355,20 @@ impl Run<'_> {
         Ok(self.connections.get_mut(name).expect("inserted"))
     }
 
+    /// Sends `request` on the named connection (connecting first if need be), lending the
+    /// scenario's slot while the answer is long in coming.
+    async fn send_on(
+        &mut self,
+        connection: &str,
+        api: ApiKey,
+        version: i16,
+        request: &RequestKind,
+    ) -> Result<ResponseKind, ClientError> {
+        self.connection(connection).await?;
+        let conn = self.connections.get_mut(connection).expect("connected");
+        self.slot.wait(conn.send(api, version, request)).await
+    }
+
     /// The (min, max) versions the target serves of `api`, asking ApiVersions once per run.
     async fn served(&mut self, api: ApiKey) -> Result<Option<(i16, i16)>, ClientError> {
         if self.served.is_none() {
@@ -560,16 +574,7 @@ impl Run<'_> {
         let budget = Duration::from_millis(step.within_ms.unwrap_or(15_000));
         let give_up = tokio::time::Instant::now() + budget;
         loop {
-            let result = match self.connection(&step.connection).await {
-                Ok(_) => {
-                    let conn = self
-                        .connections
-                        .get_mut(&step.connection)
-                        .expect("connected");
-                    self.slot.wait(conn.send(api, version, request)).await
-                }
-                Err(e) => Err(e),
-            };
+            let result = self.send_on(&step.connection, api, version, request).await;
             let raw = match result {
                 Ok(r) => self.answer_tree(&r, api, version),
                 Err(e) => {
@@ -688,18 +693,9 @@ impl Run<'_> {
                             .stop(&step.name, format!("cannot ask where {} ends: {e}", n.name))
                     }
                 };
-                let answer = match self.connection(&step.connection).await {
-                    Ok(_) => {
-                        let conn = self
-                            .connections
-                            .get_mut(&step.connection)
-                            .expect("connected");
-                        self.slot
-                            .wait(conn.send(ApiKey::ListOffsets, version, &request))
-                            .await
-                    }
-                    Err(e) => Err(e),
-                };
+                let answer = self
+                    .send_on(&step.connection, ApiKey::ListOffsets, version, &request)
+                    .await;
                 let raw = match answer {
                     Ok(r) => response::to_value(&r, version),
                     Err(e) => {

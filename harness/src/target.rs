@@ -181,6 +181,15 @@ impl Running {
     /// Whether the target answers ApiVersions within `deadline`: a target that does not cannot
     /// be judged at all (the one failure that ends a run).
     pub async fn reachable(&self, deadline: std::time::Duration) -> Result<(), TargetError> {
+        self.versions(deadline).await.map(|_| ())
+    }
+
+    /// A connection to the target and the versions it serves ((key, min, max) per API), or why
+    /// it is unreachable.
+    async fn versions(
+        &self,
+        deadline: std::time::Duration,
+    ) -> Result<(crate::client::Connection, Vec<(i16, i16, i16)>), TargetError> {
         let unreachable = |reason: String| TargetError::Unreachable {
             target: self.name.clone(),
             addr: self.addr,
@@ -189,10 +198,11 @@ impl Running {
         let mut conn = crate::client::Connection::connect(self.addr, deadline)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
-        conn.api_versions()
+        let served = conn
+            .api_versions()
             .await
             .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
-        Ok(())
+        Ok((conn, served))
     }
 
     /// Whether the target refuses CreateTopics, and how: asked with a validate-only CreateTopics
@@ -208,13 +218,7 @@ impl Running {
             addr: self.addr,
             reason,
         };
-        let mut conn = crate::client::Connection::connect(self.addr, deadline)
-            .await
-            .map_err(|e| unreachable(e.to_string()))?;
-        let served = conn
-            .api_versions()
-            .await
-            .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
+        let (mut conn, served) = self.versions(deadline).await?;
         let Some(&(_, min, max)) = served
             .iter()
             .find(|(k, _, _)| *k == ApiKey::CreateTopics as i16)
