@@ -23,6 +23,7 @@ enum Misbehaviour {
     WrongCorrelation,
     HugeSize,
     Silent,
+    Truncated,
 }
 
 fn frame(correlation: i32, body: impl FnOnce(&mut BytesMut)) -> Vec<u8> {
@@ -66,6 +67,16 @@ async fn serve(mut s: TcpStream, how: Misbehaviour) {
                 b.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
             }),
             (_, Misbehaviour::HugeSize) => i32::MAX.to_be_bytes().to_vec(),
+            (_, Misbehaviour::Truncated) => {
+                // A size of 10, four bytes of it, then nothing.
+                let mut head = 10i32.to_be_bytes().to_vec();
+                head.extend(correlation.to_be_bytes());
+                if s.write_all(&head).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                return;
+            }
             (_, Misbehaviour::Silent) => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;
@@ -113,6 +124,10 @@ async fn each_misbehaviour_stops_the_scenario_with_a_named_cause() {
             "size prefix announces 2147483647 bytes",
         ),
         (Misbehaviour::Silent, "no answer within"),
+        (
+            Misbehaviour::Truncated,
+            "the answer stopped after 4 of the 10 bytes its size announced",
+        ),
     ] {
         let addr = broker(how).await;
         let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
