@@ -4,9 +4,11 @@
 # compared with Apache's recorded answers:
 #   healthy   the proxy relays unchanged (the reference figure);
 #   errors    every answer but ApiVersions carries error code 99 (`--api all --mutation error-code:*`);
+#   retriable every answer but ApiVersions carries 15 COORDINATOR_NOT_AVAILABLE, which `until`
+#             retries for its whole budget (`error-code:*=15`);
 #   silent    every request but ApiVersions is never answered (`--api all --mutation stall`).
 # Each must end with a full report (exit 0 healthy, 1 otherwise); the targets are 60 s for
-# errors and 180 s for silent. Prints one line per case and exits 1 if a case misses its
+# errors (retriable or not) and 180 s for silent. Prints one line per case and exits 1 if a case misses its
 # target or exits otherwise. Not a CI test: run it by hand (`ci/bench-fail-fast.sh`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +37,12 @@ run_case() { # name, expected exit, target seconds, proxy args...
   local verdict=ok
   if [ "$code" != "$expected" ]; then verdict="exit $code, expected $expected"; failed=1; fi
   if python3 -c "import sys; sys.exit(0 if $secs <= $limit else 1)"; then :; else verdict="over ${limit} s"; failed=1; fi
-  printf '%-8s %7s s  (target %3s s)  exit %s  %s transcripts  %s\n' "$name" "$secs" "$limit" "$code" "$transcripts" "$verdict"
+  printf '%-9s %7s s  (target %3s s)  exit %s  %s transcripts  %s\n' "$name" "$secs" "$limit" "$code" "$transcripts" "$verdict"
 }
 
 echo "bench-fail-fast: the whole suite against kaas-ref behind kconform proxy, default deadline"
 run_case healthy 0 600
 run_case errors 1 60 --api all --mutation 'error-code:*'
+run_case retriable 1 60 --api all --mutation 'error-code:*=15'
 run_case silent 1 180 --api all --mutation stall
 exit "$failed"

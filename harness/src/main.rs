@@ -162,7 +162,8 @@ enum Command {
         version: Option<i16>,
         /// How: insert:PATH (a byte where that field begins; insert:end after the last),
         /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
-        /// (becomes 99; error-code:* every one), add-one:PATH, correlation, close or stall. PATH is a field as
+        /// (becomes 99, or CODE with error-code:PATH=CODE; error-code:* every one),
+        /// add-one:PATH, correlation, close or stall. PATH is a field as
         /// diagnoses name it: error_code, topics[0].partitions[0].error_code,
         /// header.correlation_id.
         #[arg(long, requires = "api")]

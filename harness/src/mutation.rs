@@ -34,8 +34,9 @@ pub enum Mutation {
     DropLastByte,
     /// End the frame after the first byte of the field at this path.
     Cut(String),
-    /// Replace the error code at this path (`*`: every one) with [`REPLACEMENT_CODE`].
-    ErrorCode(String),
+    /// Replace the error code at this path (`*`: every one) with this code
+    /// ([`REPLACEMENT_CODE`] unless said: `error-code:PATH=15`).
+    ErrorCode(String, i16),
     /// Add one to the integer field at this path.
     AddOne(String),
     /// Answer with another correlation id.
@@ -52,7 +53,8 @@ impl fmt::Display for Mutation {
             Mutation::Insert(p) => write!(f, "insert:{p}"),
             Mutation::DropLastByte => f.write_str("drop-last-byte"),
             Mutation::Cut(p) => write!(f, "cut:{p}"),
-            Mutation::ErrorCode(p) => write!(f, "error-code:{p}"),
+            Mutation::ErrorCode(p, REPLACEMENT_CODE) => write!(f, "error-code:{p}"),
+            Mutation::ErrorCode(p, code) => write!(f, "error-code:{p}={code}"),
             Mutation::AddOne(p) => write!(f, "add-one:{p}"),
             Mutation::Correlation => f.write_str("correlation"),
             Mutation::Close => f.write_str("close"),
@@ -65,7 +67,7 @@ impl FromStr for Mutation {
     type Err = String;
 
     /// The form [`fmt::Display`] writes: `insert:PATH`, `drop-last-byte`, `cut:PATH`,
-    /// `error-code:PATH`, `add-one:PATH`, `correlation`, `close`, `stall`.
+    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `correlation`, `close`, `stall`.
     fn from_str(s: &str) -> Result<Mutation, String> {
         let (kind, path) = match s.split_once(':') {
             Some((k, p)) => (k, Some(p.to_owned())),
@@ -74,7 +76,14 @@ impl FromStr for Mutation {
         Ok(match (kind, path) {
             ("insert", Some(p)) => Mutation::Insert(p),
             ("cut", Some(p)) => Mutation::Cut(p),
-            ("error-code", Some(p)) => Mutation::ErrorCode(p),
+            ("error-code", Some(p)) => match p.rsplit_once('=') {
+                Some((path, code)) => Mutation::ErrorCode(
+                    path.to_owned(),
+                    code.parse()
+                        .map_err(|_| format!("mutation '{s}': '{code}' is not an error code"))?,
+                ),
+                None => Mutation::ErrorCode(p, REPLACEMENT_CODE),
+            },
             ("add-one", Some(p)) => Mutation::AddOne(p),
             ("drop-last-byte", None) => Mutation::DropLastByte,
             ("correlation", None) => Mutation::Correlation,
@@ -82,7 +91,7 @@ impl FromStr for Mutation {
             ("stall", None) => Mutation::Stall,
             _ => {
                 return Err(format!(
-                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH, add-one:PATH, correlation, close or stall"
+                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, close or stall"
                 ))
             }
         })
@@ -173,7 +182,7 @@ pub fn mutants(api: ApiKey, version: i16, frame: &[u8]) -> Result<Vec<Mutant>, f
         out.push(Mutation::Cut(wide.path.clone()));
     }
     for s in spans.iter().filter(|s| s.path.ends_with("error_code")) {
-        out.push(Mutation::ErrorCode(s.path.clone()));
+        out.push(Mutation::ErrorCode(s.path.clone(), REPLACEMENT_CODE));
     }
     for s in spans
         .iter()
@@ -222,7 +231,7 @@ pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> An
                 out.truncate(s.start + 1);
             }
         }
-        Mutation::ErrorCode(path) => {
+        Mutation::ErrorCode(path, code) => {
             let codes = spans.iter().filter(|s| {
                 s.end - s.start == 2
                     && match path.as_str() {
@@ -231,7 +240,7 @@ pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> An
                     }
             });
             for s in codes {
-                out[s.start..s.end].copy_from_slice(&REPLACEMENT_CODE.to_be_bytes());
+                out[s.start..s.end].copy_from_slice(&code.to_be_bytes());
             }
         }
         Mutation::AddOne(path) => {
@@ -418,6 +427,8 @@ mod tests {
         assert_eq!(send("cut:error_code").len(), 10);
         assert_eq!(&send("error-code:error_code")[9..11], &99i16.to_be_bytes());
         assert_eq!(&send("error-code:*")[9..11], &99i16.to_be_bytes());
+        assert_eq!(&send("error-code:*=15")[9..11], &15i16.to_be_bytes());
+        assert!("error-code:*=x".parse::<Mutation>().is_err());
         assert_eq!(&send("add-one:error_code")[9..11], &49i16.to_be_bytes());
         assert_eq!(&send("correlation")[..4], &6i32.to_be_bytes());
         assert_eq!(send("add-one:no_such_field"), frame);

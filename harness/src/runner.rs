@@ -142,6 +142,9 @@ struct InFlight {
 /// broker that stalls must not hold every slot for a deadline each, one after the other.
 const LONG_WAIT: Duration = Duration::from_secs(1);
 
+/// How long an `until` may keep being refused before its scenario lends its `--jobs` slot.
+const UNTIL_LENDS_AFTER: Duration = Duration::from_millis(300);
+
 /// A scenario's share of `--jobs`: held while it works, handed back while it waits long on
 /// a broker, taken again when the answer comes.
 struct Slot {
@@ -173,6 +176,22 @@ impl Slot {
         let out = work.await;
         self.held = permits.acquire_owned().await.ok();
         out
+    }
+
+    /// Lends the slot for a wait the scenario measures itself (an `until` that keeps being
+    /// refused): a broker that answers every request with a retriable error must not make the
+    /// scenarios wait out their budgets one `--jobs` batch after another.
+    fn lend(&mut self) {
+        if self.permits.is_some() {
+            self.held = None;
+        }
+    }
+
+    /// Takes the slot back after [`Slot::lend`] (at once when it was never lent).
+    async fn take_back(&mut self) {
+        if let (Some(permits), None) = (&self.permits, &self.held) {
+            self.held = permits.clone().acquire_owned().await.ok();
+        }
     }
 }
 
@@ -572,18 +591,19 @@ impl Run<'_> {
         record: &mut StepRecord,
     ) -> Option<(Value, Option<String>)> {
         let budget = Duration::from_millis(step.within_ms.unwrap_or(15_000));
-        let give_up = tokio::time::Instant::now() + budget;
-        loop {
+        let started = tokio::time::Instant::now();
+        let give_up = started + budget;
+        let outcome = loop {
             let result = self.send_on(&step.connection, api, version, request).await;
             let raw = match result {
                 Ok(r) => self.answer_tree(&r, api, version),
                 Err(e) => {
                     self.no_answer(&step.connection, label, e, record);
-                    return None;
+                    break None;
                 }
             };
             if mismatches(&step.until, &raw).is_empty() {
-                return Some((raw, None));
+                break Some((raw, None));
             }
             if let Some(code) = final_error(&raw, &step.until) {
                 let why = format!(
@@ -591,15 +611,20 @@ impl Run<'_> {
                     errors::label(code)
                 );
                 self.failed.push(format!("{label}: {why}"));
-                return Some((raw, Some(why)));
+                break Some((raw, Some(why)));
             }
             if tokio::time::Instant::now() >= give_up {
                 let why = format!("'until' did not hold within {} ms", budget.as_millis());
                 self.failed.push(format!("{label}: {why}"));
-                return Some((raw, Some(why)));
+                break Some((raw, Some(why)));
+            }
+            if started.elapsed() >= UNTIL_LENDS_AFTER {
+                self.slot.lend();
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        };
+        self.slot.take_back().await;
+        outcome
     }
 
     /// The answer as a tree, its log offsets relative to where the scenario began when its

@@ -102,7 +102,9 @@ fn caught(m: &Mutant, report: &Report, transcript: &Transcript) -> Result<String
             (Mutation::Correlation, Outcome::Malformed(_)) => text.contains("correlation id"),
             (Mutation::Close, Outcome::NoAnswer(_)) => text.contains("closed the connection"),
             (Mutation::Stall, Outcome::NoAnswer(_)) => text.contains("no answer within"),
-            (Mutation::ErrorCode(_), Outcome::Response(_)) => text.contains("99 "),
+            (Mutation::ErrorCode(_, code), Outcome::Response(_)) => {
+                text.contains(&format!("\"{code} "))
+            }
             (Mutation::AddOne(_), Outcome::Response(_)) => true,
             _ => false,
         };
