@@ -21,10 +21,10 @@ pub struct DiffRow {
     pub version: Option<i16>,
     /// Field path in the response, or "outcome" when the kinds of answer differ.
     pub path: String,
-    /// The left transcript's value.
-    pub left: String,
+    /// The left transcript's value (for "outcome", the kind of answer).
+    pub left: Value,
     /// The right transcript's value.
-    pub right: String,
+    pub right: Value,
 }
 
 fn kind(o: &Outcome) -> &'static str {
@@ -46,7 +46,7 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
     let rights: BTreeMap<&str, &StepRecord> =
         right.steps.iter().map(|s| (s.step.as_str(), s)).collect();
     for l in &left.steps {
-        let mut row = |path: String, a: String, b: String| {
+        let mut row = |path: String, a: Value, b: Value| {
             out.push(DiffRow {
                 scenario: left.scenario.clone(),
                 step: l.step.clone(),
@@ -81,8 +81,8 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
             (a, b) if kind(a) != kind(b) => row("outcome".into(), kind(a).into(), kind(b).into()),
             (a, b) if a != b => row(
                 "outcome".into(),
-                serde_json::to_string(a).unwrap_or_default(),
-                serde_json::to_string(b).unwrap_or_default(),
+                serde_json::to_value(a).unwrap_or_default(),
+                serde_json::to_value(b).unwrap_or_default(),
             ),
             _ => {}
         }
@@ -193,15 +193,15 @@ fn relational(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
                 api: step.api.clone(),
                 version: step.version,
                 path: at.1.clone(),
-                left: describe(&l[*at], &a),
-                right: describe(&r[*at], &b),
+                left: describe(&l[*at], &a).into(),
+                right: describe(&r[*at], &b).into(),
             });
         }
     }
     out
 }
 
-fn diff_values(path: &str, l: &Value, r: &Value, out: &mut Vec<(String, String, String)>) {
+fn diff_values(path: &str, l: &Value, r: &Value, out: &mut Vec<(String, Value, Value)>) {
     match (l, r) {
         (Value::Object(a), Value::Object(b)) => {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
@@ -224,7 +224,7 @@ fn diff_values(path: &str, l: &Value, r: &Value, out: &mut Vec<(String, String, 
                 diff_values(&format!("{path}.{i}"), x, y, out);
             }
         }
-        _ if l != r => out.push((path.to_owned(), l.to_string(), r.to_string())),
+        _ if l != r => out.push((path.to_owned(), l.clone(), r.clone())),
         _ => {}
     }
 }

@@ -66,8 +66,8 @@ impl Deviation {
                 None => self.api == row.api && version_in(&self.versions, row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
-                && glob(&f.kaas, unquote(&row.left))
-                && glob(&f.apache, unquote(&row.right))
+                && glob(&f.kaas, &crate::report::show(&row.left))
+                && glob(&f.apache, &crate::report::show(&row.right))
         })
     }
 }
@@ -144,19 +144,32 @@ fn version_in(spec: &str, version: Option<i16>) -> bool {
     }
 }
 
-fn unquote(s: &str) -> &str {
-    s.trim_matches('"')
-}
-
 impl Ledger {
     /// Reads the ledger file; every entry must document at least one field difference.
     pub fn load(path: &Path) -> Result<Ledger, LedgerError> {
-        let err = |reason: String| LedgerError {
+        let text = std::fs::read_to_string(path).map_err(|e| LedgerError {
             path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ledger::parse(&text, &path.display().to_string())
+    }
+
+    /// The ledger of a scenario source (`deviations.toml`).
+    pub fn read(scenarios: &crate::data::Source) -> Result<Ledger, LedgerError> {
+        let text = scenarios.read("deviations.toml").map_err(|e| LedgerError {
+            path: e.place,
+            reason: e.reason,
+        })?;
+        Ledger::parse(&text, &scenarios.place("deviations.toml"))
+    }
+
+    /// Parses ledger text read from `place`.
+    pub fn parse(text: &str, place: &str) -> Result<Ledger, LedgerError> {
+        let err = |reason: String| LedgerError {
+            path: place.to_owned(),
             reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let file: LedgerFile = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let file: LedgerFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
         if let Some(d) = file
             .deviation
             .iter()
@@ -170,6 +183,11 @@ impl Ledger {
         Ok(Ledger {
             deviations: file.deviation,
         })
+    }
+
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&Deviation> {
+        self.deviations.iter().find(|d| d.id == id)
     }
 
     /// The entry documenting `row` (kaas on the left, Apache on the right), if any.
@@ -243,8 +261,8 @@ mod tests {
             api: "EndTxn".into(),
             version: Some(version),
             path: "error_code".into(),
-            left: format!("\"{left}\""),
-            right: format!("\"{right}\""),
+            left: serde_json::Value::from(left),
+            right: serde_json::Value::from(right),
         }
     }
 

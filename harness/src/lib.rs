@@ -9,6 +9,7 @@
 pub mod apache;
 pub mod client;
 pub mod coverage;
+pub mod data;
 pub mod diff;
 pub mod errors;
 pub mod frame;

@@ -12,7 +12,38 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+
+/// Writes to stdout. A reader that went away (`kconform list | head -1`) ends the program
+/// quietly with success, as ripgrep does, instead of a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
+            stdout_failed(e);
+        }
+    }};
+}
+
+/// [`out!`] with a newline.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            stdout_failed(e);
+        }
+    }};
+}
+
+/// A closed stdout ends the program quietly; any other write failure is said on stderr.
+fn stdout_failed(e: std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("kconform: cannot write to stdout: {e}");
+    std::process::exit(2);
+}
 use kconform::apache::Backend;
+use kconform::data::Source;
 use kconform::progress;
 use kconform::report::Report;
 use kconform::scenario::Scenario;
@@ -23,28 +54,54 @@ use kconform::target::TargetSpec;
 #[derive(Debug, Parser)]
 #[command(name = "kconform", version)]
 struct Cli {
-    /// Directory of scenario files (and deviations.toml).
-    #[arg(long, default_value = "scenarios", global = true)]
-    scenarios: PathBuf,
-    /// Directory of the insta snapshots (Apache's recorded answers among them).
-    #[arg(long, default_value = "snapshots", global = true)]
-    snapshots: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where the scenarios come from.
+#[derive(Debug, Clone, clap::Args)]
+struct ScenarioArgs {
+    /// Directory of scenario files, their fragments/, deviations.toml and
+    /// peers-allowlist.toml (default: the ones built into this kconform, so it works from any
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    fn source(&self) -> Source {
+        Source::scenarios(self.scenarios.as_deref())
+    }
+}
+
+/// The brokers a command runs on, and how it reaches them.
+#[derive(Debug, Clone, clap::Args)]
+struct TargetArgs {
+    /// A target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7:
+    /// the one `kconform apache up` keeps, else one launched by --apache-backend),
+    /// `apache-recorded` (Apache's recorded answers) or `external=HOST:PORT` (any running
+    /// broker). Repeat for several, each once. Default: ref and apache, or ref and
+    /// apache-recorded where Apache cannot run (said so).
+    #[arg(long = "target", value_name = "TARGET")]
+    targets: Vec<String>,
+    /// Directory of Apache's recorded answers, `<scenario>__apache.snap` (default: the ones
+    /// built into this kconform).
+    #[arg(long, value_name = "DIR")]
+    snapshots: Option<PathBuf>,
     /// Deadline for every network wait, in milliseconds.
-    #[arg(long, default_value_t = 10_000, global = true, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
     /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
     /// beforehand) instead of creating them; a target that refuses CreateTopics gets them
     /// anyway. Offsets are then read relative to where each scenario began, so records earlier
     /// runs left change no verdict.
-    #[arg(long, global = true)]
+    #[arg(long)]
     provisioned_topics: bool,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
     /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
     /// `auto` (the container when a Docker engine answers, else the JVM).
-    #[arg(long, value_enum, default_value_t = Backend::Auto, global = true)]
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
     apache_backend: Backend,
-    #[command(subcommand)]
-    command: Command,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -61,21 +118,23 @@ enum Command {
     Run {
         /// Scenario names (file stems); all when none.
         names: Vec<String>,
-        /// Target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7
-        /// launched as a JVM: needs java and mvn; jars are cached) or `external=HOST:PORT`.
-        /// Repeat for several; default `ref`, plus `apache` when Java and Maven are present.
-        #[arg(long = "target")]
-        targets: Vec<String>,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+        #[command(flatten)]
+        on: TargetArgs,
         /// Print each transcript.
         #[arg(long)]
         show: bool,
         /// Scenarios run at once on each target (they make their names unique, so they share
         /// the broker).
-        #[arg(long, default_value_t = 4)]
-        jobs: usize,
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+        jobs: u64,
         /// Also run the scenarios marked slow (minutes each; epoch overflow).
         #[arg(long)]
         include_slow: bool,
+        /// List every documented difference, not one line per ledger entry.
+        #[arg(long, short)]
+        verbose: bool,
         #[command(flatten)]
         files: ReportFiles,
     },
@@ -84,16 +143,20 @@ enum Command {
     Repro {
         /// Scenario name.
         name: String,
-        /// Targets (default: ref and apache).
-        #[arg(long = "target")]
-        targets: Vec<String>,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+        #[command(flatten)]
+        on: TargetArgs,
     },
     /// Run every scenario and print, per target, the (API, version, error code) cells the
     /// transaction APIs produced, then the codes each API can return that no scenario reached.
     Coverage {
-        /// Targets (default: as for `run`).
-        #[arg(long = "target")]
-        targets: Vec<String>,
+        /// Scenario names (file stems); all when none.
+        names: Vec<String>,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+        #[command(flatten)]
+        on: TargetArgs,
         /// Also write the table to this Markdown file.
         #[arg(long, value_name = "PATH")]
         markdown: Option<PathBuf>,
@@ -101,8 +164,8 @@ enum Command {
         #[arg(long)]
         include_slow: bool,
         /// Scenarios run at once on each target.
-        #[arg(long, default_value_t = 4)]
-        jobs: usize,
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+        jobs: u64,
     },
     /// Run a peer's test suite against each target and judge each against Apache: franz-go's
     /// kgo integration tests (github.com/twmb/franz-go v1.22.3, pkg/kgo), fetched through the
@@ -137,9 +200,14 @@ enum Command {
         /// A slower test is a finding only when it is also this many seconds longer.
         #[arg(long, default_value_t = 1.0)]
         floor_secs: f64,
-        /// The allowlist (default <scenarios>/peers-allowlist.toml).
+        /// The allowlist (default: peers-allowlist.toml of the scenarios).
         #[arg(long, value_name = "PATH")]
         allowlist: Option<PathBuf>,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+        /// How `--target apache` launches Apache (see `kconform run --help`).
+        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        apache_backend: Backend,
         #[command(flatten)]
         files: ReportFiles,
     },
@@ -176,12 +244,17 @@ enum Command {
     Topics {
         /// Scenario names (file stems); all when none.
         names: Vec<String>,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// List the scenarios.
-    List,
+    List {
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+    },
     /// Keep one Apache broker running between runs (`up`), stop it (`down`), or say whether it
     /// runs (`status`). While it is up, `--target apache` uses it instead of starting one.
     Apache {
@@ -245,10 +318,22 @@ fn specs(targets: &[String], backend: Backend) -> anyhow::Result<Vec<TargetSpec>
             }
         });
     }
-    Ok(targets
+    let specs: Vec<TargetSpec> = targets
         .iter()
         .map(|t| TargetSpec::parse(t).map(with_backend))
-        .collect::<Result<_, _>>()?)
+        .collect::<Result<_, _>>()?;
+    for (i, spec) in specs.iter().enumerate() {
+        if specs[..i]
+            .iter()
+            .any(|earlier| earlier.name() == spec.name())
+        {
+            anyhow::bail!(
+                "--target {} is given twice: a run compares different targets, each once",
+                spec.name()
+            );
+        }
+    }
+    Ok(specs)
 }
 
 /// `kconform apache up|down|status`.
@@ -260,7 +345,7 @@ fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
             let result = daemon::up();
             spinner.finish_and_clear();
             let (d, started) = result?;
-            println!(
+            outln!(
                 "Apache Kafka {} {} at {} (pid {}); `kconform apache down` stops it",
                 d.version,
                 if started { "started" } else { "already up" },
@@ -271,14 +356,14 @@ fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
         }
         ApacheAction::Down => {
             match daemon::down()? {
-                true => println!("Apache stopped"),
-                false => println!("no Apache was up"),
+                true => outln!("Apache stopped"),
+                false => outln!("no Apache was up"),
             }
             Ok(ExitCode::SUCCESS)
         }
         ApacheAction::Status => match daemon::running() {
             Some(d) => {
-                println!(
+                outln!(
                     "up: Apache Kafka {} at {} (pid {}, log {})",
                     d.version,
                     d.addr,
@@ -288,7 +373,7 @@ fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             None => {
-                println!("down");
+                outln!("down");
                 Ok(ExitCode::from(3))
             }
         },
@@ -335,7 +420,7 @@ async fn proxy_command(
     let proxy = Proxy::start(listen, running.addr, scope)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    println!("{}", proxy.addr);
+    outln!("{}", proxy.addr);
     eprintln!(
         "kconform: relaying {} to {} ({what}); Ctrl-C stops",
         proxy.addr, running.addr
@@ -468,185 +553,226 @@ impl ReportFiles {
     }
 }
 
+/// The scenarios named (all when none), refusing an unknown name with the nearest one.
+fn pick<'a>(
+    scenarios: &'a [Scenario],
+    names: &[String],
+    source: &Source,
+) -> anyhow::Result<Vec<&'a Scenario>> {
+    if let Some(missing) = names
+        .iter()
+        .find(|n| !scenarios.iter().any(|s| &s.name == *n))
+    {
+        let nearest = scenarios
+            .iter()
+            .map(|s| (edit_distance(missing, &s.name), &s.name))
+            .min()
+            .filter(|(d, _)| *d <= missing.len().max(4) / 2)
+            .map(|(_, n)| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default();
+        anyhow::bail!(
+            "no scenario named '{missing}' in {}{nearest}",
+            source.describe()
+        );
+    }
+    Ok(scenarios
+        .iter()
+        .filter(|s| names.is_empty() || names.contains(&s.name))
+        .collect())
+}
+
+/// Levenshtein distance: how many single-character edits turn `a` into `b`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if let Command::Apache { action } = cli.command {
-        return apache_command(action);
-    }
-    if let Command::Proxy {
-        upstream,
-        listen,
-        api,
-        version,
-        mutation,
-    } = cli.command
-    {
-        return proxy_command(&upstream, listen, api, version, mutation).await;
-    }
-    if let Command::Peers {
-        targets,
-        run,
-        records,
-        timeout_secs,
-        parallel,
-        concurrent,
-        floor_secs,
-        allowlist,
-        files,
-    } = cli.command
-    {
-        let specs = specs(&targets, cli.apache_backend)?;
-        let options = kconform::peers::PeersOptions {
-            run: kconform::peers::suite::RunOptions {
-                run,
-                records,
-                timeout: Duration::from_secs(timeout_secs),
-                parallel,
-            },
+    match cli.command {
+        Command::Apache { action } => apache_command(action),
+        Command::Proxy {
+            upstream,
+            listen,
+            api,
+            version,
+            mutation,
+        } => proxy_command(&upstream, listen, api, version, mutation).await,
+        Command::Peers {
+            targets,
+            run,
+            records,
+            timeout_secs,
+            parallel,
             concurrent,
             floor_secs,
-        };
-        let allowlist = allowlist.unwrap_or_else(|| cli.scenarios.join("peers-allowlist.toml"));
-        let report = kconform::peers::run(
-            &specs,
-            &options,
-            &allowlist,
-            std::sync::Arc::new(PeerBars::default()),
-        )
-        .await?;
-        print!("{}", report.terminal());
-        files.write(&report)?;
-        return Ok(match report.passed() {
-            true => ExitCode::SUCCESS,
-            false => ExitCode::from(1),
-        });
-    }
-    let scenarios = Scenario::load_dir(&cli.scenarios)?;
-    let session = kconform::session::Session {
-        dir: &cli.scenarios,
-        snapshots: &cli.snapshots,
-        deadline: Duration::from_millis(cli.deadline_ms),
-        provisioned_topics: cli.provisioned_topics,
-    };
-    let pick = |names: &[String]| -> anyhow::Result<Vec<&Scenario>> {
-        if let Some(missing) = names
-            .iter()
-            .find(|n| !scenarios.iter().any(|s| &s.name == *n))
-        {
-            anyhow::bail!(
-                "no scenario named '{missing}' in {}",
-                cli.scenarios.display()
-            );
+            allowlist,
+            scenarios,
+            apache_backend,
+            files,
+        } => {
+            let specs = specs(&targets, apache_backend)?;
+            let options = kconform::peers::PeersOptions {
+                run: kconform::peers::suite::RunOptions {
+                    run,
+                    records,
+                    timeout: Duration::from_secs(timeout_secs),
+                    parallel,
+                },
+                concurrent,
+                floor_secs,
+            };
+            let allowlist = match allowlist {
+                Some(path) => kconform::peers::judge::Allowlist::load(&path)?,
+                None => {
+                    let source = scenarios.source();
+                    let name = "peers-allowlist.toml";
+                    kconform::peers::judge::Allowlist::parse(
+                        &source.read(name)?,
+                        &source.place(name),
+                    )?
+                }
+            };
+            let report = kconform::peers::run(
+                &specs,
+                &options,
+                allowlist,
+                std::sync::Arc::new(PeerBars::default()),
+            )
+            .await?;
+            out!("{}", report.terminal());
+            files.write(&report)?;
+            Ok(match report.passed() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(1),
+            })
         }
-        Ok(scenarios
-            .iter()
-            .filter(|s| names.is_empty() || names.contains(&s.name))
-            .collect())
-    };
-    match cli.command {
-        Command::Apache { .. } | Command::Peers { .. } | Command::Proxy { .. } => {
-            unreachable!("handled before the scenarios load")
+        Command::List { scenarios } => {
+            for s in Scenario::load_all(&scenarios.source())? {
+                outln!("{:45} {}", s.name, s.description);
+            }
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Topics { names, json } => {
-            let chosen = pick(&names)?;
+        Command::Topics {
+            names,
+            scenarios,
+            json,
+        } => {
+            let source = scenarios.source();
+            let all = Scenario::load_all(&source)?;
+            let chosen = pick(&all, &names, &source)?;
             let needed = kconform::topics::needed(&chosen);
             match json {
-                true => println!("{}", serde_json::to_string_pretty(&needed)?),
+                true => outln!("{}", serde_json::to_string_pretty(&needed)?),
                 false => {
                     for t in &needed {
                         let configs: Vec<String> =
                             t.configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        println!("{} {} {}", t.name, t.partitions, configs.join(","));
+                        outln!("{} {} {}", t.name, t.partitions, configs.join(","));
                     }
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::List => {
-            for s in &scenarios {
-                println!("{:45} {}", s.name, s.description);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
         Command::Run {
             names,
-            targets,
+            scenarios,
+            on,
             show,
-            files,
             jobs,
             include_slow,
+            verbose,
+            files,
         } => {
-            let chosen = without_slow(pick(&names)?, &names, include_slow);
-            let specs = specs(&targets, cli.apache_backend)?;
-            let (report, all) = session.run(&chosen, &specs, jobs).await?;
+            let source = scenarios.source();
+            let all = Scenario::load_all(&source)?;
+            let chosen = without_slow(pick(&all, &names, &source)?, &names, include_slow);
+            let specs = specs(&on.targets, on.apache_backend)?;
+            let snapshots = Source::snapshots(on.snapshots.as_deref());
+            let session = session(&source, &snapshots, &on);
+            let (report, transcripts) = session.run(&chosen, &specs, jobs as usize).await?;
             if show {
-                for t in all.iter().flatten() {
-                    println!("{}", serde_json::to_string_pretty(t)?);
+                for t in transcripts.iter().flatten() {
+                    outln!("{}", serde_json::to_string_pretty(t)?);
                 }
             }
-            print!("{}", report.terminal());
+            out!("{}", report.terminal(verbose));
             if report.targets.len() < 2 {
-                println!("(one target: nothing compared)");
+                outln!("(one target: nothing compared)");
             }
             files.write(&report)?;
             Ok(verdict(&report))
         }
         Command::Coverage {
-            targets,
+            names,
+            scenarios,
+            on,
             markdown,
             include_slow,
             jobs,
         } => {
-            let chosen = without_slow(pick(&[])?, &[], include_slow);
-            let specs = specs(&targets, cli.apache_backend)?;
-            let (report, all) = session.run(&chosen, &specs, jobs).await?;
+            let source = scenarios.source();
+            let all = Scenario::load_all(&source)?;
+            let chosen = without_slow(pick(&all, &names, &source)?, &names, include_slow);
+            let specs = specs(&on.targets, on.apache_backend)?;
+            let snapshots = Source::snapshots(on.snapshots.as_deref());
+            let session = session(&source, &snapshots, &on);
+            let (report, transcripts) = session.run(&chosen, &specs, jobs as usize).await?;
             let mut coverage = kconform::coverage::Coverage::default();
-            all.iter().flatten().for_each(|t| coverage.add(t));
+            transcripts.iter().flatten().for_each(|t| coverage.add(t));
             let table = coverage.markdown();
-            println!("{table}");
+            outln!("{table}");
             if let Some(path) = markdown {
                 std::fs::write(&path, &table)
                     .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
             }
             if !report.passed() {
-                print!("{}", report.terminal());
+                out!("{}", report.terminal(false));
             }
             Ok(verdict(&report))
         }
-        Command::Repro { name, targets } => {
-            let chosen = pick(std::slice::from_ref(&name))?;
-            let specs = match targets.is_empty() {
-                true => specs(&[], cli.apache_backend)?,
-                false => specs(&targets, cli.apache_backend)?,
-            };
+        Command::Repro {
+            name,
+            scenarios,
+            on,
+        } => {
+            let source = scenarios.source();
+            let all = Scenario::load_all(&source)?;
+            let chosen = pick(&all, std::slice::from_ref(&name), &source)?;
+            let specs = specs(&on.targets, on.apache_backend)?;
             if specs.len() != 2 {
-                anyhow::bail!("repro compares exactly two targets");
+                anyhow::bail!("repro compares exactly two targets ({} given)", specs.len());
             }
-            let (report, all) = session.run(&chosen, &specs, 1).await?;
-            let (a, b) = (&all[0][0], &all[1][0]);
-            for (i, l) in a.steps.iter().enumerate() {
-                let r = b.steps.get(i);
-                println!(
-                    "── {} ({} v{})",
-                    l.step,
-                    l.api,
-                    l.version.map_or("-".into(), |v| v.to_string())
-                );
-                println!("  {:8} {}", a.target, serde_json::to_string(&l.outcome)?);
-                if let Some(r) = r {
-                    println!("  {:8} {}", b.target, serde_json::to_string(&r.outcome)?);
-                }
-                for d in report.differences.iter().filter(|d| d.row.step == l.step) {
-                    println!(
-                        "  ≠ {}: {} | {}  → {}",
-                        d.row.path,
-                        d.row.left,
-                        d.row.right,
-                        d.documented_by.as_deref().unwrap_or("undocumented")
-                    );
-                }
-            }
-            print!("{}", report.terminal());
+            let snapshots = Source::snapshots(on.snapshots.as_deref());
+            let session = session(&source, &snapshots, &on);
+            let (report, transcripts) = session.run(&chosen, &specs, 1).await?;
+            out!("{}", report.repro(&transcripts[0][0], &transcripts[1][0]));
             Ok(verdict(&report))
         }
+    }
+}
+
+/// A session over these scenarios and recorded answers, with the target options given.
+fn session<'a>(
+    scenarios: &'a Source,
+    snapshots: &'a Source,
+    on: &TargetArgs,
+) -> kconform::session::Session<'a> {
+    kconform::session::Session {
+        scenarios,
+        snapshots,
+        deadline: Duration::from_millis(on.deadline_ms),
+        provisioned_topics: on.provisioned_topics,
     }
 }

@@ -46,6 +46,24 @@ pub fn parse(text: &str) -> Result<Transcript, String> {
     serde_json::from_value(tree).map_err(|e| e.to_string())
 }
 
+/// The recorded transcript of `scenario` on `target` (normally "apache"), from a source
+/// (built in, or a directory).
+pub fn read(
+    snapshots: &crate::data::Source,
+    scenario: &str,
+    target: &str,
+) -> Result<Transcript, RecordedError> {
+    let name = format!("{scenario}__{target}.snap");
+    let text = snapshots.read(&name).map_err(|e| RecordedError::Missing {
+        path: e.place.clone(),
+        reason: e.reason,
+    })?;
+    parse(&text).map_err(|reason| RecordedError::Unreadable {
+        path: snapshots.place(&name),
+        reason,
+    })
+}
+
 /// The recorded transcript of `scenario` on `target` (normally "apache").
 pub fn load(snapshots: &Path, scenario: &str, target: &str) -> Result<Transcript, RecordedError> {
     let p = path(snapshots, scenario, target);

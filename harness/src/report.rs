@@ -1,11 +1,18 @@
-//! What a run found, in the forms its readers want: a terminal table, JSON for tools, JUnit XML
-//! for CI dashboards, Markdown for a pull-request comment.
+//! What a run found, in the forms its readers want: a terminal table, JSON for tools (schema
+//! `harness/report.schema.json`), JUnit XML for CI dashboards, Markdown for a pull-request
+//! comment, and `repro`'s step-by-step view of one scenario.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::diff::DiffRow;
-use crate::ledger::Verdict;
+use crate::ledger::{Deviation, Verdict};
 use crate::runner::Transcript;
+
+/// The version of the JSON report's schema (`harness/report.schema.json`).
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// One difference and its classification.
 #[derive(Debug, Clone, Serialize)]
@@ -17,41 +24,131 @@ pub struct Difference {
     pub documented_by: Option<String>,
     /// For an undocumented difference: an entry with the same values that does not list this
     /// scenario.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub same_values_as: Option<String>,
+    /// The spec section of the documenting entry.
+    pub spec: Option<String>,
+    /// What a Java 3.7 client raises because of it (the documenting entry's `java_client`).
+    pub java_client: Option<String>,
+}
+
+/// One scenario on one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    /// Scenario.
+    pub scenario: String,
+    /// Target.
+    pub target: String,
+    /// Expectations that did not hold (a stop among them).
+    pub failed_expectations: Vec<String>,
+    /// Why the scenario stopped early on this target, if it did.
+    pub stopped: Option<String>,
+}
+
+impl Run {
+    fn status(&self) -> &'static str {
+        match (&self.stopped, self.failed_expectations.is_empty()) {
+            (Some(_), _) => "stopped",
+            (None, true) => "ok",
+            (None, false) => "failed",
+        }
+    }
+}
+
+/// A ledger entry that did not show in a scenario it lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stale {
+    /// The entry.
+    pub entry: String,
+    /// The scenario.
+    pub scenario: String,
+}
+
+/// Where a target's answers came from, or something a reader must know about them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Origin {
+    /// The target.
+    pub target: String,
+    /// What to know.
+    pub origin: String,
 }
 
 /// A whole run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Report {
     /// Target names, in order.
     pub targets: Vec<String>,
-    /// (scenario, target, failed expectations) for every transcript.
-    pub runs: Vec<(String, String, Vec<String>)>,
+    /// Every transcript's outcome.
+    pub runs: Vec<Run>,
     /// Differences between the first two targets.
     pub differences: Vec<Difference>,
-    /// (ledger entry, scenario) pairs that did not show.
-    pub stale: Vec<(String, String)>,
+    /// Ledger entries that did not show.
+    pub stale: Vec<Stale>,
     /// Where each target's answers came from ("Apache Kafka 3.7.2 launched as a JVM", "recorded
     /// Apache answers, no live broker"), so nobody mistakes a recorded comparison for a live one.
-    #[serde(default)]
-    pub origins: Vec<(String, String)>,
+    pub origins: Vec<Origin>,
+}
+
+/// The JSON report: [`Report`] with its verdict and totals, in the documented schema.
+#[derive(Serialize)]
+struct Json<'a> {
+    schema_version: u32,
+    verdict: &'static str,
+    targets: &'a [String],
+    origins: &'a [Origin],
+    runs: Vec<JsonRun<'a>>,
+    differences: &'a [Difference],
+    stale: &'a [Stale],
+    totals: Totals,
+}
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    #[serde(flatten)]
+    run: &'a Run,
+    status: &'static str,
+}
+
+#[derive(Serialize)]
+struct Totals {
+    transcripts: usize,
+    failed_runs: usize,
+    differences: usize,
+    undocumented: usize,
+    stale: usize,
+}
+
+/// A value as a reader wants it: text as it is, anything else as compact JSON.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 impl Report {
     /// Adds a target's transcripts.
     pub fn add_transcripts(&mut self, transcripts: &[Transcript]) {
         for t in transcripts {
-            self.runs.push((
-                t.scenario.clone(),
-                t.target.clone(),
-                t.failed_expectations.clone(),
-            ));
+            self.runs.push(Run {
+                scenario: t.scenario.clone(),
+                target: t.target.clone(),
+                failed_expectations: t.failed_expectations.clone(),
+                stopped: t.stopped.clone(),
+            });
         }
     }
 
-    /// Adds a classified difference.
-    pub fn add_difference(&mut self, row: DiffRow, verdict: &Verdict) {
+    /// Notes where a target's answers came from.
+    pub fn add_origin(&mut self, target: &str, origin: impl Into<String>) {
+        self.origins.push(Origin {
+            target: target.to_owned(),
+            origin: origin.into(),
+        });
+    }
+
+    /// Adds a classified difference, with the documenting entry's spec section and Java-client
+    /// consequence when there is one.
+    pub fn add_difference(&mut self, row: DiffRow, verdict: &Verdict, entry: Option<&Deviation>) {
         let (documented_by, same_values_as) = match verdict {
             Verdict::Documented(id) => (Some(id.clone()), None),
             Verdict::Undocumented { hint } => (None, hint.clone()),
@@ -60,6 +157,8 @@ impl Report {
             row,
             documented_by,
             same_values_as,
+            spec: entry.map(|e| e.spec.clone()),
+            java_client: entry.map(|e| e.java_client.clone()),
         });
     }
 
@@ -71,9 +170,12 @@ impl Report {
             .count()
     }
 
-    /// Transcripts with failed expectations.
+    /// Transcripts with failed expectations (or a stop).
     pub fn failed_runs(&self) -> usize {
-        self.runs.iter().filter(|(_, _, f)| !f.is_empty()).count()
+        self.runs
+            .iter()
+            .filter(|r| !r.failed_expectations.is_empty())
+            .count()
     }
 
     /// Whether the run passes: expectations held, every difference documented, nothing stale.
@@ -81,17 +183,33 @@ impl Report {
         self.undocumented() == 0 && self.stale.is_empty() && self.failed_runs() == 0
     }
 
+    /// "ref: X | apache: Y", the two targets' values labelled.
+    fn values(&self, d: &Difference) -> String {
+        let name = |i: usize| self.targets.get(i).map_or("?", String::as_str);
+        format!(
+            "{}: {} | {}: {}",
+            name(0),
+            show(&d.row.left),
+            name(1),
+            show(&d.row.right)
+        )
+    }
+
     /// The terminal report: where each target's answers came from, one line per scenario with
-    /// its status on each target, then each difference with its verdict, then the totals.
-    /// Coloured only when stdout is a terminal (console decides).
-    pub fn terminal(&self) -> String {
+    /// its status on each target, then what fails the run (undocumented differences, stale
+    /// entries), then the documented differences — one line per ledger entry, or each one with
+    /// `verbose` — and the totals. Coloured only when stdout is a terminal (console decides).
+    pub fn terminal(&self, verbose: bool) -> String {
+        use console::style;
         use std::fmt::Write;
         let mut out = String::new();
-        use console::style;
-        for (target, origin) in &self.origins {
-            let _ = writeln!(out, "{}", style(format!("{target}: {origin}")).dim());
+        for o in &self.origins {
+            let _ = writeln!(
+                out,
+                "{}",
+                style(format!("{}: {}", o.target, o.origin)).dim()
+            );
         }
-        let scenarios = self.scenarios();
         let w = self
             .targets
             .iter()
@@ -105,20 +223,18 @@ impl Report {
             "{}",
             style(format!("{:48}{header}  differences", "scenario")).bold()
         );
-        for s in &scenarios {
+        for s in self.scenarios() {
             let mut line = format!("{s:48}");
             let mut failures = Vec::new();
             for t in &self.targets {
-                match self.runs.iter().find(|(a, b, _)| a == s && b == t) {
-                    Some((_, _, failed)) if failed.is_empty() => {
+                match self.runs.iter().find(|r| r.scenario == s && r.target == *t) {
+                    Some(r) if r.failed_expectations.is_empty() => {
                         line.push_str(&format!(" {}", style(format!("{:>w$}", "ok")).green()))
                     }
-                    Some((_, _, failed)) => {
-                        line.push_str(&format!(
-                            " {}",
-                            style(format!("{:>8}", "FAILED")).red().bold()
-                        ));
-                        failures.extend(failed.iter().map(|f| format!("{t}: {f}")));
+                    Some(r) => {
+                        let status = r.status().to_uppercase();
+                        line.push_str(&format!(" {}", style(format!("{status:>w$}")).red().bold()));
+                        failures.extend(r.failed_expectations.iter().map(|f| format!("{t}: {f}")));
                     }
                     None => line.push_str(&format!(" {:>w$}", "-")),
                 }
@@ -126,7 +242,7 @@ impl Report {
             let diffs: Vec<_> = self
                 .differences
                 .iter()
-                .filter(|d| d.row.scenario == *s)
+                .filter(|d| d.row.scenario == s)
                 .collect();
             let undocumented = diffs.iter().filter(|d| d.documented_by.is_none()).count();
             let summary = match (diffs.len(), undocumented) {
@@ -139,30 +255,84 @@ impl Report {
                 let _ = writeln!(out, "    {}", style(f).red());
             }
         }
-        for d in &self.differences {
-            let label = match &d.documented_by {
-                Some(id) => style(format!("DOCUMENTED {id}")).yellow(),
-                None => style(match &d.same_values_as {
-                    Some(id) => {
-                        format!("UNDOCUMENTED (like {id}, which does not list this scenario)")
-                    }
-                    None => "UNDOCUMENTED".to_owned(),
-                })
-                .red()
-                .bold(),
+        for d in self
+            .differences
+            .iter()
+            .filter(|d| d.documented_by.is_none())
+        {
+            let label = match &d.same_values_as {
+                Some(id) => format!("UNDOCUMENTED (like {id}, which does not list this scenario)"),
+                None => "UNDOCUMENTED".to_owned(),
             };
             let _ = writeln!(
                 out,
-                "{label} {} {} {}: {} | {}",
-                d.row.scenario, d.row.step, d.row.path, d.row.left, d.row.right
+                "{} {} {} {}: {}",
+                style(label).red().bold(),
+                d.row.scenario,
+                d.row.step,
+                d.row.path,
+                self.values(d)
             );
         }
-        for (id, s) in &self.stale {
+        for st in &self.stale {
             let _ = writeln!(
                 out,
-                "{} {id}: documented in {s}, but it did not show",
-                style("STALE").red().bold()
+                "{} {}: documented in {}, but it did not show",
+                style("STALE").red().bold(),
+                st.entry,
+                st.scenario
             );
+        }
+        let documented = self
+            .differences
+            .iter()
+            .filter(|d| d.documented_by.is_some());
+        if verbose {
+            for d in documented {
+                let _ = writeln!(
+                    out,
+                    "{} {} {} {}: {}",
+                    style(format!(
+                        "DOCUMENTED {}",
+                        d.documented_by.as_deref().unwrap_or("")
+                    ))
+                    .yellow(),
+                    d.row.scenario,
+                    d.row.step,
+                    d.row.path,
+                    self.values(d)
+                );
+            }
+        } else {
+            // entry → (differences, scenarios)
+            let mut by_entry: BTreeMap<&str, (usize, Vec<&str>)> = BTreeMap::new();
+            for d in documented {
+                let e = by_entry
+                    .entry(d.documented_by.as_deref().unwrap_or(""))
+                    .or_default();
+                e.0 += 1;
+                if !e.1.contains(&d.row.scenario.as_str()) {
+                    e.1.push(&d.row.scenario);
+                }
+            }
+            for (entry, (n, scenarios)) in &by_entry {
+                let _ = writeln!(
+                    out,
+                    "{} {entry}: {n} difference(s) in {}",
+                    style("DOCUMENTED").yellow(),
+                    match scenarios.len() {
+                        1 => scenarios[0].to_owned(),
+                        k => format!("{k} scenarios"),
+                    }
+                );
+            }
+            if !by_entry.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    style("(--verbose lists each documented difference)").dim()
+                );
+            }
         }
         let verdict = match self.passed() {
             true => style("PASSED").green().bold(),
@@ -179,20 +349,90 @@ impl Report {
         out
     }
 
-    /// The JSON self.
+    /// The JSON report, in the schema of `harness/report.schema.json`.
     pub fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        let json = Json {
+            schema_version: SCHEMA_VERSION,
+            verdict: if self.passed() { "passed" } else { "failed" },
+            targets: &self.targets,
+            origins: &self.origins,
+            runs: self
+                .runs
+                .iter()
+                .map(|run| JsonRun {
+                    run,
+                    status: run.status(),
+                })
+                .collect(),
+            differences: &self.differences,
+            stale: &self.stale,
+            totals: Totals {
+                transcripts: self.runs.len(),
+                failed_runs: self.failed_runs(),
+                differences: self.differences.len(),
+                undocumented: self.undocumented(),
+                stale: self.stale.len(),
+            },
+        };
+        serde_json::to_string_pretty(&json).unwrap_or_default()
     }
 
     /// The scenarios run, each once, in the order first run (runs are stored target by
     /// target, so a scenario recurs once per target).
     pub fn scenarios(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
-        for (scenario, _, _) in &self.runs {
-            if !out.contains(&scenario.as_str()) {
-                out.push(scenario);
+        for r in &self.runs {
+            if !out.contains(&r.scenario.as_str()) {
+                out.push(&r.scenario);
             }
         }
+        out
+    }
+
+    /// One scenario on two targets step by step, for `kconform repro`: each step's outcome on
+    /// each target, each difference under its step with the ledger's verdict, the spec section
+    /// and what a Java 3.7 client raises; then the report.
+    pub fn repro(&self, a: &Transcript, b: &Transcript) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let outcome = |o: &crate::runner::Outcome| serde_json::to_string(o).unwrap_or_default();
+        for (i, l) in a.steps.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "── {} ({} v{})",
+                l.step,
+                l.api,
+                l.version.map_or("-".into(), |v| v.to_string())
+            );
+            let _ = writeln!(out, "  {:8} {}", a.target, outcome(&l.outcome));
+            if let Some(r) = b.steps.iter().find(|r| r.step == l.step).or(b.steps.get(i)) {
+                let _ = writeln!(out, "  {:8} {}", b.target, outcome(&r.outcome));
+            }
+            for d in self.differences.iter().filter(|d| d.row.step == l.step) {
+                let _ = writeln!(out, "  ≠ {}: {}", d.row.path, self.values(d));
+                match (&d.documented_by, &d.same_values_as) {
+                    (Some(id), _) => {
+                        let _ = writeln!(out, "    documented by {id}");
+                        if let Some(spec) = &d.spec {
+                            let _ = writeln!(out, "    spec: {spec}");
+                        }
+                        if let Some(java) = &d.java_client {
+                            let _ = writeln!(out, "    a Java 3.7 client: {java}");
+                        }
+                    }
+                    (None, Some(like)) => {
+                        let _ = writeln!(
+                            out,
+                            "    UNDOCUMENTED (like {like}, which does not list this scenario)"
+                        );
+                    }
+                    (None, None) => {
+                        let _ = writeln!(out, "    UNDOCUMENTED");
+                    }
+                }
+            }
+        }
+        out.push_str(&self.terminal(true));
         out
     }
 
@@ -216,8 +456,13 @@ impl Report {
             }
             cases.push_str("</testcase>\n");
         };
-        for (scenario, target, failed) in &self.runs {
-            case(target, scenario, "expectations failed", failed);
+        for r in &self.runs {
+            case(
+                &r.target,
+                &r.scenario,
+                "expectations failed",
+                &r.failed_expectations,
+            );
         }
         if self.targets.len() >= 2 {
             for s in self.scenarios() {
@@ -227,15 +472,17 @@ impl Report {
                     .filter(|d| d.row.scenario == s && d.documented_by.is_none())
                     .map(|d| {
                         format!(
-                            "UNDOCUMENTED {} {}: {} | {}",
-                            d.row.step, d.row.path, d.row.left, d.row.right
+                            "UNDOCUMENTED {} {}: {}",
+                            d.row.step,
+                            d.row.path,
+                            self.values(d)
                         )
                     })
                     .chain(
                         self.stale
                             .iter()
-                            .filter(|(_, sc)| sc == s)
-                            .map(|(id, _)| format!("STALE {id}")),
+                            .filter(|st| st.scenario == s)
+                            .map(|st| format!("STALE {}", st.entry)),
                     )
                     .collect();
                 case("compare", s, "undocumented or stale", &bad);
@@ -247,7 +494,8 @@ impl Report {
         )
     }
 
-    /// The Markdown report, for a pull-request comment.
+    /// The Markdown report, for a pull-request comment: undocumented differences and stale
+    /// entries first, then the documented ones with what a Java client sees.
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "## kconform: {}\n\nTargets: {}. {} transcripts, {} differences ({} undocumented), {} stale ledger entries.\n\n",
@@ -258,30 +506,63 @@ impl Report {
             self.undocumented(),
             self.stale.len()
         );
-        for (target, origin) in &self.origins {
-            out.push_str(&format!("- {target}: {origin}\n"));
+        for o in &self.origins {
+            out.push_str(&format!("- {}: {}\n", o.target, md(&o.origin)));
         }
         if !self.origins.is_empty() {
             out.push('\n');
         }
-        if !self.differences.is_empty() {
-            out.push_str(
-                "| scenario | step | field | left | right | ledger |\n|---|---|---|---|---|---|\n",
-            );
-            for d in &self.differences {
+        let name = |i: usize| self.targets.get(i).map_or("?", String::as_str).to_owned();
+        let (undocumented, documented): (Vec<&Difference>, Vec<&Difference>) = self
+            .differences
+            .iter()
+            .partition(|d| d.documented_by.is_none());
+        if !undocumented.is_empty() {
+            out.push_str(&format!(
+                "### Undocumented\n\n| scenario | step | field | {} | {} |\n|---|---|---|---|---|\n",
+                name(0),
+                name(1)
+            ));
+            for d in undocumented {
                 out.push_str(&format!(
-                    "| {} | {} | `{}` | {} | {} | {} |\n",
+                    "| {} | {} | `{}` | {} | {} |\n",
                     d.row.scenario,
                     d.row.step,
                     d.row.path,
-                    md(&d.row.left),
-                    md(&d.row.right),
-                    d.documented_by.as_deref().unwrap_or("**undocumented**")
+                    md(&show(&d.row.left)),
+                    md(&show(&d.row.right)),
                 ));
             }
+            out.push('\n');
         }
-        for (id, s) in &self.stale {
-            out.push_str(&format!("\n- **stale**: `{id}` did not show in `{s}`"));
+        if !self.stale.is_empty() {
+            out.push_str("### Stale ledger entries\n\n");
+            for st in &self.stale {
+                out.push_str(&format!(
+                    "- `{}` did not show in `{}`\n",
+                    st.entry, st.scenario
+                ));
+            }
+            out.push('\n');
+        }
+        if !documented.is_empty() {
+            out.push_str(&format!(
+                "### Documented\n\n| scenario | step | field | {} | {} | ledger | a Java 3.7 client |\n|---|---|---|---|---|---|---|\n",
+                name(0),
+                name(1)
+            ));
+            for d in documented {
+                out.push_str(&format!(
+                    "| {} | {} | `{}` | {} | {} | {} | {} |\n",
+                    d.row.scenario,
+                    d.row.step,
+                    d.row.path,
+                    md(&show(&d.row.left)),
+                    md(&show(&d.row.right)),
+                    d.documented_by.as_deref().unwrap_or_default(),
+                    md(d.java_client.as_deref().unwrap_or_default()),
+                ));
+            }
         }
         out
     }
@@ -295,12 +576,13 @@ fn xml(s: &str) -> String {
 }
 
 fn md(s: &str) -> String {
-    s.replace('|', "\\|")
+    s.replace('|', "\\|").replace('\n', " ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn row(left: &str) -> DiffRow {
         DiffRow {
@@ -309,8 +591,17 @@ mod tests {
             api: "EndTxn".into(),
             version: Some(3),
             path: "error_code".into(),
-            left: left.into(),
-            right: "\"48 INVALID_TXN_STATE\"".into(),
+            left: json!(left),
+            right: json!("48 INVALID_TXN_STATE"),
+        }
+    }
+
+    fn run(scenario: &str, target: &str) -> Run {
+        Run {
+            scenario: scenario.into(),
+            target: target.into(),
+            failed_expectations: vec![],
+            stopped: None,
         }
     }
 
@@ -320,11 +611,11 @@ mod tests {
             targets: vec!["ref".into(), "apache".into()],
             ..Default::default()
         };
-        r.runs.push(("s<1>".into(), "ref".into(), vec![]));
-        r.runs.push(("s<1>".into(), "apache".into(), vec![]));
-        r.add_difference(row("\"50\""), &Verdict::Documented("wire-50".into()));
+        r.runs.push(run("s<1>", "ref"));
+        r.runs.push(run("s<1>", "apache"));
+        r.add_difference(row("50"), &Verdict::Documented("wire-50".into()), None);
         assert!(r.passed());
-        r.add_difference(row("\"51\""), &Verdict::Undocumented { hint: None });
+        r.add_difference(row("51"), &Verdict::Undocumented { hint: None }, None);
         assert!(!r.passed());
         let junit = r.junit();
         assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
@@ -335,7 +626,7 @@ mod tests {
         };
         for t in ["ref", "apache"] {
             for s in ["a", "b"] {
-                two.runs.push((s.into(), t.into(), vec![]));
+                two.runs.push(run(s, t));
             }
         }
         assert_eq!(two.scenarios(), ["a", "b"]);
@@ -348,32 +639,46 @@ mod tests {
         assert!(junit.contains("name=\"s&lt;1&gt;\""));
         let md = r.markdown();
         assert!(md.starts_with("## kconform: FAILED"));
-        assert!(md.contains("**undocumented**") && md.contains("wire-50"));
-        let json: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
-        assert_eq!(
-            json["differences"][1]["documented_by"],
-            serde_json::Value::Null
+        assert!(
+            md.contains("### Undocumented") && md.contains("| ref | apache |"),
+            "{md}"
         );
+        assert!(md.contains("wire-50"));
+        let json: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(json["verdict"], "failed");
+        assert_eq!(json["differences"][1]["documented_by"], Value::Null);
         assert_eq!(json["differences"][0]["documented_by"], "wire-50");
+        // Values are values, not JSON text inside a string.
+        assert_eq!(json["differences"][0]["left"], "50");
+        assert_eq!(json["runs"][0]["status"], "ok");
         console::set_colors_enabled(false);
-        r.origins.push(("apache".into(), "recorded".into()));
+        r.add_origin("apache", "recorded");
         r.add_difference(
-            row("\"52\""),
+            row("52"),
             &Verdict::Undocumented {
                 hint: Some("wire-50".into()),
             },
+            None,
         );
-        let table = r.terminal();
+        let table = r.terminal(false);
         assert!(table.starts_with("apache: recorded\n"), "{table}");
         assert!(
             table.contains("s<1>") && table.contains("3, 2 UNDOCUMENTED"),
             "{table}"
         );
         assert!(
-            table.contains("UNDOCUMENTED (like wire-50, which does not list this scenario)"),
+            table.contains("UNDOCUMENTED (like wire-50, which does not list this scenario) s<1> end error_code: ref: 52 | apache: 48 INVALID_TXN_STATE"),
             "{table}"
         );
-        assert!(table.trim_end().ends_with("0 stale"), "{table}");
+        // Undocumented first; the documented one collapsed to its entry.
+        let undocumented_at = table.find("UNDOCUMENTED s<1>").unwrap();
+        let documented_at = table
+            .find("DOCUMENTED wire-50: 1 difference(s) in s<1>")
+            .unwrap();
+        assert!(undocumented_at < documented_at, "{table}");
+        assert!(r
+            .terminal(true)
+            .contains("DOCUMENTED wire-50 s<1> end error_code: ref: 50"));
         assert!(table.contains("FAILED: 2 transcripts, 3 differences (2 undocumented)"));
     }
 }

@@ -23,6 +23,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::data::Source;
+
 use serde::Deserialize;
 
 /// Why a scenario file is not usable.
@@ -230,7 +232,7 @@ struct Fragment {
 
 /// Replaces each `include` step by the fragment's steps (fragments may include fragments,
 /// four deep at most).
-fn expand(steps: Vec<Step>, fragments: &Path, depth: usize) -> Result<Vec<Step>, String> {
+fn expand(steps: Vec<Step>, source: &Source, depth: usize) -> Result<Vec<Step>, String> {
     let mut out = Vec::new();
     for step in steps {
         let Some(name) = &step.include else {
@@ -240,12 +242,12 @@ fn expand(steps: Vec<Step>, fragments: &Path, depth: usize) -> Result<Vec<Step>,
         if depth >= 4 {
             return Err(format!("fragment '{name}': includes nest too deep"));
         }
-        let path = fragments.join(format!("{name}.toml"));
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("include '{name}' ({}): {e}", path.display()))?;
+        let text = source
+            .read(&format!("fragments/{name}.toml"))
+            .map_err(|e| format!("include '{name}' ({e})"))?;
         let fragment: Fragment =
             toml::from_str(&text).map_err(|e| format!("fragment '{name}': {e}"))?;
-        out.extend(expand(fragment.steps, fragments, depth + 1)?);
+        out.extend(expand(fragment.steps, source, depth + 1)?);
     }
     Ok(out)
 }
@@ -332,40 +334,45 @@ pub struct Scenario {
 impl Scenario {
     /// Parses a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let file = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("scenario");
+        Scenario::read(&Source::Dir(dir.to_owned()), file)
+    }
+
+    /// Parses the scenario file `file` of `source` (fragments come from the same source).
+    pub fn read(source: &Source, file: &str) -> Result<Scenario, ScenarioError> {
         let err = |reason: String| ScenarioError::Read {
-            path: path.display().to_string(),
+            path: source.place(file),
             reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let text = source.read(file).map_err(|e| err(e.reason))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-        let fragments = path.parent().unwrap_or(Path::new(".")).join("fragments");
-        s.steps = expand(s.steps, &fragments, 0).map_err(err)?;
+        s.steps = expand(s.steps, source, 0).map_err(err)?;
         check_steps(&s.steps).map_err(err)?;
         check_requests(&s.steps, &s.unique).map_err(err)?;
-        s.name = path
-            .file_stem()
-            .and_then(|n| n.to_str())
-            .unwrap_or("scenario")
-            .to_owned();
+        s.name = file.strip_suffix(".toml").unwrap_or(file).to_owned();
         Ok(s)
     }
 
     /// Every `*.toml` scenario in a directory ([`NOT_SCENARIOS`] excluded), sorted by name.
     pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
-        let entries = std::fs::read_dir(dir).map_err(|e| ScenarioError::Read {
-            path: dir.display().to_string(),
-            reason: e.to_string(),
+        Scenario::load_all(&Source::Dir(dir.to_owned()))
+    }
+
+    /// Every scenario of a source ([`NOT_SCENARIOS`] excluded), sorted by name.
+    pub fn load_all(source: &Source) -> Result<Vec<Scenario>, ScenarioError> {
+        let names = source.names(".toml").map_err(|e| ScenarioError::Read {
+            path: e.place,
+            reason: e.reason,
         })?;
-        let mut paths: Vec<_> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .filter(|p| {
-                p.file_name()
-                    .is_some_and(|n| !NOT_SCENARIOS.iter().any(|x| n == *x))
-            })
-            .collect();
-        paths.sort();
-        paths.iter().map(|p| Scenario::load(p)).collect()
+        names
+            .iter()
+            .filter(|n| !NOT_SCENARIOS.contains(&n.as_str()))
+            .map(|n| Scenario::read(source, n))
+            .collect()
     }
 }
 

@@ -2,14 +2,14 @@
 //! answers), then the first two targets compared and every difference classified against the
 //! ledger. The binary and the snapshot test both go through here.
 
-use std::path::Path;
+use crate::data::Source;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::diff::{self, DiffRow};
 use crate::ledger::{Ledger, LedgerError, Verdict};
 use crate::recorded::{self, RecordedError};
-use crate::report::Report;
+use crate::report::{Report, Stale};
 use crate::runner::{self, Transcript};
 use crate::scenario::Scenario;
 use crate::target::{Running, TargetError, TargetSpec};
@@ -33,10 +33,10 @@ pub enum SessionError {
 /// deadline of every network wait.
 #[derive(Debug, Clone, Copy)]
 pub struct Session<'a> {
-    /// The scenario directory (with `deviations.toml`).
-    pub dir: &'a Path,
-    /// The snapshot directory (Apache's recorded answers).
-    pub snapshots: &'a Path,
+    /// The scenarios (with `deviations.toml`): built in, or a directory.
+    pub scenarios: &'a Source,
+    /// Apache's recorded answers: built in, or a directory.
+    pub snapshots: &'a Source,
     /// Deadline of every network wait.
     pub deadline: Duration,
     /// Use provisioned topics (`kconform topics`) on every live target, instead of only on
@@ -47,9 +47,6 @@ pub struct Session<'a> {
 /// Every difference between two targets' transcripts with its verdict.
 pub type Classified = Vec<(DiffRow, Verdict)>;
 
-/// (ledger entry, scenario) pairs that did not show.
-pub type Stale = Vec<(String, String)>;
-
 /// Every difference between two targets' transcripts, classified, and the ledger entries that
 /// did not show in the scenarios they list.
 pub fn compare(
@@ -57,7 +54,7 @@ pub fn compare(
     chosen: &[&Scenario],
     left: &[Transcript],
     right: &[Transcript],
-) -> (Classified, Stale) {
+) -> (Classified, Vec<Stale>) {
     let rows: Classified = left
         .iter()
         .zip(right)
@@ -68,7 +65,11 @@ pub fn compare(
         })
         .collect();
     let ran: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
-    let stale = ledger.stale(&ran, &rows);
+    let stale = ledger
+        .stale(&ran, &rows)
+        .into_iter()
+        .map(|(entry, scenario)| Stale { entry, scenario })
+        .collect();
     (rows, stale)
 }
 
@@ -78,7 +79,7 @@ impl Session<'_> {
         chosen
             .iter()
             .map(|s| {
-                let mut t = recorded::load(self.snapshots, &s.name, "apache")?;
+                let mut t = recorded::read(self.snapshots, &s.name, "apache")?;
                 t.target = TargetSpec::Recorded.name();
                 Ok(t)
             })
@@ -101,14 +102,14 @@ impl Session<'_> {
         for spec in specs {
             if *spec == TargetSpec::Recorded {
                 let transcripts = self.recorded(chosen)?;
-                report.origins.push((
-                    spec.name(),
+                report.add_origin(
+                    &spec.name(),
                     format!(
                         "Apache {}'s answers as recorded in {} (no live broker in this run)",
                         apache::KAFKA_VERSION,
-                        self.snapshots.display()
+                        self.snapshots.describe()
                     ),
-                ));
+                );
                 report.add_transcripts(&transcripts);
                 all.push(transcripts);
                 continue;
@@ -149,16 +150,14 @@ impl Session<'_> {
                 )
             });
             let target = Arc::new(target);
-            report
-                .origins
-                .push((target.name.clone(), target.origin.clone()));
+            report.add_origin(&target.name, target.origin.clone());
             let bar = progress::scenarios(&target.name, chosen.len());
             let transcripts =
                 runner::run_many(chosen, &target, self.deadline, jobs, provisioning, &bar).await;
             bar.finish_and_clear();
             // A launched broker that died mid-run: its last words go in the report.
             if let Some(post_mortem) = target.post_mortem() {
-                report.origins.push((target.name.clone(), post_mortem));
+                report.add_origin(&target.name, post_mortem);
             }
             if let Ok(target) = Arc::try_unwrap(target) {
                 target.stop().await;
@@ -169,19 +168,23 @@ impl Session<'_> {
                     .flat_map(|t| &t.steps)
                     .filter(|s| matches!(s.outcome, runner::Outcome::Provisioned(_)))
                     .count();
-                report.origins.push((
-                    spec.name(),
+                report.add_origin(
+                    &spec.name(),
                     format!("{note} ({not_sent} CreateTopics requests not sent)"),
-                ));
+                );
             }
             report.add_transcripts(&transcripts);
             all.push(transcripts);
         }
         if all.len() >= 2 {
-            let ledger = Ledger::load(&self.dir.join("deviations.toml"))?;
+            let ledger = Ledger::read(self.scenarios)?;
             let (rows, stale) = compare(&ledger, chosen, &all[0], &all[1]);
             for (row, verdict) in rows {
-                report.add_difference(row, &verdict);
+                let entry = match &verdict {
+                    Verdict::Documented(id) => ledger.entry(id),
+                    Verdict::Undocumented { .. } => None,
+                };
+                report.add_difference(row, &verdict, entry);
             }
             report.stale = stale;
         }

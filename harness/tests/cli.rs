@@ -202,11 +202,196 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
         "{out}"
     );
     assert!(
-        out.contains("UNDOCUMENTED end-txn-on-empty end-commit outcome: malformed | response"),
+        out.contains("UNDOCUMENTED end-txn-on-empty end-commit outcome: external: malformed | apache-recorded: response"),
         "{out}"
     );
     assert!(out.contains("init-producer-id-version-sweep"), "{out}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["runs"].as_array().unwrap().len(), 4, "{report}");
+    assert_eq!(report["verdict"], "failed");
+    assert_eq!(report["runs"][0]["status"], "stopped");
+    assert_schema(&report);
+}
+
+/// The report validates against `harness/report.schema.json`.
+fn assert_schema(report: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../report.schema.json")).expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+}
+
+/// A reader that goes away (`kconform list | head -1`) ends kconform quietly, exit 0.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    for args in [
+        &["list"][..],
+        &["topics"][..],
+        &["run", "end-txn-on-empty", "--target", "ref", "--show"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kconform"))
+            .current_dir(root)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// Options that cannot mean anything are refused on one line, and an unknown scenario name
+/// gets the nearest known one.
+#[test]
+fn nonsense_is_refused_with_a_reason() {
+    for (args, why) in [
+        (&["run", "--jobs", "0"][..], "invalid value '0' for '--jobs"),
+        (
+            &["run", "end-txn-on-empty", "--target", "ref", "--target", "ref"][..],
+            "--target ref is given twice",
+        ),
+        (
+            &["run", "end-txn-on-empy", "--target", "ref"][..],
+            "no scenario named 'end-txn-on-empy' in the scenarios built into kconform (did you mean 'end-txn-on-empty'?)",
+        ),
+        (
+            &["coverage", "no-such-scenario", "--target", "ref"][..],
+            "no scenario named 'no-such-scenario'",
+        ),
+    ] {
+        let (code, _, err) = kconform(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// Each command's help shows the options that apply to it, and `--target` names every kind.
+#[test]
+fn help_shows_what_applies() {
+    let (_, list, _) = kconform(&["list", "--help"]);
+    assert!(list.contains("--scenarios"), "{list}");
+    for absent in [
+        "--target",
+        "--deadline-ms",
+        "--snapshots",
+        "--apache-backend",
+    ] {
+        assert!(
+            !list.contains(absent),
+            "list --help shows {absent}:\n{list}"
+        );
+    }
+    let (_, run, _) = kconform(&["run", "--help"]);
+    for kind in ["ref", "apache-recorded", "external=HOST:PORT", "--verbose"] {
+        assert!(run.contains(kind), "run --help lacks {kind}:\n{run}");
+    }
+}
+
+/// With no --scenarios, kconform uses the scenarios, ledger and recorded answers built into
+/// it: an installed binary works from any directory, and coverage takes scenario names.
+#[test]
+fn kconform_works_from_any_directory() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+            .current_dir(elsewhere.path())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().count() >= 100, "{out}");
+    let (code, out, err) = run(&[
+        "run",
+        "end-txn-on-empty",
+        "--target",
+        "ref",
+        "--target",
+        "apache-recorded",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("recorded in the answers built into kconform"),
+        "{out}"
+    );
+    let (code, out, err) = run(&["coverage", "end-txn-on-empty", "--target", "ref"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("| EndTxn | 3 |"), "{out}");
+    // A directory given explicitly is used, and named when it is wrong.
+    let (code, _, err) = run(&["list", "--scenarios", "nowhere"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nowhere"), "{err}");
+}
+
+/// A passing comparison: undocumented first, each documented deviation on one line (every
+/// difference with --verbose, the values labelled with the targets' names), a JSON report in
+/// the documented schema, and `repro` with the spec section and what a Java client raises.
+#[test]
+fn documented_differences_read_at_a_glance() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let pair = [
+        "end-txn-on-empty",
+        "--target",
+        "ref",
+        "--target",
+        "apache-recorded",
+    ];
+    let mut args = vec!["run"];
+    args.extend(pair);
+    args.extend(["--json", json.to_str().unwrap()]);
+    let (code, out, err) = kconform(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("DOCUMENTED invalid-transition-wire-50: 1 difference(s) in end-txn-on-empty"),
+        "{out}"
+    );
+    assert!(!out.contains("end-commit error_code"), "{out}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["verdict"], "passed");
+    assert_eq!(
+        report["differences"][0]["left"],
+        "50 INVALID_TRANSACTION_TIMEOUT"
+    );
+    assert!(
+        report["differences"][0]["java_client"].is_string(),
+        "{report:#}"
+    );
+    assert_schema(&report);
+    let mut verbose = vec!["run", "--verbose"];
+    verbose.extend(pair);
+    let (_, out, _) = kconform(&verbose);
+    assert!(
+        out.contains("end-txn-on-empty end-commit error_code: ref: 50 INVALID_TRANSACTION_TIMEOUT | apache-recorded: 48 INVALID_TXN_STATE"),
+        "{out}"
+    );
+    let mut repro = vec!["repro"];
+    repro.extend(pair);
+    let (code, out, err) = kconform(&repro);
+    assert_eq!(code, 0, "{out}{err}");
+    for line in [
+        "documented by invalid-transition-wire-50",
+        "    spec: ",
+        "    a Java 3.7 client: ",
+    ] {
+        assert!(out.contains(line), "{line}:\n{out}");
+    }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
+use kconform::data::Source;
 use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
 use kconform::report::Report;
 use kconform::runner::{Outcome, Transcript};
@@ -57,9 +58,12 @@ fn root() -> PathBuf {
 const DEADLINE: Duration = Duration::from_millis(1500);
 
 async fn judge(scenario: &Scenario, proxy: &Proxy) -> (Report, Vec<Vec<Transcript>>) {
-    let (dir, snapshots) = (root().join("scenarios"), root().join("snapshots"));
+    let (scenarios, snapshots) = (
+        Source::Dir(root().join("scenarios")),
+        Source::Dir(root().join("snapshots")),
+    );
     let session = Session {
-        dir: &dir,
+        scenarios: &scenarios,
         snapshots: &snapshots,
         deadline: DEADLINE,
         provisioned_topics: false,
@@ -159,7 +163,7 @@ async fn every_mutant_of_every_transaction_api_is_caught() {
         assert!(
             report.passed(),
             "{name} through an unmutated proxy:\n{}",
-            report.terminal()
+            report.terminal(false)
         );
         let seen = proxy.seen.lock().unwrap().clone();
         for version in [low, high] {

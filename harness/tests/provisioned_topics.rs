@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use kconform::data::Source;
 use kconform::report::Report;
 use kconform::scenario::Scenario;
 use kconform::session::Session;
@@ -66,9 +67,12 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
     })
     .await
     .expect("kaas-ref starts with its topics");
-    let (dir, snapshots) = (root().join("scenarios"), root().join("snapshots"));
+    let (scenarios, snapshots) = (
+        Source::Dir(root().join("scenarios")),
+        Source::Dir(root().join("snapshots")),
+    );
     let session = Session {
-        dir: &dir,
+        scenarios: &scenarios,
         snapshots: &snapshots,
         deadline: Duration::from_secs(10),
         provisioned_topics: false,
@@ -80,7 +84,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
         let origin = report
             .origins
             .iter()
-            .map(|(t, o)| format!("{t}: {o}"))
+            .map(|o| format!("{}: {}", o.target, o.origin))
             .collect::<Vec<_>>()
             .join("\n");
         assert!(
@@ -93,7 +97,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
         assert!(
             report.passed() && report.undocumented() == 0,
             "run {run}:\n{}",
-            report.terminal()
+            report.terminal(false)
         );
         runs.push(verdicts(&report));
     }

@@ -115,7 +115,15 @@ pub struct AllowlistError {
 }
 
 impl Allowlist {
-    /// Reads the file; a missing file is an empty list.
+    /// Parses allowlist text read from `place`.
+    pub fn parse(text: &str, place: &str) -> Result<Allowlist, AllowlistError> {
+        toml::from_str(text).map_err(|e| AllowlistError {
+            path: place.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Reads an allowlist file; a missing file is an empty allowlist.
     pub fn load(path: &Path) -> Result<Allowlist, AllowlistError> {
         let err = |reason: String| AllowlistError {
             path: path.display().to_string(),

@@ -9,10 +9,9 @@ pub mod report;
 pub mod suite;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use crate::target::{Running, TargetError, TargetSpec};
-use judge::{Allowlist, AllowlistError};
+use judge::Allowlist;
 use report::{Judged, PeersReport, Stale, TargetRun};
 use suite::{Outcome, RunOptions, Suite, SuiteError, SuiteRun};
 
@@ -25,9 +24,6 @@ pub enum PeersError {
     /// A target did not start.
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// The allowlist does not load.
-    #[error(transparent)]
-    Allowlist(#[from] AllowlistError),
     /// No test matches the filter.
     #[error("no test of the suite matches '{0}'")]
     NoTests(String),
@@ -138,13 +134,12 @@ async fn run_one(
 pub async fn run(
     specs: &[TargetSpec],
     options: &PeersOptions,
-    allowlist_path: &Path,
+    allowlist: Allowlist,
     progress: std::sync::Arc<dyn Progress>,
 ) -> Result<PeersReport, PeersError> {
     if let Some(s) = specs.iter().find(|s| **s == TargetSpec::Recorded) {
         return Err(PeersError::NotLive(s.name()));
     }
-    let allowlist = Allowlist::load(allowlist_path)?;
     let suite = {
         let p = progress.clone();
         tokio::task::spawn_blocking(move || Suite::prepare(|what| p.note(what)))
