@@ -27,6 +27,15 @@ pub struct DiffRow {
     pub right: Value,
 }
 
+/// A difference's value as a reader (and the ledger) reads it: text as it is, anything else as
+/// compact JSON.
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn kind(o: &Outcome) -> &'static str {
     match o {
         Outcome::Response(_) => "response",

@@ -66,8 +66,8 @@ impl Deviation {
                 None => self.api == row.api && version_in(&self.versions, row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
-                && glob(&f.kaas, &crate::report::show(&row.left))
-                && glob(&f.apache, &crate::report::show(&row.right))
+                && glob(&f.kaas, &crate::diff::text(&row.left))
+                && glob(&f.apache, &crate::diff::text(&row.right))
         })
     }
 }

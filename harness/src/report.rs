@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::diff::DiffRow;
+use crate::diff::{text as show, DiffRow};
 use crate::ledger::{Deviation, Verdict};
 use crate::runner::Transcript;
 
@@ -115,14 +114,6 @@ struct Totals {
     differences: usize,
     undocumented: usize,
     stale: usize,
-}
-
-/// A value as a reader wants it: text as it is, anything else as compact JSON.
-pub fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 impl Report {
@@ -582,7 +573,7 @@ fn md(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn row(left: &str) -> DiffRow {
         DiffRow {

@@ -674,7 +674,7 @@ impl Run<'_> {
             .and_then(toml::Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|t| topics::var_of(t).map(str::to_owned))
+            .filter_map(|t| crate::scenario::topic_var(t).map(str::to_owned))
             .collect();
         let needed: Vec<topics::Needed> = self
             .provisioned

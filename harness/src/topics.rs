@@ -33,23 +33,15 @@ pub fn provisioned_name(scenario: &str, var: &str) -> String {
     format!("{var}-{scenario}-kconform")
 }
 
-/// The `${var}` a topic entry of a set-up CreateTopics step names, if it is exactly one.
-pub fn var_of(topic: &toml::Value) -> Option<&str> {
-    topic
-        .get("name")?
-        .as_str()?
-        .strip_prefix("${")?
-        .strip_suffix('}')
-        .filter(|v| !v.contains(['$', '{', '}']))
-}
-
 /// The topics a scenario's set-up steps create: (`var`, what it needs), in step order.
 pub fn of(scenario: &Scenario) -> Vec<(String, Needed)> {
     let mut out = Vec::new();
     for step in scenario.steps.iter().filter(|s| s.creates_topics) {
         let topics = step.request.get("topics").and_then(toml::Value::as_array);
         for t in topics.into_iter().flatten() {
-            let Some(var) = var_of(t) else { continue };
+            let Some(var) = crate::scenario::topic_var(t) else {
+                continue;
+            };
             let partitions = t
                 .get("num_partitions")
                 .and_then(toml::Value::as_integer)
@@ -216,13 +208,5 @@ mod tests {
         let mut fetch: toml::Table = toml::from_str("topic = \"t\"").unwrap();
         rebase_fetch(&mut fetch, &bases);
         assert_eq!(fetch["fetch_offset"].as_integer(), Some(100));
-    }
-
-    #[test]
-    fn a_topic_var_is_exactly_one_placeholder() {
-        let t = |s: &str| toml::Value::Table(toml::from_str(&format!("name = \"{s}\"")).unwrap());
-        assert_eq!(var_of(&t("${topic}")), Some("topic"));
-        assert_eq!(var_of(&t("x-${topic}")), None);
-        assert_eq!(var_of(&t("${a}${b}")), None);
     }
 }

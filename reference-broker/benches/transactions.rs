@@ -66,7 +66,7 @@ async fn main() {
     let (end_latencies, coordinator_fsyncs) = tokio::task::spawn_blocking(move || {
         let (pid, epoch) = state
             .txn
-            .init_producer_id(&state, "bench-direct", 60_000)
+            .init_producer_id(&*state, "bench-direct", 60_000)
             .expect("init");
         let before = fsync_count();
         let mut end = Vec::with_capacity(txns);
@@ -78,7 +78,7 @@ async fn main() {
             );
             let c = Instant::now();
             assert_eq!(
-                state.txn.end_txn(&state, "bench-direct", pid, epoch, true),
+                state.txn.end_txn(&*state, "bench-direct", pid, epoch, true),
                 0
             );
             end.push(c.elapsed());

@@ -1,99 +1,19 @@
 //! Starting and stopping a reference broker: the library API the harness and the `kaas-ref`
-//! binary share.
+//! binary share. Here the broker is assembled: its state opened, the listener bound, and the
+//! background loops (group timers, the transaction reaper) started beside the server.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::auth::{AllowAll, Authorizer};
 use crate::config::BrokerConfig;
-use crate::groups::GroupCoordinator;
-use crate::lock_order::{Level, OrderedMutex, OrderedRwLock};
-use crate::storage::atomic::{read_if_present, write_atomic};
-use crate::storage::offsets::OffsetStore;
-use crate::storage::pid::PidAllocator;
-use crate::storage::topics::TopicRegistry;
-use crate::storage::{cluster_dir, partition::PartitionLog};
-
-/// Why a broker could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// The listen address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        /// The address.
-        addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The data directory could not be created or read.
-    #[error("data directory {path}: {source}")]
-    Storage {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A topic of `--topics` could not be created.
-    #[error("topic {name}: {reason}")]
-    Topic {
-        /// The topic.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-/// Everything the request handlers share.
-#[derive(Debug)]
-pub struct State {
-    /// The configuration, with the data directory resolved.
-    pub config: BrokerConfig,
-    /// The data directory.
-    pub data_dir: PathBuf,
-    /// The bound address, advertised in Metadata and FindCoordinator.
-    pub advertised: SocketAddr,
-    /// The cluster id (persisted, so it survives restarts).
-    pub cluster_id: String,
-    /// Topics and partition logs.
-    pub topics: OrderedRwLock<TopicRegistry>,
-    /// Committed and staged offsets.
-    pub offsets: OrderedMutex<OffsetStore>,
-    /// Idempotent producer ids.
-    pub pids: OrderedMutex<PidAllocator>,
-    /// Consumer groups.
-    pub groups: GroupCoordinator,
-    /// The transaction coordinator.
-    pub txn: crate::txn::TxnCoordinator,
-    /// Authorization hook.
-    pub authorizer: Arc<dyn Authorizer>,
-    /// Signalled after every append, for Fetch long polls.
-    pub appended: Notify,
-    /// Whether Metadata shows the internal `__consumer_offsets` topic: Apache creates it on
-    /// the first group coordinator lookup, and so it appears here then (or at start when
-    /// groups have committed offsets before).
-    pub offsets_topic: std::sync::atomic::AtomicBool,
-}
-
-impl State {
-    /// One partition's log, if the topic and partition exist.
-    pub fn partition(
-        &self,
-        topic: &str,
-        partition: i32,
-    ) -> Option<Arc<OrderedMutex<PartitionLog>>> {
-        let topics = self.topics.read();
-        let t = topics.get(topic)?;
-        usize::try_from(partition)
-            .ok()
-            .and_then(|p| t.partitions.get(p))
-            .cloned()
-    }
-}
+pub use crate::state::{open_in_dir, open_state, StartError, State};
 
 /// A running broker.
 #[derive(Debug)]
@@ -153,14 +73,8 @@ impl Broker {
         })?;
         let state = Arc::new(open_state(config, advertised, authorizer)?);
         let (shutdown, shutdown_rx) = watch::channel(false);
-        tokio::spawn(crate::groups::run_timers(
-            state.clone(),
-            shutdown_rx.clone(),
-        ));
-        tokio::spawn(crate::txn::coordinator::run_reaper(
-            state.clone(),
-            shutdown_rx.clone(),
-        ));
+        tokio::spawn(run_group_timers(state.clone(), shutdown_rx.clone()));
+        tokio::spawn(run_reaper(state.clone(), shutdown_rx.clone()));
         let task = tokio::spawn(crate::server::serve(listener, state.clone(), shutdown_rx));
         tracing::info!(addr = %advertised, data_dir = %state.data_dir.display(), "kaas-ref started");
         Ok(BrokerHandle {
@@ -171,107 +85,30 @@ impl Broker {
     }
 }
 
-/// Opens the state of a broker on a data directory, without listening (the frame fuzzer and
-/// handler tests use this directly).
-pub fn open_state(
-    config: BrokerConfig,
-    advertised: SocketAddr,
-    authorizer: Arc<dyn Authorizer>,
-) -> Result<State, StartError> {
-    let data_dir = match &config.data_dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("kaas-ref-{}", uuid::Uuid::new_v4())),
-    };
-    let storage = |source| StartError::Storage {
-        path: data_dir.clone(),
-        source,
-    };
-    std::fs::create_dir_all(&data_dir).map_err(storage)?;
-    let cluster = cluster_dir(&data_dir);
-    let cluster_id = load_cluster_id(&cluster).map_err(storage)?;
-    let authorizer: Arc<dyn Authorizer> = match config.refuse_create_topics {
-        true => Arc::new(crate::auth::DenyCreate(authorizer)),
-        false => authorizer,
-    };
-    let mut topics = TopicRegistry::open(&data_dir).map_err(storage)?;
-    for spec in &config.topics {
-        if topics.get(&spec.name).is_some() {
-            continue;
-        }
-        let configs: Vec<(String, Option<String>)> = spec
-            .configs
-            .iter()
-            .map(|(k, v)| (k.clone(), Some(v.clone())))
-            .collect();
-        let failed = |reason: String| StartError::Topic {
-            name: spec.name.clone(),
-            reason,
-        };
-        let config = crate::storage::topic_config::TopicConfig::from_request(&configs)
-            .map_err(|e| failed(e.to_string()))?;
-        topics
-            .create_with(&spec.name, spec.partitions, config)
-            .map_err(|e| failed(e.to_string()))?;
-    }
-    let offsets = OffsetStore::open(&cluster).map_err(storage)?;
-    let offsets_topic = offsets.has_any_group().map_err(storage)?;
-    let pids = PidAllocator::open(&cluster, config.broker_id).map_err(storage)?;
-    Ok(State {
-        groups: GroupCoordinator::new(config.group_initial_rebalance_delay),
-        config: BrokerConfig {
-            data_dir: Some(data_dir.clone()),
-            ..config
-        },
-        data_dir,
-        advertised,
-        cluster_id,
-        topics: OrderedRwLock::new(Level::Topics, topics),
-        offsets: OrderedMutex::new(Level::Offsets, offsets),
-        pids: OrderedMutex::new(Level::ProducerIds, pids),
-        txn: crate::txn::TxnCoordinator::new(&cluster, config.broker_id),
-        authorizer,
-        appended: Notify::new(),
-        offsets_topic: offsets_topic.into(),
-    })
-}
-
-/// The state of a test broker on `data_dir` (test configuration, no authorizer), for
-/// in-process drivers that never listen: handler tests, corpus replay, the frame fuzzer.
-pub fn open_in_dir(data_dir: &Path) -> Result<State, StartError> {
-    let config = BrokerConfig {
-        data_dir: Some(data_dir.to_owned()),
-        ..BrokerConfig::for_tests()
-    };
-    open_state(
-        config,
-        SocketAddr::from(([127, 0, 0, 1], 9092)),
-        Arc::new(AllowAll),
-    )
-}
-
-fn load_cluster_id(cluster: &Path) -> std::io::Result<String> {
-    let path = cluster.join("cluster_id");
-    if let Some(id) = read_if_present(&path)? {
-        return Ok(String::from_utf8_lossy(&id).trim().to_owned());
-    }
-    // Kafka's format: 22 characters of URL-safe base64 of 16 random bytes.
-    let id = base64_url(uuid::Uuid::new_v4().as_bytes());
-    write_atomic(&path, id.as_bytes())?;
-    Ok(id)
-}
-
-fn base64_url(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+/// The group coordinator's timers (session expiry, rebalance deadlines), every 100 ms until
+/// shutdown.
+async fn run_group_timers(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(Duration::from_millis(100));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => state.groups.tick(),
+            _ = shutdown.changed() => return,
         }
     }
-    out
+}
+
+/// The transaction reaper: ticks at once, then every `txn_reaper_interval`, until shutdown.
+async fn run_reaper(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(state.config.txn_reaper_interval);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {
+                let s = state.clone();
+                let _ = tokio::task::spawn_blocking(move || s.txn.tick(&*s)).await;
+            }
+            _ = shutdown.changed() => return,
+        }
+    }
 }

@@ -12,9 +12,9 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::{Decodable, Encodable};
 
-use crate::broker::State;
 use crate::codec;
 use crate::handlers;
+use crate::state::State;
 
 /// Why a frame closes its connection.
 #[derive(Debug, thiserror::Error)]
@@ -58,42 +58,6 @@ pub enum FrameError {
     Encode(ApiKey, String),
 }
 
-/// (API, lowest, highest version) advertised in ApiVersions: Apache 3.7's ranges for every API
-/// served, except AddPartitionsToTxn, which kaas serves to v3 only (Apache: v4, the
-/// broker-to-broker form).
-pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::Produce, 0, 10),
-    (ApiKey::Fetch, 0, 16),
-    (ApiKey::ListOffsets, 0, 8),
-    (ApiKey::Metadata, 0, 12),
-    (ApiKey::OffsetCommit, 0, 9),
-    (ApiKey::OffsetFetch, 0, 9),
-    (ApiKey::FindCoordinator, 0, 4),
-    (ApiKey::JoinGroup, 0, 9),
-    (ApiKey::Heartbeat, 0, 4),
-    (ApiKey::LeaveGroup, 0, 5),
-    (ApiKey::SyncGroup, 0, 5),
-    (ApiKey::DescribeGroups, 0, 5),
-    (ApiKey::ListGroups, 0, 4),
-    (ApiKey::DeleteGroups, 0, 2),
-    (ApiKey::ApiVersions, 0, 3),
-    (ApiKey::CreateTopics, 0, 7),
-    (ApiKey::DeleteTopics, 0, 6),
-    (ApiKey::InitProducerId, 0, 4),
-    (ApiKey::AddPartitionsToTxn, 0, 3),
-    (ApiKey::AddOffsetsToTxn, 0, 3),
-    (ApiKey::EndTxn, 0, 3),
-    (ApiKey::WriteTxnMarkers, 0, 1),
-    (ApiKey::TxnOffsetCommit, 0, 3),
-];
-
-fn supported(api: ApiKey) -> Option<(i16, i16)> {
-    SUPPORTED
-        .iter()
-        .find(|(a, _, _)| *a == api)
-        .map(|&(_, min, max)| (min, max))
-}
-
 /// A response frame to come, once its request is handled. `None` means no response is sent
 /// (Produce with acks=0).
 pub type Pending = Pin<Box<dyn Future<Output = Result<Option<Vec<u8>>, FrameError>> + Send>>;
@@ -135,7 +99,7 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
     let version = i16::from_be_bytes([frame[2], frame[3]]);
     let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
     let api = ApiKey::try_from(key).map_err(|_| FrameError::UnknownApi(key))?;
-    let Some((min, max)) = supported(api) else {
+    let Some((min, max)) = crate::apis::served(api) else {
         return Err(FrameError::UnknownApi(key));
     };
     if !(min..=max).contains(&version) {
@@ -147,16 +111,35 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
         }
         return Err(FrameError::UnsupportedVersion { api, version });
     }
-    if codec::ApiKey::from_key(key).is_ok() {
-        return handlers::transactions::handle(state, frame)
-            .await
-            .map(Reply::Now);
-    }
     let malformed = |reason: String| FrameError::Malformed {
         api: key,
         version,
         reason,
     };
+    let failed = |reason: String| FrameError::HandlerFailed {
+        api: key,
+        version,
+        reason,
+    };
+    if codec::ApiKey::from_key(key).is_ok() {
+        // The six transaction APIs: decoded once by the broker's own codecs (Apache ignores
+        // bytes after a request body; so does the broker), handled off the async workers (the
+        // store fsyncs under locks), encoded once.
+        let (header, decoded, _trailing) = codec::header::decode_request_ignoring_trailing(&frame)
+            .map_err(|e| malformed(e.to_string()))?;
+        let ctx = handlers::Ctx {
+            state: state.clone(),
+            version,
+            client_id: header.client_id.as_deref().unwrap_or_default().to_owned(),
+        };
+        let response =
+            handlers::off_worker(move || handlers::transactions::handle(&ctx, decoded.message))
+                .await
+                .map_err(failed)?;
+        return codec::header::encode_response(header.correlation_id, version, &response)
+            .map(|r| Reply::Now(Some(r)))
+            .map_err(|e| FrameError::Encode(api, e.to_string()));
+    }
     let mut buf = frame;
     let header = RequestHeader::decode(&mut buf, api.request_header_version(version))
         .map_err(|e| malformed(e.to_string()))?;
@@ -170,11 +153,6 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
             .as_ref()
             .map(|c| c.to_string())
             .unwrap_or_default(),
-    };
-    let failed = |reason: String| FrameError::HandlerFailed {
-        api: key,
-        version,
-        reason,
     };
     // ApiVersions takes no lock; Fetch, JoinGroup and SyncGroup wait asynchronously and move
     // their locked parts off the async workers themselves; every other handler runs whole on

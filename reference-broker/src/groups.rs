@@ -13,14 +13,12 @@
 //! its instance id. A timer task drives deadlines.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::broker::State;
 use crate::errors;
 use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
 use crate::storage::offsets::OffsetStore;
@@ -781,7 +779,7 @@ impl GroupCoordinator {
     }
 
     /// Drives deadlines: join phases, initial delays and session expiry.
-    fn tick(&self) {
+    pub fn tick(&self) {
         let now = Instant::now();
         let mut groups = self.lock();
         for group in groups.values_mut() {
@@ -806,18 +804,6 @@ impl GroupCoordinator {
             }
             let force = group.join_deadline.is_some_and(|d| now >= d);
             group.maybe_complete_join(force);
-        }
-    }
-}
-
-/// The timer task: ticks the group coordinator until shutdown.
-pub async fn run_timers(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
-    let mut interval = tokio::time::interval(Duration::from_millis(100));
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => state.groups.tick(),
-            _ = shutdown.changed() => return,
         }
     }
 }

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod alloc;
+pub mod apis;
 pub mod auth;
 pub mod broker;
 pub mod codec;
@@ -16,6 +17,7 @@ pub mod groups;
 pub mod handlers;
 pub mod lock_order;
 pub mod server;
+pub mod state;
 pub mod storage;
 pub mod txn;
 

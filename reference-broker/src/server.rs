@@ -12,8 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use crate::broker::State;
 use crate::dispatch;
+use crate::state::State;
 
 /// Accepts connections until shutdown, then waits for every connection task to end.
 pub async fn serve(listener: TcpListener, state: Arc<State>, mut shutdown: watch::Receiver<bool>) {

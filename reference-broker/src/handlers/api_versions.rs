@@ -4,11 +4,11 @@ use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
 use super::Ctx;
-use crate::dispatch::SUPPORTED;
+use crate::apis::SERVED;
 use crate::errors;
 
 fn versions() -> Vec<ApiVersion> {
-    let mut v: Vec<ApiVersion> = SUPPORTED
+    let mut v: Vec<ApiVersion> = SERVED
         .iter()
         .map(|&(api, min, max)| {
             ApiVersion::default()

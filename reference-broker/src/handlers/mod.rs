@@ -18,7 +18,7 @@ use std::sync::Arc;
 use kafka_protocol::protocol::StrBytes;
 
 use crate::auth::{Operation, Resource, ANONYMOUS};
-use crate::broker::State;
+use crate::state::State;
 
 /// What a handler knows about the request besides its body.
 #[derive(Debug, Clone)]

@@ -3,17 +3,12 @@
 //! group or topic checks, then the empty-id check (42), then the store.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use bytes::Bytes;
 
 use super::Ctx;
 use crate::auth::{Operation, Resource};
-use crate::broker::State;
 use crate::codec::add_partitions_to_txn::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
 };
-use crate::codec::header::{decode_request_ignoring_trailing, encode_response};
 use crate::codec::txn_offset_commit::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
@@ -21,7 +16,6 @@ use crate::codec::write_txn_markers::{
     WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
 };
 use crate::codec::*;
-use crate::dispatch::FrameError;
 use crate::errors;
 use crate::storage::batch;
 use crate::storage::offsets::Committed;
@@ -30,45 +24,19 @@ use crate::storage::offsets::Committed;
 /// check, so they always get TOPIC_AUTHORIZATION_FAILED).
 const INTERNAL_TOPICS: [&str; 2] = ["__consumer_offsets", "__transaction_state"];
 
-/// Handles a frame of one of the six transaction APIs.
-pub async fn handle(
-    state: &Arc<State>,
-    frame: Bytes,
-) -> std::result::Result<Option<Vec<u8>>, FrameError> {
-    let malformed = |reason: String| FrameError::Malformed {
-        api: i16::from_be_bytes([frame[0], frame[1]]),
-        version: i16::from_be_bytes([frame[2], frame[3]]),
-        reason,
-    };
-    // Apache ignores bytes after a request body; so does the broker.
-    let (header, decoded, _trailing) =
-        decode_request_ignoring_trailing(&frame).map_err(|e| malformed(e.to_string()))?;
-    let version = header.api_version;
-    let ctx = Ctx {
-        state: state.clone(),
-        version,
-        client_id: header.client_id.as_deref().unwrap_or_default().to_owned(),
-    };
-    // The store does blocking file I/O (fsync) under locks: keep it off the async workers.
-    let response = super::off_worker(move || match decoded.message {
-        Request::InitProducerId(r) => Response::InitProducerId(init_producer_id(&ctx, &r)),
+/// Answers one of the six transaction APIs (dispatch decoded it and encodes the answer).
+/// Blocking: the store writes and fsyncs slot files.
+pub fn handle(ctx: &Ctx, request: Request) -> Response {
+    match request {
+        Request::InitProducerId(r) => Response::InitProducerId(init_producer_id(ctx, &r)),
         Request::AddPartitionsToTxn(r) => {
-            Response::AddPartitionsToTxn(add_partitions_to_txn(&ctx, &r))
+            Response::AddPartitionsToTxn(add_partitions_to_txn(ctx, &r))
         }
-        Request::AddOffsetsToTxn(r) => Response::AddOffsetsToTxn(add_offsets_to_txn(&ctx, &r)),
-        Request::EndTxn(r) => Response::EndTxn(end_txn(&ctx, &r)),
-        Request::WriteTxnMarkers(r) => Response::WriteTxnMarkers(write_txn_markers(&ctx, &r)),
-        Request::TxnOffsetCommit(r) => Response::TxnOffsetCommit(txn_offset_commit(&ctx, &r)),
-    })
-    .await
-    .map_err(|reason| FrameError::HandlerFailed {
-        api: i16::from_be_bytes([frame[0], frame[1]]),
-        version,
-        reason,
-    })?;
-    encode_response(header.correlation_id, version, &response)
-        .map(Some)
-        .map_err(|e| malformed(e.to_string()))
+        Request::AddOffsetsToTxn(r) => Response::AddOffsetsToTxn(add_offsets_to_txn(ctx, &r)),
+        Request::EndTxn(r) => Response::EndTxn(end_txn(ctx, &r)),
+        Request::WriteTxnMarkers(r) => Response::WriteTxnMarkers(write_txn_markers(ctx, &r)),
+        Request::TxnOffsetCommit(r) => Response::TxnOffsetCommit(txn_offset_commit(ctx, &r)),
+    }
 }
 
 fn init_producer_id(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdResponse {
@@ -99,7 +67,7 @@ fn init_producer_id(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdRes
             }
             match state
                 .txn
-                .init_producer_id(state, id, req.transaction_timeout_ms)
+                .init_producer_id(&**state, id, req.transaction_timeout_ms)
             {
                 Ok((pid, epoch)) => InitProducerIdResponse {
                     producer_id: pid,
@@ -210,7 +178,7 @@ fn end_txn(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
         errors::INVALID_REQUEST
     } else {
         ctx.state.txn.end_txn(
-            &ctx.state,
+            &*ctx.state,
             id,
             req.producer_id,
             req.producer_epoch,
@@ -388,7 +356,7 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
         } else {
             state
                 .txn
-                .stage_offset_commit(state, id, req.producer_id, group, stage);
+                .stage_offset_commit(&**state, id, req.producer_id, group, stage);
         }
     }
     TxnOffsetCommitResponse {

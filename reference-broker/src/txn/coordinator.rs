@@ -12,12 +12,12 @@ use std::io;
 use std::path::PathBuf;
 
 use super::slots::{SlotStore, TxnEntry, TxnState};
-use crate::broker::State;
+use super::Host;
 use crate::errors;
-use crate::handlers::now_ms;
 use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::batch;
+use crate::storage::now_ms;
 
 /// The epoch at which a rejoin rotates to a fresh producer id (Apache's "epoch exhausted":
 /// i16::MAX stays free for the epoch bump of a timeout abort).
@@ -83,12 +83,12 @@ impl TxnCoordinator {
     /// 51. The timeout is recorded, not validated (kaas). Fences the old epoch after a bump.
     pub fn init_producer_id(
         &self,
-        state: &State,
+        host: &dyn Host,
         transactional_id: &str,
         timeout_ms: i32,
     ) -> Result<(i64, i16), i16> {
         let _g = self.guard();
-        let allocate = || state.pids.lock().allocate();
+        let allocate = || host.allocate_pid();
         let result = self
             .slots
             .update(transactional_id, |entry| match entry {
@@ -132,7 +132,7 @@ impl TxnCoordinator {
             .map_err(io_code)?;
         if let Ok((pid, epoch)) = result {
             if epoch > 0 {
-                self.fence(state, pid, epoch);
+                self.fence(host, pid, epoch);
             }
         }
         result
@@ -140,15 +140,8 @@ impl TxnCoordinator {
 
     /// Fences every epoch below `epoch` of `pid`: on each local partition, and in this broker's
     /// outbound fence file for peers.
-    fn fence(&self, state: &State, pid: i64, epoch: i16) {
-        let logs: Vec<_> = {
-            let topics = state.topics.read();
-            topics
-                .iter()
-                .flat_map(|(_, t)| t.partitions.iter().cloned())
-                .collect()
-        };
-        for log in logs {
+    fn fence(&self, host: &dyn Host, pid: i64, epoch: i16) {
+        for log in host.partition_logs() {
             log.lock().fence_producer(pid, epoch);
         }
         let result = (|| -> io::Result<()> {
@@ -237,7 +230,7 @@ impl TxnCoordinator {
     /// EndTxn: prepare, dispatch markers, complete.
     pub fn end_txn(
         &self,
-        state: &State,
+        host: &dyn Host,
         transactional_id: &str,
         pid: i64,
         epoch: i16,
@@ -270,7 +263,7 @@ impl TxnCoordinator {
             Ok(Err(code)) => code,
             Ok(Ok(None)) => errors::NONE,
             Ok(Ok(Some(entry))) => {
-                match self.dispatch_and_complete(state, transactional_id, &entry) {
+                match self.dispatch_and_complete(host, transactional_id, &entry) {
                     Ok(()) => errors::NONE,
                     Err(e) => {
                         tracing::warn!(transactional_id, error = %e, "marker dispatch failed; entry left prepared");
@@ -284,14 +277,14 @@ impl TxnCoordinator {
     /// Writes the markers a prepared entry owes, then completes it (lock held by the caller).
     fn dispatch_and_complete(
         &self,
-        state: &State,
+        host: &dyn Host,
         transactional_id: &str,
         entry: &TxnEntry,
     ) -> io::Result<()> {
         let commit = entry.state == TxnState::PrepareCommit;
         for tp in &entry.partitions {
             for &p in &tp.partitions {
-                let Some(log) = state.partition(&tp.topic, p) else {
+                let Some(log) = host.partition_log(&tp.topic, p) else {
                     tracing::warn!(topic = %tp.topic, partition = p, "marker skipped: partition gone");
                     continue;
                 };
@@ -299,7 +292,7 @@ impl TxnCoordinator {
                 log.lock().append_control(marker)?;
             }
         }
-        state.appended.notify_waiters();
+        host.appended();
         let groups = entry.groups.clone();
         let pid = entry.pid;
         self.slots.update(transactional_id, |e| match e {
@@ -315,13 +308,13 @@ impl TxnCoordinator {
             }
             _ => ((), false),
         })?;
-        self.offset_hook(state, &groups, pid, commit);
+        self.offset_hook(host, &groups, pid, commit);
         Ok(())
     }
 
     /// Commit makes staged offsets visible; abort drops them (one step under the offsets lock).
-    fn offset_hook(&self, state: &State, groups: &[String], pid: i64, commit: bool) {
-        for (group, e) in state.offsets.lock().complete(groups, pid, commit) {
+    fn offset_hook(&self, host: &dyn Host, groups: &[String], pid: i64, commit: bool) {
+        for (group, e) in host.offsets().lock().complete(groups, pid, commit) {
             tracing::warn!(group = %group, error = %e, "staged offsets not committed");
         }
     }
@@ -334,7 +327,7 @@ impl TxnCoordinator {
     /// offsets that no transaction will ever end.
     pub fn stage_offset_commit(
         &self,
-        state: &State,
+        host: &dyn Host,
         transactional_id: &str,
         pid: i64,
         group: &str,
@@ -352,7 +345,7 @@ impl TxnCoordinator {
         };
         let staged = stage(code);
         if code == errors::NONE && !staged.is_empty() {
-            state.offsets.lock().stage(group, pid, staged);
+            host.offsets().lock().stage(group, pid, staged);
         }
     }
 
@@ -382,7 +375,7 @@ impl TxnCoordinator {
     /// One reaper + reconcile tick: Ongoing transactions past their timeout become PrepareAbort
     /// with an epoch bump; then every Prepare* entry with partitions gets its markers and
     /// completes. Failures are retried on the next tick.
-    pub fn tick(&self, state: &State) {
+    pub fn tick(&self, host: &dyn Host) {
         let _g = self.guard();
         let now = now_ms();
         let entries = match self.slots.all() {
@@ -414,28 +407,10 @@ impl TxnCoordinator {
         for (id, e) in entries {
             let prepared = matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort);
             if prepared && !e.partitions.is_empty() {
-                if let Err(err) = self.dispatch_and_complete(state, &id, &e) {
+                if let Err(err) = self.dispatch_and_complete(host, &id, &e) {
                     tracing::warn!(transactional_id = %id, error = %err, "reconcile failed; retrying next tick");
                 }
             }
-        }
-    }
-}
-
-/// The reaper task: ticks at once, then every `txn_reaper_interval`, until shutdown.
-pub async fn run_reaper(
-    state: std::sync::Arc<State>,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) {
-    let mut interval = tokio::time::interval(state.config.txn_reaper_interval);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => {
-                let s = state.clone();
-                let _ = tokio::task::spawn_blocking(move || s.txn.tick(&s)).await;
-            }
-            _ = shutdown.changed() => return,
         }
     }
 }

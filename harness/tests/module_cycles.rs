@@ -1,0 +1,132 @@
+//! No module imports one that imports it back, in either crate: the harness and the broker
+//! each read as one stack. Run it with `cargo test -p harness --test module_cycles -- --nocapture`
+//! to see each module's imports.
+//!
+//! A module here is a top-level module of a crate (`src/x.rs` or `src/x/`); it imports `y` when
+//! its code outside `#[cfg(test)]` names `crate::y` (comments aside). Submodules of one module
+//! may use each other freely.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Module → the crate modules its code names.
+fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut pending = vec![src.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap();
+            let top = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_owned();
+            if top == "lib" || top == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let deps = out.entry(top.clone()).or_default();
+            for line in code.lines() {
+                let line = line.split("//").next().unwrap();
+                for (i, _) in line.match_indices("crate::") {
+                    let name: String = line[i + 7..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if name != top && !name.is_empty() {
+                        deps.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    let modules: BTreeSet<String> = out.keys().cloned().collect();
+    for deps in out.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
+    out
+}
+
+/// The cycles of a graph: its strongly connected components of more than one module.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Which modules each module reaches, by repeated widening (the graphs are small).
+    let mut reach: BTreeMap<&String, BTreeSet<&String>> =
+        graph.iter().map(|(m, d)| (m, d.iter().collect())).collect();
+    loop {
+        let mut grew = false;
+        let snapshot = reach.clone();
+        for set in reach.values_mut() {
+            let more: Vec<&String> = set
+                .iter()
+                .flat_map(|d| snapshot.get(d).into_iter().flatten().copied())
+                .collect();
+            for m in more {
+                grew |= set.insert(m);
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for m in graph.keys() {
+        if seen.contains(m) || !reach[m].contains(m) {
+            continue;
+        }
+        let component: Vec<String> = graph
+            .keys()
+            .filter(|o| reach[m].contains(o) && reach[*o].contains(m))
+            .cloned()
+            .collect();
+        seen.extend(component.iter().cloned());
+        out.push(component);
+    }
+    out
+}
+
+#[test]
+fn neither_crate_has_an_import_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for krate in ["harness", "reference-broker"] {
+        let graph = imports(&root.join(krate).join("src"));
+        println!("{krate}:");
+        for (m, deps) in &graph {
+            println!(
+                "  {m} -> {}",
+                deps.iter().cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
+        for c in cycles(&graph) {
+            found.push(format!("{krate}: {}", c.join(" <-> ")));
+        }
+    }
+    assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn a_planted_cycle_is_found() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec!["a"]),
+    ]
+    .into_iter()
+    .map(|(m, d)| (m.to_owned(), d.into_iter().map(str::to_owned).collect()))
+    .collect();
+    assert_eq!(cycles(&graph), [vec!["a", "b", "c"]]);
+}
