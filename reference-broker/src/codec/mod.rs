@@ -2,7 +2,8 @@
 //!
 //! Bytes in, typed messages out, and back; no I/O. The harness speaks through the
 //! `kafka-protocol` crate instead, so the two implementations check each other; the
-//! [`differential`] module holds that comparison for tests and fuzzers.
+//! `differential` module (feature `oracles`, built for tests, benches and fuzzers only) holds that
+//! comparison.
 //!
 //! Field lists and defaults follow Apache Kafka 3.7's message schemas. The versions served are
 //! the ones the kaas documentation gives: InitProducerId v0–4, AddPartitionsToTxn v0–3 (Apache
@@ -15,11 +16,13 @@
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+#[cfg(feature = "oracles")]
 pub mod differential;
 pub mod end_txn;
 mod error;
 pub mod header;
 pub mod init_producer_id;
+#[cfg(feature = "oracles")]
 pub mod samples;
 mod tagged;
 pub mod txn_offset_commit;
