@@ -7,10 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::errors;
-use crate::runner::{Outcome, Transcript};
+use crate::transcript::{Outcome, Transcript};
 
-/// The six transaction APIs, in key order: the first names of [`crate::request::API_NAMES`].
-pub const TRANSACTION_APIS: &[&str] = crate::request::API_NAMES.split_at(6).0;
+pub use crate::apis::TRANSACTION_APIS;
 
 /// The codes an API can return: Apache 3.7's (its handlers, coordinators and version
 /// rewrites, as `../shared/research/apache-3.7-txn.md` lists them) and kaas's own (wire 50 for
@@ -174,7 +173,7 @@ impl Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::StepRecord;
+    use crate::transcript::StepRecord;
     use serde_json::json;
 
     fn step(api: &str, version: i16, outcome: Outcome) -> StepRecord {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::runner::{Outcome, StepRecord, Transcript};
+use crate::transcript::{Outcome, StepRecord, Transcript};
 
 /// One difference between two transcripts of a scenario.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod apache;
+pub mod apis;
 pub mod client;
 pub mod coverage;
 pub mod data;
@@ -29,3 +30,4 @@ pub mod schema;
 pub mod session;
 pub mod target;
 pub mod topics;
+pub mod transcript;

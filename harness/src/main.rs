@@ -404,7 +404,7 @@ async fn proxy_command(
             let key = kconform::request::api_key(api).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--api '{api}': kconform knows all, {}",
-                    kconform::request::API_NAMES.join(", ")
+                    kconform::apis::names()
                 )
             })?;
             Scope::One(Mutant {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::runner::Transcript;
+use crate::transcript::Transcript;
 
 /// Why a recorded transcript cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +80,7 @@ pub fn load(snapshots: &Path, scenario: &str, target: &str) -> Result<Transcript
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::Outcome;
+    use crate::transcript::Outcome;
 
     #[test]
     fn every_committed_apache_snapshot_reads_back() {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::diff::{text as show, DiffRow};
 use crate::ledger::{Deviation, Verdict};
-use crate::runner::Transcript;
+use crate::transcript::Transcript;
 
 /// The version of the JSON report's schema (`harness/report.schema.json`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -386,7 +386,7 @@ impl Report {
     pub fn repro(&self, a: &Transcript, b: &Transcript) -> String {
         use std::fmt::Write;
         let mut out = String::new();
-        let outcome = |o: &crate::runner::Outcome| serde_json::to_string(o).unwrap_or_default();
+        let outcome = |o: &crate::transcript::Outcome| serde_json::to_string(o).unwrap_or_default();
         for (i, l) in a.steps.iter().enumerate() {
             let _ = writeln!(
                 out,

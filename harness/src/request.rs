@@ -149,55 +149,9 @@ fn add_partitions_topics(
         .collect()
 }
 
-/// The APIs a scenario can send, by Apache's names: the six transaction APIs first, in key order.
-pub const API_NAMES: [&str; 20] = [
-    "InitProducerId",
-    "AddPartitionsToTxn",
-    "AddOffsetsToTxn",
-    "EndTxn",
-    "WriteTxnMarkers",
-    "TxnOffsetCommit",
-    "CreateTopics",
-    "FindCoordinator",
-    "Metadata",
-    "Produce",
-    "Fetch",
-    "ListOffsets",
-    "OffsetFetch",
-    "JoinGroup",
-    "SyncGroup",
-    "Heartbeat",
-    "LeaveGroup",
-    "OffsetCommit",
-    "DeleteGroups",
-    "ApiVersions",
-];
-
-/// The API key of an Apache API name (one of [`API_NAMES`]).
+/// The API key of an Apache API name (one of [`crate::apis::APIS`]).
 pub fn api_key(name: &str) -> Option<ApiKey> {
-    Some(match name {
-        "InitProducerId" => ApiKey::InitProducerId,
-        "AddPartitionsToTxn" => ApiKey::AddPartitionsToTxn,
-        "AddOffsetsToTxn" => ApiKey::AddOffsetsToTxn,
-        "EndTxn" => ApiKey::EndTxn,
-        "WriteTxnMarkers" => ApiKey::WriteTxnMarkers,
-        "TxnOffsetCommit" => ApiKey::TxnOffsetCommit,
-        "CreateTopics" => ApiKey::CreateTopics,
-        "FindCoordinator" => ApiKey::FindCoordinator,
-        "Metadata" => ApiKey::Metadata,
-        "Produce" => ApiKey::Produce,
-        "Fetch" => ApiKey::Fetch,
-        "ListOffsets" => ApiKey::ListOffsets,
-        "OffsetFetch" => ApiKey::OffsetFetch,
-        "JoinGroup" => ApiKey::JoinGroup,
-        "SyncGroup" => ApiKey::SyncGroup,
-        "Heartbeat" => ApiKey::Heartbeat,
-        "LeaveGroup" => ApiKey::LeaveGroup,
-        "OffsetCommit" => ApiKey::OffsetCommit,
-        "DeleteGroups" => ApiKey::DeleteGroups,
-        "ApiVersions" => ApiKey::ApiVersions,
-        _ => return None,
-    })
+    crate::apis::by_name(name).map(|a| a.key)
 }
 
 /// Builds the request of `api` at `version` from substituted fields.

@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use std::sync::Arc;
@@ -21,111 +20,16 @@ use crate::response;
 use crate::scenario::{Scenario, Step, VersionSpec};
 use crate::target::Running;
 use crate::topics;
+pub use crate::transcript::{Outcome, StepRecord, Transcript};
 
-/// What one step got.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The normalised response.
-    Response(Value),
-    /// The target does not serve this version of the API.
-    Unsupported {
-        /// Lowest version served (-1: the API is not served at all).
-        min: i16,
-        /// Highest version served.
-        max: i16,
-    },
-    /// No answer: the connection closed or the deadline passed.
-    NoAnswer(String),
-    /// An answer that is not a well-formed response of the API at the version sent: what was
-    /// wrong, where, and the frame.
-    Malformed(crate::frame::Malformed),
-    /// The harness could not build or encode the request at this version (a scenario's
-    /// problem, the same on every target).
-    Unsendable(String),
-    /// Not sent: the scenario had stopped on this target (why is in the transcript).
-    Skipped(String),
-    /// Not sent: a set-up CreateTopics whose topics were provisioned, or a CreateTopics under
-    /// test on a broker that refuses CreateTopics. Not compared.
-    Provisioned(String),
-    /// A pause.
-    Slept(u64),
-}
-
-/// One step as run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// Step name (with `@vN` when a version sweep expanded it).
-    pub step: String,
-    /// API name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub api: String,
-    /// Version sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<i16>,
-    /// The request fields, with unique names back as placeholders.
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub request: Value,
-    /// What came back.
-    pub outcome: Outcome,
-}
-
-/// A scenario's run against one target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Transcript {
-    /// Scenario name.
-    pub scenario: String,
-    /// Target name.
-    pub target: String,
-    /// Steps, in order.
-    pub steps: Vec<StepRecord>,
-    /// Expectations that did not hold (a stop among them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failed_expectations: Vec<String>,
-    /// Why the scenario stopped before its last step on this target: the step that failed and
-    /// how. Later steps are recorded as skipped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<String>,
-}
-
-/// The highest version the harness builds a request at when a step names none: Apache 3.7's,
-/// except AddPartitionsToTxn v4, the broker-only batched form, which scenarios do not describe.
+/// The highest version a step that names none is built at.
 fn default_max(api: ApiKey) -> i16 {
-    match api {
-        ApiKey::AddPartitionsToTxn => 3,
-        // Fetch 13 and later name topics by id, which scenarios do not carry.
-        ApiKey::Fetch => 12,
-        // OffsetFetch 8 and later batch groups; scenarios name one group, so the plain shape.
-        ApiKey::OffsetFetch => 7,
-        other => apache_max(other),
-    }
+    crate::apis::by_key(api).map_or(0, |a| a.default_max)
 }
 
-/// Apache 3.7's highest version of each scenario API: what "all" sweeps.
+/// Apache 3.7's highest version of an API: what "all" sweeps.
 fn apache_max(api: ApiKey) -> i16 {
-    match api {
-        ApiKey::InitProducerId => 4,
-        ApiKey::AddPartitionsToTxn => 4,
-        ApiKey::AddOffsetsToTxn => 3,
-        ApiKey::EndTxn => 3,
-        ApiKey::WriteTxnMarkers => 1,
-        ApiKey::TxnOffsetCommit => 3,
-        ApiKey::CreateTopics => 7,
-        ApiKey::FindCoordinator => 4,
-        ApiKey::Metadata => 12,
-        ApiKey::Produce => 10,
-        ApiKey::Fetch => 16,
-        ApiKey::ListOffsets => 8,
-        ApiKey::OffsetFetch => 9,
-        ApiKey::JoinGroup => 9,
-        ApiKey::SyncGroup => 5,
-        ApiKey::Heartbeat => 4,
-        ApiKey::LeaveGroup => 5,
-        ApiKey::OffsetCommit => 9,
-        ApiKey::DeleteGroups => 2,
-        ApiKey::ApiVersions => 3,
-        _ => 0,
-    }
+    crate::apis::by_key(api).map_or(0, |a| a.apache_max)
 }
 
 /// A background step's request on its way: the answer arrives in `answer`, with the

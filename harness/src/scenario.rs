@@ -129,7 +129,7 @@ fn check_requests(steps: &[Step], unique: &[String]) -> Result<(), String> {
         if crate::request::api_key(api).is_none() {
             return Err(format!(
                 "step '{name}': unknown API '{api}' (kconform sends {})",
-                crate::request::API_NAMES.join(", ")
+                crate::apis::names()
             ));
         }
         if let Some(version) = &step.version {

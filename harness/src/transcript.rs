@@ -1,0 +1,71 @@
+//! The transcript model: what a scenario's run on one target recorded, step by step. Runner,
+//! recorded answers, diff, coverage and reports all read it; it depends on none of them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What one step got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The normalised response.
+    Response(Value),
+    /// The target does not serve this version of the API.
+    Unsupported {
+        /// Lowest version served (-1: the API is not served at all).
+        min: i16,
+        /// Highest version served.
+        max: i16,
+    },
+    /// No answer: the connection closed or the deadline passed.
+    NoAnswer(String),
+    /// An answer that is not a well-formed response of the API at the version sent: what was
+    /// wrong, where, and the frame.
+    Malformed(crate::frame::Malformed),
+    /// The harness could not build or encode the request at this version (a scenario's
+    /// problem, the same on every target).
+    Unsendable(String),
+    /// Not sent: the scenario had stopped on this target (why is in the transcript).
+    Skipped(String),
+    /// Not sent: a set-up CreateTopics whose topics were provisioned, or a CreateTopics under
+    /// test on a broker that refuses CreateTopics. Not compared.
+    Provisioned(String),
+    /// A pause.
+    Slept(u64),
+}
+
+/// One step as run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Step name (with `@vN` when a version sweep expanded it).
+    pub step: String,
+    /// API name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api: String,
+    /// Version sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i16>,
+    /// The request fields, with unique names back as placeholders.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub request: Value,
+    /// What came back.
+    pub outcome: Outcome,
+}
+
+/// A scenario's run against one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// Scenario name.
+    pub scenario: String,
+    /// Target name.
+    pub target: String,
+    /// Steps, in order.
+    pub steps: Vec<StepRecord>,
+    /// Expectations that did not hold (a stop among them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_expectations: Vec<String>,
+    /// Why the scenario stopped before its last step on this target: the step that failed and
+    /// how. Later steps are recorded as skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
