@@ -18,7 +18,6 @@ pub mod ledger;
 pub mod mutation;
 pub mod normalise;
 pub mod peers;
-pub mod progress;
 pub mod recorded;
 pub mod records;
 pub mod report;

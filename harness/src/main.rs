@@ -44,7 +44,9 @@ fn stdout_failed(e: std::io::Error) {
 }
 use kconform::apache::Backend;
 use kconform::data::Source;
-use kconform::progress;
+
+#[path = "cli/progress.rs"]
+mod progress;
 use kconform::report::Report;
 use kconform::scenario::Scenario;
 use kconform::target::TargetSpec;
@@ -56,6 +58,27 @@ use kconform::target::TargetSpec;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--apache-backend`: how to launch Apache ([`Backend`]).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum BackendArg {
+    /// The container when a Docker engine answers, else the JVM.
+    Auto,
+    /// The broker's jars, launched as a JVM (needs java and mvn).
+    Jvm,
+    /// The official apache/kafka image through testcontainers (needs Docker).
+    Container,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(b: BackendArg) -> Backend {
+        match b {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Jvm => Backend::Jvm,
+            BackendArg::Container => Backend::Container,
+        }
+    }
 }
 
 /// Where the scenarios come from.
@@ -100,8 +123,8 @@ struct TargetArgs {
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
     /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
     /// `auto` (the container when a Docker engine answers, else the JVM).
-    #[arg(long, value_enum, default_value_t = Backend::Auto)]
-    apache_backend: Backend,
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    apache_backend: BackendArg,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -206,8 +229,8 @@ enum Command {
         #[command(flatten)]
         scenarios: ScenarioArgs,
         /// How `--target apache` launches Apache (see `kconform run --help`).
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        apache_backend: Backend,
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        apache_backend: BackendArg,
         #[command(flatten)]
         files: ReportFiles,
     },
@@ -429,6 +452,57 @@ async fn proxy_command(
     unreachable!("pending never completes")
 }
 
+/// Colours a part of the report by its tone, when stdout is a terminal (console decides).
+fn paint(tone: kconform::report::Tone, text: &str) -> String {
+    use kconform::report::Tone;
+    let styled = console::style(text);
+    match tone {
+        Tone::Dim => styled.dim(),
+        Tone::Bold => styled.bold(),
+        Tone::Good => styled.green(),
+        Tone::Warn => styled.yellow(),
+        Tone::Bad => styled.red().bold(),
+    }
+    .to_string()
+}
+
+/// Progress of a session on stderr: a spinner while a target starts, a bar per target.
+#[derive(Default)]
+struct SessionBars {
+    spinner: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+    bars: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+}
+
+impl kconform::session::Progress for SessionBars {
+    fn starting(&self, target: &str) {
+        if let Ok(mut s) = self.spinner.lock() {
+            *s = Some(progress::starting(target));
+        }
+    }
+    fn running(&self, target: &str, total: usize) {
+        if let Some(s) = self.spinner.lock().ok().and_then(|mut s| s.take()) {
+            s.finish_and_clear();
+        }
+        if let Ok(mut bars) = self.bars.lock() {
+            bars.insert(target.to_owned(), progress::scenarios(target, total));
+        }
+    }
+    fn scenario_done(&self, target: &str, scenario: &str) {
+        if let Some(bar) = self.bars.lock().ok().and_then(|b| b.get(target).cloned()) {
+            bar.inc(1);
+            bar.set_message(scenario.to_owned());
+        }
+    }
+    fn finished(&self, target: &str) {
+        if let Some(s) = self.spinner.lock().ok().and_then(|mut s| s.take()) {
+            s.finish_and_clear();
+        }
+        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(target)) {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// Exit 0 when the run passed, 1 when it found an undocumented difference, a stale ledger
 /// entry or a failed expectation.
 fn verdict(report: &Report) -> ExitCode {
@@ -622,7 +696,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             apache_backend,
             files,
         } => {
-            let specs = specs(&targets, apache_backend)?;
+            let specs = specs(&targets, apache_backend.into())?;
             let options = kconform::peers::PeersOptions {
                 run: kconform::peers::suite::RunOptions {
                     run,
@@ -698,16 +772,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let source = scenarios.source();
             let all = Scenario::load_all(&source)?;
             let chosen = without_slow(pick(&all, &names, &source)?, &names, include_slow);
-            let specs = specs(&on.targets, on.apache_backend)?;
+            let specs = specs(&on.targets, on.apache_backend.into())?;
             let snapshots = Source::snapshots(on.snapshots.as_deref());
             let session = session(&source, &snapshots, &on);
-            let (report, transcripts) = session.run(&chosen, &specs, jobs as usize).await?;
+            let (report, transcripts) = session
+                .run(
+                    &chosen,
+                    &specs,
+                    jobs as usize,
+                    std::sync::Arc::new(SessionBars::default()),
+                )
+                .await?;
             if show {
                 for t in transcripts.iter().flatten() {
                     outln!("{}", serde_json::to_string_pretty(t)?);
                 }
             }
-            out!("{}", report.terminal(verbose));
+            out!("{}", report.terminal_painted(verbose, &paint));
             if report.targets.len() < 2 {
                 outln!("(one target: nothing compared)");
             }
@@ -725,10 +806,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let source = scenarios.source();
             let all = Scenario::load_all(&source)?;
             let chosen = without_slow(pick(&all, &names, &source)?, &names, include_slow);
-            let specs = specs(&on.targets, on.apache_backend)?;
+            let specs = specs(&on.targets, on.apache_backend.into())?;
             let snapshots = Source::snapshots(on.snapshots.as_deref());
             let session = session(&source, &snapshots, &on);
-            let (report, transcripts) = session.run(&chosen, &specs, jobs as usize).await?;
+            let (report, transcripts) = session
+                .run(
+                    &chosen,
+                    &specs,
+                    jobs as usize,
+                    std::sync::Arc::new(SessionBars::default()),
+                )
+                .await?;
             let mut coverage = kconform::coverage::Coverage::default();
             transcripts.iter().flatten().for_each(|t| coverage.add(t));
             let table = coverage.markdown();
@@ -738,7 +826,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
             }
             if !report.passed() {
-                out!("{}", report.terminal(false));
+                out!("{}", report.terminal_painted(false, &paint));
             }
             Ok(verdict(&report))
         }
@@ -750,13 +838,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let source = scenarios.source();
             let all = Scenario::load_all(&source)?;
             let chosen = pick(&all, std::slice::from_ref(&name), &source)?;
-            let specs = specs(&on.targets, on.apache_backend)?;
+            let specs = specs(&on.targets, on.apache_backend.into())?;
             if specs.len() != 2 {
                 anyhow::bail!("repro compares exactly two targets ({} given)", specs.len());
             }
             let snapshots = Source::snapshots(on.snapshots.as_deref());
             let session = session(&source, &snapshots, &on);
-            let (report, transcripts) = session.run(&chosen, &specs, 1).await?;
+            let (report, transcripts) = session
+                .run(
+                    &chosen,
+                    &specs,
+                    1,
+                    std::sync::Arc::new(SessionBars::default()),
+                )
+                .await?;
             out!("{}", report.repro(&transcripts[0][0], &transcripts[1][0]));
             Ok(verdict(&report))
         }

@@ -13,6 +13,21 @@ use crate::transcript::Transcript;
 /// The version of the JSON report's schema (`harness/report.schema.json`).
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The tone of a part of the terminal report, for a renderer that colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Background information.
+    Dim,
+    /// A heading.
+    Bold,
+    /// Passed.
+    Good,
+    /// Documented: allowed, worth a look.
+    Warn,
+    /// Fails the run.
+    Bad,
+}
+
 /// One difference and its classification.
 #[derive(Debug, Clone, Serialize)]
 pub struct Difference {
@@ -189,16 +204,21 @@ impl Report {
     /// The terminal report: where each target's answers came from, one line per scenario with
     /// its status on each target, then what fails the run (undocumented differences, stale
     /// entries), then the documented differences — one line per ledger entry, or each one with
-    /// `verbose` — and the totals. Coloured only when stdout is a terminal (console decides).
+    /// `verbose` — and the totals. Plain text.
     pub fn terminal(&self, verbose: bool) -> String {
-        use console::style;
+        self.terminal_painted(verbose, &|_, text| text.to_owned())
+    }
+
+    /// [`Report::terminal`], each part painted by `paint` in its tone (the binary colours them
+    /// on a terminal).
+    pub fn terminal_painted(&self, verbose: bool, paint: &dyn Fn(Tone, &str) -> String) -> String {
         use std::fmt::Write;
         let mut out = String::new();
         for o in &self.origins {
             let _ = writeln!(
                 out,
                 "{}",
-                style(format!("{}: {}", o.target, o.origin)).dim()
+                paint(Tone::Dim, &format!("{}: {}", o.target, o.origin))
             );
         }
         let w = self
@@ -212,7 +232,10 @@ impl Report {
         let _ = writeln!(
             out,
             "{}",
-            style(format!("{:48}{header}  differences", "scenario")).bold()
+            paint(
+                Tone::Bold,
+                &format!("{:48}{header}  differences", "scenario")
+            )
         );
         for s in self.scenarios() {
             let mut line = format!("{s:48}");
@@ -220,11 +243,11 @@ impl Report {
             for t in &self.targets {
                 match self.runs.iter().find(|r| r.scenario == s && r.target == *t) {
                     Some(r) if r.failed_expectations.is_empty() => {
-                        line.push_str(&format!(" {}", style(format!("{:>w$}", "ok")).green()))
+                        line.push_str(&format!(" {}", paint(Tone::Good, &format!("{:>w$}", "ok"))))
                     }
                     Some(r) => {
                         let status = r.status().to_uppercase();
-                        line.push_str(&format!(" {}", style(format!("{status:>w$}")).red().bold()));
+                        line.push_str(&format!(" {}", paint(Tone::Bad, &format!("{status:>w$}"))));
                         failures.extend(r.failed_expectations.iter().map(|f| format!("{t}: {f}")));
                     }
                     None => line.push_str(&format!(" {:>w$}", "-")),
@@ -237,13 +260,13 @@ impl Report {
                 .collect();
             let undocumented = diffs.iter().filter(|d| d.documented_by.is_none()).count();
             let summary = match (diffs.len(), undocumented) {
-                (0, _) => style("none".to_owned()).dim(),
-                (n, 0) => style(format!("{n} documented")).yellow(),
-                (n, u) => style(format!("{n}, {u} UNDOCUMENTED")).red().bold(),
+                (0, _) => paint(Tone::Dim, "none"),
+                (n, 0) => paint(Tone::Warn, &format!("{n} documented")),
+                (n, u) => paint(Tone::Bad, &format!("{n}, {u} UNDOCUMENTED")),
             };
             let _ = writeln!(out, "{line}  {summary}");
             for f in failures {
-                let _ = writeln!(out, "    {}", style(f).red());
+                let _ = writeln!(out, "    {}", paint(Tone::Bad, &f));
             }
         }
         for d in self
@@ -258,7 +281,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "{} {} {} {}: {}",
-                style(label).red().bold(),
+                paint(Tone::Bad, &label),
                 d.row.scenario,
                 d.row.step,
                 d.row.path,
@@ -269,7 +292,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "{} {}: documented in {}, but it did not show",
-                style("STALE").red().bold(),
+                paint(Tone::Bad, "STALE"),
                 st.entry,
                 st.scenario
             );
@@ -283,11 +306,10 @@ impl Report {
                 let _ = writeln!(
                     out,
                     "{} {} {} {}: {}",
-                    style(format!(
-                        "DOCUMENTED {}",
-                        d.documented_by.as_deref().unwrap_or("")
-                    ))
-                    .yellow(),
+                    paint(
+                        Tone::Warn,
+                        &format!("DOCUMENTED {}", d.documented_by.as_deref().unwrap_or(""))
+                    ),
                     d.row.scenario,
                     d.row.step,
                     d.row.path,
@@ -310,7 +332,7 @@ impl Report {
                 let _ = writeln!(
                     out,
                     "{} {entry}: {n} difference(s) in {}",
-                    style("DOCUMENTED").yellow(),
+                    paint(Tone::Warn, "DOCUMENTED"),
                     match scenarios.len() {
                         1 => scenarios[0].to_owned(),
                         k => format!("{k} scenarios"),
@@ -321,13 +343,13 @@ impl Report {
                 let _ = writeln!(
                     out,
                     "{}",
-                    style("(--verbose lists each documented difference)").dim()
+                    paint(Tone::Dim, "(--verbose lists each documented difference)")
                 );
             }
         }
         let verdict = match self.passed() {
-            true => style("PASSED").green().bold(),
-            false => style("FAILED").red().bold(),
+            true => paint(Tone::Good, "PASSED"),
+            false => paint(Tone::Bad, "FAILED"),
         };
         let _ = writeln!(
             out,
@@ -642,7 +664,6 @@ mod tests {
         // Values are values, not JSON text inside a string.
         assert_eq!(json["differences"][0]["left"], "50");
         assert_eq!(json["runs"][0]["status"], "ok");
-        console::set_colors_enabled(false);
         r.add_origin("apache", "recorded");
         r.add_difference(
             row("52"),

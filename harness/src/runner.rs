@@ -787,9 +787,12 @@ fn mismatches(conditions: &BTreeMap<String, toml::Value>, raw: &Value) -> Vec<St
         .collect()
 }
 
+/// Told the name of each scenario as it finishes.
+pub type Done = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they
-/// share the broker; a scenario waiting long on an answer lends its slot to another), ticking
-/// `progress` as each finishes; the transcripts come back in the scenarios' order, one per
+/// share the broker; a scenario waiting long on an answer lends its slot to another), telling
+/// `done` as each finishes; the transcripts come back in the scenarios' order, one per
 /// scenario, whatever the target did.
 pub async fn run_many(
     scenarios: &[&Scenario],
@@ -797,27 +800,26 @@ pub async fn run_many(
     deadline: Duration,
     jobs: usize,
     provisioning: Option<Provisioning>,
-    progress: &indicatif::ProgressBar,
+    done: Done,
 ) -> Vec<Transcript> {
     let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (i, s) in scenarios.iter().enumerate() {
-        let (s, target, permits, progress, provisioning) = (
+        let (s, target, permits, done, provisioning) = (
             (*s).clone(),
             target.clone(),
             permits.clone(),
-            progress.clone(),
+            done.clone(),
             provisioning.clone(),
         );
         set.spawn(async move {
             let held = permits.clone().acquire_owned().await.ok();
-            progress.set_message(s.name.clone());
             let slot = Slot {
                 permits: Some(permits),
                 held,
             };
             let t = run_in_slot(&s, &target, deadline, slot, provisioning).await;
-            progress.inc(1);
+            done(&s.name);
             (i, t)
         });
     }

@@ -6,6 +6,7 @@ use crate::data::Source;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::apache;
 use crate::diff::{self, DiffRow};
 use crate::ledger::{Ledger, LedgerError, Verdict};
 use crate::recorded::{self, RecordedError};
@@ -13,7 +14,6 @@ use crate::report::{Report, Stale};
 use crate::runner::{self, Transcript};
 use crate::scenario::Scenario;
 use crate::target::{Running, TargetError, TargetSpec};
-use crate::{apache, progress};
 
 /// Why a run could not happen.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,24 @@ pub struct Session<'a> {
     /// those found to refuse CreateTopics.
     pub provisioned_topics: bool,
 }
+
+/// What a session tells whoever shows its progress (the binary draws bars; tests show nothing).
+pub trait Progress: Send + Sync {
+    /// `target` is starting (Apache takes seconds).
+    fn starting(&self, _target: &str) {}
+    /// `target` is up; `total` scenarios will run on it.
+    fn running(&self, _target: &str, _total: usize) {}
+    /// A scenario finished on `target`.
+    fn scenario_done(&self, _target: &str, _scenario: &str) {}
+    /// Every scenario finished on `target`.
+    fn finished(&self, _target: &str) {}
+}
+
+/// Progress nobody watches.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Quiet;
+
+impl Progress for Quiet {}
 
 /// Every difference between two targets' transcripts with its verdict.
 pub type Classified = Vec<(DiffRow, Verdict)>;
@@ -93,6 +111,7 @@ impl Session<'_> {
         chosen: &[&Scenario],
         specs: &[TargetSpec],
         jobs: usize,
+        progress: Arc<dyn Progress>,
     ) -> Result<(Report, Vec<Vec<Transcript>>), SessionError> {
         let mut report = Report {
             targets: specs.iter().map(TargetSpec::name).collect(),
@@ -114,9 +133,8 @@ impl Session<'_> {
                 all.push(transcripts);
                 continue;
             }
-            let starting = progress::starting(&spec.name());
+            progress.starting(&spec.name());
             let started = Running::start(spec).await;
-            starting.finish_and_clear();
             let target = started?;
             // A target that does not answer ApiVersions cannot be judged at all: said at once,
             // rather than as every scenario's first failure.
@@ -151,10 +169,14 @@ impl Session<'_> {
             });
             let target = Arc::new(target);
             report.add_origin(&target.name, target.origin.clone());
-            let bar = progress::scenarios(&target.name, chosen.len());
+            progress.running(&target.name, chosen.len());
+            let watcher = progress.clone();
+            let name = target.name.clone();
+            let done: runner::Done =
+                Arc::new(move |scenario: &str| watcher.scenario_done(&name, scenario));
             let transcripts =
-                runner::run_many(chosen, &target, self.deadline, jobs, provisioning, &bar).await;
-            bar.finish_and_clear();
+                runner::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
+            progress.finished(&target.name);
             // A launched broker that died mid-run: its last words go in the report.
             if let Some(post_mortem) = target.post_mortem() {
                 report.add_origin(&target.name, post_mortem);

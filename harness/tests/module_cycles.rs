@@ -117,6 +117,42 @@ fn neither_crate_has_an_import_cycle() {
     assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
 }
 
+/// The harness library draws nothing and parses no command line: clap, indicatif and console
+/// belong to the binary (`main.rs`, `cli/`), which renders the library's events and tones.
+#[test]
+fn the_library_leaves_the_terminal_to_the_binary() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut pending = vec![src.clone()];
+    let mut found = Vec::new();
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == "main.rs" || rel.starts_with("cli") {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for krate in ["clap::", "indicatif::", "console::"] {
+                if text
+                    .lines()
+                    .any(|l| l.split("//").next().unwrap().contains(krate))
+                {
+                    found.push(format!("{rel} uses {krate}"));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 #[test]
 fn a_planted_cycle_is_found() {
     let graph: BTreeMap<String, BTreeSet<String>> = [

@@ -73,6 +73,7 @@ async fn judge(scenario: &Scenario, proxy: &Proxy) -> (Report, Vec<Vec<Transcrip
             &[scenario],
             &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
             1,
+            std::sync::Arc::new(kconform::session::Quiet),
         )
         .await
         .expect("the run reports")

@@ -80,7 +80,15 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
     let targets = [TargetSpec::External(broker.addr()), TargetSpec::Recorded];
     let mut runs = Vec::new();
     for run in 1..=2 {
-        let (report, all) = session.run(&chosen, &targets, 4).await.expect("a report");
+        let (report, all) = session
+            .run(
+                &chosen,
+                &targets,
+                4,
+                std::sync::Arc::new(kconform::session::Quiet),
+            )
+            .await
+            .expect("a report");
         let origin = report
             .origins
             .iter()

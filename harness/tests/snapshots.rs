@@ -15,9 +15,15 @@ use kconform::target::{Running, TargetSpec};
 async fn run_all(spec: &TargetSpec, scenarios: &[Scenario]) -> Vec<Transcript> {
     let target = Arc::new(Running::start(spec).await.expect("target starts"));
     let chosen: Vec<&Scenario> = scenarios.iter().collect();
-    let hidden = indicatif::ProgressBar::hidden();
-    let transcripts =
-        runner::run_many(&chosen, &target, Duration::from_secs(10), 4, None, &hidden).await;
+    let transcripts = runner::run_many(
+        &chosen,
+        &target,
+        Duration::from_secs(10),
+        4,
+        None,
+        Arc::new(|_: &str| {}),
+    )
+    .await;
     for t in &transcripts {
         assert!(
             t.failed_expectations.is_empty(),

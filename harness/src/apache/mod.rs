@@ -126,7 +126,7 @@ pub fn answers_api_versions(addr: std::net::SocketAddr) -> Result<(), String> {
 }
 
 /// How to launch Apache (`--apache-backend`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
     /// The container when a Docker engine answers, else the JVM.
     #[default]
@@ -135,6 +135,30 @@ pub enum Backend {
     Jvm,
     /// The official apache/kafka image through testcontainers (needs Docker).
     Container,
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    /// `auto`, `jvm` or `container`.
+    fn from_str(s: &str) -> Result<Backend, String> {
+        match s {
+            "auto" => Ok(Backend::Auto),
+            "jvm" => Ok(Backend::Jvm),
+            "container" => Ok(Backend::Container),
+            other => Err(format!("'{other}': expected auto, jvm or container")),
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Auto => "auto",
+            Backend::Jvm => "jvm",
+            Backend::Container => "container",
+        })
+    }
 }
 
 impl Backend {
