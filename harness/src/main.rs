@@ -769,20 +769,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             verbose,
             files,
         } => {
-            let source = scenarios.source();
-            let all = Scenario::load_all(&source)?;
-            let chosen = without_slow(pick(&all, &names, &source)?, &names, include_slow);
-            let specs = specs(&on.targets, on.apache_backend.into())?;
-            let snapshots = Source::snapshots(on.snapshots.as_deref());
-            let session = session(&source, &snapshots, &on);
-            let (report, transcripts) = session
-                .run(
-                    &chosen,
-                    &specs,
-                    jobs as usize,
-                    std::sync::Arc::new(SessionBars::default()),
-                )
-                .await?;
+            let (report, transcripts) =
+                compare(&scenarios, &on, &names, include_slow, jobs as usize, None).await?;
             if show {
                 for t in transcripts.iter().flatten() {
                     outln!("{}", serde_json::to_string_pretty(t)?);
@@ -803,20 +791,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             include_slow,
             jobs,
         } => {
-            let source = scenarios.source();
-            let all = Scenario::load_all(&source)?;
-            let chosen = without_slow(pick(&all, &names, &source)?, &names, include_slow);
-            let specs = specs(&on.targets, on.apache_backend.into())?;
-            let snapshots = Source::snapshots(on.snapshots.as_deref());
-            let session = session(&source, &snapshots, &on);
-            let (report, transcripts) = session
-                .run(
-                    &chosen,
-                    &specs,
-                    jobs as usize,
-                    std::sync::Arc::new(SessionBars::default()),
-                )
-                .await?;
+            let (report, transcripts) =
+                compare(&scenarios, &on, &names, include_slow, jobs as usize, None).await?;
             let mut coverage = kconform::coverage::Coverage::default();
             transcripts.iter().flatten().for_each(|t| coverage.add(t));
             let table = coverage.markdown();
@@ -835,39 +811,48 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             scenarios,
             on,
         } => {
-            let source = scenarios.source();
-            let all = Scenario::load_all(&source)?;
-            let chosen = pick(&all, std::slice::from_ref(&name), &source)?;
-            let specs = specs(&on.targets, on.apache_backend.into())?;
-            if specs.len() != 2 {
-                anyhow::bail!("repro compares exactly two targets ({} given)", specs.len());
-            }
-            let snapshots = Source::snapshots(on.snapshots.as_deref());
-            let session = session(&source, &snapshots, &on);
-            let (report, transcripts) = session
-                .run(
-                    &chosen,
-                    &specs,
-                    1,
-                    std::sync::Arc::new(SessionBars::default()),
-                )
-                .await?;
+            let names = [name];
+            let (report, transcripts) = compare(&scenarios, &on, &names, true, 1, Some(2)).await?;
             out!("{}", report.repro(&transcripts[0][0], &transcripts[1][0]));
             Ok(verdict(&report))
         }
     }
 }
 
-/// A session over these scenarios and recorded answers, with the target options given.
-fn session<'a>(
-    scenarios: &'a Source,
-    snapshots: &'a Source,
+/// What run, coverage and repro share: the scenarios named (all when none; slow ones only when
+/// asked or named) on the targets given (exactly `targets` of them when said), the first two
+/// compared.
+async fn compare(
+    scenarios: &ScenarioArgs,
     on: &TargetArgs,
-) -> kconform::session::Session<'a> {
-    kconform::session::Session {
-        scenarios,
-        snapshots,
+    names: &[String],
+    include_slow: bool,
+    jobs: usize,
+    targets: Option<usize>,
+) -> anyhow::Result<(Report, Vec<Vec<kconform::transcript::Transcript>>)> {
+    let source = scenarios.source();
+    let all = Scenario::load_all(&source)?;
+    let chosen = without_slow(pick(&all, names, &source)?, names, include_slow);
+    let specs = specs(&on.targets, on.apache_backend.into())?;
+    if let Some(n) = targets.filter(|n| *n != specs.len()) {
+        anyhow::bail!(
+            "this command compares exactly {n} targets ({} given)",
+            specs.len()
+        );
+    }
+    let snapshots = Source::snapshots(on.snapshots.as_deref());
+    let session = kconform::session::Session {
+        scenarios: &source,
+        snapshots: &snapshots,
         deadline: Duration::from_millis(on.deadline_ms),
         provisioned_topics: on.provisioned_topics,
-    }
+    };
+    Ok(session
+        .run(
+            &chosen,
+            &specs,
+            jobs,
+            std::sync::Arc::new(SessionBars::default()),
+        )
+        .await?)
 }
