@@ -328,9 +328,6 @@ fn specs(targets: &[String], backend: Backend) -> anyhow::Result<Vec<TargetSpec>
         other => other,
     };
     if targets.is_empty() {
-        if kconform::apache::daemon::running().is_some() {
-            return Ok(vec![TargetSpec::Ref, TargetSpec::Apache(backend)]);
-        }
         return Ok(match backend.usable() {
             Ok(()) => vec![TargetSpec::Ref, TargetSpec::Apache(backend)],
             Err(why) => {

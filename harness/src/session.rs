@@ -62,6 +62,9 @@ pub struct Quiet;
 
 impl Progress for Quiet {}
 
+/// A target's transcripts, and what a reader must know of where they came from.
+type Answers = (Vec<Transcript>, Vec<String>);
+
 /// Every difference between two targets' transcripts with its verdict.
 pub type Classified = Vec<(DiffRow, Verdict)>;
 
@@ -92,16 +95,89 @@ pub fn compare(
 }
 
 impl Session<'_> {
-    /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`.
-    fn recorded(&self, chosen: &[&Scenario]) -> Result<Vec<Transcript>, RecordedError> {
-        chosen
+    /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`, and
+    /// where they come from.
+    fn recorded(&self, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
+        let transcripts = chosen
             .iter()
             .map(|s| {
                 let mut t = recorded::read(self.snapshots, &s.name, "apache")?;
                 t.target = TargetSpec::Recorded.name();
                 Ok(t)
             })
-            .collect()
+            .collect::<Result<_, RecordedError>>()?;
+        let origin = format!(
+            "Apache {}'s answers as recorded in {} (no live broker in this run)",
+            apache::KAFKA_VERSION,
+            self.snapshots.describe()
+        );
+        Ok((transcripts, vec![origin]))
+    }
+
+    /// Runs the chosen scenarios on a live target: started (or found), checked to answer,
+    /// its topics provisioned if it refuses CreateTopics, stopped after; and what to know of it.
+    async fn live(
+        &self,
+        spec: &TargetSpec,
+        chosen: &[&Scenario],
+        jobs: usize,
+        progress: &Arc<dyn Progress>,
+    ) -> Result<Answers, SessionError> {
+        progress.starting(&spec.name());
+        let target = Running::start(spec).await?;
+        // A target that does not answer ApiVersions cannot be judged at all: said at once,
+        // rather than as every scenario's first failure.
+        if let Err(e) = target.reachable(self.deadline).await {
+            target.stop().await;
+            return Err(e.into());
+        }
+        // A broker that refuses CreateTopics gets the topics provisioned for it.
+        let refused = match target.create_topics_refused(self.deadline).await {
+            Ok(refused) => refused,
+            Err(e) => {
+                target.stop().await;
+                return Err(e.into());
+            }
+        };
+        let provisioning =
+            (self.provisioned_topics || refused.is_some()).then(|| runner::Provisioning {
+                refused: refused.clone(),
+            });
+        let mut notes = vec![target.origin.clone()];
+        let target = Arc::new(target);
+        progress.running(&target.name, chosen.len());
+        let watcher = progress.clone();
+        let name = target.name.clone();
+        let done: runner::Done =
+            Arc::new(move |scenario: &str| watcher.scenario_done(&name, scenario));
+        let has_provisioning = provisioning.is_some();
+        let transcripts =
+            runner::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
+        progress.finished(&target.name);
+        // A launched broker that died mid-run: its last words go in the report.
+        notes.extend(target.post_mortem());
+        if let Ok(target) = Arc::try_unwrap(target) {
+            target.stop().await;
+        }
+        if has_provisioning {
+            let why = match &refused {
+                Some(why) => format!("it refuses CreateTopics ({why}): "),
+                None => "--provisioned-topics: ".to_owned(),
+            };
+            let unjudged = match refused {
+                Some(_) => " and CreateTopics under test is not judged",
+                None => "",
+            };
+            let not_sent = transcripts
+                .iter()
+                .flat_map(|t| &t.steps)
+                .filter(|s| matches!(s.outcome, runner::Outcome::Provisioned(_)))
+                .count();
+            notes.push(format!(
+                "{why}uses the topics `kconform topics` lists; set-up CreateTopics steps are not sent{unjudged}, offsets are read from where each scenario began ({not_sent} CreateTopics requests not sent)"
+            ));
+        }
+        Ok((transcripts, notes))
     }
 
     /// Runs every chosen scenario on every target, `jobs` at a time per target, with progress
@@ -118,82 +194,15 @@ impl Session<'_> {
             ..Default::default()
         };
         let mut all = Vec::new();
+        // One loop over every kind of target: each gives its transcripts and what a reader
+        // must know of where they came from.
         for spec in specs {
-            if *spec == TargetSpec::Recorded {
-                let transcripts = self.recorded(chosen)?;
-                report.add_origin(
-                    &spec.name(),
-                    format!(
-                        "Apache {}'s answers as recorded in {} (no live broker in this run)",
-                        apache::KAFKA_VERSION,
-                        self.snapshots.describe()
-                    ),
-                );
-                report.add_transcripts(&transcripts);
-                all.push(transcripts);
-                continue;
-            }
-            progress.starting(&spec.name());
-            let started = Running::start(spec).await;
-            let target = started?;
-            // A target that does not answer ApiVersions cannot be judged at all: said at once,
-            // rather than as every scenario's first failure.
-            if let Err(e) = target.reachable(self.deadline).await {
-                target.stop().await;
-                return Err(e.into());
-            }
-            // A broker that refuses CreateTopics gets the topics provisioned for it.
-            let refused = match target.create_topics_refused(self.deadline).await {
-                Ok(refused) => refused,
-                Err(e) => {
-                    target.stop().await;
-                    return Err(e.into());
-                }
+            let (transcripts, notes) = match spec {
+                TargetSpec::Recorded => self.recorded(chosen)?,
+                live => self.live(live, chosen, jobs, &progress).await?,
             };
-            let provisioning =
-                (self.provisioned_topics || refused.is_some()).then(|| runner::Provisioning {
-                    refused: refused.clone(),
-                });
-            let provisioned_note = provisioning.is_some().then(|| {
-                let why = match &refused {
-                    Some(why) => format!("it refuses CreateTopics ({why}): "),
-                    None => "--provisioned-topics: ".to_owned(),
-                };
-                let unjudged = match refused {
-                    Some(_) => " and CreateTopics under test is not judged",
-                    None => "",
-                };
-                format!(
-                    "{why}uses the topics `kconform topics` lists; set-up CreateTopics steps are not sent{unjudged}, offsets are read from where each scenario began"
-                )
-            });
-            let target = Arc::new(target);
-            report.add_origin(&target.name, target.origin.clone());
-            progress.running(&target.name, chosen.len());
-            let watcher = progress.clone();
-            let name = target.name.clone();
-            let done: runner::Done =
-                Arc::new(move |scenario: &str| watcher.scenario_done(&name, scenario));
-            let transcripts =
-                runner::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
-            progress.finished(&target.name);
-            // A launched broker that died mid-run: its last words go in the report.
-            if let Some(post_mortem) = target.post_mortem() {
-                report.add_origin(&target.name, post_mortem);
-            }
-            if let Ok(target) = Arc::try_unwrap(target) {
-                target.stop().await;
-            }
-            if let Some(note) = provisioned_note {
-                let not_sent = transcripts
-                    .iter()
-                    .flat_map(|t| &t.steps)
-                    .filter(|s| matches!(s.outcome, runner::Outcome::Provisioned(_)))
-                    .count();
-                report.add_origin(
-                    &spec.name(),
-                    format!("{note} ({not_sent} CreateTopics requests not sent)"),
-                );
+            for note in notes {
+                report.add_origin(&spec.name(), note);
             }
             report.add_transcripts(&transcripts);
             all.push(transcripts);

@@ -87,9 +87,21 @@ pub struct Running {
     pub addr: SocketAddr,
     /// How the target was found or started, for the report.
     pub origin: String,
-    broker: Option<BrokerHandle>,
-    apache: Option<ApacheJvm>,
-    container: Option<ApacheContainer>,
+    held: Held,
+}
+
+/// What the harness holds of a target: the broker it started (to stop it), or nothing (a
+/// broker that runs on its own: external, or kept up by `kconform apache up`).
+#[derive(Debug)]
+enum Held {
+    /// Borrowed: not the harness's to stop.
+    Nothing,
+    /// kaas-ref, in process.
+    Ref(BrokerHandle),
+    /// Apache launched as a JVM.
+    Jvm(ApacheJvm),
+    /// Apache in a container (boxed: the container handle is large).
+    Container(Box<ApacheContainer>),
 }
 
 impl Running {
@@ -105,9 +117,7 @@ impl Running {
             name: name.clone(),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             origin: String::new(),
-            broker: None,
-            apache: None,
-            container: None,
+            held: Held::Nothing,
         };
         match spec {
             TargetSpec::Ref => {
@@ -127,7 +137,7 @@ impl Running {
                 .map_err(|e| failed(e.to_string()))?;
                 running.addr = broker.addr();
                 running.origin = "kaas-ref, in process".into();
-                running.broker = Some(broker);
+                running.held = Held::Ref(broker);
             }
             TargetSpec::Apache(backend) => {
                 if let Some(d) = apache::daemon::running() {
@@ -148,7 +158,7 @@ impl Running {
                             "Apache Kafka {} in the apache/kafka container",
                             apache::KAFKA_VERSION
                         );
-                        running.container = Some(c);
+                        running.held = Held::Container(Box::new(c));
                     }
                     _ => {
                         let jvm = tokio::task::spawn_blocking(ApacheJvm::start)
@@ -161,7 +171,7 @@ impl Running {
                             apache::KAFKA_VERSION,
                             jvm.start_time.as_secs_f64()
                         );
-                        running.apache = Some(jvm);
+                        running.held = Held::Jvm(jvm);
                     }
                 }
             }
@@ -255,7 +265,9 @@ impl Running {
     /// Why the target may have stopped answering: for a broker the harness launched that has
     /// exited, its exit status and the end of its log.
     pub fn post_mortem(&self) -> Option<String> {
-        let jvm = self.apache.as_ref()?;
+        let Held::Jvm(jvm) = &self.held else {
+            return None;
+        };
         let status = jvm.exited()?;
         Some(format!(
             "Apache exited ({status}); its log ends:\n{}",
@@ -264,17 +276,18 @@ impl Running {
     }
 
     /// Stops the target if the harness started it.
-    pub async fn stop(mut self) {
-        if let Some(c) = self.container.take() {
-            c.stop().await;
-        }
-        if let Some(mut jvm) = self.apache.take() {
-            let _ = tokio::task::spawn_blocking(move || jvm.stop()).await;
-        }
-        if let Some(b) = self.broker {
-            let data_dir = b.data_dir().to_owned();
-            b.shutdown().await;
-            let _ = std::fs::remove_dir_all(data_dir);
+    pub async fn stop(self) {
+        match self.held {
+            Held::Nothing => {}
+            Held::Container(c) => c.stop().await,
+            Held::Jvm(mut jvm) => {
+                let _ = tokio::task::spawn_blocking(move || jvm.stop()).await;
+            }
+            Held::Ref(b) => {
+                let data_dir = b.data_dir().to_owned();
+                b.shutdown().await;
+                let _ = std::fs::remove_dir_all(data_dir);
+            }
         }
     }
 }

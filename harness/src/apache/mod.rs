@@ -179,8 +179,12 @@ impl Backend {
         }
     }
 
-    /// Whether some backend can run here (`auto` resolves), or why not.
+    /// Whether an Apache can be had here: one kept up by `kconform apache up`, or one this
+    /// backend can launch (`auto` resolves); or why not.
     pub fn usable(self) -> Result<(), ApacheError> {
+        if daemon::running().is_some() {
+            return Ok(());
+        }
         match self {
             // Resolving auto already probed both backends.
             Backend::Auto => self.resolve().map(|_| ()),
