@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use reference_broker::errors::ErrorCode;
 use reference_broker::storage::fsync_count;
 use reference_broker::{Broker, BrokerConfig};
 
@@ -74,12 +75,12 @@ async fn main() {
             let parts = [("bench-txn".to_string(), 0)];
             assert_eq!(
                 state.txn.add_partitions("bench-direct", pid, epoch, &parts),
-                0
+                ErrorCode::NONE
             );
             let c = Instant::now();
             assert_eq!(
                 state.txn.end_txn(&*state, "bench-direct", pid, epoch, true),
-                0
+                ErrorCode::NONE
             );
             end.push(c.elapsed());
         }

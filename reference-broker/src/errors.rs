@@ -1,6 +1,22 @@
 //! Kafka error codes the broker answers, named as Apache names them.
 #![allow(missing_docs)]
 
+/// An error code as the transaction coordinator answers it: a type of its own, so that a code
+/// is never taken for an epoch (both are i16 on the wire, and `Result<(i64, i16), i16>` said
+/// neither which was which). Handlers put `.code()` on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ErrorCode(pub i16);
+
+impl ErrorCode {
+    /// No error.
+    pub const NONE: ErrorCode = ErrorCode(NONE);
+
+    /// The wire value.
+    pub fn code(self) -> i16 {
+        self.0
+    }
+}
+
 pub const UNKNOWN_SERVER_ERROR: i16 = -1;
 pub const NONE: i16 = 0;
 pub const OFFSET_OUT_OF_RANGE: i16 = 1;

@@ -248,6 +248,7 @@ fn verify_transactional(
         .state
         .txn
         .check_produce(id, h.producer_id, h.producer_epoch, topic, partition)
+        .code()
     {
         errors::NONE => Ok(()),
         errors::INVALID_TXN_STATE => Err((

@@ -74,7 +74,7 @@ fn init_producer_id(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdRes
                     producer_epoch: epoch,
                     ..Default::default()
                 },
-                Err(code) => failed(code),
+                Err(code) => failed(code.code()),
             }
         }
     }
@@ -116,7 +116,8 @@ fn add_partitions_to_txn(ctx: &Ctx, req: &AddPartitionsToTxnRequest) -> AddParti
             Some(
                 state
                     .txn
-                    .add_partitions(id, req.producer_id, req.producer_epoch, &requested),
+                    .add_partitions(id, req.producer_id, req.producer_epoch, &requested)
+                    .code(),
             )
         };
         for tp in &requested {
@@ -163,6 +164,7 @@ fn add_offsets_to_txn(ctx: &Ctx, req: &AddOffsetsToTxnRequest) -> AddOffsetsToTx
         ctx.state
             .txn
             .add_offsets(id, req.producer_id, req.producer_epoch, &req.group_id)
+            .code()
     };
     AddOffsetsToTxnResponse {
         error_code: code,
@@ -177,13 +179,16 @@ fn end_txn(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
     } else if id.is_empty() {
         errors::INVALID_REQUEST
     } else {
-        ctx.state.txn.end_txn(
-            &*ctx.state,
-            id,
-            req.producer_id,
-            req.producer_epoch,
-            req.committed,
-        )
+        ctx.state
+            .txn
+            .end_txn(
+                &*ctx.state,
+                id,
+                req.producer_id,
+                req.producer_epoch,
+                req.committed,
+            )
+            .code()
     };
     EndTxnResponse {
         error_code: code,
@@ -323,7 +328,8 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
     if !valid.is_empty() {
         // Every partition that passed its gates gets the group and transaction check's code,
         // or its own metadata check; what passes is staged.
-        let mut stage = |group_code: i16| {
+        let mut stage = |group_code: errors::ErrorCode| {
+            let group_code = group_code.code();
             let mut staged = Vec::new();
             for &(ti, pi) in &valid {
                 let t = &req.topics[ti];
@@ -348,11 +354,11 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
             staged
         };
         if group.is_empty() {
-            stage(errors::INVALID_GROUP_ID);
+            stage(errors::ErrorCode(errors::INVALID_GROUP_ID));
         } else if id.is_empty() {
             // The preamble's shared mapping; Apache answers 42 too (scenario
             // txn-offset-commit-empty-id).
-            stage(errors::INVALID_REQUEST);
+            stage(errors::ErrorCode(errors::INVALID_REQUEST));
         } else {
             state
                 .txn

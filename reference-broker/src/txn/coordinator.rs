@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use super::slots::{SlotStore, TxnEntry, TxnState};
 use super::Host;
-use crate::errors;
+use crate::errors::{self, ErrorCode};
 use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::batch;
@@ -36,20 +36,20 @@ pub struct TxnCoordinator {
 
 /// The wire code for an invalid transition: kaas answers 50 where Apache answers
 /// INVALID_TXN_STATE (48) — the spec's "one honest wart".
-pub const INVALID_TRANSITION: i16 = errors::INVALID_TRANSACTION_TIMEOUT;
+pub const INVALID_TRANSITION: ErrorCode = ErrorCode(errors::INVALID_TRANSACTION_TIMEOUT);
 
-fn io_code(e: io::Error) -> i16 {
+fn io_code(e: io::Error) -> ErrorCode {
     tracing::warn!(error = %e, "transaction state store failed");
-    errors::COORDINATOR_NOT_AVAILABLE
+    ErrorCode(errors::COORDINATOR_NOT_AVAILABLE)
 }
 
 /// The checks AddPartitionsToTxn, AddOffsetsToTxn and EndTxn share, in Apache's order:
 /// unknown id or PID mismatch → 49, epoch mismatch → 90.
-fn check_producer(entry: &Option<TxnEntry>, pid: i64, epoch: i16) -> Result<&TxnEntry, i16> {
+fn check_producer(entry: &Option<TxnEntry>, pid: i64, epoch: i16) -> Result<&TxnEntry, ErrorCode> {
     match entry {
-        None => Err(errors::INVALID_PRODUCER_ID_MAPPING),
-        Some(e) if e.pid != pid => Err(errors::INVALID_PRODUCER_ID_MAPPING),
-        Some(e) if e.epoch != epoch => Err(errors::PRODUCER_FENCED),
+        None => Err(ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING)),
+        Some(e) if e.pid != pid => Err(ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING)),
+        Some(e) if e.epoch != epoch => Err(ErrorCode(errors::PRODUCER_FENCED)),
         Some(e) => Ok(e),
     }
 }
@@ -86,7 +86,7 @@ impl TxnCoordinator {
         host: &dyn Host,
         transactional_id: &str,
         timeout_ms: i32,
-    ) -> Result<(i64, i16), i16> {
+    ) -> Result<(i64, i16), ErrorCode> {
         let _g = self.guard();
         let allocate = || host.allocate_pid();
         let result = self
@@ -108,7 +108,7 @@ impl TxnCoordinator {
                     Err(e) => (Err(io_code(e)), false),
                 },
                 Some(e) if matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort) => {
-                    (Err(errors::CONCURRENT_TRANSACTIONS), false)
+                    (Err(ErrorCode(errors::CONCURRENT_TRANSACTIONS)), false)
                 }
                 Some(e) if e.epoch >= EPOCH_EXHAUSTED => match allocate() {
                     Ok(pid) => {
@@ -172,8 +172,8 @@ impl TxnCoordinator {
         transactional_id: &str,
         pid: i64,
         epoch: i16,
-        add: impl FnOnce(&mut TxnEntry, bool) -> Result<bool, i16>,
-    ) -> i16 {
+        add: impl FnOnce(&mut TxnEntry, bool) -> Result<bool, ErrorCode>,
+    ) -> ErrorCode {
         let _g = self.guard();
         self.slots
             .update(transactional_id, |entry| {
@@ -182,16 +182,16 @@ impl TxnCoordinator {
                 }
                 let e = entry.as_mut().expect("checked");
                 if matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
-                    return (errors::CONCURRENT_TRANSACTIONS, false);
+                    return (ErrorCode(errors::CONCURRENT_TRANSACTIONS), false);
                 }
                 let ongoing = e.state == TxnState::Ongoing;
                 match add(e, ongoing) {
                     Err(code) => (code, false),
-                    Ok(changed) if ongoing => (errors::NONE, changed),
+                    Ok(changed) if ongoing => (ErrorCode(errors::NONE), changed),
                     Ok(_) => {
                         e.state = TxnState::Ongoing;
                         e.ongoing_since_ms = now_ms();
-                        (errors::NONE, true)
+                        (ErrorCode(errors::NONE), true)
                     }
                 }
             })
@@ -205,7 +205,7 @@ impl TxnCoordinator {
         pid: i64,
         epoch: i16,
         partitions: &[(String, i32)],
-    ) -> i16 {
+    ) -> ErrorCode {
         self.add_to_transaction(transactional_id, pid, epoch, |e, _| {
             Ok(partitions
                 .iter()
@@ -214,7 +214,13 @@ impl TxnCoordinator {
     }
 
     /// AddOffsetsToTxn's store step. An empty group id is an invalid transition (wire 50).
-    pub fn add_offsets(&self, transactional_id: &str, pid: i64, epoch: i16, group: &str) -> i16 {
+    pub fn add_offsets(
+        &self,
+        transactional_id: &str,
+        pid: i64,
+        epoch: i16,
+        group: &str,
+    ) -> ErrorCode {
         self.add_to_transaction(transactional_id, pid, epoch, |e, _| {
             if group.is_empty() {
                 return Err(INVALID_TRANSITION);
@@ -235,7 +241,7 @@ impl TxnCoordinator {
         pid: i64,
         epoch: i16,
         commit: bool,
-    ) -> i16 {
+    ) -> ErrorCode {
         let _g = self.guard();
         let (prepare, complete) = match commit {
             true => (TxnState::PrepareCommit, TxnState::CompleteCommit),
@@ -261,13 +267,13 @@ impl TxnCoordinator {
         match prepared {
             Err(e) => io_code(e),
             Ok(Err(code)) => code,
-            Ok(Ok(None)) => errors::NONE,
+            Ok(Ok(None)) => ErrorCode(errors::NONE),
             Ok(Ok(Some(entry))) => {
                 match self.dispatch_and_complete(host, transactional_id, &entry) {
-                    Ok(()) => errors::NONE,
+                    Ok(()) => ErrorCode(errors::NONE),
                     Err(e) => {
                         tracing::warn!(transactional_id, error = %e, "marker dispatch failed; entry left prepared");
-                        errors::COORDINATOR_NOT_AVAILABLE
+                        ErrorCode(errors::COORDINATOR_NOT_AVAILABLE)
                     }
                 }
             }
@@ -331,20 +337,20 @@ impl TxnCoordinator {
         transactional_id: &str,
         pid: i64,
         group: &str,
-        stage: impl FnOnce(i16) -> Vec<((String, i32), Committed)>,
+        stage: impl FnOnce(ErrorCode) -> Vec<((String, i32), Committed)>,
     ) {
         let _g = self.guard();
         let code = match self.slots.get(transactional_id) {
             Err(e) => io_code(e),
-            Ok(None) => errors::INVALID_PRODUCER_ID_MAPPING,
-            Ok(Some(e)) if e.pid != pid => errors::INVALID_PRODUCER_ID_MAPPING,
+            Ok(None) => ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING),
+            Ok(Some(e)) if e.pid != pid => ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING),
             Ok(Some(e)) if e.state == TxnState::Ongoing && e.groups.iter().any(|g| g == group) => {
-                errors::NONE
+                ErrorCode(errors::NONE)
             }
-            Ok(Some(_)) => errors::INVALID_TXN_STATE,
+            Ok(Some(_)) => ErrorCode(errors::INVALID_TXN_STATE),
         };
         let staged = stage(code);
-        if code == errors::NONE && !staged.is_empty() {
+        if code == ErrorCode(errors::NONE) && !staged.is_empty() {
             host.offsets().lock().stage(group, pid, staged);
         }
     }
@@ -359,16 +365,16 @@ impl TxnCoordinator {
         epoch: i16,
         topic: &str,
         partition: i32,
-    ) -> i16 {
+    ) -> ErrorCode {
         match self.slots.get(transactional_id) {
             Err(e) => io_code(e),
-            Ok(None) => errors::INVALID_PRODUCER_ID_MAPPING,
-            Ok(Some(e)) if e.pid != pid => errors::INVALID_PRODUCER_ID_MAPPING,
-            Ok(Some(e)) if e.epoch != epoch => errors::INVALID_PRODUCER_EPOCH,
+            Ok(None) => ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING),
+            Ok(Some(e)) if e.pid != pid => ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING),
+            Ok(Some(e)) if e.epoch != epoch => ErrorCode(errors::INVALID_PRODUCER_EPOCH),
             Ok(Some(e)) if e.state == TxnState::Ongoing && e.contains(topic, partition) => {
-                errors::NONE
+                ErrorCode(errors::NONE)
             }
-            Ok(Some(_)) => errors::INVALID_TXN_STATE,
+            Ok(Some(_)) => ErrorCode(errors::INVALID_TXN_STATE),
         }
     }
 
