@@ -9,8 +9,17 @@ fn kconform(args: &[&str]) -> (i32, String, String) {
 /// `kconform` with extra environment variables.
 fn kconform_with(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    kconform_in(std::path::Path::new(root), args, env)
+}
+
+/// `kconform` run from `dir`, with extra environment variables.
+fn kconform_in(
+    dir: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
-        .current_dir(root)
+        .current_dir(dir)
         .args(args)
         .envs(env.iter().copied())
         .output()
@@ -303,18 +312,7 @@ fn help_shows_what_applies() {
 #[test]
 fn kconform_works_from_any_directory() {
     let elsewhere = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
-            .current_dir(elsewhere.path())
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| kconform_in(elsewhere.path(), args, &[]);
     let (code, out, err) = run(&["list"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.lines().count() >= 100, "{out}");
