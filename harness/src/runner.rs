@@ -243,30 +243,31 @@ impl Run<'_> {
                 .and_then(|s| s.split(' ').nth(1))
                 .unwrap_or("an earlier step")
         );
-        let Some(api_name) = step.api.as_deref() else {
-            self.push_skipped(&step.name, "", None, &why);
-            return;
-        };
-        let api = request::api_key(api_name);
-        let versions = api
+        self.record_unsent(step, Outcome::Skipped(why));
+    }
+
+    /// Records every request `step` would have sent (each version of a sweep under its own
+    /// label, as a sent one is) as not sent, with `outcome`.
+    fn record_unsent(&mut self, step: &Step, outcome: Outcome) {
+        let api_name = step.api.as_deref().unwrap_or_default();
+        let versions = request::api_key(api_name)
             .and_then(|api| named_versions(api, &step.version).ok().flatten())
             .unwrap_or_default();
         if versions.is_empty() {
-            self.push_skipped(&step.name, api_name, None, &why);
-            return;
+            return self.push_unsent(&step.name, api_name, None, outcome);
         }
         for (label, version) in labels(step, &versions).iter().zip(&versions) {
-            self.push_skipped(label, api_name, Some(*version), &why);
+            self.push_unsent(label, api_name, Some(*version), outcome.clone());
         }
     }
 
-    fn push_skipped(&mut self, label: &str, api: &str, version: Option<i16>, why: &str) {
+    fn push_unsent(&mut self, label: &str, api: &str, version: Option<i16>, outcome: Outcome) {
         self.records.push(StepRecord {
             step: label.to_owned(),
             api: api.to_owned(),
             version,
             request: Value::Null,
-            outcome: Outcome::Skipped(why.to_owned()),
+            outcome,
         });
     }
 
@@ -366,11 +367,13 @@ impl Run<'_> {
         };
         for (label, version) in labels(step, &versions).iter().zip(versions) {
             if self.stopped.is_some() {
-                self.push_skipped(
+                self.push_unsent(
                     label,
                     api_name,
                     Some(version),
-                    "not sent: the scenario stopped at an earlier version of this step",
+                    Outcome::Skipped(
+                        "not sent: the scenario stopped at an earlier version of this step".into(),
+                    ),
                 );
                 continue;
             }
@@ -543,30 +546,7 @@ impl Run<'_> {
 
     /// Records each request of `step` as not sent because topics are provisioned.
     fn mark_provisioned(&mut self, step: &Step, note: &str) {
-        let api = step.api.as_deref().unwrap_or_default();
-        let versions = request::api_key(api)
-            .and_then(|key| named_versions(key, &step.version).ok().flatten())
-            .unwrap_or_default();
-        let versions: Vec<Option<i16>> = match versions.is_empty() {
-            true => vec![None],
-            false => versions.into_iter().map(Some).collect(),
-        };
-        let labels = match versions.len() > 1 {
-            true => versions
-                .iter()
-                .map(|v| format!("{}@v{}", step.name, v.unwrap_or_default()))
-                .collect(),
-            false => vec![step.name.clone()],
-        };
-        for (label, version) in labels.into_iter().zip(versions) {
-            self.records.push(StepRecord {
-                step: label,
-                api: api.to_owned(),
-                version,
-                request: Value::Null,
-                outcome: Outcome::Provisioned(note.to_owned()),
-            });
-        }
+        self.record_unsent(step, Outcome::Provisioned(note.to_owned()));
     }
 
     /// A set-up CreateTopics on a broker whose topics are provisioned: not sent; instead, where
