@@ -125,13 +125,9 @@ impl Session<'_> {
     ) -> Result<Answers, SessionError> {
         progress.starting(&spec.name());
         let target = Running::start(spec).await?;
-        // A target that does not answer ApiVersions cannot be judged at all: said at once,
-        // rather than as every scenario's first failure.
-        if let Err(e) = target.reachable(self.deadline).await {
-            target.stop().await;
-            return Err(e.into());
-        }
-        // A broker that refuses CreateTopics gets the topics provisioned for it.
+        // One probe says both whether the target answers ApiVersions (one that does not cannot
+        // be judged at all: said at once, rather than as every scenario's first failure) and
+        // whether it refuses CreateTopics (it then gets the topics provisioned for it).
         let refused = match target.create_topics_refused(self.deadline).await {
             Ok(refused) => refused,
             Err(e) => {

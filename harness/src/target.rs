@@ -217,7 +217,8 @@ impl Running {
 
     /// Whether the target refuses CreateTopics, and how: asked with a validate-only CreateTopics
     /// (nothing is created) of a probe topic. `Some` when the API is not served or the answer is
-    /// an authorization or policy refusal.
+    /// an authorization or policy refusal. A target that does not answer ApiVersions first is
+    /// [`TargetError::Unreachable`], as with [`Running::reachable`].
     pub async fn create_topics_refused(
         &self,
         deadline: std::time::Duration,

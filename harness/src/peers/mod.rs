@@ -30,16 +30,6 @@ pub enum PeersError {
     /// Recorded answers cannot run a test suite.
     #[error("{0}: a peer's suite needs a live broker (ref, apache or external=HOST:PORT)")]
     NotLive(String),
-    /// A target that does not accept connections would only fail every test.
-    #[error("{target}: nothing answers at {addr}: {reason}")]
-    Unreachable {
-        /// Target name.
-        target: String,
-        /// Its address.
-        addr: std::net::SocketAddr,
-        /// Why.
-        reason: String,
-    },
     /// A judge that passes nothing judges nothing.
     #[error("the baseline {0} passed no test of the suite: nothing to judge the others against")]
     BaselinePassedNothing(String),
@@ -87,24 +77,10 @@ async fn run_one(
     let name = spec.name();
     progress.note(&format!("starting {name}"));
     let target = Running::start(spec).await?;
-    // An address nobody listens on would fail every test slowly; say so at once.
-    let reach = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        tokio::net::TcpStream::connect(target.addr),
-    )
-    .await;
-    if let Some(reason) = match reach {
-        Ok(Ok(_)) => None,
-        Ok(Err(e)) => Some(e.to_string()),
-        Err(_) => Some("no connection within 10 s".into()),
-    } {
-        let addr = target.addr;
+    // A broker that does not answer would fail every test slowly; say so at once.
+    if let Err(e) = target.reachable(std::time::Duration::from_secs(10)).await {
         target.stop().await;
-        return Err(PeersError::Unreachable {
-            target: name,
-            addr,
-            reason,
-        });
+        return Err(e.into());
     }
     progress.start(&name, total);
     let (suite, options, seeds, who, p) = (
