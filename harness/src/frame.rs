@@ -508,7 +508,7 @@ fn left_over(n: usize, at: usize, last: Option<&Span>) -> Problem {
 }
 
 /// kafka-protocol's encoder for any response kind.
-fn encode(response: &ResponseKind, buf: &mut BytesMut, version: i16) -> anyhow_free::Result {
+fn encode(response: &ResponseKind, buf: &mut BytesMut, version: i16) -> Result<(), String> {
     macro_rules! each {
         ($($kind:ident),*) => {
             match response {
@@ -539,10 +539,6 @@ fn encode(response: &ResponseKind, buf: &mut BytesMut, version: i16) -> anyhow_f
         WriteTxnMarkers,
         TxnOffsetCommit
     )
-}
-
-mod anyhow_free {
-    pub type Result = std::result::Result<(), String>;
 }
 
 /// A diagnosis a kaas engineer can act on: when the frame would be well-formed with the other
