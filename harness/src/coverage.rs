@@ -45,14 +45,14 @@ pub struct Coverage {
     cells: BTreeMap<(usize, i16), BTreeMap<String, Cell>>,
 }
 
-/// Every error code in a normalised response ("48 INVALID_TXN_STATE" → 48).
+/// Every error code in a normalised response, labelled ("48 INVALID_TXN_STATE") or not.
 fn codes_in(value: &Value, out: &mut BTreeSet<i16>) {
     match value {
         Value::Object(map) => {
             for (k, v) in map {
                 match (k.ends_with("error_code"), v) {
                     (true, Value::String(s)) => {
-                        if let Some(code) = s.split(' ').next().and_then(|c| c.parse().ok()) {
+                        if let Some(code) = errors::code_of_label(s) {
                             out.insert(code);
                         }
                     }

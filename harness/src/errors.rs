@@ -33,47 +33,30 @@ pub fn api_name(key: i16) -> String {
     }
 }
 
-/// `48 INVALID_TXN_STATE`.
+/// `48 INVALID_TXN_STATE`: how a normalised answer shows an error code.
 pub fn label(code: i16) -> String {
     format!("{code} {}", name(code))
 }
 
-/// Whether an answer carrying `code` can change if the same request is sent again: Apache
-/// 3.7's retriable errors (its `RetriableException` subclasses: metadata not yet propagated,
-/// a coordinator loading or moving, a transaction still completing, an unstable offset) and
-/// REBALANCE_IN_PROGRESS, which a group member waits out by rejoining. An `until` that meets
-/// any other error gives up at once: waiting cannot change it.
+/// The code a [`label`] shows (`48 INVALID_TXN_STATE` → 48), for answers read back from a
+/// rendering (a snapshot of Apache's answers holds labels, not numbers); `None` for text no
+/// label has.
+pub fn code_of_label(label: &str) -> Option<i16> {
+    let (code, name) = label.split_once(' ')?;
+    code.parse().ok().filter(|c| self::name(*c) == name)
+}
+
+/// Whether an answer carrying `code` can change if the same request is sent again: the codes
+/// kafka-protocol's table (generated from Apache's `Errors`) marks retriable — metadata not yet
+/// propagated, a coordinator loading or moving, an unstable offset — and two that clients wait
+/// out although Apache's exception classes are not retriable: CONCURRENT_TRANSACTIONS (51; the
+/// producer retries while the previous transaction completes) and REBALANCE_IN_PROGRESS (27; a
+/// group member rejoins). An `until` that meets any other error gives up at once: waiting
+/// cannot change it.
 pub fn retriable(code: i16) -> bool {
-    matches!(
-        code,
-        2 | 3
-            | 5
-            | 6
-            | 7
-            | 9
-            | 13
-            | 14
-            | 15
-            | 16
-            | 19
-            | 20
-            | 27
-            | 41
-            | 51
-            | 56
-            | 70
-            | 71
-            | 72
-            | 74
-            | 75
-            | 78
-            | 80
-            | 88
-            | 89
-            | 100
-            | 103
-            | 106
-    )
+    const CLIENTS_WAIT_OUT: [i16; 2] = [27, 51];
+    CLIENTS_WAIT_OUT.contains(&code)
+        || kafka_protocol::ResponseError::try_from_code(code).is_some_and(|e| e.is_retriable())
 }
 
 #[cfg(test)]
@@ -98,5 +81,25 @@ mod tests {
             assert_eq!(super::name(code), name, "{code}");
         }
         assert_eq!(label(48), "48 INVALID_TXN_STATE");
+    }
+
+    #[test]
+    fn a_label_reads_back_as_its_code() {
+        for code in -1..=120 {
+            assert_eq!(code_of_label(&label(code)), Some(code));
+        }
+        for text in ["48", "48 PRODUCER_FENCED", "x INVALID_TXN_STATE", ""] {
+            assert_eq!(code_of_label(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn waiting_helps_only_where_it_can() {
+        for code in [3, 14, 15, 16, 27, 51, 56, 88] {
+            assert!(retriable(code), "{code} {}", name(code));
+        }
+        for code in [-1, 0, 47, 48, 49, 50, 53, 90, 9999] {
+            assert!(!retriable(code), "{code} {}", name(code));
+        }
     }
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::diff::DiffRow;
+use crate::scenario::VersionSpec;
 
 /// One field difference a deviation produces: the value each broker gives there. Values are
 /// in the transcripts' normalised form; `*` matches any run of characters (`pid#*`).
@@ -36,8 +37,8 @@ pub struct Deviation {
     /// The API it concerns.
     pub api: String,
     /// Versions: "all", one number, or "A..=B".
-    #[serde(default = "all")]
-    pub versions: String,
+    #[serde(default)]
+    pub versions: VersionSpec,
     /// One field difference, written inline (`field`, `kaas`, `apache`)...
     #[serde(flatten)]
     pub inline: Option<Shows>,
@@ -63,17 +64,13 @@ impl Deviation {
         self.field_differences().any(|f| {
             let api = match &f.api {
                 Some(api) => *api == row.api,
-                None => self.api == row.api && version_in(&self.versions, row.version),
+                None => self.api == row.api && self.versions.covers(row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
                 && glob(&f.kaas, &crate::diff::text(&row.left))
                 && glob(&f.apache, &crate::diff::text(&row.right))
         })
     }
-}
-
-fn all() -> String {
-    "all".into()
 }
 
 /// Whether `text` matches `pattern`, where `*` stands for any run of characters.
@@ -130,20 +127,6 @@ pub struct Ledger {
     pub deviations: Vec<Deviation>,
 }
 
-fn version_in(spec: &str, version: Option<i16>) -> bool {
-    let Some(v) = version else {
-        return spec == "all";
-    };
-    match spec.split_once("..=") {
-        _ if spec == "all" => true,
-        Some((a, b)) => match (a.trim().parse::<i16>(), b.trim().parse::<i16>()) {
-            (Ok(a), Ok(b)) => (a..=b).contains(&v),
-            _ => false,
-        },
-        None => spec.trim().parse::<i16>() == Ok(v),
-    }
-}
-
 impl Ledger {
     /// Reads the ledger file; every entry must document at least one field difference.
     pub fn load(path: &Path) -> Result<Ledger, LedgerError> {
@@ -170,6 +153,13 @@ impl Ledger {
             reason,
         };
         let file: LedgerFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        if let Some((d, why)) = file
+            .deviation
+            .iter()
+            .find_map(|d| d.versions.bounds().err().map(|why| (d, why)))
+        {
+            return Err(err(format!("deviation '{}': {why}", d.id)));
+        }
         if let Some(d) = file
             .deviation
             .iter()
@@ -234,7 +224,7 @@ mod tests {
             deviations: vec![Deviation {
                 id: "wire-50".into(),
                 api: "EndTxn".into(),
-                versions: "0..=3".into(),
+                versions: VersionSpec::Named("0..=3".into()),
                 inline: Some(Shows {
                     api: None,
                     field: "error_code".into(),
@@ -379,5 +369,18 @@ mod parse_tests {
             "{HEAD}feild = \"error_code\"\nkaas = \"1\"\napache = \"2\"\n"
         ))
         .is_err());
+    }
+
+    #[test]
+    fn an_entry_whose_versions_name_none_is_refused() {
+        let fields = "field = \"error_code\"\nkaas = \"1\"\napache = \"2\"\n";
+        assert!(parse(&format!("{HEAD}{fields}versions = \"0..=1\"\n")).is_ok());
+        assert!(parse(&format!("{HEAD}{fields}versions = \"4\"\n")).is_ok());
+        for bad in ["3..=1", "latest", "-1"] {
+            let e = parse(&format!("{HEAD}{fields}versions = \"{bad}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("version"), "{bad}: {e}");
+        }
     }
 }

@@ -58,28 +58,55 @@ pub enum VersionSpec {
     Named(String),
 }
 
+impl Default for VersionSpec {
+    fn default() -> Self {
+        VersionSpec::Named("all".into())
+    }
+}
+
 impl VersionSpec {
-    /// The versions named, `"all"` being 0 to `highest`; why not, when the text names none.
-    pub fn expand(&self, highest: i16) -> Result<Vec<i16>, String> {
+    /// The lowest and highest version named (`None`: up to the highest the API has, for
+    /// `"all"`); why not, when the text names none. The one reader of version text, used by
+    /// scenarios and the ledger alike.
+    pub fn bounds(&self) -> Result<(i16, Option<i16>), String> {
         match self {
             VersionSpec::One(v) if *v < 0 => Err(format!("version {v} is negative")),
-            VersionSpec::One(v) => Ok(vec![*v]),
-            VersionSpec::Named(n) if n == "all" => Ok((0..=highest).collect()),
+            VersionSpec::One(v) => Ok((*v, Some(*v))),
+            VersionSpec::Named(n) if n == "all" => Ok((0, None)),
             VersionSpec::Named(n) => match n.split_once("..=") {
                 Some((a, b)) => match (a.trim().parse::<i16>(), b.trim().parse::<i16>()) {
                     (Ok(a), Ok(b)) if a > b => {
                         Err(format!("version range \"{n}\" is empty ({a} > {b})"))
                     }
                     (Ok(a), Ok(_)) if a < 0 => Err(format!("version range \"{n}\" starts below 0")),
-                    (Ok(a), Ok(b)) => Ok((a..=b).collect()),
+                    (Ok(a), Ok(b)) => Ok((a, Some(b))),
                     _ => Err(format!(
                         "version range \"{n}\": expected \"A..=B\" with numbers"
                     )),
                 },
-                None => Err(format!(
-                    "version \"{n}\": use a number, \"all\" or \"A..=B\""
-                )),
+                None => match n.trim().parse::<i16>() {
+                    Ok(v) => VersionSpec::One(v).bounds(),
+                    Err(_) => Err(format!(
+                        "version \"{n}\": use a number, \"all\" or \"A..=B\""
+                    )),
+                },
             },
+        }
+    }
+
+    /// The versions named, `"all"` being 0 to `highest`; why not, when the text names none.
+    pub fn expand(&self, highest: i16) -> Result<Vec<i16>, String> {
+        let (low, high) = self.bounds()?;
+        Ok((low..=high.unwrap_or(highest)).collect())
+    }
+
+    /// Whether `version` is among those named (`None`, a step without a version, only under
+    /// `"all"`).
+    pub fn covers(&self, version: Option<i16>) -> bool {
+        match (self.bounds(), version) {
+            (Ok((_, None)), None) => true,
+            (Ok((low, high)), Some(v)) => low <= v && high.is_none_or(|h| v <= h),
+            _ => false,
         }
     }
 }
@@ -385,6 +412,19 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_text_reads_one_way_for_scenarios_and_the_ledger() {
+        let named = |t: &str| VersionSpec::Named(t.into());
+        assert_eq!(named("all").expand(3), Ok(vec![0, 1, 2, 3]));
+        assert_eq!(named("1..=2").expand(9), Ok(vec![1, 2]));
+        assert_eq!(named("4").expand(9), Ok(vec![4]));
+        assert!(named("all").covers(None) && named("all").covers(Some(7)));
+        assert!(named("1..=2").covers(Some(2)) && !named("1..=2").covers(Some(3)));
+        assert!(!named("1..=2").covers(None) && !named("2").covers(Some(1)));
+        assert!(!named("x").covers(Some(0)));
+        assert!(named("2..=1").expand(9).is_err() && VersionSpec::One(-1).expand(9).is_err());
+    }
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
         let p = dir.join(name);
