@@ -98,10 +98,10 @@ impl Connection {
         let correlation = self.next_correlation;
         self.next_correlation += 1;
         let mut frame = BytesMut::new();
-        let encode_error = |e: anyhow_like::Error| ClientError::Encode {
+        let encode_error = |e: &dyn std::fmt::Display| ClientError::Encode {
             api,
             version,
-            reason: e.0,
+            reason: e.to_string(),
         };
         RequestHeader::default()
             .with_request_api_key(api as i16)
@@ -109,10 +109,10 @@ impl Connection {
             .with_correlation_id(correlation)
             .with_client_id(Some(StrBytes::from_static_str("kconform")))
             .encode(&mut frame, api.request_header_version(version))
-            .map_err(|e| encode_error(anyhow_like::Error(e.to_string())))?;
+            .map_err(|e| encode_error(&e))?;
         request
             .encode(&mut frame, version)
-            .map_err(|e| encode_error(anyhow_like::Error(e.to_string())))?;
+            .map_err(|e| encode_error(&e))?;
         let deadline = self.deadline;
         let io = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::UnexpectedEof
@@ -189,9 +189,4 @@ impl Connection {
             other => unreachable!("an ApiVersions request decodes as ApiVersions: {other:?}"),
         }
     }
-}
-
-/// kafka-protocol reports errors as `anyhow::Error`; carried here as text.
-mod anyhow_like {
-    pub struct Error(pub String);
 }

@@ -166,3 +166,47 @@ fn a_planted_cycle_is_found() {
     .collect();
     assert_eq!(cycles(&graph), [vec!["a", "b", "c"]]);
 }
+
+/// The binaries' command-line crates are optional dependencies behind feature `cli`, so a crate
+/// that uses either library without it builds none of them.
+#[test]
+fn command_line_crates_are_the_binaries_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (package, crates) in [
+        (
+            "harness",
+            &[
+                "clap",
+                "indicatif",
+                "console",
+                "anyhow",
+                "tracing-subscriber",
+            ][..],
+        ),
+        (
+            "reference-broker",
+            &["clap", "anyhow", "tracing-subscriber"][..],
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(package).join("Cargo.toml")).unwrap();
+        let manifest: toml::Table = toml::from_str(&text).unwrap();
+        let cli: Vec<&str> = manifest["features"]["cli"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .collect();
+        for krate in crates {
+            let dep = &manifest["dependencies"][*krate];
+            assert_eq!(
+                dep.get("optional").and_then(|o| o.as_bool()),
+                Some(true),
+                "{package}: {krate} must be optional"
+            );
+            assert!(
+                cli.contains(&format!("dep:{krate}").as_str()),
+                "{package}: cli lacks {krate}"
+            );
+        }
+    }
+}
