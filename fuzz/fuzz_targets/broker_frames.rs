@@ -4,14 +4,20 @@
 //! after an hour of that virtual time (a JoinGroup waiting for members that will never come:
 //! the group timers do not run here) is dropped, as its client's connection would be. The
 //! broker is rebuilt on a fresh data directory every 2000 inputs to bound what it keeps on disk.
+//! Its bounds (`reference_broker::limits`) are set low, so that no one input can make it do
+//! minutes of work (a topic of 10,000 partitions, the default bound, is 10,000 directories):
+//! the refusals are exercised on every oversized request and the broker stays fast.
 #![no_main]
 
 use std::sync::{Arc, Mutex};
 
 use libfuzzer_sys::fuzz_target;
 use reference_broker::alloc::ReservingAllocator;
-use reference_broker::broker::{open_in_dir, State};
+use reference_broker::auth::AllowAll;
+use reference_broker::broker::{open_state, State};
 use reference_broker::dispatch;
+use reference_broker::limits::Limits;
+use reference_broker::BrokerConfig;
 
 #[global_allocator]
 static ALLOCATOR: ReservingAllocator = ReservingAllocator;
@@ -30,7 +36,25 @@ fn fresh() -> Harness {
         .start_paused(true)
         .build()
         .expect("runtime");
-    let state = Arc::new(open_in_dir(dir.path()).expect("state"));
+    let config = BrokerConfig {
+        data_dir: Some(dir.path().to_owned()),
+        limits: Limits {
+            max_partitions_per_topic: 64,
+            max_partitions_per_request: 128,
+            max_topics_per_request: 16,
+            max_configs_per_topic: 16,
+            max_config_value_bytes: 1024,
+            max_partitions_per_txn: 256,
+            max_groups_per_txn: 16,
+            max_staged_offsets_per_txn: 256,
+            max_group_members: 64,
+            max_producers_per_partition: 256,
+            ..Limits::default()
+        },
+        ..BrokerConfig::for_tests()
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 9092));
+    let state = Arc::new(open_state(config, addr, Arc::new(AllowAll)).expect("state"));
     Harness {
         rt,
         state,

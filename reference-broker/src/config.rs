@@ -34,6 +34,8 @@ pub struct BrokerConfig {
     /// Refuse CreateTopics (TOPIC_AUTHORIZATION_FAILED, as Apache answers a client without the
     /// Create permission): an operator-managed cluster.
     pub refuse_create_topics: bool,
+    /// Bounds on what one request can make the broker allocate, create or keep.
+    pub limits: crate::limits::Limits,
 }
 
 /// A topic that exists from the start: `{"name": "t", "partitions": 2}`, with topic configs
@@ -64,6 +66,7 @@ impl Default for BrokerConfig {
             offsets_topic_partitions: 50,
             topics: Vec::new(),
             refuse_create_topics: false,
+            limits: crate::limits::Limits::default(),
         }
     }
 }

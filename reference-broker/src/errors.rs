@@ -62,6 +62,7 @@ error_codes! {
     INVALID_REPLICATION_FACTOR = 38;
     INVALID_CONFIG = 40;
     INVALID_REQUEST = 42;
+    POLICY_VIOLATION = 44;
     OUT_OF_ORDER_SEQUENCE_NUMBER = 45;
     INVALID_PRODUCER_EPOCH = 47;
     /// TRANSACTION_COORDINATOR_FENCED: a marker from an older coordinator epoch.
@@ -77,6 +78,7 @@ error_codes! {
     GROUP_ID_NOT_FOUND = 69;
     FETCH_SESSION_ID_NOT_FOUND = 70;
     MEMBER_ID_REQUIRED = 79;
+    GROUP_MAX_SIZE_REACHED = 81;
     /// FENCED_INSTANCE_ID: a static member's instance id now belongs to a newer member id.
     FENCED_INSTANCE_ID = 82;
     INVALID_RECORD = 87;

@@ -383,14 +383,17 @@ pub struct JoinRequest {
 pub struct GroupCoordinator {
     groups: OrderedMutex<HashMap<String, Group>>,
     initial_delay: Duration,
+    /// Apache's `group.max.size` (`crate::limits`).
+    max_members: usize,
 }
 
 impl GroupCoordinator {
-    /// A coordinator with no groups.
-    pub fn new(initial_delay: Duration) -> Self {
+    /// A coordinator with no groups, whose groups take at most `max_members` members.
+    pub fn new(initial_delay: Duration, max_members: usize) -> Self {
         GroupCoordinator {
             groups: OrderedMutex::new(Level::Groups, HashMap::new()),
             initial_delay,
+            max_members,
         }
     }
 
@@ -442,6 +445,13 @@ impl GroupCoordinator {
             let member_id = format!("{prefix}-{}", uuid::Uuid::new_v4());
             if let Some(old) = instance.and_then(|i| group.static_members.get(i).cloned()) {
                 return self.rejoin_static(group, req, &old, &member_id);
+            }
+            // A new member of a full group (members and ids handed out, as Apache counts).
+            if group.members.len() + group.pending_member_ids.len() >= self.max_members {
+                return Joined::Now(JoinOutcome::error(
+                    errors::GROUP_MAX_SIZE_REACHED,
+                    &req.member_id,
+                ));
             }
             if instance.is_none() && req.require_known_member_id {
                 let expires = Instant::now() + Duration::from_millis(req.session_timeout_ms as u64);

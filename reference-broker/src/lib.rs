@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod groups;
 pub mod handlers;
+pub mod limits;
 pub mod lock_order;
 pub mod server;
 pub mod state;

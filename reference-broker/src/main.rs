@@ -60,6 +60,9 @@ struct Args {
     /// Apache answers a client without the Create permission (an operator-managed cluster).
     #[arg(long)]
     refuse_create_topics: bool,
+    /// Bounds on what one request can make the broker allocate, create or keep.
+    #[command(flatten, next_help_heading = "Limits")]
+    limits: reference_broker::limits::Limits,
 }
 
 /// The topics of `--topics`: inline JSON or a file of it.
@@ -108,6 +111,7 @@ async fn run() -> anyhow::Result<()> {
         offsets_topic_partitions: args.offsets_topic_partitions,
         topics: topics(args.topics.as_deref())?,
         refuse_create_topics: args.refuse_create_topics,
+        limits: args.limits,
     };
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.

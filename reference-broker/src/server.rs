@@ -21,6 +21,12 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, mut shutdown: watch
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
+                // Over `max_connections` (`crate::limits`): closed at once, as Apache closes
+                // a connection over `max.connections`.
+                Ok((_, peer)) if connections.len() >= state.config.limits.max_connections => {
+                    tracing::warn!(%peer, max = state.config.limits.max_connections,
+                        "connection refused: at --max-connections");
+                }
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let state = state.clone();
@@ -42,10 +48,6 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, mut shutdown: watch
     }
     connections.shutdown().await;
 }
-
-/// How many answered-but-not-yet-durable requests one connection may have before the broker
-/// stops reading from it (the idempotent producer sends at most five at once).
-const PIPELINE: usize = 8;
 
 /// Reads frames off the connection into `frames` (bounded, so an unread backlog stays in the
 /// socket), until the peer closes, a frame is refused, or the receiver is gone.
@@ -90,7 +92,7 @@ impl Drop for AbortOnDrop {
 
 /// One connection: requests are handled one at a time, in order, as Apache handles them; an
 /// acks=all Produce's wait for durability may overlap the handling of the requests after it
-/// (up to [`PIPELINE`]), and the responses go out in request order.
+/// (up to `max_in_flight_per_connection`), and the responses go out in request order.
 async fn connection(
     stream: TcpStream,
     state: Arc<State>,
@@ -105,6 +107,9 @@ async fn connection(
         frames_tx,
     )));
     let mut pending: FuturesOrdered<dispatch::Pending> = FuturesOrdered::new();
+    // How many answered-but-not-yet-written requests the connection may have before the broker
+    // stops reading from it (the idempotent producer sends at most five at once).
+    let in_flight = state.config.limits.max_in_flight_per_connection.max(1);
     // Set when no more requests will be read: the peer closed, or a frame closes the
     // connection (after the responses already owed are written).
     let mut peer_done = false;
@@ -125,7 +130,7 @@ async fn connection(
                     write.flush().await.map_err(|e| e.to_string())?;
                 }
             }
-            frame = frames.recv(), if !peer_done && pending.len() < PIPELINE => {
+            frame = frames.recv(), if !peer_done && pending.len() < in_flight => {
                 let frame = match frame {
                     None => {
                         peer_done = true;

@@ -161,6 +161,10 @@ pub fn open_state(
             name: spec.name.clone(),
             reason,
         };
+        config
+            .limits
+            .check_topic(spec.partitions, &configs)
+            .map_err(|r| failed(r.message))?;
         let config = crate::storage::topic_config::TopicConfig::from_request(&configs)
             .map_err(|e| failed(e.to_string()))?;
         topics
@@ -170,8 +174,12 @@ pub fn open_state(
     let offsets = OffsetStore::open(&cluster).map_err(storage)?;
     let offsets_topic = offsets.has_any_group().map_err(storage)?;
     let pids = PidAllocator::open(&cluster, config.broker_id).map_err(storage)?;
+    let txn = crate::txn::TxnCoordinator::new(&cluster, config.broker_id, config.limits.clone());
     Ok(State {
-        groups: GroupCoordinator::new(config.group_initial_rebalance_delay),
+        groups: GroupCoordinator::new(
+            config.group_initial_rebalance_delay,
+            config.limits.max_group_members,
+        ),
         config: BrokerConfig {
             data_dir: Some(data_dir.clone()),
             ..config
@@ -182,7 +190,7 @@ pub fn open_state(
         topics: OrderedRwLock::new(Level::Topics, topics),
         offsets: OrderedMutex::new(Level::Offsets, offsets),
         pids: OrderedMutex::new(Level::ProducerIds, pids),
-        txn: crate::txn::TxnCoordinator::new(&cluster, config.broker_id),
+        txn,
         authorizer,
         appended: Notify::new(),
         offsets_topic: offsets_topic.into(),

@@ -1,5 +1,6 @@
 //! CreateTopics and DeleteTopics.
 
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{
@@ -16,6 +17,18 @@ use crate::storage::topics::CreateError;
 /// Answers CreateTopics.
 pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsResponse {
     let state = &ctx.state;
+    let limits = &state.config.limits;
+    let partitions_of = |t: &CreatableTopic| match (t.num_partitions, t.assignments.len()) {
+        (-1, 0) => state.config.default_partitions,
+        (-1, n) => i32::try_from(n).unwrap_or(i32::MAX),
+        (n, _) => n,
+    };
+    let total: i64 = req
+        .topics
+        .iter()
+        .map(|t| i64::from(partitions_of(t).max(0)))
+        .sum();
+    let whole_request = limits.check_create_request(req.topics.len(), total);
     let mut results = Vec::new();
     for t in req.topics {
         let name = t.name.0.to_string();
@@ -26,11 +39,12 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
         let fail = |r: CreatableTopicResult, code, msg: String| {
             r.with_error_code(code).with_error_message(Some(sb(&msg)))
         };
-        let partitions = match (t.num_partitions, t.assignments.len()) {
-            (-1, 0) => state.config.default_partitions,
-            (-1, n) => n as i32,
-            (n, _) => n,
-        };
+        // Over a bound for the whole request: every topic refused, nothing created.
+        if let Err(refusal) = &whole_request {
+            results.push(fail(result, refusal.code, refusal.message.clone()));
+            continue;
+        }
+        let partitions = partitions_of(&t);
         let replication = if t.replication_factor == -1 {
             1
         } else {
@@ -64,6 +78,11 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
         // topic-config-*).
         let outcome = registry
             .validate(&name, partitions)
+            .and_then(|()| {
+                limits
+                    .check_topic(partitions, &configs)
+                    .map_err(CreateError::Limit)
+            })
             .and_then(|()| Ok(TopicConfig::from_request(&configs)?))
             .and_then(|config| match req.validate_only {
                 true => Ok(Uuid::nil()),
@@ -88,6 +107,7 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
                     CreateError::InvalidName(_) => errors::INVALID_TOPIC_EXCEPTION,
                     CreateError::InvalidPartitions(_) => errors::INVALID_PARTITIONS,
                     CreateError::InvalidConfig(_) => errors::INVALID_CONFIG,
+                    CreateError::Limit(refusal) => refusal.code,
                     CreateError::Io(_) => errors::KAFKA_STORAGE_ERROR,
                 };
                 results.push(fail(result, code, e.to_string()));
@@ -117,8 +137,24 @@ pub fn delete_topics(ctx: &Ctx, req: DeleteTopicsRequest) -> DeleteTopicsRespons
             .map(|n| (Some(n.0.to_string()), Uuid::nil()))
             .collect()
     };
+    let too_many = crate::limits::check_count(
+        "Topics in one DeleteTopics",
+        targets.len(),
+        state.config.limits.max_topics_per_request,
+        "max-topics-per-request",
+    );
     let mut responses = Vec::new();
     for (name, id) in targets {
+        if let Err(refusal) = &too_many {
+            responses.push(
+                DeletableTopicResult::default()
+                    .with_name(name.map(|n| TopicName(sb(&n))))
+                    .with_topic_id(id)
+                    .with_error_code(refusal.code)
+                    .with_error_message((ctx.version >= 5).then(|| sb(&refusal.message))),
+            );
+            continue;
+        }
         let mut registry = state.topics.write();
         let name = match name {
             Some(n) => Some(n),

@@ -86,6 +86,15 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
     let allow_create =
         state.config.auto_create_topics && (ctx.version < 4 || req.allow_auto_topic_creation);
     let mut topics = Vec::new();
+    // What this one request may still auto-create (`crate::limits`): topics beyond it are
+    // answered as unknown, uncreated.
+    let limits = &state.config.limits;
+    let mut creatable = limits.max_topics_per_request.min(
+        usize::try_from(
+            limits.max_partitions_per_request / i64::from(state.config.default_partitions.max(1)),
+        )
+        .unwrap_or(usize::MAX),
+    );
     match requested {
         None => {
             if state.offsets_topic.load(Ordering::Relaxed)
@@ -154,7 +163,11 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
                         Uuid::nil(),
                         errors::INVALID_TOPIC_EXCEPTION,
                     ));
-                } else if allow_create && ctx.allowed(Operation::Create, Resource::Cluster) {
+                } else if allow_create
+                    && creatable > 0
+                    && ctx.allowed(Operation::Create, Resource::Cluster)
+                {
+                    creatable -= 1;
                     let code = match registry.create(&name, state.config.default_partitions) {
                         Ok(_) => errors::LEADER_NOT_AVAILABLE,
                         Err(e) => {

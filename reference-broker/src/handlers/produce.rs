@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::errors;
 use crate::storage::batch;
-use crate::storage::partition::Durability;
+use crate::storage::partition::{Durability, PartitionLog};
 
 /// Why one partition's data was refused, as the answer carries it.
 struct Refusal {
@@ -128,6 +128,13 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                             p.index,
                         )
                         .map_err(|(code, message)| Refusal::of(code, message, -1))
+                        .and_then(|()| {
+                            producer_room(
+                                &log,
+                                payload,
+                                state.config.limits.max_producers_per_partition,
+                            )
+                        })
                         .and_then(|()| {
                             // After the transactional verification, before the append's own
                             // checks, as Apache orders them; no message, as Apache sends none
@@ -257,4 +264,22 @@ fn verify_transactional(
         )),
         code => Err((code, None)),
     }
+}
+
+/// A producer new to the partition is refused once the partition keeps the state of
+/// `max` producers (`crate::limits`); one it knows is never refused.
+fn producer_room(log: &PartitionLog, payload: &[u8], max: usize) -> Result<(), Refusal> {
+    let Ok(h) = batch::parse(payload) else {
+        return Ok(());
+    };
+    if h.producer_id < 0 || log.producer(h.producer_id).is_some() {
+        return Ok(());
+    }
+    crate::limits::check_count(
+        "Producers one partition keeps",
+        log.producer_count() + 1,
+        max,
+        "max-producers-per-partition",
+    )
+    .map_err(|r| Refusal::of(r.code, Some(r.message), -1))
 }

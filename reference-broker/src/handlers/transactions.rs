@@ -351,6 +351,27 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
                     }
                 };
             }
+            // Bounded per transaction (`crate::limits`): over it, nothing of this request is
+            // staged.
+            let partitions: Vec<(String, i32)> = staged.iter().map(|(tp, _)| tp.clone()).collect();
+            let after = state
+                .offsets
+                .lock()
+                .staged_with(group, req.producer_id, &partitions);
+            if let Err(refusal) = crate::limits::check_count(
+                "Offsets staged by one transaction",
+                after,
+                state.config.limits.max_staged_offsets_per_txn,
+                "max-staged-offsets-per-txn",
+            ) {
+                tracing::info!(transactional_id = id, reason = %refusal.message, "refused");
+                for &(ti, pi) in &valid {
+                    if codes[ti][pi] == errors::NONE {
+                        codes[ti][pi] = refusal.code;
+                    }
+                }
+                staged.clear();
+            }
             staged
         };
         if group.is_empty() {

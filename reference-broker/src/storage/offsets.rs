@@ -180,6 +180,28 @@ impl OffsetStore {
             .extend(offsets);
     }
 
+    /// How many offsets the producer's transaction would hold staged, across its groups, once
+    /// `partitions` of `group` are staged too (re-staging a partition adds none).
+    pub fn staged_with(
+        &self,
+        group: &str,
+        producer_id: i64,
+        partitions: &[(String, i32)],
+    ) -> usize {
+        let held: usize = self
+            .staged
+            .iter()
+            .filter(|((_, pid), _)| *pid == producer_id)
+            .map(|(_, offsets)| offsets.len())
+            .sum();
+        let mine = self.staged.get(&(group.to_owned(), producer_id));
+        let new: std::collections::BTreeSet<&(String, i32)> = partitions
+            .iter()
+            .filter(|tp| mine.is_none_or(|m| !m.contains_key(*tp)))
+            .collect();
+        held + new.len()
+    }
+
     /// Ends a transaction's offsets in `groups`: commit makes the staged ones committed,
     /// abort drops them. A group whose commit could not be written is returned with the error
     /// (its staged offsets are dropped either way, as Apache drops them when its append fails).

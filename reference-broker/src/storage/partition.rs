@@ -618,6 +618,11 @@ impl PartitionLog {
             .map(|e| (e.base_offset, e.max_timestamp))
     }
 
+    /// How many producers' state this partition keeps.
+    pub fn producer_count(&self) -> usize {
+        self.producers.len()
+    }
+
     /// The producer's state on this partition, if it has written here.
     pub fn producer(&self, producer_id: i64) -> Option<&ProducerState> {
         self.producers.get(&producer_id)

@@ -51,6 +51,9 @@ pub enum CreateError {
     /// A config Apache would refuse (its message).
     #[error(transparent)]
     InvalidConfig(#[from] ConfigError),
+    /// Over one of the broker's bounds (`crate::limits`).
+    #[error("{}", .0.message)]
+    Limit(crate::limits::Refusal),
     /// Files could not be written.
     #[error("storage: {0}")]
     Io(#[from] io::Error),

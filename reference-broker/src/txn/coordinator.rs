@@ -32,6 +32,7 @@ pub struct TxnCoordinator {
     slots: SlotStore,
     lock: OrderedMutex<()>,
     fences_path: PathBuf,
+    limits: crate::limits::Limits,
 }
 
 /// The wire code for an invalid transition: kaas answers 50 where Apache answers
@@ -55,9 +56,14 @@ fn check_producer(entry: &Option<TxnEntry>, pid: i64, epoch: i16) -> Result<&Txn
 }
 
 impl TxnCoordinator {
-    /// A coordinator on the cluster directory.
-    pub fn new(cluster_dir: &std::path::Path, broker_id: i32) -> TxnCoordinator {
+    /// A coordinator on the cluster directory, holding each transaction to `limits`.
+    pub fn new(
+        cluster_dir: &std::path::Path,
+        broker_id: i32,
+        limits: crate::limits::Limits,
+    ) -> TxnCoordinator {
         TxnCoordinator {
+            limits,
             slots: SlotStore::new(cluster_dir),
             lock: OrderedMutex::new(Level::TxnCoordinator, ()),
             fences_path: cluster_dir
@@ -198,7 +204,8 @@ impl TxnCoordinator {
             .unwrap_or_else(io_code)
     }
 
-    /// AddPartitionsToTxn's store step: the union of the partitions (re-adding is a no-op).
+    /// AddPartitionsToTxn's store step: the union of the partitions (re-adding is a no-op);
+    /// POLICY_VIOLATION, nothing added, if the union would be over `max_partitions_per_txn`.
     pub fn add_partitions(
         &self,
         transactional_id: &str,
@@ -206,9 +213,25 @@ impl TxnCoordinator {
         epoch: i16,
         partitions: &[(String, i32)],
     ) -> ErrorCode {
+        let max = self.limits.max_partitions_per_txn;
         self.add_to_transaction(transactional_id, pid, epoch, |e, _| {
-            Ok(partitions
+            let new: std::collections::BTreeSet<&(String, i32)> = partitions
                 .iter()
+                .filter(|(t, p)| !e.contains(t, *p))
+                .collect();
+            let held: usize = e.partitions.iter().map(|t| t.partitions.len()).sum();
+            crate::limits::check_count(
+                "Partitions in one transaction",
+                held + new.len(),
+                max,
+                "max-partitions-per-txn",
+            )
+            .map_err(|r| {
+                tracing::info!(transactional_id, reason = %r.message, "refused");
+                ErrorCode(r.code)
+            })?;
+            Ok(new
+                .into_iter()
                 .fold(false, |changed, (t, p)| e.add(t, *p) | changed))
         })
     }
@@ -228,6 +251,16 @@ impl TxnCoordinator {
             if e.groups.iter().any(|g| g == group) {
                 return Ok(false);
             }
+            crate::limits::check_count(
+                "Groups in one transaction",
+                e.groups.len() + 1,
+                self.limits.max_groups_per_txn,
+                "max-groups-per-txn",
+            )
+            .map_err(|r| {
+                tracing::info!(transactional_id, reason = %r.message, "refused");
+                ErrorCode(r.code)
+            })?;
             e.groups.push(group.to_owned());
             Ok(true)
         })
