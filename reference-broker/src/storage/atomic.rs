@@ -8,6 +8,7 @@ use std::path::Path;
 
 /// Replaces `path` with `bytes` atomically (creating parent directories).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    super::faults::check(path)?;
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)?;
     }

@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod batch;
+pub mod faults;
 pub mod offsets;
 pub mod partition;
 pub mod pid;

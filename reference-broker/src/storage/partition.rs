@@ -158,6 +158,9 @@ const LOG_FILE: &str = "00000000000000000000.log";
 impl PartitionLog {
     /// Opens (creating if needed) the log in `dir`, recovering it.
     pub fn open(dir: &Path) -> io::Result<PartitionLog> {
+        if !dir.exists() {
+            super::faults::check(dir)?;
+        }
         std::fs::create_dir_all(dir)?;
         let path = dir.join(LOG_FILE);
         let mut file = OpenOptions::new()
@@ -565,7 +568,7 @@ impl PartitionLog {
 
     /// Writes to the file (durability is [`Durability`]'s business).
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if let Err(e) = self.file.write_all(bytes) {
+        if let Err(e) = super::faults::check(&self.path).and_then(|()| self.file.write_all(bytes)) {
             // Cut back anything half written, so the file and the index agree.
             let _ = self.file.set_len(self.size);
             return Err(e);

@@ -2,6 +2,12 @@
 //!
 //! Each topic's metadata is `topics/<name>.json` (`{"id":"<uuid>","partitions":N}`) and each
 //! partition's log lives in `logs/<name>-<partition>/`.
+//!
+//! A topic is there whole or not at all. Its metadata file, written atomically once every
+//! partition directory exists, is the commit point of a creation; removing it is the commit
+//! point of a deletion. A creation that fails part-way removes what it made; one cut short by a
+//! crash, or a deletion whose directories could not all be removed, leaves directories no
+//! metadata file names, and [`TopicRegistry::open`] removes them at the next start.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -118,10 +124,40 @@ impl TopicRegistry {
                 },
             );
         }
-        Ok(TopicRegistry {
+        let registry = TopicRegistry {
             data_dir: data_dir.to_owned(),
             topics,
-        })
+        };
+        registry.remove_debris()?;
+        Ok(registry)
+    }
+
+    /// Removes what an interrupted creation or deletion left: partition directories of no
+    /// topic (or beyond its partition count) and half-written metadata files.
+    fn remove_debris(&self) -> io::Result<()> {
+        for entry in std::fs::read_dir(self.data_dir.join("topics"))? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "tmp") {
+                tracing::info!(file = %path.display(), "removing a half-written topic file");
+                std::fs::remove_file(&path)?;
+            }
+        }
+        let Ok(logs) = std::fs::read_dir(self.data_dir.join("logs")) else {
+            return Ok(());
+        };
+        for entry in logs {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let owned = name.rsplit_once('-').is_some_and(|(topic, p)| {
+                let count = self.topics.get(topic).map_or(0, |t| t.partitions.len());
+                p.parse::<usize>().is_ok_and(|p| p < count)
+            });
+            if !owned {
+                tracing::info!(dir = %name, "removing a partition directory no topic owns");
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+        Ok(())
     }
 
     fn partition_dir(data_dir: &Path, topic: &str, partition: i32) -> PathBuf {
@@ -174,12 +210,34 @@ impl TopicRegistry {
     ) -> Result<&Topic, CreateError> {
         self.validate(name, partitions)?;
         let id = Uuid::new_v4();
-        let logs = (0..partitions)
-            .map(|p| {
-                PartitionLog::open(&Self::partition_dir(&self.data_dir, name, p))
-                    .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
+        let dirs: Vec<PathBuf> = (0..partitions)
+            .map(|p| Self::partition_dir(&self.data_dir, name, p))
+            .collect();
+        let remove_all = |dirs: &[PathBuf]| {
+            for dir in dirs {
+                if let Err(e) = std::fs::remove_dir_all(dir) {
+                    if e.kind() != io::ErrorKind::NotFound {
+                        tracing::warn!(dir = %dir.display(), error = %e, "not removed");
+                    }
+                }
+            }
+        };
+        // No topic of this name exists, so any directory of its name is debris (of a deletion
+        // that could not finish): a new topic starts empty.
+        remove_all(&dirs);
+        let opened = dirs
+            .iter()
+            .map(|dir| {
+                PartitionLog::open(dir).map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
             })
-            .collect::<io::Result<Vec<_>>>()?;
+            .collect::<io::Result<Vec<_>>>();
+        let logs = match opened {
+            Ok(logs) => logs,
+            Err(e) => {
+                remove_all(&dirs);
+                return Err(e.into());
+            }
+        };
         for log in &logs {
             log.lock().configure(&config);
         }
@@ -189,10 +247,16 @@ impl TopicRegistry {
             configs: config.given.clone(),
         })
         .expect("serialisable");
-        write_atomic(
+        // The commit point: before it, a crash leaves only directories that the next start
+        // removes.
+        if let Err(e) = write_atomic(
             &self.data_dir.join("topics").join(format!("{name}.json")),
             &file,
-        )?;
+        ) {
+            drop(logs);
+            remove_all(&dirs);
+            return Err(e.into());
+        }
         Ok(self.topics.entry(name.to_owned()).or_insert(Topic {
             id,
             partitions: logs,
@@ -205,9 +269,18 @@ impl TopicRegistry {
         let Some(topic) = self.topics.remove(name) else {
             return Ok(None);
         };
-        std::fs::remove_file(self.data_dir.join("topics").join(format!("{name}.json")))?;
+        // The commit point; the directories after it are debris if they cannot be removed now
+        // (removed by the next start, or by a creation of the same name).
+        let meta = self.data_dir.join("topics").join(format!("{name}.json"));
+        if let Err(e) = std::fs::remove_file(&meta) {
+            self.topics.insert(name.to_owned(), topic);
+            return Err(e);
+        }
         for p in 0..topic.partitions.len() as i32 {
-            let _ = std::fs::remove_dir_all(Self::partition_dir(&self.data_dir, name, p));
+            let dir = Self::partition_dir(&self.data_dir, name, p);
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                tracing::warn!(dir = %dir.display(), error = %e, "deleted topic's directory not removed");
+            }
         }
         Ok(Some(topic.id))
     }

@@ -1,6 +1,8 @@
 //! Helpers shared by the tests that run `kaas-ref` as a separate process.
 #![allow(dead_code)]
 
+pub mod wire;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
