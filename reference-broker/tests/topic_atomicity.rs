@@ -209,6 +209,34 @@ async fn a_full_disk_refuses_writes_keeps_serving_and_loses_nothing_acknowledged
     assert_eq!(log.lock().high_watermark(), 3);
 }
 
+#[tokio::test]
+async fn a_transaction_ended_on_a_full_disk_is_retried_not_lost() {
+    let b = broker(Limits::default());
+    b.create(&[("t", 1)], &[]).await;
+    let (pid, epoch) = b.init_txn("tx").await;
+    assert_eq!(b.add_partitions("tx", pid, epoch, &[("t", 0)]).await, [0]);
+    let end = EndTxnRequest::default()
+        .with_transactional_id(TransactionalId(s("tx")))
+        .with_producer_id(ProducerId(pid))
+        .with_producer_epoch(epoch)
+        .with_committed(true);
+    faults::fill(b.dir.path());
+    let r: EndTxnResponse = b.call(ApiKey::EndTxn, 3, &end).await;
+    faults::free(b.dir.path());
+    assert_eq!(
+        r.error_code, 15,
+        "COORDINATOR_NOT_AVAILABLE, which the producer retries"
+    );
+    let entry = b.state.txn.entry("tx").unwrap().unwrap();
+    assert_eq!(format!("{:?}", entry.state), "Ongoing", "nothing half done");
+    let r: EndTxnResponse = b.call(ApiKey::EndTxn, 3, &end).await;
+    assert_eq!(r.error_code, 0);
+    let entry = b.state.txn.entry("tx").unwrap().unwrap();
+    assert_eq!(format!("{:?}", entry.state), "CompleteCommit");
+    let log = b.state.partition("t", 0).unwrap();
+    assert_eq!(log.lock().high_watermark(), 1, "one COMMIT marker");
+}
+
 /// The values of partition 0 of `t` from `offset` on, read with Fetch.
 async fn values(b: &common::wire::Broker, offset: i64) -> Vec<String> {
     let request = FetchRequest::default()
