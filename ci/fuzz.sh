@@ -2,7 +2,10 @@
 # Runs every cargo-fuzz target for SECONDS each and fails on any crash, leak, OOM or timeout.
 #
 #   ci/fuzz.sh SECONDS [TARGET...]
+#   FUZZ_JOBS=6 ci/fuzz.sh 3600          # six targets at once, each for the hour
 #
+# FUZZ_JOBS (default 1) targets run at the same time; on two cores, FUZZ_JOBS=6 shares them
+# between the six codec targets, each still fuzzed for SECONDS of wall time.
 # Reproducers land in fuzz/artifacts/<target>/; replay one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
 # and, once fixed, copy it into fuzz/regressions/<target>/ so `cargo test` replays it forever.
@@ -10,9 +13,11 @@
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on a stable toolchain.
 set -euo pipefail
 
-usage() { echo "usage: ci/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
+usage() { echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
 [[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
 seconds=$1; shift
+jobs=${FUZZ_JOBS:-1}
+[[ $jobs =~ ^[0-9]+$ && $jobs -gt 0 ]] || { echo "fuzz: FUZZ_JOBS must be a positive number, got '$jobs'" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 export RUSTC_BOOTSTRAP=1
 
@@ -31,21 +36,42 @@ echo "fuzz: building ${#targets[@]} targets (sanitizer: address)"
 (cd fuzz && cargo fuzz build --debug-assertions)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-failed=()
-summary=()
-for t in "${targets[@]}"; do
+
+# One target for SECONDS; its status goes to $scratch/<target>.status.
+run_one() {
+  local t=$1 log="$scratch/$1.log"
   mkdir -p "$scratch/$t" "fuzz/artifacts/$t" "fuzz/regressions/$t"
-  log="$scratch/$t.log"
-  echo "fuzz: $t for ${seconds}s"
   # Corpus dirs: scratch first (libFuzzer writes new inputs there), then the committed seeds
   # and regressions (read only).
   if (cd fuzz && cargo fuzz run --debug-assertions "$t" "$scratch/$t" "corpus/$t" "regressions/$t" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1) >"$log" 2>&1; then
-    status=ok
+    echo ok >"$scratch/$t.status"
   else
-    status=FAILED
+    echo FAILED >"$scratch/$t.status"
+  fi
+}
+
+running=0
+for t in "${targets[@]}"; do
+  if [[ $running -ge $jobs ]]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  echo "fuzz: $t for ${seconds}s"
+  run_one "$t" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  log="$scratch/$t.log"
+  status=$(cat "$scratch/$t.status" 2>/dev/null || echo FAILED)
+  if [[ $status != ok ]]; then
     failed+=("$t")
+    echo "--- $t (last 60 lines) ---"
     tail -n 60 "$log"
   fi
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -n 1)
@@ -53,7 +79,7 @@ for t in "${targets[@]}"; do
   summary+=("$(printf '%-24s %-7s %12s runs %9s exec/s' "$t" "$status" "${execs:-?}" "${rate:-?}")")
 done
 echo
-echo "fuzz summary (${seconds}s per target):"
+echo "fuzz summary (${seconds}s per target, ${jobs} at a time):"
 printf '  %s\n' "${summary[@]}"
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz: FAILED: ${failed[*]}; reproducers in fuzz/artifacts/" >&2
