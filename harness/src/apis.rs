@@ -1,6 +1,6 @@
 //! The APIs a scenario can send, once: each one's Apache name, key, the highest version Apache
-//! 3.7 serves (what `version = "all"` sweeps), and the highest version a step that names none
-//! is built at.
+//! 3.7 serves (what `version = "all"` sweeps; read from Apache's own message schema, vendored in
+//! `harness/schema/`), and the highest version a step that names none is built at.
 
 use kafka_protocol::messages::ApiKey;
 
@@ -11,47 +11,65 @@ pub struct Api {
     pub name: &'static str,
     /// Its key.
     pub key: ApiKey,
-    /// The highest version Apache 3.7 serves.
-    pub apache_max: i16,
-    /// The highest version a step without `version` is built at (the lower of this and the
-    /// target's highest is sent).
-    pub default_max: i16,
+    /// A version below Apache's highest that steps without `version` stop at, where the
+    /// newer versions take a shape scenarios do not describe.
+    cap: Option<i16>,
 }
 
-const fn api(name: &'static str, key: ApiKey, apache_max: i16, default_max: i16) -> Api {
+impl Api {
+    /// The highest version Apache 3.7 serves: its response schema's `validVersions`.
+    pub fn apache_max(&self) -> i16 {
+        crate::schema::response(self.name).map_or(0, |m| m.valid.highest())
+    }
+
+    /// The highest version a step without `version` is built at (the lower of this and the
+    /// target's highest is sent).
+    pub fn default_max(&self) -> i16 {
+        self.cap.unwrap_or_else(|| self.apache_max())
+    }
+}
+
+const fn api(name: &'static str, key: ApiKey) -> Api {
     Api {
         name,
         key,
-        apache_max,
-        default_max,
+        cap: None,
+    }
+}
+
+const fn capped(name: &'static str, key: ApiKey, cap: i16) -> Api {
+    Api {
+        name,
+        key,
+        cap: Some(cap),
     }
 }
 
 /// Every API, the six transaction APIs first, in key order.
 pub const APIS: [Api; 20] = [
-    api("InitProducerId", ApiKey::InitProducerId, 4, 4),
+    api("InitProducerId", ApiKey::InitProducerId),
     // v4 is the broker-only batched form, which scenarios do not describe.
-    api("AddPartitionsToTxn", ApiKey::AddPartitionsToTxn, 4, 3),
-    api("AddOffsetsToTxn", ApiKey::AddOffsetsToTxn, 3, 3),
-    api("EndTxn", ApiKey::EndTxn, 3, 3),
-    api("WriteTxnMarkers", ApiKey::WriteTxnMarkers, 1, 1),
-    api("TxnOffsetCommit", ApiKey::TxnOffsetCommit, 3, 3),
-    api("CreateTopics", ApiKey::CreateTopics, 7, 7),
-    api("FindCoordinator", ApiKey::FindCoordinator, 4, 4),
-    api("Metadata", ApiKey::Metadata, 12, 12),
-    api("Produce", ApiKey::Produce, 10, 10),
+    capped("AddPartitionsToTxn", ApiKey::AddPartitionsToTxn, 3),
+    api("AddOffsetsToTxn", ApiKey::AddOffsetsToTxn),
+    api("EndTxn", ApiKey::EndTxn),
+    api("WriteTxnMarkers", ApiKey::WriteTxnMarkers),
+    api("TxnOffsetCommit", ApiKey::TxnOffsetCommit),
+    api("CreateTopics", ApiKey::CreateTopics),
+    api("FindCoordinator", ApiKey::FindCoordinator),
+    api("Metadata", ApiKey::Metadata),
+    api("Produce", ApiKey::Produce),
     // Fetch 13 and later name topics by id, which scenarios do not carry.
-    api("Fetch", ApiKey::Fetch, 16, 12),
-    api("ListOffsets", ApiKey::ListOffsets, 8, 8),
+    capped("Fetch", ApiKey::Fetch, 12),
+    api("ListOffsets", ApiKey::ListOffsets),
     // OffsetFetch 8 and later batch groups; scenarios name one group, so the plain shape.
-    api("OffsetFetch", ApiKey::OffsetFetch, 9, 7),
-    api("JoinGroup", ApiKey::JoinGroup, 9, 9),
-    api("SyncGroup", ApiKey::SyncGroup, 5, 5),
-    api("Heartbeat", ApiKey::Heartbeat, 4, 4),
-    api("LeaveGroup", ApiKey::LeaveGroup, 5, 5),
-    api("OffsetCommit", ApiKey::OffsetCommit, 9, 9),
-    api("DeleteGroups", ApiKey::DeleteGroups, 2, 2),
-    api("ApiVersions", ApiKey::ApiVersions, 3, 3),
+    capped("OffsetFetch", ApiKey::OffsetFetch, 7),
+    api("JoinGroup", ApiKey::JoinGroup),
+    api("SyncGroup", ApiKey::SyncGroup),
+    api("Heartbeat", ApiKey::Heartbeat),
+    api("LeaveGroup", ApiKey::LeaveGroup),
+    api("OffsetCommit", ApiKey::OffsetCommit),
+    api("DeleteGroups", ApiKey::DeleteGroups),
+    api("ApiVersions", ApiKey::ApiVersions),
 ];
 
 /// The six transaction APIs' names, in key order.
@@ -87,10 +105,13 @@ mod tests {
     fn each_api_once_named_as_its_key_and_within_apache() {
         for (i, a) in APIS.iter().enumerate() {
             assert_eq!(format!("{:?}", a.key), a.name);
-            assert!(a.default_max <= a.apache_max, "{}", a.name);
+            assert!(a.apache_max() > 0, "{}: no Apache schema", a.name);
+            assert!(a.default_max() <= a.apache_max(), "{}", a.name);
             assert!(APIS[..i].iter().all(|b| b.key != a.key), "{} twice", a.name);
         }
         assert_eq!(TRANSACTION_APIS[3], "EndTxn");
-        assert_eq!(by_name("Fetch").map(|a| a.default_max), Some(12));
+        assert_eq!(by_name("Fetch").map(|a| a.default_max()), Some(12));
+        assert_eq!(by_name("Fetch").map(|a| a.apache_max()), Some(16));
+        assert_eq!(by_name("Metadata").map(|a| a.default_max()), Some(12));
     }
 }

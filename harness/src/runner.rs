@@ -24,12 +24,12 @@ pub use crate::transcript::{Outcome, StepRecord, Transcript};
 
 /// The highest version a step that names none is built at.
 fn default_max(api: ApiKey) -> i16 {
-    crate::apis::by_key(api).map_or(0, |a| a.default_max)
+    crate::apis::by_key(api).map_or(0, |a| a.default_max())
 }
 
 /// Apache 3.7's highest version of an API: what "all" sweeps.
 fn apache_max(api: ApiKey) -> i16 {
-    crate::apis::by_key(api).map_or(0, |a| a.apache_max)
+    crate::apis::by_key(api).map_or(0, |a| a.apache_max())
 }
 
 /// A background step's request on its way: the answer arrives in `answer`, with the

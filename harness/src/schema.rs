@@ -45,6 +45,11 @@ impl Versions {
     pub fn contains(self, version: i16) -> bool {
         (self.lo..=self.hi).contains(&version)
     }
+
+    /// The highest version in the range.
+    pub fn highest(self) -> i16 {
+        self.hi
+    }
 }
 
 /// A field's type.
