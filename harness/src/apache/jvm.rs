@@ -91,34 +91,75 @@ pub(crate) fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-fn free_port() -> Result<u16, ApacheError> {
+pub(crate) fn free_port() -> Result<u16, ApacheError> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// What one node of a KRaft cluster is: its id, its roles, its ports and the controller
+/// quorum it belongs to.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    /// `node.id`.
+    pub id: u32,
+    /// `process.roles`: `broker,controller`, `broker` or `controller`.
+    pub roles: &'static str,
+    /// The client listener's port (nodes with the broker role).
+    pub client_port: Option<u16>,
+    /// This node's controller listener port (nodes with the controller role).
+    pub controller_port: Option<u16>,
+    /// `controller.quorum.voters`: `id@127.0.0.1:port`, comma-separated.
+    pub voters: String,
+}
+
+/// The server.properties of one node on loopback ports, plus the settings that change answers.
+pub(crate) fn node_properties(dir: &Path, node: &Node, settings: &[(&str, String)]) -> String {
+    let mut listeners = Vec::new();
+    let mut p = format!(
+        "process.roles={roles}\nnode.id={id}\ncontroller.quorum.voters={voters}\n",
+        roles = node.roles,
+        id = node.id,
+        voters = node.voters
+    );
+    if let Some(port) = node.client_port {
+        listeners.push(format!("PLAINTEXT://127.0.0.1:{port}"));
+        p.push_str(&format!(
+            "advertised.listeners=PLAINTEXT://127.0.0.1:{port}\ninter.broker.listener.name=PLAINTEXT\n"
+        ));
+    }
+    if let Some(port) = node.controller_port {
+        listeners.push(format!("CONTROLLER://127.0.0.1:{port}"));
+    }
+    p.push_str(&format!(
+        "listeners={}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.listener.names=CONTROLLER
+log.dirs={data}
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+",
+        listeners.join(","),
+        data = dir.join("data").display()
+    ));
+    for (key, value) in settings {
+        p.push_str(&format!("{key}={value}\n"));
+    }
+    p
 }
 
 /// The server.properties of the test node: a single combined broker and controller on
 /// loopback ports, plus the settings that change answers ([`SETTINGS`], shared with the
 /// container backend and kaas-ref's configuration).
 pub fn server_properties(dir: &Path, client_port: u16, controller_port: u16) -> String {
-    let mut p = format!(
-        "process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:{controller_port}
-listeners=PLAINTEXT://127.0.0.1:{client_port},CONTROLLER://127.0.0.1:{controller_port}
-advertised.listeners=PLAINTEXT://127.0.0.1:{client_port}
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-log.dirs={data}
-num.network.threads=2
-num.io.threads=2
-background.threads=2
-",
-        data = dir.join("data").display()
-    );
-    for (key, value) in SETTINGS {
-        p.push_str(&format!("{key}={value}\n"));
-    }
-    p
+    let node = Node {
+        id: 1,
+        roles: "broker,controller",
+        client_port: Some(client_port),
+        controller_port: Some(controller_port),
+        voters: format!("1@127.0.0.1:{controller_port}"),
+    };
+    let settings: Vec<(&str, String)> = SETTINGS.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    node_properties(dir, &node, &settings)
 }
 
 const LOG4J: &str = "log4j.rootLogger=WARN, stdout
@@ -135,11 +176,30 @@ pub struct ApacheJvm {
     keeper: Option<std::sync::mpsc::Sender<()>>,
     child: Mutex<Option<Child>>,
     log: Arc<Mutex<Vec<String>>>,
-    /// The client address.
+    /// The client address (a controller-only node's: its controller listener).
     pub addr: SocketAddr,
     /// How long it took from launch to ready.
     pub start_time: Duration,
-    dir: tempfile::TempDir,
+    dir: NodeDir,
+}
+
+/// Where a node keeps its configuration and data: its own temporary directory (removed with
+/// it), or one inside a cluster's, which outlives the node so that it can be restarted.
+#[derive(Debug)]
+pub(crate) enum NodeDir {
+    /// Removed when the node is dropped.
+    Owned(tempfile::TempDir),
+    /// Kept by someone else.
+    Shared(PathBuf),
+}
+
+impl NodeDir {
+    fn path(&self) -> &Path {
+        match self {
+            NodeDir::Owned(dir) => dir.path(),
+            NodeDir::Shared(dir) => dir,
+        }
+    }
 }
 
 /// Spawns `cmd` so that the kernel kills it when the harness dies (PR_SET_PDEATHSIG). The
@@ -187,18 +247,27 @@ pub(crate) fn prepare(dir: &Path) -> Result<(Command, u16), ApacheError> {
     available()?;
     let libs = resolve_jars()?;
     let (client, controller) = (free_port()?, free_port()?);
+    let cmd = format_node(&libs, dir, &server_properties(dir, client, controller))?;
+    Ok((cmd, client))
+}
+
+/// The cluster id every node is formatted with.
+const CLUSTER_ID: &str = "5L6g3nShT-eMCtK--X86sw";
+
+/// Writes `properties` and the logging configuration into `dir`, formats the node's KRaft
+/// storage, and returns the command that starts it.
+pub(crate) fn format_node(
+    libs: &Path,
+    dir: &Path,
+    properties: &str,
+) -> Result<Command, ApacheError> {
     let props = dir.join("server.properties");
     let log4j = dir.join("log4j.properties");
-    std::fs::write(&props, server_properties(dir, client, controller))?;
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(&props, properties)?;
     std::fs::write(&log4j, LOG4J)?;
-    let format = java(&libs, &log4j)
-        .args([
-            "kafka.tools.StorageTool",
-            "format",
-            "-t",
-            "5L6g3nShT-eMCtK--X86sw",
-            "-c",
-        ])
+    let format = java(libs, &log4j)
+        .args(["kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c"])
         .arg(&props)
         .output()?;
     if !format.status.success() {
@@ -207,7 +276,12 @@ pub(crate) fn prepare(dir: &Path) -> Result<(Command, u16), ApacheError> {
             log: tail(&String::from_utf8_lossy(&format.stderr), 30),
         });
     }
-    let mut cmd = java(&libs, &log4j);
+    Ok(node_command(libs, dir))
+}
+
+/// The command that starts the node whose configuration is in `dir` (formatted already).
+pub(crate) fn node_command(libs: &Path, dir: &Path) -> Command {
+    let mut cmd = java(libs, &dir.join("log4j.properties"));
     cmd.args([
         "-Xms64m",
         "-Xmx512m",
@@ -216,8 +290,8 @@ pub(crate) fn prepare(dir: &Path) -> Result<(Command, u16), ApacheError> {
     ])
     .arg("-Djava.awt.headless=true")
     .arg("kafka.Kafka")
-    .arg(&props);
-    Ok((cmd, client))
+    .arg(dir.join("server.properties"));
+    cmd
 }
 
 /// The line the broker logs once it serves clients.
@@ -237,7 +311,19 @@ impl ApacheJvm {
         let dir = tempfile::Builder::new()
             .prefix("kconform-apache-")
             .tempdir()?;
-        let (mut cmd, client) = prepare(dir.path())?;
+        let (cmd, client) = prepare(dir.path())?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], client));
+        ApacheJvm::launch(cmd, NodeDir::Owned(dir), addr, true)
+    }
+
+    /// Starts the formatted node `cmd` runs; returns once it has logged that it started and,
+    /// if it `serves_clients`, answers ApiVersions at `addr`.
+    pub(crate) fn launch(
+        mut cmd: Command,
+        dir: NodeDir,
+        addr: SocketAddr,
+        serves_clients: bool,
+    ) -> Result<ApacheJvm, ApacheError> {
         let started = Instant::now();
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let (mut child, keeper) = spawn_tied_to_harness(cmd)?;
@@ -275,7 +361,7 @@ impl ApacheJvm {
             keeper: Some(keeper),
             child: Mutex::new(Some(child)),
             log: log.clone(),
-            addr: SocketAddr::from(([127, 0, 0, 1], client)),
+            addr,
             start_time: Duration::ZERO,
             dir,
         };
@@ -290,6 +376,9 @@ impl ApacheJvm {
         loop {
             if !logged_ready {
                 logged_ready = ready_rx.recv_timeout(Duration::from_millis(200)).is_ok();
+            }
+            if logged_ready && !serves_clients {
+                break;
             }
             if logged_ready {
                 match super::answers_api_versions(jvm.addr) {
@@ -358,6 +447,26 @@ impl ApacheJvm {
     /// The broker's working directory (config, data).
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The JVM's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        let child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        child.as_ref().map(|c| c.id())
+    }
+
+    /// kill -9, as a crash: no shutdown, nothing flushed.
+    pub fn kill(&mut self) {
+        let taken = self
+            .child
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(mut child) = taken {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.keeper.take();
     }
 }
 

@@ -9,6 +9,7 @@
 //! Both launchers configure the broker with [`SETTINGS`], the settings that change answers,
 //! which kaas-ref is given too.
 
+pub mod cluster;
 pub mod container;
 pub mod daemon;
 pub mod jvm;
@@ -42,6 +43,42 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("auto.create.topics.enable", "true"),
     ("num.partitions", "1"),
 ];
+
+/// The settings of a cluster of `brokers` brokers, the one list both clusters (Apache's and
+/// kaas-ref's, where it has the knob) are configured from: [`SETTINGS`], with the internal
+/// topics replicated as a cluster replicates them (three replicas at most, two in sync for a
+/// transaction-state write) and one partition of each per broker, so that transaction and
+/// group coordinators spread over the brokers; auto-created topics replicated alike.
+pub fn cluster_settings(brokers: usize) -> Vec<(&'static str, String)> {
+    let replicas = brokers.clamp(1, 3);
+    let per_cluster = [
+        ("offsets.topic.replication.factor", replicas),
+        ("offsets.topic.num.partitions", brokers.max(1)),
+        ("transaction.state.log.replication.factor", replicas),
+        (
+            "transaction.state.log.min.isr",
+            if replicas >= 3 { 2 } else { 1 },
+        ),
+        ("transaction.state.log.num.partitions", brokers.max(1)),
+        ("default.replication.factor", replicas),
+    ];
+    let mut settings: Vec<(&'static str, String)> = SETTINGS
+        .iter()
+        .map(|(k, v)| {
+            let own = per_cluster.iter().find(|(key, _)| key == k);
+            (
+                *k,
+                own.map_or_else(|| v.to_string(), |(_, n)| n.to_string()),
+            )
+        })
+        .collect();
+    for (key, value) in per_cluster {
+        if !settings.iter().any(|(k, _)| *k == key) {
+            settings.push((key, value.to_string()));
+        }
+    }
+    settings
+}
 
 /// The value of one of [`SETTINGS`].
 pub fn setting(key: &str) -> Option<&'static str> {
@@ -206,6 +243,15 @@ mod tests {
         );
         assert_eq!(setting("transaction.state.log.min.isr"), Some("1"));
         assert_eq!(setting("no.such.setting"), None);
+        // One broker: the same settings (and Apache's default replication of 1).
+        let one = cluster_settings(1);
+        for (k, v) in SETTINGS {
+            assert!(one.contains(&(*k, v.to_string())), "{k}");
+        }
+        assert!(one.contains(&("default.replication.factor", "1".into())));
+        let three = cluster_settings(3);
+        assert!(three.contains(&("transaction.state.log.replication.factor", "3".into())));
+        assert!(three.contains(&("transaction.state.log.num.partitions", "3".into())));
     }
 
     #[test]

@@ -1,0 +1,303 @@
+//! A real Apache Kafka 3.7 cluster of N brokers, each its own JVM so that one can be killed
+//! (SIGKILL) and restarted, as kaas brokers are.
+//!
+//! The layout: one dedicated KRaft controller and N broker-only nodes. A kaas cluster has no
+//! controller quorum to lose, only brokers; with a dedicated controller, killing any broker is
+//! only that, never a lost quorum (with combined nodes, killing two of three would also stop the
+//! metadata log), and a broker's death is what the cluster scenarios are about. The price is one
+//! more JVM.
+//!
+//! Every node is formatted and launched in parallel from the cached jars; the cluster is ready
+//! when every broker answers ApiVersions and the first lists all N in its Metadata. Settings are
+//! [`super::cluster_settings`], the one list both clusters are configured from.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::jvm::{self, ApacheJvm, Node, NodeDir};
+use super::{available, cluster_settings, ApacheError};
+
+/// The dedicated controller's node id (brokers are 0..N-1, as kaas numbers its brokers).
+pub const CONTROLLER_ID: u32 = 3000;
+
+/// A running N-broker Apache cluster; every JVM is stopped when it is dropped.
+#[derive(Debug)]
+pub struct ApacheCluster {
+    controller: ApacheJvm,
+    brokers: Vec<Option<ApacheJvm>>,
+    addrs: Vec<SocketAddr>,
+    libs: PathBuf,
+    /// Launch to ready, for the whole cluster.
+    pub start_time: Duration,
+    dir: tempfile::TempDir,
+}
+
+fn broker_dir(root: &Path, index: usize) -> PathBuf {
+    root.join(format!("broker-{index}"))
+}
+
+impl ApacheCluster {
+    /// Formats and starts a controller and `brokers` brokers in parallel; returns once every
+    /// broker serves and the cluster's Metadata lists them all.
+    pub fn start(brokers: usize) -> Result<ApacheCluster, ApacheError> {
+        if brokers == 0 {
+            return Err(ApacheError::Start {
+                reason: "a cluster needs at least one broker".into(),
+                log: String::new(),
+            });
+        }
+        available()?;
+        let libs = jvm::resolve_jars()?;
+        let dir = tempfile::Builder::new()
+            .prefix("kconform-apache-cluster-")
+            .tempdir()?;
+        let started = Instant::now();
+        let controller_port = jvm::free_port()?;
+        let voters = format!("{CONTROLLER_ID}@127.0.0.1:{controller_port}");
+        let settings = cluster_settings(brokers);
+        let mut nodes = vec![(
+            Node {
+                id: CONTROLLER_ID,
+                roles: "controller",
+                client_port: None,
+                controller_port: Some(controller_port),
+                voters: voters.clone(),
+            },
+            dir.path().join("controller"),
+        )];
+        let mut addrs = Vec::new();
+        for index in 0..brokers {
+            let port = jvm::free_port()?;
+            addrs.push(SocketAddr::from(([127, 0, 0, 1], port)));
+            nodes.push((
+                Node {
+                    id: index as u32,
+                    roles: "broker",
+                    client_port: Some(port),
+                    controller_port: None,
+                    voters: voters.clone(),
+                },
+                broker_dir(dir.path(), index),
+            ));
+        }
+        // Format and launch every node at once; each waits for its own readiness (a broker's
+        // needs the controller, which is launched alongside).
+        let launched: Vec<Result<ApacheJvm, ApacheError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = nodes
+                .iter()
+                .map(|(node, node_dir)| {
+                    let (libs, settings) = (&libs, &settings);
+                    scope.spawn(move || {
+                        let props = jvm::node_properties(node_dir, node, settings);
+                        let cmd = jvm::format_node(libs, node_dir, &props)?;
+                        let addr = match node.client_port {
+                            Some(port) => SocketAddr::from(([127, 0, 0, 1], port)),
+                            None => SocketAddr::from((
+                                [127, 0, 0, 1],
+                                node.controller_port.unwrap_or_default(),
+                            )),
+                        };
+                        ApacheJvm::launch(
+                            cmd,
+                            NodeDir::Shared(node_dir.clone()),
+                            addr,
+                            node.client_port.is_some(),
+                        )
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ApacheError::Start {
+                            reason: "a launcher thread panicked".into(),
+                            log: String::new(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut launched = launched.into_iter();
+        let controller = launched.next().expect("the controller was launched")?;
+        let brokers_up = launched
+            .map(|b| b.map(Some))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut cluster = ApacheCluster {
+            controller,
+            brokers: brokers_up,
+            addrs,
+            libs,
+            start_time: Duration::ZERO,
+            dir,
+        };
+        cluster.wait_for_brokers(brokers)?;
+        cluster.start_time = started.elapsed();
+        tracing::info!(
+            brokers,
+            secs = cluster.start_time.as_secs_f64(),
+            "Apache Kafka cluster started"
+        );
+        Ok(cluster)
+    }
+
+    /// Waits until the first live broker's Metadata lists `count` brokers.
+    fn wait_for_brokers(&self, count: usize) -> Result<(), ApacheError> {
+        let deadline = Instant::now() + jvm::START_DEADLINE;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            let live = self.live_addrs();
+            match live.first().map(|a| metadata_brokers(*a)) {
+                Some(Ok(n)) if n == count => return Ok(()),
+                Some(Ok(n)) => last = format!("Metadata lists {n} of {count} brokers"),
+                Some(Err(e)) => last = e,
+                None => last = "no broker is running".into(),
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Err(ApacheError::Start {
+            reason: format!("the cluster did not form: {last}"),
+            log: self.controller.log_tail(30),
+        })
+    }
+
+    /// Each broker's client address, by index (a killed one's too).
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// The addresses of the brokers running now.
+    pub fn live_addrs(&self) -> Vec<SocketAddr> {
+        self.brokers
+            .iter()
+            .zip(&self.addrs)
+            .filter(|(b, _)| b.as_ref().is_some_and(|b| b.exited().is_none()))
+            .map(|(_, a)| *a)
+            .collect()
+    }
+
+    /// kill -9 of broker `index`; its data stays for a restart.
+    pub fn kill(&mut self, index: usize) {
+        if let Some(mut broker) = self.brokers.get_mut(index).and_then(Option::take) {
+            broker.kill();
+        }
+    }
+
+    /// Starts broker `index` again on its data (after [`ApacheCluster::kill`]); returns once it
+    /// serves and the cluster lists every broker again.
+    pub fn restart(&mut self, index: usize) -> Result<(), ApacheError> {
+        if self.brokers.get(index).is_some_and(Option::is_some) {
+            return Ok(());
+        }
+        let Some(addr) = self.addrs.get(index).copied() else {
+            return Err(ApacheError::Start {
+                reason: format!("no broker {index} in a cluster of {}", self.addrs.len()),
+                log: String::new(),
+            });
+        };
+        let node_dir = broker_dir(self.dir.path(), index);
+        let cmd = jvm::node_command(&self.libs, &node_dir);
+        let broker = ApacheJvm::launch(cmd, NodeDir::Shared(node_dir), addr, true)?;
+        self.brokers[index] = Some(broker);
+        self.wait_for_brokers(self.addrs.len())
+    }
+
+    /// Resident memory of every JVM of the cluster, in bytes (from `/proc`; 0 where it cannot
+    /// be read).
+    pub fn resident_bytes(&self) -> u64 {
+        std::iter::once(&self.controller)
+            .chain(self.brokers.iter().flatten())
+            .filter_map(|jvm| jvm.pid())
+            .map(resident_bytes_of)
+            .sum()
+    }
+}
+
+impl Drop for ApacheCluster {
+    /// The cluster's data goes with it, so nothing needs a clean shutdown: every JVM is killed
+    /// at once (a SIGTERM would have each broker wait for the others, a controller gone first).
+    fn drop(&mut self) {
+        for broker in self.brokers.iter_mut().flatten() {
+            broker.kill();
+        }
+        self.controller.kill();
+    }
+}
+
+/// A process's resident set size, from `/proc/<pid>/status`.
+fn resident_bytes_of(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// How many brokers `addr`'s Metadata (v1, no topics) lists.
+fn metadata_brokers(addr: SocketAddr) -> Result<usize, String> {
+    use std::io::{Read, Write};
+    let deadline = Duration::from_secs(2);
+    let mut s = std::net::TcpStream::connect_timeout(&addr, deadline).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(deadline))
+        .and_then(|()| s.set_write_timeout(Some(deadline)))
+        .map_err(|e| e.to_string())?;
+    // Metadata v1: key 3, version 1, correlation 9, a null client id, then an empty topics
+    // array (v1 reads it as "no topics"): 14 bytes after the size.
+    let mut framed = 14i32.to_be_bytes().to_vec();
+    framed.extend(3i16.to_be_bytes());
+    framed.extend(1i16.to_be_bytes());
+    framed.extend(9i32.to_be_bytes());
+    framed.extend((-1i16).to_be_bytes());
+    framed.extend(0i32.to_be_bytes());
+    s.write_all(&framed).map_err(|e| e.to_string())?;
+    let mut size = [0u8; 4];
+    s.read_exact(&mut size).map_err(|e| e.to_string())?;
+    let size = i32::from_be_bytes(size);
+    if !(8..=1 << 20).contains(&size) {
+        return Err(format!("Metadata answer of {size} bytes"));
+    }
+    let mut body = vec![0u8; size as usize];
+    s.read_exact(&mut body).map_err(|e| e.to_string())?;
+    // Correlation id, then the brokers array's length.
+    if body[..4] != 9i32.to_be_bytes() {
+        return Err("Metadata answered another correlation id".into());
+    }
+    let brokers = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
+    usize::try_from(brokers).map_err(|_| format!("Metadata listed {brokers} brokers"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broker_node_points_at_the_dedicated_controller() {
+        let node = Node {
+            id: 2,
+            roles: "broker",
+            client_port: Some(9000),
+            controller_port: None,
+            voters: format!("{CONTROLLER_ID}@127.0.0.1:9100"),
+        };
+        let p = jvm::node_properties(Path::new("/d"), &node, &cluster_settings(3));
+        for needed in [
+            "process.roles=broker\n",
+            "node.id=2\n",
+            "controller.quorum.voters=3000@127.0.0.1:9100\n",
+            "listeners=PLAINTEXT://127.0.0.1:9000\n",
+            "transaction.state.log.replication.factor=3\n",
+            "transaction.state.log.min.isr=2\n",
+        ] {
+            assert!(p.contains(needed), "missing {needed:?} in\n{p}");
+        }
+        assert!(
+            !p.contains("CONTROLLER://"),
+            "a broker has no controller listener"
+        );
+    }
+}
