@@ -75,6 +75,15 @@ impl Broker {
         let (shutdown, shutdown_rx) = watch::channel(false);
         tokio::spawn(run_group_timers(state.clone(), shutdown_rx.clone()));
         tokio::spawn(run_reaper(state.clone(), shutdown_rx.clone()));
+        if !state.membership.alone() {
+            // Alive to the peers before the first request is served.
+            let s = state.clone();
+            let stamped = tokio::task::spawn_blocking(move || s.membership.stamp()).await;
+            if let Ok(Err(e)) = stamped {
+                tracing::warn!(error = %e, "could not stamp this broker alive");
+            }
+            tokio::spawn(run_member_stamps(state.clone(), shutdown_rx.clone()));
+        }
         let task = tokio::spawn(crate::server::serve(listener, state.clone(), shutdown_rx));
         tracing::info!(addr = %advertised, data_dir = %state.data_dir.display(), "kaas-ref started");
         Ok(BrokerHandle {
@@ -93,6 +102,25 @@ async fn run_group_timers(state: Arc<State>, mut shutdown: watch::Receiver<bool>
     loop {
         tokio::select! {
             _ = interval.tick() => state.groups.tick(),
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Stamps this broker alive on the shared volume at once, then every second, until shutdown
+/// (`crate::cluster`): a broker that stops stamping counts as down to its peers.
+async fn run_member_stamps(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(Duration::from_secs(1));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {
+                let s = state.clone();
+                let stamped = tokio::task::spawn_blocking(move || s.membership.stamp()).await;
+                if let Ok(Err(e)) = stamped {
+                    tracing::warn!(error = %e, "could not stamp this broker alive");
+                }
+            }
             _ = shutdown.changed() => return,
         }
     }

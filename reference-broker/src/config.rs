@@ -36,6 +36,13 @@ pub struct BrokerConfig {
     pub refuse_create_topics: bool,
     /// Bounds on what one request can make the broker allocate, create or keep.
     pub limits: crate::limits::Limits,
+    /// The brokers of the cluster this one belongs to, itself included, all sharing the data
+    /// directory (`crate::cluster`); empty: a cluster of one, which coordinates every key.
+    /// So far they route the coordinators (FindCoordinator, NOT_COORDINATOR, the reaper's
+    /// ownership); every broker still leads every partition.
+    pub peers: Vec<crate::cluster::Peer>,
+    /// How long a peer may go without stamping the shared volume before it counts as down.
+    pub member_timeout: Duration,
 }
 
 /// A topic that exists from the start: `{"name": "t", "partitions": 2}`, with topic configs
@@ -67,6 +74,8 @@ impl Default for BrokerConfig {
             topics: Vec::new(),
             refuse_create_topics: false,
             limits: crate::limits::Limits::default(),
+            peers: Vec::new(),
+            member_timeout: Duration::from_secs(6),
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod apis;
 pub mod auth;
 pub mod broker;
+pub mod cluster;
 pub mod codec;
 pub mod config;
 pub mod dispatch;

@@ -112,6 +112,9 @@ async fn run() -> anyhow::Result<()> {
         topics: topics(args.topics.as_deref())?,
         refuse_create_topics: args.refuse_create_topics,
         limits: args.limits,
+        // Not yet a flag: a kaas-ref cluster routes coordinators but does not yet assign
+        // partition leaders, so each process runs alone.
+        ..BrokerConfig::default()
     };
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.

@@ -69,6 +69,8 @@ pub struct State {
     pub groups: GroupCoordinator,
     /// The transaction coordinator.
     pub txn: crate::txn::TxnCoordinator,
+    /// The cluster's brokers, and which of them coordinates a key.
+    pub membership: crate::cluster::Membership,
     /// Authorization hook.
     pub authorizer: Arc<dyn Authorizer>,
     /// Signalled after every append, for Fetch long polls.
@@ -106,6 +108,10 @@ impl crate::txn::Host for State {
 
     fn offsets(&self) -> &OrderedMutex<OffsetStore> {
         &self.offsets
+    }
+
+    fn coordinates(&self, transactional_id: &str) -> bool {
+        self.membership.owns(transactional_id)
     }
 }
 
@@ -174,6 +180,12 @@ pub fn open_state(
     let offsets = OffsetStore::open(&cluster).map_err(storage)?;
     let offsets_topic = offsets.has_any_group().map_err(storage)?;
     let pids = PidAllocator::open(&cluster, config.broker_id).map_err(storage)?;
+    let me = crate::cluster::Peer {
+        id: config.broker_id,
+        addr: advertised,
+    };
+    let membership =
+        crate::cluster::Membership::new(me, &config.peers, &cluster, config.member_timeout);
     let txn = crate::txn::TxnCoordinator::new(&cluster, config.broker_id, config.limits.clone());
     Ok(State {
         groups: GroupCoordinator::new(
@@ -191,6 +203,7 @@ pub fn open_state(
         offsets: OrderedMutex::new(Level::Offsets, offsets),
         pids: OrderedMutex::new(Level::ProducerIds, pids),
         txn,
+        membership,
         authorizer,
         appended: Notify::new(),
         offsets_topic: offsets_topic.into(),

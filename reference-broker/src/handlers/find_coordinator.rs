@@ -1,4 +1,5 @@
-//! FindCoordinator: this single broker coordinates every group and every transactional id.
+//! FindCoordinator: the broker the cluster's routing picks for the key (`crate::cluster`); a
+//! broker alone coordinates every group and every transactional id.
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
@@ -6,10 +7,11 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::{sb, Ctx};
 use crate::auth::{Operation, Resource};
+use crate::cluster::Peer;
 use crate::errors;
 
-/// The answer for one key: (error, node id).
-fn lookup(ctx: &Ctx, key: &str, key_type: i8) -> Result<i32, i16> {
+/// The answer for one key: the coordinating broker, or an error code.
+fn lookup(ctx: &Ctx, key: &str, key_type: i8) -> Result<Peer, i16> {
     let allowed = match key_type {
         0 => ctx.allowed(Operation::Describe, Resource::Group(key)),
         1 => ctx.allowed(Operation::Describe, Resource::TransactionalId(key)),
@@ -25,15 +27,18 @@ fn lookup(ctx: &Ctx, key: &str, key_type: i8) -> Result<i32, i16> {
                     .offsets_topic
                     .store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            Ok(ctx.state.config.broker_id)
+            ctx.state
+                .membership
+                .coordinator(key)
+                .ok_or(errors::COORDINATOR_NOT_AVAILABLE)
         }
     }
 }
 
 /// Answers FindCoordinator (v0–3 one key, v4 a batch of keys).
 pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
-    let host = sb(&ctx.state.advertised.ip().to_string());
-    let port = i32::from(ctx.state.advertised.port());
+    let host = |p: &Peer| sb(&p.addr.ip().to_string());
+    let port = |p: &Peer| i32::from(p.addr.port());
     if ctx.version >= 4 {
         if !matches!(req.key_type, 0 | 1) {
             return FindCoordinatorResponse::default().with_error_code(errors::INVALID_REQUEST);
@@ -45,10 +50,10 @@ pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse
                 // Apache 3.7 answers an empty (not null) per-key error message (seen live).
                 let c = Coordinator::default().with_key(k.clone());
                 match lookup(ctx, k, req.key_type) {
-                    Ok(node) => c
-                        .with_node_id(BrokerId(node))
-                        .with_host(host.clone())
-                        .with_port(port),
+                    Ok(peer) => c
+                        .with_node_id(BrokerId(peer.id))
+                        .with_host(host(&peer))
+                        .with_port(port(&peer)),
                     Err(code) => c
                         .with_error_code(code)
                         .with_node_id(BrokerId(-1))
@@ -60,10 +65,10 @@ pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse
         return FindCoordinatorResponse::default().with_coordinators(coordinators);
     }
     match lookup(ctx, &req.key, req.key_type) {
-        Ok(node) => FindCoordinatorResponse::default()
-            .with_node_id(BrokerId(node))
-            .with_host(host)
-            .with_port(port)
+        Ok(peer) => FindCoordinatorResponse::default()
+            .with_node_id(BrokerId(peer.id))
+            .with_host(host(&peer))
+            .with_port(port(&peer))
             .with_error_message(if ctx.version >= 1 {
                 Some(sb("NONE"))
             } else {

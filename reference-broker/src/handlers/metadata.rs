@@ -188,11 +188,22 @@ pub fn handle(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
         }
     }
     let me = state.config.broker_id;
+    // The brokers up now, as Apache lists its registered brokers.
+    let alive = state.membership.alive();
+    let brokers = state
+        .membership
+        .peers()
+        .iter()
+        .filter(|p| alive.contains(&p.id))
+        .map(|p| {
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(p.id))
+                .with_host(sb(&p.addr.ip().to_string()))
+                .with_port(i32::from(p.addr.port()))
+        })
+        .collect();
     MetadataResponse::default()
-        .with_brokers(vec![MetadataResponseBroker::default()
-            .with_node_id(BrokerId(me))
-            .with_host(sb(&state.advertised.ip().to_string()))
-            .with_port(i32::from(state.advertised.port()))])
+        .with_brokers(brokers)
         .with_cluster_id(if ctx.version >= 2 {
             Some(sb(&state.cluster_id))
         } else {

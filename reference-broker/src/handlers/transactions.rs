@@ -65,6 +65,9 @@ fn init_producer_id(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdRes
             if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
                 return failed(errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
             }
+            if !state.membership.owns(id) {
+                return failed(errors::NOT_COORDINATOR);
+            }
             match state
                 .txn
                 .init_producer_id(&**state, id, req.transaction_timeout_ms)
@@ -112,6 +115,8 @@ fn add_partitions_to_txn(ctx: &Ctx, req: &AddPartitionsToTxnRequest) -> AddParti
             None
         } else if id.is_empty() {
             Some(errors::INVALID_REQUEST)
+        } else if !state.membership.owns(id) {
+            Some(errors::NOT_COORDINATOR)
         } else {
             Some(
                 state
@@ -160,6 +165,8 @@ fn add_offsets_to_txn(ctx: &Ctx, req: &AddOffsetsToTxnRequest) -> AddOffsetsToTx
         errors::GROUP_AUTHORIZATION_FAILED
     } else if id.is_empty() {
         errors::INVALID_REQUEST
+    } else if !ctx.state.membership.owns(id) {
+        errors::NOT_COORDINATOR
     } else {
         ctx.state
             .txn
@@ -178,6 +185,8 @@ fn end_txn(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
         errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     } else if id.is_empty() {
         errors::INVALID_REQUEST
+    } else if !ctx.state.membership.owns(id) {
+        errors::NOT_COORDINATOR
     } else {
         ctx.state
             .txn
@@ -380,6 +389,9 @@ fn txn_offset_commit(ctx: &Ctx, req: &TxnOffsetCommitRequest) -> TxnOffsetCommit
             // The preamble's shared mapping; Apache answers 42 too (scenario
             // txn-offset-commit-empty-id).
             stage(errors::ErrorCode(errors::INVALID_REQUEST));
+        } else if !state.membership.owns(group) {
+            // The group's coordinator, not the transaction's, takes TxnOffsetCommit.
+            stage(errors::ErrorCode(errors::NOT_COORDINATOR));
         } else {
             state
                 .txn

@@ -411,7 +411,8 @@ impl TxnCoordinator {
         }
     }
 
-    /// One reaper + reconcile tick: Ongoing transactions past their timeout become PrepareAbort
+    /// One reaper + reconcile tick over the transactional ids this broker coordinates:
+    /// Ongoing transactions past their timeout become PrepareAbort
     /// with an epoch bump; then every Prepare* entry with partitions gets its markers and
     /// completes. Failures are retried on the next tick.
     pub fn tick(&self, host: &dyn Host) {
@@ -424,7 +425,7 @@ impl TxnCoordinator {
                 return;
             }
         };
-        for (id, e) in &entries {
+        for (id, e) in entries.iter().filter(|(id, _)| host.coordinates(id)) {
             let expired = e.state == TxnState::Ongoing
                 && e.ongoing_since_ms != 0
                 && e.transaction_timeout_ms > 0
@@ -443,7 +444,7 @@ impl TxnCoordinator {
             }
         }
         let entries = self.slots.all().unwrap_or_default();
-        for (id, e) in entries {
+        for (id, e) in entries.into_iter().filter(|(id, _)| host.coordinates(id)) {
             let prepared = matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort);
             if prepared && !e.partitions.is_empty() {
                 if let Err(err) = self.dispatch_and_complete(host, &id, &e) {

@@ -28,4 +28,7 @@ pub trait Host {
     fn appended(&self);
     /// Committed and staged group offsets.
     fn offsets(&self) -> &OrderedMutex<OffsetStore>;
+    /// Whether this broker coordinates the transactional id now (its reaper and reconcile
+    /// walk only those).
+    fn coordinates(&self, transactional_id: &str) -> bool;
 }

@@ -1,0 +1,207 @@
+//! The brokers of a kaas cluster sharing one data directory, and which of them coordinates a
+//! key, as kaas decides it (kaas-internals §3): `fnv1a32(key) % N` into the broker names
+//! (`kaas-<id>`) sorted lexicographically, and, when that broker is down, the same slot modulo
+//! the alive ones in the same order. Who is alive is read from the shared volume: each broker
+//! stamps `__cluster/members/kaas-<id>.json` every second, and one whose stamp is older than the
+//! member timeout counts as down.
+//!
+//! A broker started without peers is a cluster of one (kaas's dev mode): it coordinates every
+//! key.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::storage::atomic::{read_if_present, write_atomic};
+use crate::storage::now_ms;
+use crate::txn::slots::fnv1a32;
+
+/// One broker of the cluster: its id and the address clients reach it at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// Broker id (node id in Metadata and FindCoordinator).
+    pub id: i32,
+    /// Its advertised address.
+    pub addr: SocketAddr,
+}
+
+/// kaas's name of a broker: `kaas-<id>`, the name its routing sorts by.
+pub fn broker_name(id: i32) -> String {
+    format!("kaas-{id}")
+}
+
+/// The broker that coordinates `key`: `all` is the full broker set, `alive` those up. `None`
+/// when none is alive (FindCoordinator answers COORDINATOR_NOT_AVAILABLE).
+pub fn pick_coordinator(key: &str, all: &[i32], alive: &[i32]) -> Option<i32> {
+    if all.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<i32> = all.to_vec();
+    sorted.sort_by_key(|id| broker_name(*id));
+    let slot = fnv1a32(key.as_bytes()) as usize;
+    let preferred = sorted[slot % sorted.len()];
+    if alive.contains(&preferred) {
+        return Some(preferred);
+    }
+    let up: Vec<i32> = sorted.into_iter().filter(|id| alive.contains(id)).collect();
+    (!up.is_empty()).then(|| up[slot % up.len()])
+}
+
+/// This broker's view of its cluster.
+#[derive(Debug)]
+pub struct Membership {
+    me: i32,
+    peers: Vec<Peer>,
+    members_dir: PathBuf,
+    timeout: Duration,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stamp {
+    last_seen_ms: i64,
+}
+
+impl Membership {
+    /// Broker `me` of `peers` (which includes it), its members' stamps under `cluster_dir`;
+    /// a peer not stamped within `timeout` is down. No peers: a cluster of one.
+    pub fn new(me: Peer, peers: &[Peer], cluster_dir: &Path, timeout: Duration) -> Membership {
+        let mut peers = peers.to_vec();
+        if !peers.iter().any(|p| p.id == me.id) {
+            peers.push(me);
+        }
+        peers.sort_by_key(|p| p.id);
+        Membership {
+            me: me.id,
+            peers,
+            members_dir: cluster_dir.join("members"),
+            timeout,
+        }
+    }
+
+    /// Whether the cluster is this broker alone.
+    pub fn alone(&self) -> bool {
+        self.peers.len() == 1
+    }
+
+    /// This broker's id.
+    pub fn me(&self) -> i32 {
+        self.me
+    }
+
+    /// Every broker of the cluster, by id.
+    pub fn peers(&self) -> &[Peer] {
+        &self.peers
+    }
+
+    /// The broker of that id.
+    pub fn peer(&self, id: i32) -> Option<Peer> {
+        self.peers.iter().copied().find(|p| p.id == id)
+    }
+
+    /// Records that this broker is alive now.
+    pub fn stamp(&self) -> std::io::Result<()> {
+        let stamp = Stamp {
+            last_seen_ms: now_ms(),
+        };
+        let path = self
+            .members_dir
+            .join(format!("{}.json", broker_name(self.me)));
+        write_atomic(
+            &path,
+            &serde_json::to_vec(&stamp).map_err(std::io::Error::other)?,
+        )
+    }
+
+    /// The brokers alive now: this one, and every peer stamped within the timeout.
+    pub fn alive(&self) -> Vec<i32> {
+        if self.alone() {
+            return vec![self.me];
+        }
+        let now = now_ms();
+        let timeout = self.timeout.as_millis() as i64;
+        self.peers
+            .iter()
+            .map(|p| p.id)
+            .filter(|id| {
+                *id == self.me
+                    || read_if_present(&self.members_dir.join(format!("{}.json", broker_name(*id))))
+                        .ok()
+                        .flatten()
+                        .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
+                        .is_some_and(|s| now - s.last_seen_ms <= timeout)
+            })
+            .collect()
+    }
+
+    /// The broker coordinating `key` now.
+    pub fn coordinator(&self, key: &str) -> Option<Peer> {
+        if self.alone() {
+            return self.peer(self.me);
+        }
+        let all: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
+        pick_coordinator(key, &all, &self.alive()).and_then(|id| self.peer(id))
+    }
+
+    /// Whether this broker coordinates `key` now.
+    pub fn owns(&self, key: &str) -> bool {
+        self.alone() || self.coordinator(key).is_some_and(|p| p.id == self.me)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_sorts_names_as_text_and_falls_back_into_the_alive() {
+        // fnv1a32("a") = 0xe40c292c = 3826002220: slot 1 of 3, 0 of 2, 7 of 11.
+        assert_eq!(fnv1a32(b"a"), 0xe40c_292c);
+        let three = [0, 1, 2];
+        assert_eq!(pick_coordinator("a", &three, &three), Some(1));
+        // kaas-1 down: the same hash modulo the two alive, [kaas-0, kaas-2][0], is kaas-0.
+        assert_eq!(pick_coordinator("a", &three, &[0, 2]), Some(0));
+        assert_eq!(pick_coordinator("a", &three, &[]), None);
+        // Eleven brokers sort kaas-0, kaas-1, kaas-10, kaas-2, ...: slot 7 is kaas-6 (by
+        // number it would be kaas-7), slot 2 is kaas-10.
+        let eleven: Vec<i32> = (0..11).collect();
+        assert_eq!(pick_coordinator("a", &eleven, &eleven), Some(6));
+        let slot2 = (0..1000)
+            .map(|i| format!("k{i}"))
+            .find(|k| fnv1a32(k.as_bytes()) % 11 == 2)
+            .unwrap();
+        assert_eq!(pick_coordinator(&slot2, &eleven, &eleven), Some(10));
+    }
+
+    #[test]
+    fn a_peer_is_alive_while_its_stamp_is_fresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let addr = |port| SocketAddr::from(([127, 0, 0, 1], port));
+        let peers = [
+            Peer {
+                id: 0,
+                addr: addr(1),
+            },
+            Peer {
+                id: 1,
+                addr: addr(2),
+            },
+        ];
+        let timeout = Duration::from_millis(300);
+        let zero = Membership::new(peers[0], &peers, dir.path(), timeout);
+        let one = Membership::new(peers[1], &peers, dir.path(), timeout);
+        assert_eq!(zero.alive(), [0], "1 never stamped");
+        one.stamp().unwrap();
+        assert_eq!(zero.alive(), [0, 1]);
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(zero.alive(), [0], "1's stamp went stale");
+        // Every key has exactly one owner among the two while both are up.
+        one.stamp().unwrap();
+        zero.stamp().unwrap();
+        for key in ["a", "b", "tx-1", "group"] {
+            assert!(zero.owns(key) ^ one.owns(key), "{key}");
+        }
+        let alone = Membership::new(peers[0], &[], dir.path(), timeout);
+        assert!(alone.alone() && alone.owns("anything"));
+    }
+}
