@@ -188,3 +188,58 @@ async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
         b.shutdown().await;
     }
 }
+
+/// The group APIs answer NOT_COORDINATOR from a broker that does not coordinate the group, and
+/// are served by the one that does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_apis_answer_not_coordinator_away_from_the_group_s_coordinator() {
+    let dir = tempfile::tempdir().unwrap();
+    let brokers = cluster(dir.path(), 3).await;
+    let states: Vec<Arc<State>> = brokers.iter().map(|b| b.state().clone()).collect();
+    let group = "g-routing";
+    let (code, owner) = coordinator(&states[0], group, 0).await;
+    assert_eq!(code, 0);
+    let join = JoinGroupRequest::default()
+        .with_group_id(GroupId(s(group)))
+        .with_session_timeout_ms(10_000)
+        .with_rebalance_timeout_ms(10_000)
+        .with_protocol_type(s("consumer"))
+        .with_protocols(vec![join_group_request::JoinGroupRequestProtocol::default(
+        )
+        .with_name(s("range"))
+        .with_metadata(bytes::Bytes::from_static(b"m"))]);
+    for (i, state) in states.iter().enumerate() {
+        let joined: JoinGroupResponse = call(state, ApiKey::JoinGroup, 3, &join).await;
+        let heartbeat: HeartbeatResponse = call(
+            state,
+            ApiKey::Heartbeat,
+            3,
+            &HeartbeatRequest::default()
+                .with_group_id(GroupId(s(group)))
+                .with_member_id(joined.member_id.clone())
+                .with_generation_id(joined.generation_id),
+        )
+        .await;
+        let fetched: OffsetFetchResponse = call(
+            state,
+            ApiKey::OffsetFetch,
+            7,
+            &OffsetFetchRequest::default()
+                .with_group_id(GroupId(s(group)))
+                .with_topics(None),
+        )
+        .await;
+        let codes = (joined.error_code, heartbeat.error_code, fetched.error_code);
+        match i as i32 == owner {
+            true => assert_eq!(codes, (0, 0, 0), "on the coordinator {i}"),
+            false => assert_eq!(
+                codes,
+                (NOT_COORDINATOR, NOT_COORDINATOR, NOT_COORDINATOR),
+                "on {i}"
+            ),
+        }
+    }
+    for b in brokers {
+        b.shutdown().await;
+    }
+}

@@ -21,6 +21,12 @@ pub async fn join(ctx: &Ctx, req: JoinGroupRequest) -> JoinGroupResponse {
             .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)
             .with_generation_id(-1);
     }
+    // An invalid (empty) group id is the coordinator's own refusal, before routing.
+    if !group_id.is_empty() && !ctx.state.membership.owns(&group_id) {
+        return JoinGroupResponse::default()
+            .with_error_code(errors::NOT_COORDINATOR)
+            .with_generation_id(-1);
+    }
     let outcome = ctx
         .state
         .groups
@@ -82,6 +88,10 @@ pub async fn sync(ctx: &Ctx, req: SyncGroupRequest) -> SyncGroupResponse {
     if !ctx.allowed(Operation::Read, Resource::Group(&group_id)) {
         return SyncGroupResponse::default().with_error_code(errors::GROUP_AUTHORIZATION_FAILED);
     }
+    // An invalid (empty) group id is the coordinator's own refusal, before routing.
+    if !group_id.is_empty() && !ctx.state.membership.owns(&group_id) {
+        return SyncGroupResponse::default().with_error_code(errors::NOT_COORDINATOR);
+    }
     let (error, assignment) = ctx
         .state
         .groups
@@ -112,6 +122,9 @@ pub fn heartbeat(ctx: &Ctx, req: HeartbeatRequest) -> HeartbeatResponse {
     let group_id = req.group_id.0.to_string();
     let code = match ctx.allowed(Operation::Read, Resource::Group(&group_id)) {
         false => errors::GROUP_AUTHORIZATION_FAILED,
+        true if !group_id.is_empty() && !ctx.state.membership.owns(&group_id) => {
+            errors::NOT_COORDINATOR
+        }
         true => ctx.state.groups.heartbeat(
             &group_id,
             &req.member_id,
@@ -127,6 +140,10 @@ pub fn leave(ctx: &Ctx, req: LeaveGroupRequest) -> LeaveGroupResponse {
     let group_id = req.group_id.0.to_string();
     if !ctx.allowed(Operation::Read, Resource::Group(&group_id)) {
         return LeaveGroupResponse::default().with_error_code(errors::GROUP_AUTHORIZATION_FAILED);
+    }
+    // An invalid (empty) group id is the coordinator's own refusal, before routing.
+    if !group_id.is_empty() && !ctx.state.membership.owns(&group_id) {
+        return LeaveGroupResponse::default().with_error_code(errors::NOT_COORDINATOR);
     }
     let groups = &ctx.state.groups;
     if ctx.version < 3 {
@@ -165,6 +182,9 @@ pub fn describe(ctx: &Ctx, req: DescribeGroupsRequest) -> DescribeGroupsResponse
                 .with_authorized_operations(i32::MIN);
             if !ctx.allowed(Operation::Describe, Resource::Group(&id)) {
                 return d.with_error_code(errors::GROUP_AUTHORIZATION_FAILED);
+            }
+            if !ctx.state.membership.owns(&id) {
+                return d.with_error_code(errors::NOT_COORDINATOR);
             }
             match ctx.state.groups.describe(&id) {
                 None => d.with_group_state(sb("Dead")),
@@ -208,6 +228,7 @@ pub fn delete(ctx: &Ctx, req: DeleteGroupsRequest) -> DeleteGroupsResponse {
         .map(|g| {
             let code = match ctx.allowed(Operation::Delete, Resource::Group(g)) {
                 false => errors::GROUP_AUTHORIZATION_FAILED,
+                true if !ctx.state.membership.owns(g) => errors::NOT_COORDINATOR,
                 true => ctx.state.groups.delete(g, &ctx.state.offsets),
             };
             DeletableGroupResult::default()

@@ -34,6 +34,8 @@ pub fn commit(ctx: &Ctx, req: OffsetCommitRequest) -> OffsetCommitResponse {
         errors::NONE
     } else if group_id.is_empty() {
         errors::INVALID_GROUP_ID
+    } else if !state.membership.owns(&group_id) {
+        errors::NOT_COORDINATOR
     } else {
         state.groups.validate_commit(
             &group_id,
@@ -117,6 +119,9 @@ fn fetch_group(
 ) -> (i16, Fetched) {
     if !ctx.allowed(Operation::Describe, Resource::Group(group_id)) {
         return (errors::GROUP_AUTHORIZATION_FAILED, Vec::new());
+    }
+    if !ctx.state.membership.owns(group_id) {
+        return (errors::NOT_COORDINATOR, Vec::new());
     }
     let mut store = ctx.state.offsets.lock();
     let result: std::io::Result<Fetched> = match topics {
