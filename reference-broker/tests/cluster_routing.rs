@@ -11,28 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
 use reference_broker::broker::State;
 use reference_broker::cluster::Peer;
-use reference_broker::{dispatch, Broker, BrokerConfig, BrokerHandle};
+use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 
-use common::wire::s;
+use common::wire::{call, init_request, s};
 
 const NOT_COORDINATOR: i16 = 16;
-
-async fn call<Req, Resp>(state: &Arc<State>, api: ApiKey, version: i16, request: &Req) -> Resp
-where
-    Req: Encodable + HeaderVersion,
-    Resp: Decodable + HeaderVersion,
-{
-    let answer = dispatch::handle(state, common::wire::frame(api, version, request))
-        .await
-        .unwrap()
-        .expect("an answer");
-    let mut buf = bytes::Bytes::from(answer);
-    ResponseHeader::decode(&mut buf, Resp::header_version(version)).unwrap();
-    Resp::decode(&mut buf, version).unwrap()
-}
 
 async fn cluster(dir: &std::path::Path, count: usize) -> Vec<BrokerHandle> {
     let peers: Vec<Peer> = (0..count)
@@ -80,17 +65,7 @@ async fn coordinator(state: &Arc<State>, key: &str, key_type: i8) -> (i16, i32) 
 }
 
 async fn init(state: &Arc<State>, id: &str) -> InitProducerIdResponse {
-    call(
-        state,
-        ApiKey::InitProducerId,
-        4,
-        &InitProducerIdRequest::default()
-            .with_transactional_id(Some(TransactionalId(s(id))))
-            .with_transaction_timeout_ms(60_000)
-            .with_producer_id(ProducerId(-1))
-            .with_producer_epoch(-1),
-    )
-    .await
+    call(state, ApiKey::InitProducerId, 4, &init_request(id)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -60,20 +60,38 @@ pub fn frame<R: Encodable + HeaderVersion>(api: ApiKey, version: i16, request: &
     buf.freeze()
 }
 
+/// `request` through the in-process dispatcher of `state`, its answer decoded.
+pub async fn call<Req, Resp>(state: &Arc<State>, api: ApiKey, version: i16, request: &Req) -> Resp
+where
+    Req: Encodable + HeaderVersion,
+    Resp: Decodable + HeaderVersion,
+{
+    let answer = dispatch::handle(state, frame(api, version, request))
+        .await
+        .unwrap()
+        .expect("an answer");
+    let mut buf = Bytes::from(answer);
+    let header = ResponseHeader::decode(&mut buf, Resp::header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 7);
+    Resp::decode(&mut buf, version).unwrap()
+}
+
+/// InitProducerId v4 for a transactional id, as a fresh producer sends it.
+pub fn init_request(id: &str) -> InitProducerIdRequest {
+    InitProducerIdRequest::default()
+        .with_transactional_id(Some(TransactionalId(s(id))))
+        .with_transaction_timeout_ms(60_000)
+        .with_producer_id(ProducerId(-1))
+        .with_producer_epoch(-1)
+}
+
 impl Broker {
     pub async fn call<Req, Resp>(&self, api: ApiKey, version: i16, request: &Req) -> Resp
     where
         Req: Encodable + HeaderVersion,
         Resp: Decodable + HeaderVersion,
     {
-        let answer = dispatch::handle(&self.state, frame(api, version, request))
-            .await
-            .unwrap()
-            .expect("an answer");
-        let mut buf = Bytes::from(answer);
-        let header = ResponseHeader::decode(&mut buf, Resp::header_version(version)).unwrap();
-        assert_eq!(header.correlation_id, 7);
-        Resp::decode(&mut buf, version).unwrap()
+        call(&self.state, api, version, request).await
     }
 
     pub async fn create(
@@ -138,15 +156,7 @@ impl Broker {
 
     pub async fn init_txn(&self, id: &str) -> (i64, i16) {
         let r: InitProducerIdResponse = self
-            .call(
-                ApiKey::InitProducerId,
-                4,
-                &InitProducerIdRequest::default()
-                    .with_transactional_id(Some(TransactionalId(s(id))))
-                    .with_transaction_timeout_ms(60_000)
-                    .with_producer_id(ProducerId(-1))
-                    .with_producer_epoch(-1),
-            )
+            .call(ApiKey::InitProducerId, 4, &init_request(id))
             .await;
         assert_eq!(r.error_code, 0);
         (r.producer_id.0, r.producer_epoch)
