@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::now_ms;
@@ -47,6 +47,11 @@ pub fn pick_coordinator(key: &str, all: &[i32], alive: &[i32]) -> Option<i32> {
     (!up.is_empty()).then(|| up[slot % up.len()])
 }
 
+/// How long a reading of the peers' stamps serves before the files are read again: routing
+/// asks on every coordinator request, and reading N files each time would put file I/O on
+/// that path; a stamp is written once a second, so a quarter second adds little staleness.
+pub const ALIVE_REFRESH: Duration = Duration::from_millis(250);
+
 /// This broker's view of its cluster.
 #[derive(Debug)]
 pub struct Membership {
@@ -54,6 +59,8 @@ pub struct Membership {
     peers: Vec<Peer>,
     members_dir: PathBuf,
     timeout: Duration,
+    /// The last reading of who is alive, and when it was taken.
+    seen: std::sync::Mutex<Option<(Instant, Vec<i32>)>>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -76,6 +83,7 @@ impl Membership {
             peers,
             members_dir: cluster_dir.join("members"),
             timeout,
+            seen: std::sync::Mutex::new(None),
         }
     }
 
@@ -113,11 +121,25 @@ impl Membership {
         )
     }
 
-    /// The brokers alive now: this one, and every peer stamped within the timeout.
+    /// The brokers alive now: this one, and every peer stamped within the timeout (read at
+    /// most every [`ALIVE_REFRESH`]).
     pub fn alive(&self) -> Vec<i32> {
         if self.alone() {
             return vec![self.me];
         }
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, alive)) = seen.as_ref() {
+            if at.elapsed() < ALIVE_REFRESH {
+                return alive.clone();
+            }
+        }
+        let alive = self.read_alive();
+        *seen = Some((Instant::now(), alive.clone()));
+        alive
+    }
+
+    /// Reads every peer's stamp.
+    fn read_alive(&self) -> Vec<i32> {
         let now = now_ms();
         let timeout = self.timeout.as_millis() as i64;
         self.peers
@@ -192,12 +214,15 @@ mod tests {
         let one = Membership::new(peers[1], &peers, dir.path(), timeout);
         assert_eq!(zero.alive(), [0], "1 never stamped");
         one.stamp().unwrap();
+        assert_eq!(zero.alive(), [0], "read again only after ALIVE_REFRESH");
+        std::thread::sleep(ALIVE_REFRESH);
         assert_eq!(zero.alive(), [0, 1]);
         std::thread::sleep(Duration::from_millis(400));
         assert_eq!(zero.alive(), [0], "1's stamp went stale");
         // Every key has exactly one owner among the two while both are up.
         one.stamp().unwrap();
         zero.stamp().unwrap();
+        std::thread::sleep(ALIVE_REFRESH);
         for key in ["a", "b", "tx-1", "group"] {
             assert!(zero.owns(key) ^ one.owns(key), "{key}");
         }
