@@ -129,9 +129,15 @@ struct TargetArgs {
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum ApacheAction {
+    /// Start one broker and keep it running between runs.
     Up,
+    /// Stop the broker `up` started.
     Down,
+    /// Say whether it runs (exit 3 when not).
     Status,
+    /// Run a cluster of `--brokers` brokers and a KRaft controller, each its own JVM, in the
+    /// foreground until Ctrl-C: prints each broker's address, the start time and the memory.
+    Cluster,
 }
 
 #[derive(Debug, Subcommand)]
@@ -280,10 +286,14 @@ enum Command {
     },
     /// Keep one Apache broker running between runs (`up`), stop it (`down`), or say whether it
     /// runs (`status`). While it is up, `--target apache` uses it instead of starting one.
+    /// `cluster` runs a cluster of several brokers in the foreground.
     Apache {
-        /// up, down or status.
+        /// up, down, status or cluster.
         #[arg(value_enum)]
         action: ApacheAction,
+        /// Brokers of `cluster`.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
+        brokers: u8,
     },
 }
 
@@ -356,10 +366,31 @@ fn specs(targets: &[String], backend: Backend) -> anyhow::Result<Vec<TargetSpec>
     Ok(specs)
 }
 
-/// `kconform apache up|down|status`.
-fn apache_command(action: ApacheAction) -> anyhow::Result<ExitCode> {
+/// `kconform apache up|down|status|cluster`.
+async fn apache_command(action: ApacheAction, brokers: u8) -> anyhow::Result<ExitCode> {
     use kconform::apache::daemon;
     match action {
+        ApacheAction::Cluster => {
+            let spinner = progress::starting(&format!("an Apache cluster of {brokers} brokers"));
+            let started = tokio::task::spawn_blocking(move || {
+                kconform::apache::cluster::ApacheCluster::start(usize::from(brokers))
+            })
+            .await;
+            spinner.finish_and_clear();
+            let cluster = started.map_err(|e| anyhow::anyhow!("the launcher failed: {e}"))??;
+            for (i, addr) in cluster.addrs().iter().enumerate() {
+                outln!("broker {i}: {addr}");
+            }
+            outln!(
+                "Apache Kafka {} cluster: {brokers} brokers and a controller ready in {:.1} s, {} MiB resident; Ctrl-C stops it",
+                kconform::apache::KAFKA_VERSION,
+                cluster.start_time.as_secs_f64(),
+                cluster.resident_bytes() / (1024 * 1024)
+            );
+            tokio::signal::ctrl_c().await?;
+            drop(cluster);
+            Ok(ExitCode::SUCCESS)
+        }
         ApacheAction::Up => {
             let spinner = progress::starting("Apache (kept up)");
             let result = daemon::up();
@@ -672,7 +703,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Apache { action } => apache_command(action),
+        Command::Apache { action, brokers } => apache_command(action, brokers).await,
         Command::Proxy {
             upstream,
             listen,

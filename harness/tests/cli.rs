@@ -277,6 +277,10 @@ fn nonsense_is_refused_with_a_reason() {
             &["coverage", "no-such-scenario", "--target", "ref"][..],
             "no scenario named 'no-such-scenario'",
         ),
+        (
+            &["apache", "cluster", "--brokers", "0"][..],
+            "invalid value '0' for '--brokers",
+        ),
     ] {
         let (code, _, err) = kconform(args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -304,6 +308,13 @@ fn help_shows_what_applies() {
     let (_, run, _) = kconform(&["run", "--help"]);
     for kind in ["ref", "apache-recorded", "external=HOST:PORT", "--verbose"] {
         assert!(run.contains(kind), "run --help lacks {kind}:\n{run}");
+    }
+    let (_, apache, _) = kconform(&["apache", "--help"]);
+    for what in ["cluster", "--brokers", "Ctrl-C"] {
+        assert!(
+            apache.contains(what),
+            "apache --help lacks {what}:\n{apache}"
+        );
     }
 }
 
