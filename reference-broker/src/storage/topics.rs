@@ -76,6 +76,18 @@ pub struct TopicRegistry {
 /// kaas-ref shows the topic in Metadata as Apache does (`State::offsets_topic`).
 pub const CONSUMER_OFFSETS: &str = "__consumer_offsets";
 
+/// Removes partition directories, logging (not failing on) any that stay: what stays is
+/// debris that the next start, or a creation of the same name, removes.
+fn remove_dirs(dirs: &[PathBuf]) {
+    for dir in dirs {
+        if let Err(e) = std::fs::remove_dir_all(dir) {
+            if e.kind() != io::ErrorKind::NotFound {
+                tracing::warn!(dir = %dir.display(), error = %e, "partition directory not removed");
+            }
+        }
+    }
+}
+
 /// Kafka's topic-name rule.
 pub fn valid_topic_name(name: &str) -> bool {
     !name.is_empty()
@@ -213,18 +225,9 @@ impl TopicRegistry {
         let dirs: Vec<PathBuf> = (0..partitions)
             .map(|p| Self::partition_dir(&self.data_dir, name, p))
             .collect();
-        let remove_all = |dirs: &[PathBuf]| {
-            for dir in dirs {
-                if let Err(e) = std::fs::remove_dir_all(dir) {
-                    if e.kind() != io::ErrorKind::NotFound {
-                        tracing::warn!(dir = %dir.display(), error = %e, "not removed");
-                    }
-                }
-            }
-        };
         // No topic of this name exists, so any directory of its name is debris (of a deletion
         // that could not finish): a new topic starts empty.
-        remove_all(&dirs);
+        remove_dirs(&dirs);
         let opened = dirs
             .iter()
             .map(|dir| {
@@ -234,7 +237,7 @@ impl TopicRegistry {
         let logs = match opened {
             Ok(logs) => logs,
             Err(e) => {
-                remove_all(&dirs);
+                remove_dirs(&dirs);
                 return Err(e.into());
             }
         };
@@ -254,7 +257,7 @@ impl TopicRegistry {
             &file,
         ) {
             drop(logs);
-            remove_all(&dirs);
+            remove_dirs(&dirs);
             return Err(e.into());
         }
         Ok(self.topics.entry(name.to_owned()).or_insert(Topic {
@@ -276,12 +279,10 @@ impl TopicRegistry {
             self.topics.insert(name.to_owned(), topic);
             return Err(e);
         }
-        for p in 0..topic.partitions.len() as i32 {
-            let dir = Self::partition_dir(&self.data_dir, name, p);
-            if let Err(e) = std::fs::remove_dir_all(&dir) {
-                tracing::warn!(dir = %dir.display(), error = %e, "deleted topic's directory not removed");
-            }
-        }
+        let dirs: Vec<PathBuf> = (0..topic.partitions.len() as i32)
+            .map(|p| Self::partition_dir(&self.data_dir, name, p))
+            .collect();
+        remove_dirs(&dirs);
         Ok(Some(topic.id))
     }
 }
