@@ -25,6 +25,52 @@ pub struct Peer {
     pub addr: SocketAddr,
 }
 
+impl std::str::FromStr for Peer {
+    type Err = String;
+
+    /// `ID=HOST:PORT`, as `kaas-ref --peers` takes each broker.
+    fn from_str(s: &str) -> Result<Peer, String> {
+        use std::net::ToSocketAddrs;
+        let (id, addr) = s
+            .split_once('=')
+            .ok_or_else(|| format!("'{s}': expected ID=HOST:PORT"))?;
+        let id: i32 = id
+            .trim()
+            .parse()
+            .ok()
+            .filter(|id| *id >= 0)
+            .ok_or_else(|| format!("'{s}': the broker id must be a number from 0"))?;
+        let addr = addr
+            .trim()
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| format!("'{s}': '{addr}' is no HOST:PORT"))?;
+        Ok(Peer { id, addr })
+    }
+}
+
+/// The brokers of a cluster, each once: why not, when two share an id or an address, or
+/// `me` is not among them.
+pub fn check_peers(me: i32, peers: &[Peer]) -> Result<(), String> {
+    for (i, p) in peers.iter().enumerate() {
+        if let Some(q) = peers[..i].iter().find(|q| q.id == p.id || q.addr == p.addr) {
+            return Err(format!(
+                "brokers {}={} and {}={} share {}",
+                q.id,
+                q.addr,
+                p.id,
+                p.addr,
+                if q.id == p.id { "an id" } else { "an address" }
+            ));
+        }
+    }
+    if !peers.is_empty() && !peers.iter().any(|p| p.id == me) {
+        return Err(format!("broker {me} is not among the peers"));
+    }
+    Ok(())
+}
+
 /// kaas's name of a broker: `kaas-<id>`, the name its routing sorts by.
 pub fn broker_name(id: i32) -> String {
     format!("kaas-{id}")
@@ -193,6 +239,32 @@ mod tests {
             .find(|k| fnv1a32(k.as_bytes()) % 11 == 2)
             .unwrap();
         assert_eq!(pick_coordinator(&slot2, &eleven, &eleven), Some(10));
+    }
+
+    #[test]
+    fn peers_parse_and_a_cluster_names_each_broker_once() {
+        let p = |s: &str| s.parse::<Peer>();
+        let zero = p("0=127.0.0.1:9092").unwrap();
+        assert_eq!(zero.id, 0);
+        assert_eq!(zero.addr.port(), 9092);
+        assert!(p("127.0.0.1:9092").unwrap_err().contains("ID=HOST:PORT"));
+        assert!(p("-1=127.0.0.1:9092")
+            .unwrap_err()
+            .contains("a number from 0"));
+        assert!(p("1=nowhere").unwrap_err().contains("no HOST:PORT"));
+        let one = p("1=127.0.0.1:9093").unwrap();
+        assert_eq!(check_peers(0, &[zero, one]), Ok(()));
+        assert_eq!(check_peers(0, &[]), Ok(()));
+        assert!(check_peers(2, &[zero, one])
+            .unwrap_err()
+            .contains("broker 2 is not among"));
+        let twin = p("1=127.0.0.1:9092").unwrap();
+        assert!(check_peers(0, &[zero, twin])
+            .unwrap_err()
+            .contains("share an address"));
+        assert!(check_peers(1, &[one, p("1=127.0.0.1:9094").unwrap()])
+            .unwrap_err()
+            .contains("share an id"));
     }
 
     #[test]

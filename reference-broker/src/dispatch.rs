@@ -111,6 +111,7 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
         }
         return Err(FrameError::UnsupportedVersion { api, version });
     }
+    state.sync_topics();
     let malformed = |reason: String| FrameError::Malformed {
         api: key,
         version,

@@ -17,6 +17,7 @@ pub mod errors;
 pub mod groups;
 pub mod handlers;
 pub mod limits;
+pub mod local_cluster;
 pub mod lock_order;
 pub mod server;
 pub mod state;

@@ -60,6 +60,17 @@ struct Args {
     /// Apache answers a client without the Create permission (an operator-managed cluster).
     #[arg(long)]
     refuse_create_topics: bool,
+    /// The brokers of the cluster this one belongs to, itself included, as ID=HOST:PORT
+    /// separated by commas (0=127.0.0.1:9092,1=127.0.0.1:9093,2=127.0.0.1:9094); every one
+    /// is started with the same list and the same --data-dir, as kaas pods share a volume.
+    /// Coordinators then route by hash over the brokers as kaas does (the others answer
+    /// NOT_COORDINATOR). Default: a cluster of one, which coordinates everything.
+    #[arg(long, value_name = "PEERS", value_delimiter = ',')]
+    peers: Vec<reference_broker::cluster::Peer>,
+    /// How long a peer may go without stamping the shared volume (every second) before it
+    /// counts as down and its coordinators move, in milliseconds.
+    #[arg(long, default_value_t = 6_000, value_parser = clap::value_parser!(u64).range(1_500..))]
+    member_timeout_ms: u64,
     /// Bounds on what one request can make the broker allocate, create or keep.
     #[command(flatten, next_help_heading = "Limits")]
     limits: reference_broker::limits::Limits,
@@ -99,6 +110,18 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    reference_broker::cluster::check_peers(args.broker_id, &args.peers)
+        .map_err(|e| anyhow::anyhow!("--peers: {e}"))?;
+    if let Some(me) = args.peers.iter().find(|p| p.id == args.broker_id) {
+        if me.addr != args.listen {
+            anyhow::bail!(
+                "--peers names broker {} at {}, but it listens on {} (--listen)",
+                me.id,
+                me.addr,
+                args.listen
+            );
+        }
+    }
     let config = BrokerConfig {
         listen: args.listen,
         data_dir: args.data_dir,
@@ -112,9 +135,8 @@ async fn run() -> anyhow::Result<()> {
         topics: topics(args.topics.as_deref())?,
         refuse_create_topics: args.refuse_create_topics,
         limits: args.limits,
-        // Not yet a flag: a kaas-ref cluster routes coordinators but does not yet assign
-        // partition leaders, so each process runs alone.
-        ..BrokerConfig::default()
+        peers: args.peers,
+        member_timeout: Duration::from_millis(args.member_timeout_ms),
     };
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.

@@ -116,6 +116,24 @@ impl crate::txn::Host for State {
 }
 
 impl State {
+    /// Catches up with the topics peers created or deleted on the shared data directory
+    /// (nothing to do for a broker alone): called before each request, so that a topic a
+    /// client created through one broker is known to the next it asks.
+    pub fn sync_topics(&self) {
+        if self.membership.alone() {
+            return;
+        }
+        let stale = self.topics.read().stale();
+        let synced = match stale {
+            Ok(false) => Ok(()),
+            Ok(true) => self.topics.write().sync(),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = synced {
+            tracing::warn!(error = %e, "could not read the topics peers share");
+        }
+    }
+
     /// One partition's log, if the topic and partition exist.
     pub fn partition(
         &self,
@@ -153,7 +171,13 @@ pub fn open_state(
         true => Arc::new(crate::auth::DenyCreate(authorizer)),
         false => authorizer,
     };
-    let mut topics = TopicRegistry::open(&data_dir).map_err(storage)?;
+    // Brokers sharing the data directory leave its debris alone: it may be a peer's creation
+    // in progress.
+    let mut topics = match config.peers.len() > 1 {
+        true => TopicRegistry::open_shared(&data_dir),
+        false => TopicRegistry::open(&data_dir),
+    }
+    .map_err(storage)?;
     for spec in &config.topics {
         if topics.get(&spec.name).is_some() {
             continue;

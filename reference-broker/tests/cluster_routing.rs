@@ -6,49 +6,35 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::*;
 use reference_broker::broker::State;
-use reference_broker::cluster::Peer;
-use reference_broker::{Broker, BrokerConfig, BrokerHandle};
+use reference_broker::local_cluster::LocalCluster;
+use reference_broker::BrokerConfig;
 
 use common::wire::{call, init_request, s};
 
 const NOT_COORDINATOR: i16 = 16;
 
-async fn cluster(dir: &std::path::Path, count: usize) -> Vec<BrokerHandle> {
-    let peers: Vec<Peer> = (0..count)
-        .map(|id| {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            Peer {
-                id: id as i32,
-                addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            }
-        })
-        .collect();
-    let mut brokers = Vec::new();
-    for peer in &peers {
-        brokers.push(
-            Broker::start(BrokerConfig {
-                listen: peer.addr,
-                broker_id: peer.id,
-                data_dir: Some(dir.to_owned()),
-                peers: peers.clone(),
-                member_timeout: Duration::from_millis(1500),
-                ..BrokerConfig::for_tests()
-            })
-            .await
-            .unwrap(),
-        );
-    }
-    brokers
+async fn cluster(dir: &std::path::Path, count: usize) -> LocalCluster {
+    LocalCluster::start(
+        count,
+        BrokerConfig {
+            data_dir: Some(dir.to_owned()),
+            member_timeout: Duration::from_millis(1500),
+            ..BrokerConfig::for_tests()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+fn states(cluster: &LocalCluster) -> Vec<Arc<State>> {
+    (0..cluster.addrs().len() as i32)
+        .map(|id| cluster.broker(id).unwrap().state().clone())
+        .collect()
 }
 
 async fn coordinator(state: &Arc<State>, key: &str, key_type: i8) -> (i16, i32) {
@@ -71,8 +57,8 @@ async fn init(state: &Arc<State>, id: &str) -> InitProducerIdResponse {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
     let dir = tempfile::tempdir().unwrap();
-    let brokers = cluster(dir.path(), 3).await;
-    let states: Vec<Arc<State>> = brokers.iter().map(|b| b.state().clone()).collect();
+    let mut brokers = cluster(dir.path(), 3).await;
+    let states = states(&brokers);
 
     for state in &states {
         let m: MetadataResponse = call(
@@ -140,8 +126,7 @@ async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
     // and the state with them: the same producer id, the epoch bumped.
     let before = init(&states[owner as usize], id).await;
     let survivors: Vec<usize> = (0..3).filter(|i| *i != owner as usize).collect();
-    let mut brokers: Vec<Option<BrokerHandle>> = brokers.into_iter().map(Some).collect();
-    brokers[owner as usize].take().unwrap().shutdown().await;
+    brokers.kill(owner).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     let new_owner = loop {
         let (code, node) = coordinator(&states[survivors[0]], id, 1).await;
@@ -159,9 +144,7 @@ async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
         "the same slot file, read over"
     );
     assert_eq!(after.producer_epoch, before.producer_epoch + 1);
-    for b in brokers.into_iter().flatten() {
-        b.shutdown().await;
-    }
+    brokers.shutdown().await;
 }
 
 /// The group APIs answer NOT_COORDINATOR from a broker that does not coordinate the group, and
@@ -170,7 +153,7 @@ async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
 async fn group_apis_answer_not_coordinator_away_from_the_group_s_coordinator() {
     let dir = tempfile::tempdir().unwrap();
     let brokers = cluster(dir.path(), 3).await;
-    let states: Vec<Arc<State>> = brokers.iter().map(|b| b.state().clone()).collect();
+    let states = states(&brokers);
     let group = "g-routing";
     let (code, owner) = coordinator(&states[0], group, 0).await;
     assert_eq!(code, 0);
@@ -214,7 +197,156 @@ async fn group_apis_answer_not_coordinator_away_from_the_group_s_coordinator() {
             ),
         }
     }
-    for b in brokers {
-        b.shutdown().await;
+    brokers.shutdown().await;
+}
+
+/// Three `kaas-ref --peers` processes on one data directory: a topic created through one is
+/// known to the others (each catches up with the shared topics before a request), a
+/// non-coordinator answers NOT_COORDINATOR to AddPartitionsToTxn on it (not
+/// UNKNOWN_TOPIC_OR_PARTITION), and when the coordinator's process is killed (SIGKILL) its ids
+/// move to a survivor, which serves the transaction from the same slot file.
+#[test]
+fn kaas_ref_processes_form_a_cluster_and_survive_a_kill() {
+    use common::wire::tcp_call;
+    use common::KaasRef;
+    let dir = tempfile::tempdir().unwrap();
+    let addrs: Vec<String> = (0..3)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let peers: Vec<String> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{i}={a}"))
+        .collect();
+    let peers = peers.join(",");
+    let mut processes: Vec<Option<KaasRef>> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let id = i.to_string();
+            Some(KaasRef::start(
+                dir.path(),
+                a,
+                &[
+                    "--broker-id",
+                    &id,
+                    "--peers",
+                    &peers,
+                    "--member-timeout-ms",
+                    "1500",
+                ],
+            ))
+        })
+        .collect();
+    let find = |addr: &str, key: &str| -> (i16, i32) {
+        let r: FindCoordinatorResponse = tcp_call(
+            addr,
+            ApiKey::FindCoordinator,
+            3,
+            &FindCoordinatorRequest::default()
+                .with_key(s(key))
+                .with_key_type(1),
+        );
+        (r.error_code, r.node_id.0)
+    };
+    let id = "tx-processes";
+    let (code, owner) = find(&addrs[0], id);
+    assert_eq!(code, 0);
+    for a in &addrs[1..] {
+        assert_eq!(find(a, id), (0, owner));
+    }
+    let other = ((owner + 1) % 3) as usize;
+    // Created through broker `owner`, known to `other`.
+    let created: CreateTopicsResponse = tcp_call(
+        &addrs[owner as usize],
+        ApiKey::CreateTopics,
+        7,
+        &CreateTopicsRequest::default()
+            .with_topics(vec![create_topics_request::CreatableTopic::default()
+                .with_name(TopicName(s("t-shared")))
+                .with_num_partitions(1)
+                .with_replication_factor(1)])
+            .with_timeout_ms(5000),
+    );
+    assert_eq!(created.topics[0].error_code, 0);
+    let add = AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(TransactionalId(s(id)))
+        .with_v3_and_below_producer_id(ProducerId(1))
+        .with_v3_and_below_topics(vec![
+            add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                .with_name(TopicName(s("t-shared")))
+                .with_partitions(vec![0]),
+        ]);
+    let answer: AddPartitionsToTxnResponse =
+        tcp_call(&addrs[other], ApiKey::AddPartitionsToTxn, 3, &add);
+    assert_eq!(
+        answer.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
+        NOT_COORDINATOR
+    );
+
+    let before: InitProducerIdResponse = tcp_call(
+        &addrs[owner as usize],
+        ApiKey::InitProducerId,
+        4,
+        &init_request(id),
+    );
+    assert_eq!(before.error_code, 0);
+    processes[owner as usize].take().unwrap().kill();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let moved = loop {
+        let (code, node) = find(&addrs[other], id);
+        if code == 0 && node != owner {
+            break node;
+        }
+        assert!(Instant::now() < deadline, "the coordinator never moved");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let after: InitProducerIdResponse = tcp_call(
+        &addrs[moved as usize],
+        ApiKey::InitProducerId,
+        4,
+        &init_request(id),
+    );
+    assert_eq!(
+        (after.error_code, after.producer_id),
+        (0, before.producer_id)
+    );
+    assert_eq!(after.producer_epoch, before.producer_epoch + 1);
+    for p in processes.iter_mut().flatten() {
+        assert!(p.running(), "a survivor exited");
+    }
+}
+
+/// `kaas-ref --peers` refuses, in one line, a list it cannot serve.
+#[test]
+fn kaas_ref_refuses_peers_it_cannot_serve() {
+    for (args, why) in [
+        (
+            vec!["--peers", "0=127.0.0.1:1,0=127.0.0.1:2"],
+            "--peers: brokers 0=127.0.0.1:1 and 0=127.0.0.1:2 share an id",
+        ),
+        (
+            vec!["--broker-id", "2", "--peers", "0=127.0.0.1:1,1=127.0.0.1:2"],
+            "--peers: broker 2 is not among the peers",
+        ),
+        (
+            vec!["--listen", "127.0.0.1:3", "--peers", "0=127.0.0.1:1"],
+            "--peers names broker 0 at 127.0.0.1:1, but it listens on 127.0.0.1:3 (--listen)",
+        ),
+        (vec!["--peers", "0:127.0.0.1:1"], "expected ID=HOST:PORT"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaas-ref"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
 }

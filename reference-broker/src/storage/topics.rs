@@ -100,48 +100,95 @@ pub fn valid_topic_name(name: &str) -> bool {
 }
 
 impl TopicRegistry {
-    /// Loads every topic found under `data_dir`.
+    /// Loads every topic found under `data_dir`, and removes the debris of creations and
+    /// deletions cut short (a broker alone on its data directory).
     pub fn open(data_dir: &Path) -> io::Result<TopicRegistry> {
-        let meta_dir = data_dir.join("topics");
-        std::fs::create_dir_all(&meta_dir)?;
-        let mut topics = BTreeMap::new();
-        for entry in std::fs::read_dir(&meta_dir)? {
+        let registry = Self::open_shared(data_dir)?;
+        registry.remove_debris()?;
+        Ok(registry)
+    }
+
+    /// Loads every topic found under `data_dir`, a directory peers share: nothing is removed
+    /// as debris, since a directory no metadata file names yet may be a peer's creation in
+    /// progress.
+    pub fn open_shared(data_dir: &Path) -> io::Result<TopicRegistry> {
+        std::fs::create_dir_all(data_dir.join("topics"))?;
+        let mut registry = TopicRegistry {
+            data_dir: data_dir.to_owned(),
+            topics: BTreeMap::new(),
+        };
+        for name in registry.names_on_disk()? {
+            let topic = registry.load(&name)?;
+            registry.topics.insert(name, topic);
+        }
+        Ok(registry)
+    }
+
+    /// The topics whose metadata files exist now.
+    fn names_on_disk(&self) -> io::Result<std::collections::BTreeSet<String>> {
+        let mut names = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(self.data_dir.join("topics"))? {
             let path = entry?.path();
-            let Some(name) = path
+            if let Some(name) = path
                 .file_name()
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.strip_suffix(".json"))
-            else {
-                continue;
-            };
-            let file: TopicFile = serde_json::from_slice(&std::fs::read(&path)?)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            let partitions = (0..file.partitions)
-                .map(|p| {
-                    PartitionLog::open(&Self::partition_dir(data_dir, name, p))
-                        .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
-                })
-                .collect::<io::Result<Vec<_>>>()?;
-            let config = TopicConfig::from_given(file.configs)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            for log in &partitions {
-                log.lock().configure(&config);
+            {
+                names.insert(name.to_owned());
             }
-            topics.insert(
-                name.to_owned(),
-                Topic {
-                    id: file.id,
-                    partitions,
-                    config,
-                },
-            );
         }
-        let registry = TopicRegistry {
-            data_dir: data_dir.to_owned(),
-            topics,
-        };
-        registry.remove_debris()?;
-        Ok(registry)
+        Ok(names)
+    }
+
+    /// Opens the topic a metadata file describes.
+    fn load(&self, name: &str) -> io::Result<Topic> {
+        let path = self.data_dir.join("topics").join(format!("{name}.json"));
+        let file: TopicFile = serde_json::from_slice(&std::fs::read(&path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let partitions = (0..file.partitions)
+            .map(|p| {
+                PartitionLog::open(&Self::partition_dir(&self.data_dir, name, p))
+                    .map(|l| Arc::new(OrderedMutex::new(Level::Partition, l)))
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let config = TopicConfig::from_given(file.configs)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        for log in &partitions {
+            log.lock().configure(&config);
+        }
+        Ok(Topic {
+            id: file.id,
+            partitions,
+            config,
+        })
+    }
+
+    /// Whether the topics on disk differ (by name) from those loaded: peers sharing the data
+    /// directory create and delete topics.
+    pub fn stale(&self) -> io::Result<bool> {
+        let on_disk = self.names_on_disk()?;
+        Ok(on_disk.len() != self.topics.len()
+            || on_disk.iter().any(|n| !self.topics.contains_key(n)))
+    }
+
+    /// Catches up with the topics peers created or deleted on the shared data directory: loads
+    /// the new, forgets the gone.
+    pub fn sync(&mut self) -> io::Result<()> {
+        let on_disk = self.names_on_disk()?;
+        self.topics.retain(|name, _| on_disk.contains(name));
+        for name in on_disk {
+            if !self.topics.contains_key(&name) {
+                match self.load(&name) {
+                    Ok(topic) => {
+                        self.topics.insert(name, topic);
+                    }
+                    // Deleted since it was listed.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Removes what an interrupted creation or deletion left: partition directories of no

@@ -250,3 +250,30 @@ pub fn partition_dirs(data_dir: &Path) -> Vec<String> {
     dirs.sort();
     dirs
 }
+
+/// `request` over TCP to a broker process at `addr`, its answer decoded (a 10 s deadline on
+/// every wait).
+pub fn tcp_call<Req, Resp>(addr: &str, api: ApiKey, version: i16, request: &Req) -> Resp
+where
+    Req: Encodable + HeaderVersion,
+    Resp: Decodable + HeaderVersion,
+{
+    use std::io::{Read, Write};
+    let deadline = Some(std::time::Duration::from_secs(10));
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(deadline).unwrap();
+    stream.set_write_timeout(deadline).unwrap();
+    let body = frame(api, version, request);
+    stream
+        .write_all(&(body.len() as u32).to_be_bytes())
+        .unwrap();
+    stream.write_all(&body).unwrap();
+    let mut size = [0u8; 4];
+    stream.read_exact(&mut size).unwrap();
+    let mut answer = vec![0u8; u32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut answer).unwrap();
+    let mut buf = Bytes::from(answer);
+    let header = ResponseHeader::decode(&mut buf, Resp::header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 7);
+    Resp::decode(&mut buf, version).unwrap()
+}

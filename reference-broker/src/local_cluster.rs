@@ -1,0 +1,137 @@
+//! A kaas-ref cluster in one process: N brokers (ids 0..N-1) on one data directory, as kaas
+//! pods share a volume, each with its own listener, state and background loops. A broker can
+//! be killed (its listener and connections close, its memory goes, it stops stamping the
+//! shared volume, so its peers count it down after the member timeout) and restarted on the
+//! same address from what the volume holds. Tests and the harness's `ref:N` target use it;
+//! separate processes come from `kaas-ref --peers`.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+
+use crate::cluster::Peer;
+use crate::{Broker, BrokerConfig, BrokerHandle, StartError};
+
+/// Why a broker of the cluster could not be killed or restarted.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// No broker of that id.
+    #[error("the cluster has no broker {0} (its brokers are 0..{1})")]
+    NoSuchBroker(i32, usize),
+    /// Killing a broker that is down, or restarting one that is up.
+    #[error("broker {0} is already {1}")]
+    Already(i32, &'static str),
+    /// The broker did not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// No free port for a broker.
+    #[error("no free port for a broker: {0}")]
+    Port(std::io::Error),
+}
+
+/// N brokers sharing a data directory, in process.
+#[derive(Debug)]
+pub struct LocalCluster {
+    config: BrokerConfig,
+    peers: Vec<Peer>,
+    brokers: Vec<Option<BrokerHandle>>,
+    data_dir: PathBuf,
+}
+
+impl LocalCluster {
+    /// Starts `count` brokers from `config` (its listen address and broker id are replaced by
+    /// each broker's; its data directory, or a fresh one, is shared).
+    pub async fn start(count: usize, config: BrokerConfig) -> Result<LocalCluster, ClusterError> {
+        let host = config.listen.ip();
+        let peers = (0..count)
+            .map(|id| {
+                // A free port now, fixed for the broker's life: peers and clients find it
+                // there after a restart too.
+                let port = TcpListener::bind((host, 0))
+                    .and_then(|l| l.local_addr())
+                    .map_err(ClusterError::Port)?
+                    .port();
+                Ok(Peer {
+                    id: id as i32,
+                    addr: SocketAddr::new(host, port),
+                })
+            })
+            .collect::<Result<Vec<_>, ClusterError>>()?;
+        let data_dir = config.data_dir.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("kaas-ref-cluster-{}", uuid::Uuid::new_v4()))
+        });
+        let mut cluster = LocalCluster {
+            config: BrokerConfig {
+                data_dir: Some(data_dir.clone()),
+                peers: peers.clone(),
+                ..config
+            },
+            peers,
+            brokers: (0..count).map(|_| None).collect(),
+            data_dir,
+        };
+        for id in 0..count as i32 {
+            cluster.restart(id).await?;
+        }
+        Ok(cluster)
+    }
+
+    /// Every broker's address, by id (a killed broker's too: it comes back there).
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.peers.iter().map(|p| p.addr).collect()
+    }
+
+    /// The shared data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The broker of that id, while it is up.
+    pub fn broker(&self, id: i32) -> Option<&BrokerHandle> {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.brokers.get(i))
+            .and_then(Option::as_ref)
+    }
+
+    fn slot(&mut self, id: i32) -> Result<&mut Option<BrokerHandle>, ClusterError> {
+        let count = self.brokers.len();
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.brokers.get_mut(i))
+            .ok_or(ClusterError::NoSuchBroker(id, count))
+    }
+
+    /// Stops broker `id` at once: its connections close and what it held in memory is gone,
+    /// as when its process is killed.
+    pub async fn kill(&mut self, id: i32) -> Result<(), ClusterError> {
+        let broker = self
+            .slot(id)?
+            .take()
+            .ok_or(ClusterError::Already(id, "down"))?;
+        broker.shutdown().await;
+        Ok(())
+    }
+
+    /// Starts broker `id` again on its address, from what the shared volume holds.
+    pub async fn restart(&mut self, id: i32) -> Result<(), ClusterError> {
+        if self.slot(id)?.is_some() {
+            return Err(ClusterError::Already(id, "up"));
+        }
+        let peer = self.peers[id as usize];
+        let config = BrokerConfig {
+            listen: peer.addr,
+            broker_id: peer.id,
+            ..self.config.clone()
+        };
+        let broker = Broker::start(config).await?;
+        *self.slot(id)? = Some(broker);
+        Ok(())
+    }
+
+    /// Stops every broker; the data directory stays (the caller's to remove).
+    pub async fn shutdown(mut self) {
+        for broker in self.brokers.iter_mut().filter_map(Option::take) {
+            broker.shutdown().await;
+        }
+    }
+}
