@@ -71,10 +71,12 @@ fn codes_in(value: &Value, out: &mut BTreeSet<i16>) {
 }
 
 impl Coverage {
-    /// Adds one transcript's transaction-API steps.
+    /// Adds one transcript's transaction-API steps. A cluster's cells count for its kind of
+    /// broker: `ref:3` for `ref`, `apache:3` for `apache`.
     pub fn add(&mut self, t: &Transcript) {
-        if !self.targets.contains(&t.target) {
-            self.targets.push(t.target.clone());
+        let target = t.target.split(':').next().unwrap_or_default().to_owned();
+        if !self.targets.contains(&target) {
+            self.targets.push(target.clone());
         }
         for step in &t.steps {
             let (Some(api), Some(version)) = (
@@ -87,7 +89,7 @@ impl Coverage {
                 .cells
                 .entry((api, version))
                 .or_default()
-                .entry(t.target.clone())
+                .entry(target.clone())
                 .or_default();
             match &step.outcome {
                 Outcome::Response(v) => codes_in(v, &mut cell.codes),
@@ -97,7 +99,8 @@ impl Coverage {
                 | Outcome::Unsendable(_)
                 | Outcome::Skipped(_)
                 | Outcome::Provisioned(_)
-                | Outcome::Slept(_) => {}
+                | Outcome::Slept(_)
+                | Outcome::Broker(_) => {}
             }
         }
     }

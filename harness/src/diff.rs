@@ -46,6 +46,7 @@ fn kind(o: &Outcome) -> &'static str {
         Outcome::Skipped(_) => "skipped",
         Outcome::Provisioned(_) => "provisioned",
         Outcome::Slept(_) => "slept",
+        Outcome::Broker(_) => "broker",
     }
 }
 

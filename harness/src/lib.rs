@@ -8,6 +8,7 @@
 
 pub mod apache;
 pub mod apis;
+pub mod brokers;
 pub mod client;
 pub mod coverage;
 pub mod data;

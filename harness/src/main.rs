@@ -111,6 +111,10 @@ struct TargetArgs {
     /// built into this kconform).
     #[arg(long, value_name = "DIR")]
     snapshots: Option<PathBuf>,
+    /// Run the scenarios written for a cluster of N brokers, on ref:N and apache:N (or
+    /// apache-recorded:N) unless --target names others. Default: one broker.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=9))]
+    brokers: Option<u64>,
     /// Deadline for every network wait, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
@@ -332,21 +336,48 @@ async fn main() -> ExitCode {
 
 /// The targets to run: those given, or ref plus Apache: live when a broker is up or a backend
 /// can start one, else its recorded answers (said so, with the reason).
-fn specs(targets: &[String], backend: Backend) -> anyhow::Result<Vec<TargetSpec>> {
+fn specs(
+    targets: &[String],
+    backend: Backend,
+    brokers: Option<u64>,
+) -> anyhow::Result<Vec<TargetSpec>> {
     let with_backend = |spec: TargetSpec| match spec {
         TargetSpec::Apache(_) => TargetSpec::Apache(backend),
         other => other,
     };
     if targets.is_empty() {
-        return Ok(match backend.usable() {
-            Ok(()) => vec![TargetSpec::Ref, TargetSpec::Apache(backend)],
+        let (ours, live, recorded) = match brokers {
+            None => (
+                TargetSpec::Ref,
+                TargetSpec::Apache(backend),
+                TargetSpec::Recorded,
+            ),
+            Some(n) => {
+                let n = n as usize;
+                (
+                    TargetSpec::RefCluster(n),
+                    TargetSpec::ApacheCluster(n),
+                    TargetSpec::RecordedCluster(n),
+                )
+            }
+        };
+        let usable = match (&live, backend) {
+            // A cluster runs as JVMs whatever the backend.
+            (TargetSpec::ApacheCluster(_), _) => Backend::Jvm.usable(),
+            _ => backend.usable(),
+        };
+        return Ok(match usable {
+            Ok(()) => vec![ours, live],
             Err(why) => {
                 eprintln!(
                     "kconform: no live Apache ({why}); comparing against Apache's recorded answers instead"
                 );
-                vec![TargetSpec::Ref, TargetSpec::Recorded]
+                vec![ours, recorded]
             }
         });
+    }
+    if let Some(n) = brokers {
+        anyhow::bail!("--brokers {n} picks the targets itself: give it without --target, or name ref:{n} and apache:{n} as targets");
     }
     let specs: Vec<TargetSpec> = targets
         .iter()
@@ -724,7 +755,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             apache_backend,
             files,
         } => {
-            let specs = specs(&targets, apache_backend.into())?;
+            let specs = specs(&targets, apache_backend.into(), None)?;
             let options = kconform::peers::PeersOptions {
                 run: kconform::peers::suite::RunOptions {
                     run,
@@ -762,7 +793,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::List { scenarios } => {
             for s in Scenario::load_all(&scenarios.source())? {
-                outln!("{:45} {}", s.name, s.description);
+                match s.brokers {
+                    1 => outln!("{:45} {}", s.name, s.description),
+                    n => outln!("{:45} ({n} brokers) {}", s.name, s.description),
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -819,20 +853,60 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             include_slow,
             jobs,
         } => {
-            let (report, transcripts) =
-                compare(&scenarios, &on, &names, include_slow, jobs as usize, None).await?;
+            // Without targets named, every size of scenario runs on its own pair of targets
+            // (ref and apache, then ref:N and apache:N): the table is the whole suite's.
+            let sizes: Vec<Option<u64>> = match (on.targets.is_empty(), on.brokers) {
+                (true, None) => {
+                    let all = Scenario::load_all(&scenarios.source())?;
+                    let mut sizes: Vec<usize> = pick(&all, &names, &scenarios.source())?
+                        .iter()
+                        .map(|s| s.brokers)
+                        .collect();
+                    sizes.sort();
+                    sizes.dedup();
+                    sizes
+                        .into_iter()
+                        .map(|n| (n > 1).then_some(n as u64))
+                        .collect()
+                }
+                (_, brokers) => vec![brokers],
+            };
             let mut coverage = kconform::coverage::Coverage::default();
-            transcripts.iter().flatten().for_each(|t| coverage.add(t));
+            let mut reports = Vec::new();
+            for brokers in sizes {
+                let on = TargetArgs {
+                    brokers,
+                    ..on.clone()
+                };
+                let all = Scenario::load_all(&scenarios.source())?;
+                let size = brokers.map_or(1, |n| n as usize);
+                let named: Vec<String> = names
+                    .iter()
+                    .filter(|n| all.iter().any(|s| &s.name == *n && s.brokers == size))
+                    .cloned()
+                    .collect();
+                if !names.is_empty() && named.is_empty() {
+                    continue;
+                }
+                let (report, transcripts) =
+                    compare(&scenarios, &on, &named, include_slow, jobs as usize, None).await?;
+                transcripts.iter().flatten().for_each(|t| coverage.add(t));
+                reports.push(report);
+            }
             let table = coverage.markdown();
             outln!("{table}");
             if let Some(path) = markdown {
                 std::fs::write(&path, &table)
                     .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
             }
-            if !report.passed() {
-                out!("{}", report.terminal_painted(false, &paint));
+            let mut code = ExitCode::SUCCESS;
+            for report in &reports {
+                if !report.passed() {
+                    out!("{}", report.terminal_painted(false, &paint));
+                    code = verdict(report);
+                }
             }
-            Ok(verdict(&report))
+            Ok(code)
         }
         Command::Repro {
             name,
@@ -860,8 +934,28 @@ async fn compare(
 ) -> anyhow::Result<(Report, Vec<Vec<kconform::transcript::Transcript>>)> {
     let source = scenarios.source();
     let all = Scenario::load_all(&source)?;
-    let chosen = without_slow(pick(&all, names, &source)?, names, include_slow);
-    let specs = specs(&on.targets, on.apache_backend.into())?;
+    let picked = pick(&all, names, &source)?;
+    let specs = specs(&on.targets, on.apache_backend.into(), on.brokers)?;
+    let size = specs.first().map_or(1, TargetSpec::brokers);
+    if let Some(s) = picked
+        .iter()
+        .find(|s| !names.is_empty() && s.brokers != size)
+    {
+        let hint = match s.brokers {
+            1 => "targets of one broker (ref and apache)".to_owned(),
+            n => format!("--brokers {n} (ref:{n} and apache:{n})"),
+        };
+        anyhow::bail!(
+            "scenario '{}' is written for {} broker(s), these targets have {size}: run it with {hint}",
+            s.name,
+            s.brokers
+        );
+    }
+    let sized = kconform::session::sized(&picked, size);
+    if sized.is_empty() {
+        anyhow::bail!("no scenario is written for {size} brokers");
+    }
+    let chosen = without_slow(sized, names, include_slow);
     if let Some(n) = targets.filter(|n| *n != specs.len()) {
         anyhow::bail!(
             "this command compares exactly {n} targets ({} given)",

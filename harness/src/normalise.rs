@@ -18,7 +18,14 @@ pub struct Normaliser {
     counts: HashMap<&'static str, usize>,
     /// (actual unique name, placeholder such as `${txn}`).
     names: Vec<(String, String)>,
+    /// In a cluster: node id → the role a scenario bound it to last (`coordinator`).
+    roles: HashMap<i64, String>,
+    /// In a cluster: port → the node id listening there.
+    ports: HashMap<i64, i64>,
 }
+
+/// Fields that list node ids as a set.
+const NODE_SETS: [&str; 3] = ["replica_nodes", "isr_nodes", "offline_replicas"];
 
 fn kind_of(key: &str) -> Option<&'static str> {
     Some(match key {
@@ -41,6 +48,32 @@ impl Normaliser {
             names,
             ..Default::default()
         }
+    }
+
+    /// Node `node` holds `role` from now on: node ids (and its port) in later answers read as
+    /// `node:<role>` (`port:<role>`), whatever number each cluster gave the broker.
+    pub fn bind_role(&mut self, node: i64, role: &str) {
+        self.roles.insert(node, role.to_owned());
+    }
+
+    /// Node `node` listens on `port` (so the port reads as the node's role, when it has one).
+    pub fn learn_port(&mut self, port: i64, node: i64) {
+        self.ports.insert(port, node);
+    }
+
+    /// A cluster's set of node ids (replicas, in-sync replicas): each as its role, or `node`
+    /// when it has none, sorted: clusters order and number their brokers each their own way.
+    fn node_set(&self, nodes: &[Value]) -> Value {
+        let mut names: Vec<String> = nodes
+            .iter()
+            .map(|n| {
+                n.as_i64()
+                    .and_then(|n| self.roles.get(&n))
+                    .map_or_else(|| "node".to_owned(), |role| format!("node:{role}"))
+            })
+            .collect();
+        names.sort();
+        Value::Array(names.into_iter().map(Value::String).collect())
     }
 
     fn symbol(&mut self, kind: &'static str, raw: String) -> Value {
@@ -80,6 +113,11 @@ impl Normaliser {
                 return Value::String(errors::label(code as i16));
             }
         }
+        if !self.ports.is_empty() && NODE_SETS.contains(&key) {
+            if let Value::Array(nodes) = v {
+                return self.node_set(nodes);
+            }
+        }
         match (kind_of(key), v) {
             // -1 and "" mean "none" on the wire: keep them as they are.
             (Some(_), Value::Number(n)) if n.as_i64() == Some(-1) => v.clone(),
@@ -89,6 +127,22 @@ impl Normaliser {
             // Timestamps come from two clocks (the harness's for records it produces, the
             // broker's for markers and appends): only "there is one" compares.
             (Some("ts"), Value::Number(_)) => Value::String("ts".into()),
+            (Some("node"), Value::Number(n))
+                if n.as_i64().is_some_and(|n| self.roles.contains_key(&n)) =>
+            {
+                Value::String(format!(
+                    "node:{}",
+                    self.roles[&n.as_i64().expect("checked")]
+                ))
+            }
+            (Some("port"), Value::Number(n))
+                if n.as_i64()
+                    .and_then(|p| self.ports.get(&p))
+                    .is_some_and(|node| self.roles.contains_key(node)) =>
+            {
+                let node = self.ports[&n.as_i64().expect("checked")];
+                Value::String(format!("port:{}", self.roles[&node]))
+            }
             (Some(kind), Value::Number(n)) => self.symbol(kind, n.to_string()),
             (Some(kind), Value::String(s)) => self.symbol(kind, s.clone()),
             _ => self.normalise(v),
@@ -131,6 +185,37 @@ mod tests {
         assert_eq!(
             d,
             json!({"producer_id": -1, "host": "host#1", "port": "port#1", "throttle_time_ms": 0})
+        );
+    }
+
+    #[test]
+    fn a_node_with_a_role_reads_as_the_role_on_every_cluster() {
+        // Two clusters where the coordinator is node 2 and node 0: the same text.
+        let read = |coordinator: i64, port: i64| {
+            let mut n = Normaliser::new(Vec::new());
+            n.learn_port(port, coordinator);
+            n.learn_port(port + 1, 7);
+            n.bind_role(coordinator, "coordinator");
+            n.normalise(&json!({"node_id": coordinator, "port": port, "leader_id": 7, "other": {"port": port + 1}}))
+        };
+        assert_eq!(read(2, 9094), read(0, 19092));
+        assert_eq!(
+            read(2, 9094),
+            json!({"node_id": "node:coordinator", "port": "port:coordinator", "leader_id": "node#1", "other": {"port": "port#1"}})
+        );
+        // The latest binding wins.
+        let mut n = Normaliser::new(Vec::new());
+        n.bind_role(1, "coordinator");
+        n.bind_role(1, "new-coordinator");
+        assert_eq!(
+            n.normalise(&json!({"node_id": 1})),
+            json!({"node_id": "node:new-coordinator"})
+        );
+        // Replica sets, once the cluster's ports are known: roles, sorted.
+        n.learn_port(9092, 1);
+        assert_eq!(
+            n.normalise(&json!({"replica_nodes": [2, 1, 0], "isr_nodes": []})),
+            json!({"replica_nodes": ["node", "node", "node:new-coordinator"], "isr_nodes": []})
         );
     }
 }

@@ -17,7 +17,7 @@ use crate::errors;
 use crate::normalise::Normaliser;
 use crate::request::{self, substitute, Var, Vars};
 use crate::response;
-use crate::scenario::{Scenario, Step, VersionSpec};
+use crate::scenario::{BrokerRef, Scenario, Step, VersionSpec};
 use crate::target::Running;
 use crate::topics;
 pub use crate::transcript::{Outcome, StepRecord, Transcript};
@@ -115,6 +115,13 @@ struct Run<'a> {
     /// The scenario's provisioned topics: var → what it needs.
     provisioned: Vec<(String, topics::Needed)>,
     bases: topics::Bases,
+    /// A cluster's brokers: node id → address, from the target's Metadata (asked once, at the
+    /// first step that needs it).
+    nodes: Option<std::collections::BTreeMap<i32, std::net::SocketAddr>>,
+    /// Roles bound by `roles`: role → node id.
+    roles: BTreeMap<String, i32>,
+    /// Brokers this scenario killed and has not restarted.
+    down: std::collections::BTreeSet<i32>,
 }
 
 /// How a run treats a target whose topics are provisioned ([`crate::topics`]).
@@ -170,6 +177,9 @@ async fn run_in_slot(
         provisioning,
         provisioned,
         bases: topics::Bases::new(),
+        nodes: None,
+        roles: BTreeMap::new(),
+        down: Default::default(),
     };
     for step in &scenario.steps {
         match run.stopped.clone() {
@@ -181,6 +191,14 @@ async fn run_in_slot(
     while !run.in_flight.is_empty() {
         let pending = run.in_flight.remove(0);
         run.land(pending).await;
+    }
+    // The next scenario finds the cluster whole.
+    for node in std::mem::take(&mut run.down) {
+        if let Err(e) = target.restart(node).await {
+            run.failed.push(format!(
+                "could not restart broker {node} after the scenario: {e}"
+            ));
+        }
     }
     if let Some(cause) = &run.stopped {
         let skipped = run
@@ -273,10 +291,141 @@ impl Run<'_> {
 
     async fn connection(&mut self, name: &str) -> Result<&mut Connection, ClientError> {
         if !self.connections.contains_key(name) {
-            let c = Connection::connect(self.target.addr, self.deadline).await?;
+            let addr = self.addr_of(name);
+            let c = Connection::connect(addr, self.deadline).await?;
             self.connections.insert(name.to_owned(), c);
         }
         Ok(self.connections.get_mut(name).expect("inserted"))
+    }
+
+    /// Where a connection goes: a routed one (`name@node`) to that broker; any other to the
+    /// target's bootstrap, or in a cluster to the lowest broker up.
+    fn addr_of(&self, key: &str) -> std::net::SocketAddr {
+        let routed = key
+            .rsplit_once('@')
+            .and_then(|(_, n)| n.parse::<i32>().ok())
+            .or_else(|| self.any_up());
+        routed
+            .and_then(|n| self.nodes.as_ref()?.get(&n).copied())
+            .unwrap_or(self.target.addr)
+    }
+
+    /// The lowest node id up, once the cluster's brokers are known.
+    fn any_up(&self) -> Option<i32> {
+        self.nodes
+            .as_ref()?
+            .keys()
+            .copied()
+            .find(|n| !self.down.contains(n))
+    }
+
+    /// The cluster's brokers, asked of the target's Metadata at the first need.
+    async fn nodes(&mut self) -> Result<(), String> {
+        if self.nodes.is_some() {
+            return Ok(());
+        }
+        let nodes = crate::brokers::of(self.target.addr, self.deadline).await?;
+        for (node, addr) in &nodes {
+            self.normaliser
+                .learn_port(i64::from(addr.port()), i64::from(*node));
+        }
+        if nodes.len() != self.target.brokers {
+            return Err(format!(
+                "the target's Metadata lists {} brokers ({:?}), the scenario needs {}",
+                nodes.len(),
+                nodes.keys().collect::<Vec<_>>(),
+                self.target.brokers
+            ));
+        }
+        self.nodes = Some(nodes);
+        Ok(())
+    }
+
+    /// The node a step's broker reference names now.
+    async fn resolve(&mut self, broker: &BrokerRef) -> Result<i32, String> {
+        self.nodes().await?;
+        let nodes = self.nodes.as_ref().expect("known");
+        let node = match broker.role() {
+            None => match broker {
+                BrokerRef::Node(n) => *n,
+                BrokerRef::Role(_) => unreachable!("a role has a name"),
+            },
+            Some((role, negated)) => {
+                let holder = *self
+                    .roles
+                    .get(role)
+                    .ok_or_else(|| format!("the role '{role}' is not bound yet"))?;
+                match negated {
+                    false => holder,
+                    true => nodes
+                        .keys()
+                        .copied()
+                        .find(|n| *n != holder && !self.down.contains(n))
+                        .ok_or_else(|| format!("no broker up but the {role}"))?,
+                }
+            }
+        };
+        match nodes.contains_key(&node) {
+            true => Ok(node),
+            false => Err(format!(
+                "{broker} is node {node}, which the cluster does not have"
+            )),
+        }
+    }
+
+    /// The step as sent: in a cluster, its connection named after the broker it goes to
+    /// (`main@2`), so that each broker gets its own.
+    async fn routed(&mut self, step: &Step) -> Result<Step, String> {
+        if self.target.brokers < 2 {
+            return Ok(step.clone());
+        }
+        let node = match &step.broker {
+            Some(broker) => self.resolve(broker).await?,
+            None => {
+                self.nodes().await?;
+                self.any_up().ok_or("no broker of the cluster is up")?
+            }
+        };
+        Ok(Step {
+            connection: format!("{}@{node}", step.connection),
+            ..step.clone()
+        })
+    }
+
+    /// A `kill` or `restart` step: acts on the broker it names, and records what it did.
+    async fn act(&mut self, step: &Step) {
+        let (broker, kill) = match (&step.kill, &step.restart) {
+            (Some(b), _) => (b.clone(), true),
+            (_, Some(b)) => (b.clone(), false),
+            _ => unreachable!("a kill or restart step"),
+        };
+        let node = match self.resolve(&broker).await {
+            Ok(node) => node,
+            Err(e) => return self.stop(&step.name, format!("cannot find {broker}: {e}")),
+        };
+        let done = match kill {
+            true => self.target.kill(node).await,
+            false => self.target.restart(node).await,
+        };
+        if let Err(e) = done {
+            return self.stop(&step.name, e);
+        }
+        let suffix = format!("@{node}");
+        self.connections.retain(|key, _| !key.ends_with(&suffix));
+        match kill {
+            true => self.down.insert(node),
+            false => self.down.remove(&node),
+        };
+        self.records.push(StepRecord {
+            step: step.name.clone(),
+            api: String::new(),
+            version: None,
+            request: Value::Null,
+            outcome: Outcome::Broker(format!(
+                "{} {broker}",
+                if kill { "killed" } else { "restarted" }
+            )),
+        });
     }
 
     /// Sends `request` on the named connection (connecting first if need be), lending the
@@ -296,6 +445,10 @@ impl Run<'_> {
     /// The (min, max) versions the target serves of `api`, asking ApiVersions once per run.
     async fn served(&mut self, api: ApiKey) -> Result<Option<(i16, i16)>, ClientError> {
         if self.served.is_none() {
+            if self.target.brokers > 1 {
+                // In a cluster, to a broker up (the bootstrap may be the one killed).
+                let _ = self.nodes().await;
+            }
             self.connection("__api_versions").await?;
             let conn = self
                 .connections
@@ -330,6 +483,17 @@ impl Run<'_> {
             });
             return;
         }
+        if step.kill.is_some() || step.restart.is_some() {
+            return self.act(step).await;
+        }
+        let routed = match self.routed(step).await {
+            Ok(routed) => routed,
+            Err(e) => {
+                self.stop(&step.name, format!("cannot be routed: {e}"));
+                return self.skip(step);
+            }
+        };
+        let step = &routed;
         // Load-time checks make sure the API is known and the versions parse.
         let api_name = step.api.as_deref().unwrap_or_default();
         let Some(api) = request::api_key(api_name) else {
@@ -717,6 +881,28 @@ impl Run<'_> {
                 _ => problems.push(format!("nothing to capture at '{path}'")),
             }
         }
+        for (role, path) in &step.roles {
+            match response::at(&raw, path).and_then(Value::as_i64) {
+                Some(node) if node >= 0 => {
+                    self.roles.insert(role.clone(), node as i32);
+                    self.normaliser.bind_role(node, role);
+                }
+                _ => problems.push(format!("no node id at '{path}' to bind the role '{role}'")),
+            }
+        }
+        for (path, role) in &step.expect_roles {
+            let holder = self.roles.get(role).copied();
+            match (response::at(&raw, path).and_then(Value::as_i64), holder) {
+                (Some(node), Some(holder)) if node == i64::from(holder) => {
+                    self.normaliser.bind_role(node, role);
+                }
+                (found, _) => problems.push(format!(
+                    "{path} is {}, expected the {role} (node {})",
+                    found.map_or("no node id".to_owned(), |n| format!("node {n}")),
+                    holder.map_or("unbound".to_owned(), |h| h.to_string())
+                )),
+            }
+        }
         problems.extend(mismatches(&step.expect, &raw));
         for p in &problems {
             self.failed.push(format!("{label}: {p}"));
@@ -770,10 +956,19 @@ fn mismatches(conditions: &BTreeMap<String, toml::Value>, raw: &Value) -> Vec<St
 /// Told the name of each scenario as it finishes.
 pub type Done = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Whether a scenario kills or restarts brokers: it then runs alone on its cluster, after the
+/// others, so that no other scenario meets a broker it took down.
+pub fn disrupts(scenario: &Scenario) -> bool {
+    scenario
+        .steps
+        .iter()
+        .any(|s| s.kill.is_some() || s.restart.is_some())
+}
+
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they
-/// share the broker; a scenario waiting long on an answer lends its slot to another), telling
-/// `done` as each finishes; the transcripts come back in the scenarios' order, one per
-/// scenario, whatever the target did.
+/// share the broker; a scenario waiting long on an answer lends its slot to another), then
+/// those that kill brokers one at a time, telling `done` as each finishes; the transcripts
+/// come back in the scenarios' order, one per scenario, whatever the target did.
 pub async fn run_many(
     scenarios: &[&Scenario],
     target: &Arc<Running>,
@@ -782,33 +977,37 @@ pub async fn run_many(
     provisioning: Option<Provisioning>,
     done: Done,
 ) -> Vec<Transcript> {
-    let permits = Arc::new(Semaphore::new(jobs.max(1)));
-    let mut set = tokio::task::JoinSet::new();
-    for (i, s) in scenarios.iter().enumerate() {
-        let (s, target, permits, done, provisioning) = (
-            (*s).clone(),
-            target.clone(),
-            permits.clone(),
-            done.clone(),
-            provisioning.clone(),
-        );
-        set.spawn(async move {
-            let held = permits.clone().acquire_owned().await.ok();
-            let slot = Slot {
-                permits: Some(permits),
-                held,
-            };
-            let t = run_in_slot(&s, &target, deadline, slot, provisioning).await;
-            done(&s.name);
-            (i, t)
-        });
-    }
+    let (alone, shared): (Vec<_>, Vec<_>) =
+        scenarios.iter().enumerate().partition(|(_, s)| disrupts(s));
     let mut out = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok(done) => out.push(done),
-            // A scenario task panicked: a harness bug, shown as it is.
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
+    for (batch, jobs) in [(shared, jobs), (alone, 1)] {
+        let permits = Arc::new(Semaphore::new(jobs.max(1)));
+        let mut set = tokio::task::JoinSet::new();
+        for (i, s) in batch {
+            let (s, target, permits, done, provisioning) = (
+                (*s).clone(),
+                target.clone(),
+                permits.clone(),
+                done.clone(),
+                provisioning.clone(),
+            );
+            set.spawn(async move {
+                let held = permits.clone().acquire_owned().await.ok();
+                let slot = Slot {
+                    permits: Some(permits),
+                    held,
+                };
+                let t = run_in_slot(&s, &target, deadline, slot, provisioning).await;
+                done(&s.name);
+                (i, t)
+            });
+        }
+        while let Some(joined) = set.join_next().await {
+            match joined {
+                Ok(done) => out.push(done),
+                // A scenario task panicked: a harness bug, shown as it is.
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            }
         }
     }
     out.sort_by_key(|(i, _)| *i);

@@ -246,6 +246,61 @@ pub struct Step {
     /// captures and expectations) here.
     #[serde(rename = "await")]
     pub await_step: Option<String>,
+    /// In a cluster scenario, the broker the request goes to ([`BrokerRef`]); none: any broker
+    /// up.
+    pub broker: Option<BrokerRef>,
+    /// Roles this answer names: role → path of a node id in it (`{ coordinator = "node_id" }`
+    /// on a FindCoordinator). Later steps address the broker by the role, and node ids in
+    /// answers read as the role, so two clusters' transcripts compare.
+    #[serde(default)]
+    pub roles: BTreeMap<String, String>,
+    /// Path of a node id → the role it must be (`{ node_id = "coordinator" }`): an expectation,
+    /// and the node then reads as that role in this answer (a node can hold several roles;
+    /// which one names it is otherwise the latest bound).
+    #[serde(default)]
+    pub expect_roles: BTreeMap<String, String>,
+    /// Kill this broker of the cluster (instead of a request).
+    pub kill: Option<BrokerRef>,
+    /// Start this broker of the cluster again and wait until it serves (instead of a request).
+    pub restart: Option<BrokerRef>,
+}
+
+/// A broker of a cluster as a step names it: a role bound by an earlier step's `roles`
+/// (`"coordinator"`), any other broker (`"not-coordinator"`: the lowest node id that does not
+/// hold the role), or a node id (`0`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum BrokerRef {
+    /// A node id.
+    Node(i32),
+    /// A role, or `not-<role>`.
+    Role(String),
+}
+
+impl std::fmt::Display for BrokerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BrokerRef::Node(n) => write!(f, "broker {n}"),
+            BrokerRef::Role(r) => f.write_str(r),
+        }
+    }
+}
+
+impl BrokerRef {
+    /// The role named, and whether the step means a broker without it (`not-<role>`).
+    pub fn role(&self) -> Option<(&str, bool)> {
+        match self {
+            BrokerRef::Node(_) => None,
+            BrokerRef::Role(r) => Some(match r.strip_prefix("not-") {
+                Some(role) => (role, true),
+                None => (r.as_str(), false),
+            }),
+        }
+    }
+}
+
+fn one_broker() -> usize {
+    1
 }
 
 fn default_connection() -> String {
@@ -287,8 +342,9 @@ fn expand(steps: Vec<Step>, source: &Source, depth: usize) -> Result<Vec<Step>, 
 
 /// Each step has a unique name and is a request, a pause or an await; a background step sends
 /// one request once and is awaited before its connection is used again.
-fn check_steps(steps: &[Step]) -> Result<(), String> {
+fn check_steps(steps: &[Step], cluster: bool) -> Result<(), String> {
     let mut seen = std::collections::BTreeSet::new();
+    let mut roles = std::collections::BTreeSet::new();
     // Background steps not yet awaited: name → connection.
     let mut in_flight: std::collections::BTreeMap<&str, &str> = Default::default();
     for step in steps {
@@ -299,14 +355,55 @@ fn check_steps(steps: &[Step]) -> Result<(), String> {
         if !seen.insert(name) {
             return Err(format!("two steps are named '{name}'"));
         }
-        match (&step.api, step.sleep_ms, &step.await_step) {
-            (Some(_), None, None) | (None, Some(_), None) | (None, None, Some(_)) => {}
-            _ => {
-                return Err(format!(
-                    "step '{name}': give exactly one of api, sleep_ms and await"
-                ))
+        let kinds = [
+            step.api.is_some(),
+            step.sleep_ms.is_some(),
+            step.await_step.is_some(),
+            step.kill.is_some(),
+            step.restart.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            return Err(format!(
+                "step '{name}': give exactly one of api, sleep_ms, await, kill and restart"
+            ));
+        }
+        if !cluster
+            && (step.broker.is_some()
+                || step.kill.is_some()
+                || step.restart.is_some()
+                || !step.roles.is_empty())
+        {
+            return Err(format!(
+                "step '{name}': broker, roles, kill and restart are for cluster scenarios (set `brokers` to 2 or more)"
+            ));
+        }
+        if !cluster && !step.expect_roles.is_empty() {
+            return Err(format!(
+                "step '{name}': expect_roles is for cluster scenarios (set `brokers` to 2 or more)"
+            ));
+        }
+        if let Some(role) = step
+            .expect_roles
+            .values()
+            .find(|r| !roles.contains(r.as_str()))
+        {
+            return Err(format!(
+                "step '{name}': expect_roles names '{role}', which no earlier step binds"
+            ));
+        }
+        for r in [&step.broker, &step.kill, &step.restart]
+            .into_iter()
+            .flatten()
+        {
+            if let Some((role, _)) = r.role() {
+                if !roles.contains(role) {
+                    return Err(format!(
+                        "step '{name}': no earlier step binds the role '{role}' (bind it with `roles = {{ {role} = \"node_id\" }}` on a FindCoordinator or Metadata step)"
+                    ));
+                }
             }
         }
+        roles.extend(step.roles.keys().map(String::as_str));
         if let Some(awaited) = &step.await_step {
             if in_flight.remove(awaited.as_str()).is_none() {
                 return Err(format!(
@@ -359,6 +456,10 @@ pub struct Scenario {
     /// Takes minutes: run only with `--include-slow`.
     #[serde(default)]
     pub slow: bool,
+    /// The brokers it needs (default 1): it runs on targets of that many brokers only
+    /// (`--target ref:3 --target apache:3` for 3).
+    #[serde(default = "one_broker")]
+    pub brokers: usize,
     /// Steps.
     #[serde(rename = "step")]
     pub steps: Vec<Step>,
@@ -384,7 +485,14 @@ impl Scenario {
         let text = source.read(file).map_err(|e| err(e.reason))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
         s.steps = expand(s.steps, source, 0).map_err(err)?;
-        check_steps(&s.steps).map_err(err)?;
+        if !(1..=crate::target::MAX_BROKERS).contains(&s.brokers) {
+            return Err(err(format!(
+                "brokers = {}: a scenario runs on 1 to {} brokers",
+                s.brokers,
+                crate::target::MAX_BROKERS
+            )));
+        }
+        check_steps(&s.steps, s.brokers > 1).map_err(err)?;
         check_requests(&s.steps, &s.unique).map_err(err)?;
         s.name = file.strip_suffix(".toml").unwrap_or(file).to_owned();
         Ok(s)
@@ -468,7 +576,19 @@ mod tests {
                 "description = \"x\"\n[[step]]\nname = \"a\"\nsleep_ms = 1\n[[step]]\nname = \"a\"\nsleep_ms = 1\n",
                 "two steps are named 'a'",
             ),
-            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms and await"),
+            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms, await, kill and restart"),
+            (
+                "description = \"x\"\n[[step]]\nname = \"k\"\nkill = 0\n",
+                "step 'k': broker, roles, kill and restart are for cluster scenarios",
+            ),
+            (
+                "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nbroker = \"not-coordinator\"\n",
+                "step 'e': no earlier step binds the role 'coordinator'",
+            ),
+            (
+                "description = \"x\"\nbrokers = 12\n[[step]]\nname = \"s\"\nsleep_ms = 1\n",
+                "brokers = 12: a scenario runs on 1 to 9 brokers",
+            ),
             (
                 "description = \"x\"\n[[step]]\nname = \"j\"\napi = \"JoinGroup\"\nbackground = true\n[[step]]\nname = \"c\"\napi = \"Heartbeat\"\n",
                 "connection 'main' is busy with background step 'j'",

@@ -27,6 +27,18 @@ pub enum SessionError {
     /// The ledger does not load.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// Targets of different sizes: a run compares clusters of one size.
+    #[error("--target {0} has {1} broker(s) and --target {2} has {3}: a run compares targets of one size (ref and apache, or ref:N and apache:N)")]
+    Sizes(String, usize, String, usize),
+}
+
+/// The scenarios written for `brokers` brokers, of those chosen.
+pub fn sized<'a>(chosen: &[&'a Scenario], brokers: usize) -> Vec<&'a Scenario> {
+    chosen
+        .iter()
+        .copied()
+        .filter(|s| s.brokers == brokers)
+        .collect()
 }
 
 /// What every run of one command shares: where the scenarios and snapshots live, and the
@@ -97,12 +109,16 @@ pub fn compare(
 impl Session<'_> {
     /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`, and
     /// where they come from.
-    fn recorded(&self, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
+    fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
+        let label = match spec.brokers() {
+            1 => "apache".to_owned(),
+            n => crate::target::snapshot_label(&TargetSpec::ApacheCluster(n).name()),
+        };
         let transcripts = chosen
             .iter()
             .map(|s| {
-                let mut t = recorded::read(self.snapshots, &s.name, "apache")?;
-                t.target = TargetSpec::Recorded.name();
+                let mut t = recorded::read(self.snapshots, &s.name, &label)?;
+                t.target = spec.name();
                 Ok(t)
             })
             .collect::<Result<_, RecordedError>>()?;
@@ -189,12 +205,23 @@ impl Session<'_> {
             targets: specs.iter().map(TargetSpec::name).collect(),
             ..Default::default()
         };
+        if let Some(first) = specs.first() {
+            if let Some(other) = specs.iter().find(|s| s.brokers() != first.brokers()) {
+                return Err(SessionError::Sizes(
+                    first.name(),
+                    first.brokers(),
+                    other.name(),
+                    other.brokers(),
+                ));
+            }
+        }
+        let chosen = &sized(chosen, specs.first().map_or(1, TargetSpec::brokers));
         let mut all = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader
         // must know of where they came from.
         for spec in specs {
             let (transcripts, notes) = match spec {
-                TargetSpec::Recorded => self.recorded(chosen)?,
+                recorded if recorded.is_recorded() => self.recorded(recorded, chosen)?,
                 live => self.live(live, chosen, jobs, &progress).await?,
             };
             for note in notes {

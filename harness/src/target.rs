@@ -3,9 +3,10 @@
 
 use std::net::SocketAddr;
 
+use reference_broker::local_cluster::LocalCluster;
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 
-use crate::apache::{self, container::ApacheContainer, ApacheJvm, Backend};
+use crate::apache::{self, cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend};
 
 /// Why a target could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -29,9 +30,20 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers)")]
     Unknown(String),
+    /// Killing or restarting a broker of a target that cannot.
+    #[error("{target}: {reason}")]
+    Broker {
+        /// Target name.
+        target: String,
+        /// Why.
+        reason: String,
+    },
 }
+
+/// The most brokers a cluster target has.
+pub const MAX_BROKERS: usize = 9;
 
 /// What a target specification names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +58,32 @@ pub enum TargetSpec {
     /// Apache's recorded answers (`snapshots/<scenario>__apache.snap`), for a machine where
     /// no Apache can run.
     Recorded,
+    /// A kaas-ref cluster of N brokers on one shared data directory, in process
+    /// ([`reference_broker::local_cluster`]).
+    RefCluster(usize),
+    /// A real Apache Kafka 3.7 cluster of N brokers and a KRaft controller, each its own JVM.
+    ApacheCluster(usize),
+    /// Apache's recorded answers of the cluster scenarios (`<scenario>__apache-N.snap`).
+    RecordedCluster(usize),
 }
 
 impl TargetSpec {
-    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`.
+    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`, and the clusters
+    /// `ref:N`, `apache:N` and `apache-recorded:N`.
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
+        if let Some((base, n)) = s.split_once(':').filter(|_| !s.starts_with("external=")) {
+            let n = n
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (2..=MAX_BROKERS).contains(n))
+                .ok_or_else(|| TargetError::Unknown(s.to_owned()))?;
+            return match base {
+                "ref" => Ok(TargetSpec::RefCluster(n)),
+                "apache" => Ok(TargetSpec::ApacheCluster(n)),
+                "apache-recorded" => Ok(TargetSpec::RecordedCluster(n)),
+                _ => Err(TargetError::Unknown(s.to_owned())),
+            };
+        }
         match s.split_once('=') {
             None if s == "ref" => Ok(TargetSpec::Ref),
             None if s == "apache" => Ok(TargetSpec::Apache(Backend::Auto)),
@@ -74,8 +107,75 @@ impl TargetSpec {
             TargetSpec::Apache(_) => "apache".into(),
             TargetSpec::Recorded => "apache-recorded".into(),
             TargetSpec::External(_) => "external".into(),
+            TargetSpec::RefCluster(n) => format!("ref:{n}"),
+            TargetSpec::ApacheCluster(n) => format!("apache:{n}"),
+            TargetSpec::RecordedCluster(n) => format!("apache-recorded:{n}"),
         }
     }
+
+    /// How many brokers the target has: scenarios run on targets of their own size.
+    pub fn brokers(&self) -> usize {
+        match self {
+            TargetSpec::RefCluster(n)
+            | TargetSpec::ApacheCluster(n)
+            | TargetSpec::RecordedCluster(n) => *n,
+            _ => 1,
+        }
+    }
+
+    /// Whether the target is Apache's recorded answers (of one broker or a cluster).
+    pub fn is_recorded(&self) -> bool {
+        matches!(self, TargetSpec::Recorded | TargetSpec::RecordedCluster(_))
+    }
+}
+
+/// The label of a target in snapshot file names (`<scenario>__<label>.snap`): its name, a
+/// cluster's `:N` as `-N` (a colon is no file-name character everywhere).
+pub fn snapshot_label(target: &str) -> String {
+    target.replace(':', "-")
+}
+
+/// kaas-ref configured as Apache is ([`apache::SETTINGS`], or [`apache::cluster_settings`]
+/// for a cluster of `brokers`): the reaper interval, the offsets topic's partitions and the
+/// default replication factor.
+fn ref_config(brokers: usize) -> BrokerConfig {
+    let settings = match brokers {
+        1 => apache::SETTINGS
+            .iter()
+            .map(|(k, v)| (*k, v.to_string()))
+            .collect(),
+        n => apache::cluster_settings(n),
+    };
+    let setting = |key: &str| {
+        settings
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let reaper = setting("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or(500);
+    let offsets_partitions = setting("offsets.topic.num.partitions")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let replication = setting("default.replication.factor")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    BrokerConfig {
+        txn_reaper_interval: std::time::Duration::from_millis(reaper),
+        offsets_topic_partitions: offsets_partitions,
+        default_replication_factor: replication,
+        ..BrokerConfig::for_tests()
+    }
+}
+
+/// How long a kaas-ref cluster's broker may go without stamping the volume before its peers
+/// count it down: short, so that kill scenarios take seconds, and well above the 1 s stamp.
+pub const REF_MEMBER_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(3000);
+
+/// Clusters run as JVMs: the container backend starts one broker.
+fn backend_of_clusters() -> Backend {
+    Backend::Jvm
 }
 
 /// A started target.
@@ -87,14 +187,17 @@ pub struct Running {
     pub addr: SocketAddr,
     /// How the target was found or started, for the report.
     pub origin: String,
-    held: Held,
+    /// How many brokers it has.
+    pub brokers: usize,
+    held: std::sync::Arc<tokio::sync::Mutex<Held>>,
 }
 
 /// What the harness holds of a target: the broker it started (to stop it), or nothing (a
 /// broker that runs on its own: external, or kept up by `kconform apache up`).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 enum Held {
     /// Borrowed: not the harness's to stop.
+    #[default]
     Nothing,
     /// kaas-ref, in process.
     Ref(BrokerHandle),
@@ -102,6 +205,10 @@ enum Held {
     Jvm(ApacheJvm),
     /// Apache in a container (boxed: the container handle is large).
     Container(Box<ApacheContainer>),
+    /// A kaas-ref cluster, in process.
+    RefCluster(LocalCluster),
+    /// An Apache cluster of JVMs.
+    ApacheCluster(ApacheCluster),
 }
 
 impl Running {
@@ -117,27 +224,17 @@ impl Running {
             name: name.clone(),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             origin: String::new(),
-            held: Held::Nothing,
+            brokers: spec.brokers(),
+            held: Default::default(),
         };
         match spec {
             TargetSpec::Ref => {
-                let reaper =
-                    apache::setting("transaction.abort.timed.out.transaction.cleanup.interval.ms")
-                        .and_then(|ms| ms.parse().ok())
-                        .unwrap_or(500);
-                let offsets_partitions = apache::setting("offsets.topic.num.partitions")
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(1);
-                let broker = Broker::start(BrokerConfig {
-                    txn_reaper_interval: std::time::Duration::from_millis(reaper),
-                    offsets_topic_partitions: offsets_partitions,
-                    ..BrokerConfig::for_tests()
-                })
-                .await
-                .map_err(|e| failed(e.to_string()))?;
+                let broker = Broker::start(ref_config(1))
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
                 running.addr = broker.addr();
                 running.origin = "kaas-ref, in process".into();
-                running.held = Held::Ref(broker);
+                running.held = std::sync::Arc::new(Held::Ref(broker).into());
             }
             TargetSpec::Apache(backend) => {
                 if let Some(d) = apache::daemon::running() {
@@ -158,7 +255,7 @@ impl Running {
                             "Apache Kafka {} in the apache/kafka container",
                             apache::KAFKA_VERSION
                         );
-                        running.held = Held::Container(Box::new(c));
+                        running.held = std::sync::Arc::new(Held::Container(Box::new(c)).into());
                     }
                     _ => {
                         let jvm = tokio::task::spawn_blocking(ApacheJvm::start)
@@ -171,14 +268,49 @@ impl Running {
                             apache::KAFKA_VERSION,
                             jvm.start_time.as_secs_f64()
                         );
-                        running.held = Held::Jvm(jvm);
+                        running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
                     }
                 }
             }
-            TargetSpec::Recorded => {
+            TargetSpec::Recorded | TargetSpec::RecordedCluster(_) => {
                 return Err(failed(
                     "recorded answers are read from snapshots, not started".into(),
                 ))
+            }
+            TargetSpec::RefCluster(n) => {
+                let cluster = LocalCluster::start(
+                    *n,
+                    BrokerConfig {
+                        member_timeout: REF_MEMBER_TIMEOUT,
+                        ..ref_config(*n)
+                    },
+                )
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+                running.addr = cluster.addrs()[0];
+                running.origin = format!(
+                    "a kaas-ref cluster of {n} brokers on one data directory, in process (a peer counts as down {} s after its last stamp)",
+                    REF_MEMBER_TIMEOUT.as_secs_f64()
+                );
+                running.held = std::sync::Arc::new(Held::RefCluster(cluster).into());
+            }
+            TargetSpec::ApacheCluster(n) => {
+                if let Backend::Container = backend_of_clusters() {
+                    return Err(failed("a cluster runs as JVMs only".into()));
+                }
+                let n = *n;
+                let cluster = tokio::task::spawn_blocking(move || ApacheCluster::start(n))
+                    .await
+                    .map_err(|e| failed(e.to_string()))?
+                    .map_err(|e| failed(e.to_string()))?;
+                running.addr = cluster.addrs()[0];
+                running.origin = format!(
+                    "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM: ready in {:.1} s, {} MiB resident",
+                    apache::KAFKA_VERSION,
+                    cluster.start_time.as_secs_f64(),
+                    cluster.resident_bytes() / (1024 * 1024)
+                );
+                running.held = std::sync::Arc::new(Held::ApacheCluster(cluster).into());
             }
             TargetSpec::External(addr) => {
                 running.addr = *addr;
@@ -266,7 +398,8 @@ impl Running {
     /// Why the target may have stopped answering: for a broker the harness launched that has
     /// exited, its exit status and the end of its log.
     pub fn post_mortem(&self) -> Option<String> {
-        let Held::Jvm(jvm) = &self.held else {
+        let held = self.held.try_lock().ok()?;
+        let Held::Jvm(jvm) = &*held else {
             return None;
         };
         let status = jvm.exited()?;
@@ -276,10 +409,80 @@ impl Running {
         ))
     }
 
+    /// Kills broker `node` of a cluster at once (SIGKILL for a JVM; for kaas-ref in process,
+    /// its connections close and its memory goes).
+    pub async fn kill(&self, node: i32) -> Result<(), TargetError> {
+        let refused = |reason: String| TargetError::Broker {
+            target: self.name.clone(),
+            reason,
+        };
+        let mut held = self.held.lock().await;
+        match &mut *held {
+            Held::RefCluster(cluster) => {
+                cluster.kill(node).await.map_err(|e| refused(e.to_string()))
+            }
+            Held::ApacheCluster(cluster) => {
+                let index = usize::try_from(node)
+                    .ok()
+                    .filter(|i| *i < cluster.addrs().len())
+                    .ok_or_else(|| refused(format!("no broker {node}")))?;
+                cluster.kill(index);
+                Ok(())
+            }
+            _ => Err(refused(
+                "only a cluster the harness started can lose a broker".into(),
+            )),
+        }
+    }
+
+    /// Starts broker `node` of a cluster again, on its address, and returns once it serves.
+    pub async fn restart(&self, node: i32) -> Result<(), TargetError> {
+        let refused = |reason: String| TargetError::Broker {
+            target: self.name.clone(),
+            reason,
+        };
+        let mut held = self.held.clone().lock_owned().await;
+        match &mut *held {
+            Held::RefCluster(cluster) => cluster
+                .restart(node)
+                .await
+                .map_err(|e| refused(e.to_string())),
+            Held::ApacheCluster(cluster) => {
+                let index = usize::try_from(node)
+                    .ok()
+                    .filter(|i| *i < cluster.addrs().len())
+                    .ok_or_else(|| refused(format!("no broker {node}")))?;
+                // A JVM takes seconds to serve: waited for off the async workers.
+                tokio::task::spawn_blocking(move || match &mut *held {
+                    Held::ApacheCluster(cluster) => cluster.restart(index),
+                    _ => unreachable!("matched above"),
+                })
+                .await
+                .map_err(|e| refused(e.to_string()))?
+                .map_err(|e| refused(e.to_string()))
+            }
+            _ => Err(refused(
+                "only a cluster the harness started can restart a broker".into(),
+            )),
+        }
+    }
+
     /// Stops the target if the harness started it.
     pub async fn stop(self) {
-        match self.held {
+        let held = match std::sync::Arc::try_unwrap(self.held) {
+            Ok(held) => held.into_inner(),
+            Err(_) => return,
+        };
+        match held {
             Held::Nothing => {}
+            Held::RefCluster(cluster) => {
+                let data_dir = cluster.data_dir().to_owned();
+                cluster.shutdown().await;
+                let _ = std::fs::remove_dir_all(data_dir);
+            }
+            Held::ApacheCluster(cluster) => {
+                let _ = tokio::task::spawn_blocking(move || drop(cluster)).await;
+            }
             Held::Container(c) => c.stop().await,
             Held::Jvm(mut jvm) => {
                 let _ = tokio::task::spawn_blocking(move || jvm.stop()).await;
@@ -309,6 +512,23 @@ mod tests {
             TargetSpec::External("127.0.0.1:9092".parse().unwrap())
         );
         assert!(TargetSpec::parse("apache-ish").is_err());
+        assert_eq!(
+            TargetSpec::parse("ref:3").unwrap(),
+            TargetSpec::RefCluster(3)
+        );
+        assert_eq!(
+            TargetSpec::parse("apache:3").unwrap(),
+            TargetSpec::ApacheCluster(3)
+        );
+        assert_eq!(
+            TargetSpec::parse("apache-recorded:3").unwrap().name(),
+            "apache-recorded:3"
+        );
+        for bad in ["ref:1", "ref:10", "ref:x", "external:3", "apache-ish:3"] {
+            assert!(TargetSpec::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(TargetSpec::RefCluster(3).brokers(), 3);
+        assert_eq!(snapshot_label("apache:3"), "apache-3");
         assert!(TargetSpec::parse("external=nowhere").is_err());
     }
 }

@@ -32,6 +32,9 @@ pub enum Outcome {
     Provisioned(String),
     /// A pause.
     Slept(u64),
+    /// A broker of the cluster killed or restarted, as the step names it ("killed
+    /// coordinator").
+    Broker(String),
 }
 
 /// One step as run.

@@ -10,11 +10,11 @@ use std::time::Duration;
 use kconform::ledger::{Ledger, Verdict};
 use kconform::runner::{self, Transcript};
 use kconform::scenario::Scenario;
-use kconform::target::{Running, TargetSpec};
+use kconform::target::{snapshot_label, Running, TargetSpec};
 
-async fn run_all(spec: &TargetSpec, scenarios: &[Scenario]) -> Vec<Transcript> {
+async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> {
     let target = Arc::new(Running::start(spec).await.expect("target starts"));
-    let chosen: Vec<&Scenario> = scenarios.iter().collect();
+    let chosen: Vec<&Scenario> = scenarios.to_vec();
     let transcripts = runner::run_many(
         &chosen,
         &target,
@@ -41,9 +41,9 @@ async fn run_all(spec: &TargetSpec, scenarios: &[Scenario]) -> Vec<Transcript> {
 
 /// Every live difference between kaas-ref and Apache is in the ledger, and every ledger entry
 /// shows in each scenario it names.
-fn check_ledger(root: &Path, scenarios: &[Scenario], kaas: &[Transcript], apache: &[Transcript]) {
+fn check_ledger(root: &Path, scenarios: &[&Scenario], kaas: &[Transcript], apache: &[Transcript]) {
     let ledger = Ledger::load(&root.join("scenarios/deviations.toml")).expect("ledger loads");
-    let chosen: Vec<&Scenario> = scenarios.iter().collect();
+    let chosen: Vec<&Scenario> = scenarios.to_vec();
     let (rows, stale) = kconform::session::compare(&ledger, &chosen, kaas, apache);
     let undocumented: Vec<_> = rows
         .iter()
@@ -85,20 +85,24 @@ fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_scenario_matches_its_snapshots() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let scenarios = Scenario::load_dir(&root.join("scenarios")).expect("scenarios load");
-    assert!(scenarios.len() >= 80, "only {} scenarios", scenarios.len());
-    let mut transcripts = run_all(&TargetSpec::Ref, &scenarios).await;
+/// Every scenario of one size on kaas-ref and on Apache: live where Java and Maven are here,
+/// else Apache's recorded answers.
+async fn both_sides(root: &Path, scenarios: &[&Scenario], brokers: usize) -> Vec<Transcript> {
+    let (ours, live, label) = match brokers {
+        1 => (
+            TargetSpec::Ref,
+            TargetSpec::Apache(kconform::apache::Backend::Jvm),
+            "apache".to_owned(),
+        ),
+        n => (
+            TargetSpec::RefCluster(n),
+            TargetSpec::ApacheCluster(n),
+            snapshot_label(&TargetSpec::ApacheCluster(n).name()),
+        ),
+    };
+    let mut transcripts = run_all(&ours, scenarios).await;
     let apache = match kconform::apache::available() {
-        Ok(()) => {
-            run_all(
-                &TargetSpec::Apache(kconform::apache::Backend::Jvm),
-                &scenarios,
-            )
-            .await
-        }
+        Ok(()) => run_all(&live, scenarios).await,
         Err(why) => {
             // Still a real check of kaas-ref: against Apache's recorded answers. Asserting
             // them unchanged below only keeps insta counting them as referenced.
@@ -106,12 +110,39 @@ async fn every_scenario_matches_its_snapshots() {
             let dir = root.join("snapshots");
             scenarios
                 .iter()
-                .map(|s| kconform::recorded::load(&dir, &s.name, "apache").expect("recorded"))
+                .map(|s| {
+                    let mut t = kconform::recorded::load(&dir, &s.name, &label).expect("recorded");
+                    t.target = live.name();
+                    t
+                })
                 .collect()
         }
     };
-    check_ledger(&root, &scenarios, &transcripts, &apache);
+    check_ledger(root, scenarios, &transcripts, &apache);
     transcripts.extend(apache);
+    transcripts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scenario_matches_its_snapshots() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let scenarios = Scenario::load_dir(&root.join("scenarios")).expect("scenarios load");
+    let all: Vec<&Scenario> = scenarios.iter().collect();
+    let one = kconform::session::sized(&all, 1);
+    let three = kconform::session::sized(&all, 3);
+    assert!(
+        one.len() >= 80,
+        "only {} scenarios of one broker",
+        one.len()
+    );
+    assert_eq!(
+        one.len() + three.len(),
+        scenarios.len(),
+        "a scenario of a size no target here runs"
+    );
+    // One size after the other: a JVM cluster and a single Apache need not share two cores.
+    let mut transcripts = both_sides(&root, &one, 1).await;
+    transcripts.extend(both_sides(&root, &three, 3).await);
     check_readme_coverage(&root, &transcripts);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("snapshots"));
@@ -119,7 +150,10 @@ async fn every_scenario_matches_its_snapshots() {
     settings.set_omit_expression(true);
     settings.bind(|| {
         for t in &transcripts {
-            insta::assert_yaml_snapshot!(format!("{}__{}", t.scenario, t.target), t);
+            insta::assert_yaml_snapshot!(
+                format!("{}__{}", t.scenario, snapshot_label(&t.target)),
+                t
+            );
         }
     });
 }

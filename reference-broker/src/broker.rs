@@ -83,6 +83,7 @@ impl Broker {
                 tracing::warn!(error = %e, "could not stamp this broker alive");
             }
             tokio::spawn(run_member_stamps(state.clone(), shutdown_rx.clone()));
+            tokio::spawn(run_peer_watchers(state.clone(), shutdown_rx.clone()));
         }
         let task = tokio::spawn(crate::server::serve(listener, state.clone(), shutdown_rx));
         tracing::info!(addr = %advertised, data_dir = %state.data_dir.display(), "kaas-ref started");
@@ -120,6 +121,32 @@ async fn run_member_stamps(state: Arc<State>, mut shutdown: watch::Receiver<bool
                 if let Ok(Err(e)) = stamped {
                     tracing::warn!(error = %e, "could not stamp this broker alive");
                 }
+            }
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// The MarkerWatcher and FenceWatcher (`crate::watchers`): at once, then every
+/// `peer_poll`, until shutdown. A failed pass is logged and tried again at the next tick.
+async fn run_peer_watchers(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(state.config.peer_poll);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let cache = Arc::new(std::sync::Mutex::new(crate::watchers::FenceCache::default()));
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {
+                let (s, cache) = (state.clone(), cache.clone());
+                let _ = tokio::task::spawn_blocking(move || {
+                    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Err(e) = crate::watchers::apply_fences(&s, &mut cache) {
+                        tracing::warn!(error = %e, "fence watcher pass failed");
+                    }
+                    if let Err(e) = crate::watchers::apply_markers(&s) {
+                        tracing::warn!(error = %e, "marker watcher pass failed");
+                    }
+                })
+                .await;
             }
             _ = shutdown.changed() => return,
         }

@@ -107,6 +107,9 @@ pub struct Membership {
     timeout: Duration,
     /// The last reading of who is alive, and when it was taken.
     seen: std::sync::Mutex<Option<(Instant, Vec<i32>)>>,
+    /// Counts the changes of who is alive this broker has seen: leadership may have moved
+    /// meanwhile, so a log it leads is read again from the volume before it is served.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -130,6 +133,7 @@ impl Membership {
             members_dir: cluster_dir.join("members"),
             timeout,
             seen: std::sync::Mutex::new(None),
+            generation: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -180,8 +184,18 @@ impl Membership {
             }
         }
         let alive = self.read_alive();
+        if seen.as_ref().is_none_or(|(_, before)| *before != alive) {
+            self.generation
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
         *seen = Some((Instant::now(), alive.clone()));
         alive
+    }
+
+    /// How many changes of who is alive this broker has seen (see [`Membership::alive`]).
+    pub fn generation(&self) -> u64 {
+        self.alive();
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Reads every peer's stamp.
@@ -209,6 +223,39 @@ impl Membership {
         }
         let all: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
         pick_coordinator(key, &all, &self.alive()).and_then(|id| self.peer(id))
+    }
+
+    /// The broker that leads `partition` of `topic` now: the partitions of a topic go round
+    /// the brokers (sorted as kaas sorts them) from a start its name hashes to, as Apache
+    /// spreads a new topic's leaders round-robin from a random broker; a partition whose
+    /// broker is down goes, the same way, round the alive. kaas reads leaders from its
+    /// controller's `assignment.json`; kaas-ref has no controller, so every broker computes
+    /// the same assignment.
+    pub fn leader(&self, topic: &str, partition: i32) -> Option<Peer> {
+        if self.alone() {
+            return self.peer(self.me);
+        }
+        let mut sorted: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
+        sorted.sort_by_key(|id| broker_name(*id));
+        let slot = (fnv1a32(topic.as_bytes()) as usize).wrapping_add(partition.max(0) as usize);
+        let alive = self.alive();
+        let preferred = sorted[slot % sorted.len()];
+        let leader = match alive.contains(&preferred) {
+            true => Some(preferred),
+            false => {
+                let up: Vec<i32> = sorted.into_iter().filter(|id| alive.contains(id)).collect();
+                (!up.is_empty()).then(|| up[slot % up.len()])
+            }
+        };
+        leader.and_then(|id| self.peer(id))
+    }
+
+    /// Whether this broker leads `partition` of `topic` now.
+    pub fn leads(&self, topic: &str, partition: i32) -> bool {
+        self.alone()
+            || self
+                .leader(topic, partition)
+                .is_some_and(|p| p.id == self.me)
     }
 
     /// Whether this broker coordinates `key` now.

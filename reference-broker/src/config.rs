@@ -19,6 +19,10 @@ pub struct BrokerConfig {
     pub auto_create_topics: bool,
     /// Partitions of an auto-created topic, and of CreateTopics with -1 (`num.partitions`).
     pub default_partitions: i32,
+    /// Replicas of a CreateTopics with -1 (`default.replication.factor`; Apache's default
+    /// 1). On a shared volume every broker serves every partition, so a factor is only checked
+    /// against the brokers alive, as Apache checks it against those registered.
+    pub default_replication_factor: i16,
     /// Wait before completing the first rebalance of an empty group
     /// (`group.initial.rebalance.delay.ms`; Apache's default 3 s, tests use 0).
     pub group_initial_rebalance_delay: Duration,
@@ -38,11 +42,16 @@ pub struct BrokerConfig {
     pub limits: crate::limits::Limits,
     /// The brokers of the cluster this one belongs to, itself included, all sharing the data
     /// directory (`crate::cluster`); empty: a cluster of one, which coordinates every key.
-    /// So far they route the coordinators (FindCoordinator, NOT_COORDINATOR, the reaper's
-    /// ownership); every broker still leads every partition.
+    /// They route the coordinators (FindCoordinator, NOT_COORDINATOR, the reaper's
+    /// ownership), share the partitions' leadership, and pass markers and fences through the
+    /// volume.
     pub peers: Vec<crate::cluster::Peer>,
     /// How long a peer may go without stamping the shared volume before it counts as down.
     pub member_timeout: Duration,
+    /// How often a cluster broker's MarkerWatcher and FenceWatcher poll the shared volume
+    /// (kaas: 2 s). The marker poll bounds how long read_committed visibility on a peer-led
+    /// partition trails a commit: the spec's documented deviation.
+    pub peer_poll: Duration,
 }
 
 /// A topic that exists from the start: `{"name": "t", "partitions": 2}`, with topic configs
@@ -68,6 +77,7 @@ impl Default for BrokerConfig {
             max_frame_bytes: 100 * 1024 * 1024,
             auto_create_topics: true,
             default_partitions: 1,
+            default_replication_factor: 1,
             group_initial_rebalance_delay: Duration::from_millis(3000),
             txn_reaper_interval: Duration::from_secs(10),
             offsets_topic_partitions: 50,
@@ -76,6 +86,7 @@ impl Default for BrokerConfig {
             limits: crate::limits::Limits::default(),
             peers: Vec::new(),
             member_timeout: Duration::from_secs(6),
+            peer_poll: Duration::from_secs(2),
         }
     }
 }

@@ -19,10 +19,12 @@ pub mod handlers;
 pub mod limits;
 pub mod local_cluster;
 pub mod lock_order;
+pub mod peer_files;
 pub mod server;
 pub mod state;
 pub mod storage;
 pub mod txn;
+pub mod watchers;
 
 pub use broker::{Broker, BrokerHandle, StartError};
 pub use config::BrokerConfig;

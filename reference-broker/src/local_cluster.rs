@@ -72,7 +72,28 @@ impl LocalCluster {
         for id in 0..count as i32 {
             cluster.restart(id).await?;
         }
+        cluster.whole().await;
         Ok(cluster)
+    }
+
+    /// Waits (a member timeout at most) until every broker up counts every other broker up
+    /// as alive: a broker reads its peers' stamps at most every `ALIVE_REFRESH`, so one that
+    /// looked before a peer's first stamp would route without it for a moment.
+    pub async fn whole(&self) {
+        let up: Vec<i32> = (0..self.brokers.len() as i32)
+            .filter(|id| self.broker(*id).is_some())
+            .collect();
+        let deadline = tokio::time::Instant::now() + self.config.member_timeout;
+        while tokio::time::Instant::now() < deadline {
+            let agreed = up.iter().all(|id| {
+                let alive = self.broker(*id).expect("up").state().membership.alive();
+                up.iter().all(|peer| alive.contains(peer))
+            });
+            if agreed {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// Every broker's address, by id (a killed broker's too: it comes back there).
@@ -125,6 +146,7 @@ impl LocalCluster {
         };
         let broker = Broker::start(config).await?;
         *self.slot(id)? = Some(broker);
+        self.whole().await;
         Ok(())
     }
 

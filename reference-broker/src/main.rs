@@ -39,6 +39,10 @@ struct Args {
     /// Partitions of auto-created topics and of CreateTopics with -1 (num.partitions).
     #[arg(long, default_value_t = 1)]
     default_partitions: i32,
+    /// Replicas of CreateTopics with -1 (default.replication.factor). A factor above the
+    /// brokers alive is refused with INVALID_REPLICATION_FACTOR, as Apache refuses it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i16).range(1..))]
+    default_replication_factor: i16,
     /// group.initial.rebalance.delay.ms: wait before the first rebalance of an empty group.
     #[arg(long, default_value_t = 3000)]
     group_initial_rebalance_delay_ms: u64,
@@ -71,6 +75,12 @@ struct Args {
     /// counts as down and its coordinators move, in milliseconds.
     #[arg(long, default_value_t = 6_000, value_parser = clap::value_parser!(u64).range(1_500..))]
     member_timeout_ms: u64,
+    /// How often a cluster broker polls the shared volume for the markers peers queued for
+    /// the partitions it leads, and for the producer fences they appended, in milliseconds
+    /// (kaas: 2000). read_committed visibility on a peer-led partition trails a commit by up
+    /// to this long (the documented deviation on peer markers).
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..))]
+    peer_poll_ms: u64,
     /// Bounds on what one request can make the broker allocate, create or keep.
     #[command(flatten, next_help_heading = "Limits")]
     limits: reference_broker::limits::Limits,
@@ -129,6 +139,7 @@ async fn run() -> anyhow::Result<()> {
         max_frame_bytes: args.max_frame_bytes,
         auto_create_topics: !args.no_auto_create_topics,
         default_partitions: args.default_partitions,
+        default_replication_factor: args.default_replication_factor,
         group_initial_rebalance_delay: Duration::from_millis(args.group_initial_rebalance_delay_ms),
         txn_reaper_interval: Duration::from_millis(args.txn_reaper_interval_ms),
         offsets_topic_partitions: args.offsets_topic_partitions,
@@ -137,6 +148,7 @@ async fn run() -> anyhow::Result<()> {
         limits: args.limits,
         peers: args.peers,
         member_timeout: Duration::from_millis(args.member_timeout_ms),
+        peer_poll: Duration::from_millis(args.peer_poll_ms),
     };
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.

@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 
 use crate::auth::{AllowAll, Authorizer};
 use crate::config::BrokerConfig;
+use crate::errors;
 use crate::groups::GroupCoordinator;
 use crate::lock_order::{Level, OrderedMutex, OrderedRwLock};
 use crate::storage::atomic::{read_if_present, write_atomic};
@@ -79,6 +80,9 @@ pub struct State {
     /// the first group coordinator lookup, and so it appears here then (or at start when
     /// groups have committed offsets before).
     pub offsets_topic: std::sync::atomic::AtomicBool,
+    /// In a cluster: the partitions this broker serves as leader, with the membership
+    /// generation it last read each log at ([`State::led_partition`]).
+    pub led: std::sync::Mutex<std::collections::HashMap<(String, i32), u64>>,
 }
 
 impl crate::txn::Host for State {
@@ -87,19 +91,36 @@ impl crate::txn::Host for State {
     }
 
     fn partition_logs(&self) -> Vec<Arc<OrderedMutex<PartitionLog>>> {
-        let topics = self.topics.read();
-        topics
-            .iter()
-            .flat_map(|(_, t)| t.partitions.iter().cloned())
+        let led: Vec<(String, i32)> = {
+            let topics = self.topics.read();
+            topics
+                .iter()
+                .flat_map(|(name, t)| {
+                    (0..t.partitions.len() as i32).map(move |p| (name.to_owned(), p))
+                })
+                .filter(|(name, p)| self.membership.leads(name, *p))
+                .collect()
+        };
+        led.iter()
+            .filter_map(|(name, p)| self.led_partition(name, *p).ok())
             .collect()
     }
 
-    fn partition_log(
-        &self,
-        topic: &str,
-        partition: i32,
-    ) -> Option<Arc<OrderedMutex<PartitionLog>>> {
-        self.partition(topic, partition)
+    fn marker_target(&self, topic: &str, partition: i32) -> crate::txn::MarkerTarget {
+        use crate::txn::MarkerTarget;
+        match self.led_partition(topic, partition) {
+            Ok(log) => MarkerTarget::Local(log),
+            Err(errors::NOT_LEADER_OR_FOLLOWER) => match self.membership.leader(topic, partition) {
+                Some(peer) => MarkerTarget::Peer(peer.id),
+                None => MarkerTarget::NoLeader,
+            },
+            Err(errors::UNKNOWN_TOPIC_OR_PARTITION) => MarkerTarget::Gone,
+            Err(_) => MarkerTarget::NoLeader,
+        }
+    }
+
+    fn enqueue(&self, to: i32, marker: &crate::peer_files::QueuedMarker) -> std::io::Result<()> {
+        crate::peer_files::enqueue(&cluster_dir(&self.data_dir), to, marker)
     }
 
     fn appended(&self) {
@@ -132,6 +153,49 @@ impl State {
         if let Err(e) = synced {
             tracing::warn!(error = %e, "could not read the topics peers share");
         }
+    }
+
+    /// The log of a partition this broker leads, to read or append: UNKNOWN_TOPIC_OR_PARTITION
+    /// when there is no such partition, NOT_LEADER_OR_FOLLOWER when a peer leads it. A broker
+    /// that has seen the cluster change since it last served the partition reads the log
+    /// again from the shared volume first (a peer may have led it meanwhile), with every
+    /// producer fence of the cluster applied.
+    pub fn led_partition(
+        &self,
+        topic: &str,
+        partition: i32,
+    ) -> Result<Arc<OrderedMutex<PartitionLog>>, i16> {
+        let log = self
+            .partition(topic, partition)
+            .ok_or(errors::UNKNOWN_TOPIC_OR_PARTITION)?;
+        if self.membership.alone() {
+            return Ok(log);
+        }
+        let key = (topic.to_owned(), partition);
+        if !self.membership.leads(topic, partition) {
+            self.led
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
+            return Err(errors::NOT_LEADER_OR_FOLLOWER);
+        }
+        let generation = self.membership.generation();
+        let mut led = self.led.lock().unwrap_or_else(|e| e.into_inner());
+        if led.get(&key) != Some(&generation) {
+            let fences = crate::peer_files::all_fences(&cluster_dir(&self.data_dir));
+            let mut guard = log.lock();
+            let reloaded = guard.reload().and(fences).map(|fences| {
+                for (pid, epoch) in fences {
+                    guard.fence_producer(pid, epoch);
+                }
+            });
+            if let Err(e) = reloaded {
+                tracing::warn!(topic, partition, error = %e, "could not take over a partition log");
+                return Err(errors::NOT_LEADER_OR_FOLLOWER);
+            }
+            led.insert(key, generation);
+        }
+        Ok(log)
     }
 
     /// One partition's log, if the topic and partition exist.
@@ -231,6 +295,7 @@ pub fn open_state(
         authorizer,
         appended: Notify::new(),
         offsets_topic: offsets_topic.into(),
+        led: Default::default(),
     })
 }
 

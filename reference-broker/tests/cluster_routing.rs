@@ -255,6 +255,23 @@ fn kaas_ref_processes_form_a_cluster_and_survive_a_kill() {
         );
         (r.error_code, r.node_id.0)
     };
+    // Each process counts the others alive once it has read their first stamps.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for a in &addrs {
+        loop {
+            let m: MetadataResponse = tcp_call(
+                a,
+                ApiKey::Metadata,
+                12,
+                &MetadataRequest::default().with_topics(Some(vec![])),
+            );
+            if m.brokers.len() == 3 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{a} never saw its peers");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
     let id = "tx-processes";
     let (code, owner) = find(&addrs[0], id);
     assert_eq!(code, 0);

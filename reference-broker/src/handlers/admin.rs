@@ -46,10 +46,11 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
         }
         let partitions = partitions_of(&t);
         let replication = if t.replication_factor == -1 {
-            1
+            ctx.state.config.default_replication_factor
         } else {
             t.replication_factor
         };
+        let registered = ctx.state.membership.alive().len();
         if !ctx.allowed(Operation::Create, Resource::Cluster)
             && !ctx.allowed(Operation::Create, Resource::Topic(&name))
         {
@@ -60,11 +61,11 @@ pub fn create_topics(ctx: &Ctx, req: CreateTopicsRequest) -> CreateTopicsRespons
             ));
             continue;
         }
-        if replication != 1 {
+        if replication < 1 || replication as usize > registered {
             results.push(fail(
                 result,
                 errors::INVALID_REPLICATION_FACTOR,
-                format!("Unable to replicate the partition {replication} time(s): The target replication factor of {replication} cannot be reached because only 1 broker(s) are registered."),
+                format!("Unable to replicate the partition {replication} time(s): The target replication factor of {replication} cannot be reached because only {registered} broker(s) are registered."),
             ));
             continue;
         }

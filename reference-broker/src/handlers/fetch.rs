@@ -76,9 +76,9 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                 Some(n) if !ctx.allowed(Operation::Read, Resource::Topic(n)) => {
                     errors::TOPIC_AUTHORIZATION_FAILED
                 }
-                Some(n) => match state.partition(n, p.partition) {
-                    None => errors::UNKNOWN_TOPIC_OR_PARTITION,
-                    Some(log) => {
+                Some(n) => match state.led_partition(n, p.partition) {
+                    Err(code) => code,
+                    Ok(log) => {
                         let log = log.lock();
                         let hw = log.high_watermark();
                         let lso = log.last_stable_offset();

@@ -23,10 +23,13 @@ pub fn handle(ctx: &Ctx, req: ListOffsetsRequest) -> ListOffsetsResponse {
                 .with_timestamp(-1)
                 .with_offset(-1)
                 .with_leader_epoch(-1);
-            let found = match (authorized, ctx.state.partition(&name, p.partition_index)) {
+            let found = match (
+                authorized,
+                ctx.state.led_partition(&name, p.partition_index),
+            ) {
                 (false, _) => Err(errors::TOPIC_AUTHORIZATION_FAILED),
-                (true, None) => Err(errors::UNKNOWN_TOPIC_OR_PARTITION),
-                (true, Some(log)) => {
+                (true, Err(code)) => Err(code),
+                (true, Ok(log)) => {
                     let log = log.lock();
                     Ok(match p.timestamp {
                         -1 if req.isolation_level == 1 => Some((log.last_stable_offset(), -1)),

@@ -48,15 +48,39 @@ fn describe_offsets_topic(ctx: &Ctx) -> MetadataResponseTopic {
 }
 
 fn describe_partitions(ctx: &Ctx, name: &str, id: Uuid, count: i32) -> MetadataResponseTopic {
-    let me = BrokerId(ctx.state.config.broker_id);
+    let membership = &ctx.state.membership;
+    // On a shared volume every broker can serve every partition: all are replicas, those
+    // alive in sync, the rest offline (a broker alone: itself).
+    let alive = membership.alive();
+    let replicas: Vec<BrokerId> = membership.peers().iter().map(|p| BrokerId(p.id)).collect();
+    let isr: Vec<BrokerId> = replicas
+        .iter()
+        .copied()
+        .filter(|b| alive.contains(&b.0))
+        .collect();
+    let offline: Vec<BrokerId> = replicas
+        .iter()
+        .copied()
+        .filter(|b| !alive.contains(&b.0))
+        .collect();
     let partitions = (0..count)
         .map(|p| {
-            MetadataResponsePartition::default()
+            let partition = MetadataResponsePartition::default()
                 .with_partition_index(p)
-                .with_leader_id(me)
                 .with_leader_epoch(0)
-                .with_replica_nodes(vec![me])
-                .with_isr_nodes(vec![me])
+                .with_replica_nodes(replicas.clone())
+                .with_isr_nodes(isr.clone())
+                .with_offline_replicas(if ctx.version >= 5 {
+                    offline.clone()
+                } else {
+                    Vec::new()
+                });
+            match membership.leader(name, p) {
+                Some(leader) => partition.with_leader_id(BrokerId(leader.id)),
+                None => partition
+                    .with_error_code(errors::LEADER_NOT_AVAILABLE)
+                    .with_leader_id(BrokerId(-1)),
+            }
         })
         .collect();
     MetadataResponseTopic::default()

@@ -117,67 +117,76 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                     {
                         Err(Refusal::of(errors::INVALID_RECORD, None, -1))
                     }
-                    Some(log) => 'partition: {
-                        let mut log = log.lock();
-                        let verified = verify_transactional(
-                            ctx,
-                            req.transactional_id.as_ref().map(|t| &*t.0),
-                            &log,
-                            payload,
-                            &name,
-                            p.index,
-                        )
-                        .map_err(|(code, message)| Refusal::of(code, message, -1))
-                        .and_then(|()| {
-                            producer_room(
+                    // Apache checks leadership after the records (ReplicaManager, on append).
+                    Some(_) => match state.led_partition(&name, p.index) {
+                        Err(code) => Err(Refusal::of(code, None, -1)),
+                        Ok(log) => 'partition: {
+                            let mut log = log.lock();
+                            let verified = verify_transactional(
+                                ctx,
+                                req.transactional_id.as_ref().map(|t| &*t.0),
                                 &log,
                                 payload,
-                                state.config.limits.max_producers_per_partition,
+                                &name,
+                                p.index,
                             )
-                        })
-                        .and_then(|()| {
-                            // After the transactional verification, before the append's own
-                            // checks, as Apache orders them; no message, as Apache sends none
-                            // (scenario topic-config-max-message-bytes).
-                            let largest = declared.iter().map(|(size, _)| *size).max();
-                            match largest.unwrap_or(0) > max_batch.max(0) as usize {
-                                true => Err(Refusal::of(errors::MESSAGE_TOO_LARGE, None, -1)),
-                                false => Ok(()),
-                            }
-                        });
-                        let start = log.log_start_offset();
-                        // acks=all waits for durability after the log is released, so the
-                        // appends of concurrent producers share fsyncs (group commit).
-                        let appended = verified.and_then(|()| {
-                            log.append(payload, false).map_err(|e| {
-                                // Apache answers a sequence gap with no message and the
-                                // partition's log start offset (scenario
-                                // records-idempotent-duplicate-and-gap).
-                                match e.code == errors::OUT_OF_ORDER_SEQUENCE_NUMBER {
-                                    true => Refusal::of(e.code, None, start),
-                                    // Apache's record validation answers its message, the record
-                                    // errors and the log start offset (scenario
-                                    // topic-config-compact-needs-keys).
-                                    false if !e.record_errors.is_empty() => Refusal {
-                                        code: e.code,
-                                        message: Some(e.message),
-                                        log_start: start,
-                                        record_errors: e.record_errors,
-                                    },
-                                    false => Refusal::of(e.code, Some(e.message), -1),
-                                }
+                            .map_err(|(code, message)| Refusal::of(code, message, -1))
+                            .and_then(|()| {
+                                producer_room(
+                                    &log,
+                                    payload,
+                                    state.config.limits.max_producers_per_partition,
+                                )
                             })
-                        });
-                        let a = match appended {
-                            Ok(a) => a,
-                            Err(e) => break 'partition Err(e),
-                        };
-                        appended_any |= !a.duplicate;
-                        if req.acks == -1 {
-                            waits.push((topic_index, partitions.len(), log.durability(), a.end));
+                            .and_then(|()| {
+                                // After the transactional verification, before the append's own
+                                // checks, as Apache orders them; no message, as Apache sends none
+                                // (scenario topic-config-max-message-bytes).
+                                let largest = declared.iter().map(|(size, _)| *size).max();
+                                match largest.unwrap_or(0) > max_batch.max(0) as usize {
+                                    true => Err(Refusal::of(errors::MESSAGE_TOO_LARGE, None, -1)),
+                                    false => Ok(()),
+                                }
+                            });
+                            let start = log.log_start_offset();
+                            // acks=all waits for durability after the log is released, so the
+                            // appends of concurrent producers share fsyncs (group commit).
+                            let appended = verified.and_then(|()| {
+                                log.append(payload, false).map_err(|e| {
+                                    // Apache answers a sequence gap with no message and the
+                                    // partition's log start offset (scenario
+                                    // records-idempotent-duplicate-and-gap).
+                                    match e.code == errors::OUT_OF_ORDER_SEQUENCE_NUMBER {
+                                        true => Refusal::of(e.code, None, start),
+                                        // Apache's record validation answers its message, the record
+                                        // errors and the log start offset (scenario
+                                        // topic-config-compact-needs-keys).
+                                        false if !e.record_errors.is_empty() => Refusal {
+                                            code: e.code,
+                                            message: Some(e.message),
+                                            log_start: start,
+                                            record_errors: e.record_errors,
+                                        },
+                                        false => Refusal::of(e.code, Some(e.message), -1),
+                                    }
+                                })
+                            });
+                            let a = match appended {
+                                Ok(a) => a,
+                                Err(e) => break 'partition Err(e),
+                            };
+                            appended_any |= !a.duplicate;
+                            if req.acks == -1 {
+                                waits.push((
+                                    topic_index,
+                                    partitions.len(),
+                                    log.durability(),
+                                    a.end,
+                                ));
+                            }
+                            Ok((a.base_offset, log.log_start_offset(), a.log_append_time))
                         }
-                        Ok((a.base_offset, log.log_start_offset(), a.log_append_time))
-                    }
+                    },
                 }
             };
             r = match outcome {

@@ -227,9 +227,9 @@ fn write_txn_markers(ctx: &Ctx, req: &WriteTxnMarkersRequest) -> WriteTxnMarkers
                 let code = if !authorized {
                     errors::CLUSTER_AUTHORIZATION_FAILED
                 } else {
-                    match state.partition(&t.name, p) {
-                        None => errors::UNKNOWN_TOPIC_OR_PARTITION,
-                        Some(log) => {
+                    match state.led_partition(&t.name, p) {
+                        Err(code) => code,
+                        Ok(log) => {
                             let mut log = log.lock();
                             // Apache's receiver checks: an older producer epoch, then an
                             // older coordinator epoch (scenarios write-txn-markers-stale-epoch

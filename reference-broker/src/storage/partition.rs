@@ -394,6 +394,21 @@ impl PartitionLog {
         }
     }
 
+    /// Reads the log again from disk, keeping its configuration: a broker that becomes the
+    /// partition's leader on a shared volume takes over what the previous leader wrote.
+    pub fn reload(&mut self) -> io::Result<()> {
+        let dir = self
+            .path
+            .parent()
+            .ok_or_else(|| io::Error::other("a log file outside any directory"))?
+            .to_owned();
+        let mut fresh = PartitionLog::open(&dir)?;
+        fresh.log_append_time = self.log_append_time;
+        fresh.compacted = self.compacted;
+        *self = fresh;
+        Ok(())
+    }
+
     /// Applies the topic's configs that change appends: LogAppendTime stamping, and the
     /// compacted topic's refusal of records without a key.
     pub fn configure(&mut self, config: &super::topic_config::TopicConfig) {

@@ -12,9 +12,10 @@ use std::io;
 use std::path::PathBuf;
 
 use super::slots::{SlotStore, TxnEntry, TxnState};
-use super::Host;
+use super::{Host, MarkerTarget};
 use crate::errors::{self, ErrorCode};
 use crate::lock_order::{Level, OrderedGuard, OrderedMutex};
+use crate::peer_files::{QueuedMarker, QueuedTopic};
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::batch;
 use crate::storage::now_ms;
@@ -321,17 +322,53 @@ impl TxnCoordinator {
         entry: &TxnEntry,
     ) -> io::Result<()> {
         let commit = entry.state == TxnState::PrepareCommit;
+        // Self-led partitions first, appended directly; then one queue file per peer that
+        // leads others (kaas's order: a crash mid-dispatch never loses the local markers).
+        let mut queues: BTreeMap<i32, Vec<QueuedTopic>> = BTreeMap::new();
         for tp in &entry.partitions {
             for &p in &tp.partitions {
-                let Some(log) = host.partition_log(&tp.topic, p) else {
-                    tracing::warn!(topic = %tp.topic, partition = p, "marker skipped: partition gone");
-                    continue;
-                };
-                let marker = batch::control_batch(entry.pid, entry.epoch, commit, 0, now_ms());
-                log.lock().append_control(marker)?;
+                match host.marker_target(&tp.topic, p) {
+                    MarkerTarget::Local(log) => {
+                        let marker =
+                            batch::control_batch(entry.pid, entry.epoch, commit, 0, now_ms());
+                        log.lock().append_control(marker)?;
+                    }
+                    MarkerTarget::Peer(to) => {
+                        let topics = queues.entry(to).or_default();
+                        match topics.iter_mut().find(|t| t.topic == tp.topic) {
+                            Some(t) => t.partitions.push(p),
+                            None => topics.push(QueuedTopic {
+                                topic: tp.topic.clone(),
+                                partitions: vec![p],
+                            }),
+                        }
+                    }
+                    MarkerTarget::Gone => {
+                        tracing::warn!(topic = %tp.topic, partition = p, "marker skipped: partition gone");
+                    }
+                    MarkerTarget::NoLeader => {
+                        return Err(io::Error::other(format!(
+                            "no broker alive leads {}-{p}",
+                            tp.topic
+                        )))
+                    }
+                }
             }
         }
         host.appended();
+        for (to, partitions) in queues {
+            host.enqueue(
+                to,
+                &QueuedMarker {
+                    transactional_id: transactional_id.to_owned(),
+                    producer_id: entry.pid,
+                    producer_epoch: entry.epoch,
+                    commit,
+                    coordinator_epoch: 0,
+                    partitions,
+                },
+            )?;
+        }
         let groups = entry.groups.clone();
         let pid = entry.pid;
         self.slots.update(transactional_id, |e| match e {

@@ -1,0 +1,196 @@
+//! What brokers of a kaas cluster tell each other through the shared volume, in kaas's file
+//! formats (kaas-internals §1): producer fences (`producer_fences/from-kaas-<n>.json`, each
+//! broker appending the epochs it bumped) and the marker queue
+//! (`marker_queue/to-kaas-<n>/<pid>-<epoch>.json`, the COMMIT/ABORT markers a coordinator owes
+//! partitions a peer leads). Reading and writing only; the watchers that poll them live in
+//! `crate::watchers`.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::broker_name;
+use crate::storage::atomic::{read_if_present, write_atomic};
+
+/// The fence files of every broker: producer id → the highest epoch any broker fenced to.
+pub fn all_fences(cluster_dir: &Path) -> io::Result<BTreeMap<i64, i16>> {
+    let mut out = BTreeMap::new();
+    let dir = cluster_dir.join("producer_fences");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        for (pid, epoch) in read_fence_file(&path)? {
+            let e = out.entry(pid).or_insert(epoch);
+            *e = (*e).max(epoch);
+        }
+    }
+    Ok(out)
+}
+
+/// One broker's fence file (`{"<pid>": epoch, ...}`); an undecodable one reads as empty (a
+/// peer's torn write is not this broker's failure).
+pub fn read_fence_file(path: &Path) -> io::Result<Vec<(i64, i16)>> {
+    let Some(bytes) = read_if_present(path)? else {
+        return Ok(Vec::new());
+    };
+    let map: BTreeMap<String, i16> = serde_json::from_slice(&bytes).unwrap_or_default();
+    Ok(map
+        .into_iter()
+        .filter_map(|(pid, epoch)| Some((pid.parse().ok()?, epoch)))
+        .collect())
+}
+
+/// The fence files of the peers of broker `me`.
+pub fn peer_fence_files(cluster_dir: &Path, me: i32) -> io::Result<Vec<PathBuf>> {
+    let dir = cluster_dir.join("producer_fences");
+    let own = format!("from-{}.json", broker_name(me));
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with("from-") && name.ends_with(".json") && name != own {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The partitions of one topic in a queued marker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueuedTopic {
+    /// Topic name.
+    pub topic: String,
+    /// Partition indexes.
+    pub partitions: Vec<i32>,
+}
+
+/// A marker a coordinator owes the partitions a peer leads: kaas's queue entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedMarker {
+    /// The transaction's id.
+    pub transactional_id: String,
+    /// Producer id.
+    pub producer_id: i64,
+    /// Producer epoch.
+    pub producer_epoch: i16,
+    /// COMMIT (true) or ABORT.
+    pub commit: bool,
+    /// Always 0 in kaas (the spec's deviation).
+    pub coordinator_epoch: i32,
+    /// The partitions, by topic.
+    pub partitions: Vec<QueuedTopic>,
+}
+
+/// The inbox of broker `to`.
+pub fn inbox(cluster_dir: &Path, to: i32) -> PathBuf {
+    cluster_dir
+        .join("marker_queue")
+        .join(format!("to-{}", broker_name(to)))
+}
+
+/// Queues `marker` for broker `to`, durably (the file name makes a retry overwrite).
+pub fn enqueue(cluster_dir: &Path, to: i32, marker: &QueuedMarker) -> io::Result<()> {
+    let path = inbox(cluster_dir, to).join(format!(
+        "{}-{}.json",
+        marker.producer_id, marker.producer_epoch
+    ));
+    write_atomic(
+        &path,
+        &serde_json::to_vec(marker).map_err(io::Error::other)?,
+    )
+}
+
+/// The queued markers of an inbox, oldest name first: each file with what it holds, `None`
+/// for an empty or undecodable one (left in place, as kaas's watcher leaves it).
+pub fn queued(inbox: &Path) -> io::Result<Vec<(PathBuf, Option<QueuedMarker>)>> {
+    let entries = match std::fs::read_dir(inbox) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let marker = match read_if_present(&path)? {
+            Some(bytes) => serde_json::from_slice(&bytes).ok(),
+            None => continue,
+        };
+        out.push((path, marker));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queued_markers_round_trip_and_a_retry_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut marker = QueuedMarker {
+            transactional_id: "tx".into(),
+            producer_id: 7,
+            producer_epoch: 2,
+            commit: true,
+            coordinator_epoch: 0,
+            partitions: vec![QueuedTopic {
+                topic: "t".into(),
+                partitions: vec![0, 1],
+            }],
+        };
+        enqueue(dir.path(), 1, &marker).unwrap();
+        marker.commit = false;
+        enqueue(dir.path(), 1, &marker).unwrap();
+        let inbox = inbox(dir.path(), 1);
+        assert!(inbox.ends_with("marker_queue/to-kaas-1"));
+        std::fs::write(inbox.join("9-0.json"), b"{torn").unwrap();
+        let q = queued(&inbox).unwrap();
+        assert_eq!(q.len(), 2);
+        assert!(q[0].0.ends_with("7-2.json"));
+        assert_eq!(q[0].1.as_ref(), Some(&marker), "the retry overwrote");
+        assert_eq!(q[1].1, None, "undecodable: left for a later poll");
+        // kaas's field names.
+        let text = std::fs::read_to_string(&q[0].0).unwrap();
+        assert!(
+            text.contains("\"transactionalId\":\"tx\"") && text.contains("\"coordinatorEpoch\":0")
+        );
+    }
+
+    #[test]
+    fn fences_read_the_highest_epoch_of_every_broker() {
+        let dir = tempfile::tempdir().unwrap();
+        let fences = dir.path().join("producer_fences");
+        std::fs::create_dir_all(&fences).unwrap();
+        std::fs::write(fences.join("from-kaas-0.json"), br#"{"7":3,"8":1}"#).unwrap();
+        std::fs::write(fences.join("from-kaas-1.json"), br#"{"7":5}"#).unwrap();
+        std::fs::write(fences.join("from-kaas-2.json"), b"torn").unwrap();
+        let all = all_fences(dir.path()).unwrap();
+        assert_eq!(all.into_iter().collect::<Vec<_>>(), [(7, 5), (8, 1)]);
+        let peers = peer_fence_files(dir.path(), 0).unwrap();
+        assert_eq!(peers.len(), 2);
+        assert!(peers.iter().all(|p| !p.ends_with("from-kaas-0.json")));
+    }
+}

@@ -1,0 +1,175 @@
+//! The two pollers of a kaas cluster broker (kaas-internals §2), each a pass that the broker's
+//! loops run every poll interval (2 s in kaas, `BrokerConfig::marker_poll` here):
+//!
+//! - the **MarkerWatcher** applies the COMMIT/ABORT markers coordinators queued for the
+//!   partitions this broker leads. Where kaas skips a queued partition that its broker no
+//!   longer leads, kaas-ref forwards it to the partition's leader now, and the lowest broker
+//!   alive does the same for the inboxes of brokers that are down: Apache's coordinator keeps
+//!   sending a marker until the partition's current leader has written it, and the spec
+//!   documents only the delay of peer markers, not their loss.
+//! - the **FenceWatcher** applies the producer-epoch bumps peers appended to their fence files
+//!   to every partition this broker leads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::Path;
+
+use crate::peer_files::{self, QueuedMarker, QueuedTopic};
+use crate::state::State;
+use crate::storage::{batch, cluster_dir, now_ms};
+
+/// What a marker pass did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct MarkerPass {
+    /// Markers appended to partitions this broker leads.
+    pub applied: usize,
+    /// Partitions sent on to the broker that leads them now.
+    pub forwarded: usize,
+}
+
+/// One MarkerWatcher pass: this broker's inbox, and (on the lowest broker alive) the inboxes
+/// of the brokers that are down.
+pub fn apply_markers(state: &State) -> io::Result<MarkerPass> {
+    let membership = &state.membership;
+    let cluster = cluster_dir(&state.data_dir);
+    let alive = membership.alive();
+    let me = membership.me();
+    let mut inboxes = vec![me];
+    if alive.iter().min() == Some(&me) {
+        inboxes.extend(
+            membership
+                .peers()
+                .iter()
+                .map(|p| p.id)
+                .filter(|id| !alive.contains(id)),
+        );
+    }
+    let mut pass = MarkerPass::default();
+    for owner in inboxes {
+        for (path, marker) in peer_files::queued(&peer_files::inbox(&cluster, owner))? {
+            // Empty or undecodable: left in place (a write in progress, or for an operator).
+            let Some(marker) = marker else { continue };
+            apply_one(state, &cluster, &marker, &mut pass)?;
+            std::fs::remove_file(&path)?;
+        }
+    }
+    if pass.applied > 0 {
+        state.appended.notify_waiters();
+    }
+    Ok(pass)
+}
+
+/// Applies one queued marker: appended where this broker leads the partition, forwarded to the
+/// leader elsewhere; an error (the file is kept, and tried again next pass) when a partition
+/// has no leader alive or an append fails.
+fn apply_one(
+    state: &State,
+    cluster: &Path,
+    marker: &QueuedMarker,
+    pass: &mut MarkerPass,
+) -> io::Result<()> {
+    let mut elsewhere: BTreeMap<i32, Vec<QueuedTopic>> = BTreeMap::new();
+    for t in &marker.partitions {
+        for &p in &t.partitions {
+            match state.led_partition(&t.topic, p) {
+                Ok(log) => {
+                    let batch = batch::control_batch(
+                        marker.producer_id,
+                        marker.producer_epoch,
+                        marker.commit,
+                        marker.coordinator_epoch,
+                        now_ms(),
+                    );
+                    log.lock().append_control(batch)?;
+                    pass.applied += 1;
+                }
+                Err(crate::errors::UNKNOWN_TOPIC_OR_PARTITION) => {
+                    tracing::warn!(topic = %t.topic, partition = p, "queued marker skipped: partition gone");
+                }
+                Err(_) => {
+                    let leader = state.membership.leader(&t.topic, p).ok_or_else(|| {
+                        io::Error::other(format!("no broker alive leads {}-{p}", t.topic))
+                    })?;
+                    let topics = elsewhere.entry(leader.id).or_default();
+                    match topics.iter_mut().find(|q| q.topic == t.topic) {
+                        Some(q) => q.partitions.push(p),
+                        None => topics.push(QueuedTopic {
+                            topic: t.topic.clone(),
+                            partitions: vec![p],
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    for (to, partitions) in elsewhere {
+        pass.forwarded += partitions.iter().map(|t| t.partitions.len()).sum::<usize>();
+        forward(cluster, to, marker, partitions)?;
+    }
+    Ok(())
+}
+
+/// Queues `partitions` of `marker` for broker `to`, merged with what its inbox already holds
+/// for the same producer id and epoch.
+fn forward(
+    cluster: &Path,
+    to: i32,
+    marker: &QueuedMarker,
+    partitions: Vec<QueuedTopic>,
+) -> io::Result<()> {
+    let name = format!("{}-{}.json", marker.producer_id, marker.producer_epoch);
+    let path = peer_files::inbox(cluster, to).join(&name);
+    let mut merged = QueuedMarker {
+        partitions: Vec::new(),
+        ..marker.clone()
+    };
+    if let Some(bytes) = crate::storage::atomic::read_if_present(&path)? {
+        if let Ok(existing) = serde_json::from_slice::<QueuedMarker>(&bytes) {
+            merged.partitions = existing.partitions;
+        }
+    }
+    for t in partitions {
+        match merged.partitions.iter_mut().find(|q| q.topic == t.topic) {
+            Some(q) => {
+                for p in t.partitions {
+                    if !q.partitions.contains(&p) {
+                        q.partitions.push(p);
+                    }
+                }
+            }
+            None => merged.partitions.push(t),
+        }
+    }
+    peer_files::enqueue(cluster, to, &merged)
+}
+
+/// The FenceWatcher's memory: per peer fence file, the highest epoch applied per producer id.
+#[derive(Debug, Default)]
+pub struct FenceCache {
+    applied: HashMap<std::path::PathBuf, HashMap<i64, i16>>,
+}
+
+/// One FenceWatcher pass: every (pid, epoch) a peer appended since the last pass is applied
+/// to the partitions this broker leads. Returns how many were new.
+pub fn apply_fences(state: &State, cache: &mut FenceCache) -> io::Result<usize> {
+    let cluster = cluster_dir(&state.data_dir);
+    let mut fresh = Vec::new();
+    for path in peer_files::peer_fence_files(&cluster, state.membership.me())? {
+        let seen = cache.applied.entry(path.clone()).or_default();
+        for (pid, epoch) in peer_files::read_fence_file(&path)? {
+            if seen.get(&pid).is_none_or(|e| *e < epoch) {
+                seen.insert(pid, epoch);
+                fresh.push((pid, epoch));
+            }
+        }
+    }
+    if !fresh.is_empty() {
+        for log in crate::txn::Host::partition_logs(state) {
+            let mut log = log.lock();
+            for (pid, epoch) in &fresh {
+                log.fence_producer(*pid, *epoch);
+            }
+        }
+    }
+    Ok(fresh.len())
+}
