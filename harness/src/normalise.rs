@@ -50,9 +50,18 @@ impl Normaliser {
         }
     }
 
+    /// Another actual name that reads as `placeholder` (a renamed unique variable). Longer
+    /// names are replaced first, so `x~1` is not read as `x` followed by `~1`.
+    pub fn add_name(&mut self, actual: String, placeholder: String) {
+        self.names.push((actual, placeholder));
+        self.names.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
+    }
+
     /// Node `node` holds `role` from now on: node ids (and its port) in later answers read as
     /// `node:<role>` (`port:<role>`), whatever number each cluster gave the broker.
     pub fn bind_role(&mut self, node: i64, role: &str) {
+        // A role moved to another broker (a new coordinator): the old one no longer reads so.
+        self.roles.retain(|_, r| r != role);
         self.roles.insert(node, role.to_owned());
     }
 

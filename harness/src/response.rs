@@ -345,3 +345,20 @@ pub fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
             Err(_) => v.get(part),
         })
 }
+
+/// Replaces the field at `path` (as [`at`] reads it) by `with`; whether there was one.
+pub fn replace_at(value: &mut Value, path: &str, with: Value) -> bool {
+    let mut v = value;
+    for part in path.split('.') {
+        let next = match part.parse::<usize>() {
+            Ok(i) => v.get_mut(i),
+            Err(_) => v.get_mut(part),
+        };
+        match next {
+            Some(n) => v = n,
+            None => return false,
+        }
+    }
+    *v = with;
+    true
+}

@@ -46,6 +46,9 @@ struct InFlight {
 /// broker that stalls must not hold every slot for a deadline each, one after the other.
 const LONG_WAIT: Duration = Duration::from_secs(1);
 
+/// How many other names `renames` tries.
+const RENAMES: u32 = 32;
+
 /// How long an `until` may keep being refused before its scenario lends its `--jobs` slot.
 const UNTIL_LENDS_AFTER: Duration = Duration::from_millis(300);
 
@@ -341,8 +344,13 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The node a step's broker reference names now.
+    /// The node a step's broker reference names now: among the brokers up, or (to restart
+    /// one) among those this scenario killed.
     async fn resolve(&mut self, broker: &BrokerRef) -> Result<i32, String> {
+        self.resolve_among(broker, false).await
+    }
+
+    async fn resolve_among(&mut self, broker: &BrokerRef, down: bool) -> Result<i32, String> {
         self.nodes().await?;
         let nodes = self.nodes.as_ref().expect("known");
         let node = match broker.role() {
@@ -360,8 +368,11 @@ impl Run<'_> {
                     true => nodes
                         .keys()
                         .copied()
-                        .find(|n| *n != holder && !self.down.contains(n))
-                        .ok_or_else(|| format!("no broker up but the {role}"))?,
+                        .find(|n| *n != holder && self.down.contains(n) == down)
+                        .ok_or_else(|| match down {
+                            false => format!("no broker up but the {role}"),
+                            true => format!("no broker down but the {role}"),
+                        })?,
                 }
             }
         };
@@ -399,7 +410,7 @@ impl Run<'_> {
             (_, Some(b)) => (b.clone(), false),
             _ => unreachable!("a kill or restart step"),
         };
-        let node = match self.resolve(&broker).await {
+        let node = match self.resolve_among(&broker, !kill).await {
             Ok(node) => node,
             Err(e) => return self.stop(&step.name, format!("cannot find {broker}: {e}")),
         };
@@ -664,8 +675,17 @@ impl Run<'_> {
         let budget = Duration::from_millis(step.within_ms.unwrap_or(15_000));
         let started = tokio::time::Instant::now();
         let give_up = started + budget;
+        let mut renamed: Option<RequestKind> = None;
+        let mut attempt = 0u32;
         let outcome = loop {
-            let result = self.send_on(&step.connection, api, version, request).await;
+            let result = self
+                .send_on(
+                    &step.connection,
+                    api,
+                    version,
+                    renamed.as_ref().unwrap_or(request),
+                )
+                .await;
             let raw = match result {
                 Ok(r) => self.answer_tree(&r, api, version),
                 Err(e) => {
@@ -673,8 +693,29 @@ impl Run<'_> {
                     break None;
                 }
             };
-            if mismatches(&step.until, &raw).is_empty() {
+            let roles_differ = self.roles_missed(&step.until_roles, &raw);
+            if mismatches(&step.until, &raw).is_empty() && roles_differ.is_empty() {
                 break Some((raw, None));
+            }
+            if let (Some(var), false) = (&step.renames, roles_differ.is_empty()) {
+                // Another name for the variable, and the request again with it.
+                attempt += 1;
+                if attempt > RENAMES {
+                    let why = format!(
+                        "'until_roles' did not hold for any of {RENAMES} names of ${{{var}}}: {}",
+                        roles_differ.join(", ")
+                    );
+                    self.failed.push(format!("{label}: {why}"));
+                    break Some((raw, Some(why)));
+                }
+                match self.rename(var, attempt, step, api, version) {
+                    Ok(r) => renamed = Some(r),
+                    Err(e) => {
+                        self.failed.push(format!("{label}: {e}"));
+                        break Some((raw, Some(e)));
+                    }
+                }
+                continue;
             }
             if let Some(code) = final_error(&raw, &step.until) {
                 let why = format!(
@@ -696,6 +737,52 @@ impl Run<'_> {
         };
         self.slot.take_back().await;
         outcome
+    }
+
+    /// The conditions of `until_roles` (path → role or `not-<role>`) the answer misses.
+    fn roles_missed(&self, wanted: &BTreeMap<String, String>, raw: &Value) -> Vec<String> {
+        wanted
+            .iter()
+            .filter_map(|(path, role)| {
+                let node = response::at(raw, path).and_then(Value::as_i64);
+                let (name, negated) = match role.strip_prefix("not-") {
+                    Some(r) => (r, true),
+                    None => (role.as_str(), false),
+                };
+                let holder = self.roles.get(name).map(|n| i64::from(*n));
+                let holds = node.is_some() && holder.is_some() && (node == holder) != negated;
+                (!holds).then(|| format!("{path} is {node:?}, wanted {role} ({holder:?})"))
+            })
+            .collect()
+    }
+
+    /// Gives the unique variable `var` its `attempt`-th other name and builds the step's
+    /// request again with it: `renames` looks for a name the cluster places as `until_roles`
+    /// asks (a group whose coordinator is not the transaction's, say).
+    fn rename(
+        &mut self,
+        var: &str,
+        attempt: u32,
+        step: &Step,
+        api: ApiKey,
+        version: i16,
+    ) -> Result<RequestKind, String> {
+        let Some(Var::Str(current)) = self.vars.get(var).cloned() else {
+            return Err(format!("${{{var}}} is no name to vary"));
+        };
+        let base = current
+            .rsplit_once("~")
+            .map_or(current.as_str(), |(b, _)| b);
+        let next = format!("{base}~{attempt}");
+        self.normaliser
+            .add_name(next.clone(), format!("${{{var}}}"));
+        self.vars.insert(var.to_owned(), Var::Str(next));
+        let fields = match substitute(&toml::Value::Table(step.request.clone()), &self.vars) {
+            Ok(toml::Value::Table(fields)) => fields,
+            Ok(_) => unreachable!("a table substitutes to a table"),
+            Err(e) => return Err(e.to_string()),
+        };
+        request::build(api, version, &fields).map_err(|e| e.to_string())
     }
 
     /// The answer as a tree, its log offsets relative to where the scenario began when its
@@ -907,7 +994,11 @@ impl Run<'_> {
         for p in &problems {
             self.failed.push(format!("{label}: {p}"));
         }
-        record.outcome = Outcome::Response(self.normaliser.normalise(&raw));
+        let mut shown = self.normaliser.normalise(&raw);
+        for path in &step.not_compared {
+            response::replace_at(&mut shown, path, Value::String("not compared".into()));
+        }
+        record.outcome = Outcome::Response(shown);
         self.records.push(record);
         problems.into_iter().next()
     }
@@ -980,7 +1071,8 @@ pub async fn run_many(
     let (alone, shared): (Vec<_>, Vec<_>) =
         scenarios.iter().enumerate().partition(|(_, s)| disrupts(s));
     let mut out = Vec::new();
-    for (batch, jobs) in [(shared, jobs), (alone, 1)] {
+    {
+        let batch = shared;
         let permits = Arc::new(Semaphore::new(jobs.max(1)));
         let mut set = tokio::task::JoinSet::new();
         for (i, s) in batch {
@@ -1009,6 +1101,13 @@ pub async fn run_many(
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             }
         }
+    }
+    // One after the other, never lending a slot: a scenario that kills a broker must not meet
+    // another's kill, nor another meet its dead broker.
+    for (i, s) in alone {
+        let t = run_in_slot(s, target, deadline, Slot::unlimited(), provisioning.clone()).await;
+        done(&s.name);
+        out.push((i, t));
     }
     out.sort_by_key(|(i, _)| *i);
     out.into_iter().map(|(_, t)| t).collect()

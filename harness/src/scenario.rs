@@ -177,6 +177,11 @@ fn check_requests(steps: &[Step], unique: &[String]) -> Result<(), String> {
                 ));
             }
         }
+        if let Some(var) = step.renames.as_ref().filter(|v| !unique.contains(v)) {
+            return Err(format!(
+                "step '{name}': renames '{var}', which is not in `unique`"
+            ));
+        }
         let mut used = Vec::new();
         variables_in(&toml::Value::Table(step.request.clone()), &mut used);
         if let Some(missing) = used.iter().find(|v| !defined.contains(*v)) {
@@ -259,6 +264,19 @@ pub struct Step {
     /// which one names it is otherwise the latest bound).
     #[serde(default)]
     pub expect_roles: BTreeMap<String, String>,
+    /// Path of a node id → role (or `not-<role>`) that `until` also waits for: with
+    /// `renames`, the way to find a name the cluster places apart from a role.
+    #[serde(default)]
+    pub until_roles: BTreeMap<String, String>,
+    /// A `unique` variable given another name (`<name>~N`) each time `until_roles` does not
+    /// hold, the request sent again with it (32 names at most): kaas and Apache place names
+    /// by different hashes, so each cluster finds its own (a group whose coordinator is not
+    /// the transaction's). Later steps use the name found.
+    pub renames: Option<String>,
+    /// Fields of the answer recorded as `"not compared"` on every target, for values a live
+    /// broker sets by timing rather than by rule (say why in a comment beside them).
+    #[serde(default)]
+    pub not_compared: Vec<String>,
     /// Kill this broker of the cluster (instead of a request).
     pub kill: Option<BrokerRef>,
     /// Start this broker of the cluster again and wait until it serves (instead of a request).

@@ -143,6 +143,32 @@ pub fn queued(inbox: &Path) -> io::Result<Vec<(PathBuf, Option<QueuedMarker>)>> 
     Ok(out)
 }
 
+/// Whether any broker's inbox still holds a marker of producer `pid`: a transaction of the
+/// producer whose peer markers are not all written yet.
+pub fn queued_for(cluster_dir: &Path, pid: i64) -> io::Result<bool> {
+    let root = cluster_dir.join("marker_queue");
+    let inboxes = match std::fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let prefix = format!("{pid}-");
+    for inbox in inboxes {
+        let inbox = inbox?.path();
+        let Ok(files) = std::fs::read_dir(&inbox) else {
+            continue;
+        };
+        for file in files {
+            let name = file?.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(&prefix) && name.ends_with(".json") {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +192,11 @@ mod tests {
         enqueue(dir.path(), 1, &marker).unwrap();
         let inbox = inbox(dir.path(), 1);
         assert!(inbox.ends_with("marker_queue/to-kaas-1"));
+        assert!(queued_for(dir.path(), 7).unwrap());
+        assert!(
+            !queued_for(dir.path(), 77).unwrap(),
+            "7 is not a prefix of 77-"
+        );
         std::fs::write(inbox.join("9-0.json"), b"{torn").unwrap();
         let q = queued(&inbox).unwrap();
         assert_eq!(q.len(), 2);

@@ -198,6 +198,28 @@ impl State {
         Ok(log)
     }
 
+    /// A partition to read as a consumer may read it from a follower (Fetch v11+, KIP-392):
+    /// the leader's log when this broker leads it, else the log as the leader has written it
+    /// on the shared volume so far, read afresh.
+    pub fn readable_partition(
+        &self,
+        topic: &str,
+        partition: i32,
+    ) -> Result<Arc<OrderedMutex<PartitionLog>>, i16> {
+        match self.led_partition(topic, partition) {
+            Err(errors::NOT_LEADER_OR_FOLLOWER) => {
+                let log = self
+                    .partition(topic, partition)
+                    .ok_or(errors::UNKNOWN_TOPIC_OR_PARTITION)?;
+                let dir = log.lock().dir().to_owned();
+                PartitionLog::view(&dir)
+                    .map(|view| Arc::new(OrderedMutex::new(Level::Partition, view)))
+                    .map_err(|_| errors::NOT_LEADER_OR_FOLLOWER)
+            }
+            other => other,
+        }
+    }
+
     /// One partition's log, if the topic and partition exist.
     pub fn partition(
         &self,

@@ -367,3 +367,25 @@ fn kaas_ref_refuses_peers_it_cannot_serve() {
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
 }
+
+/// A broker of an in-process cluster killed and restarted serves again on its address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_broker_restarts_on_its_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut brokers = cluster(dir.path(), 3).await;
+    let addr = brokers.addrs()[0];
+    for round in 0..2 {
+        brokers.kill(0).await.unwrap();
+        assert!(
+            tokio::net::TcpStream::connect(addr).await.is_err(),
+            "round {round}: still listening"
+        );
+        brokers.restart(0).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            tokio::net::TcpStream::connect(addr).await.is_ok(),
+            "round {round}: not listening after the restart"
+        );
+    }
+    brokers.shutdown().await;
+}

@@ -76,7 +76,13 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                 Some(n) if !ctx.allowed(Operation::Read, Resource::Topic(n)) => {
                     errors::TOPIC_AUTHORIZATION_FAILED
                 }
-                Some(n) => match state.led_partition(n, p.partition) {
+                // Apache serves a consumer's Fetch v11+ from a follower too (KIP-392: the
+                // request carries client metadata); older versions, and replicas, need the
+                // leader.
+                Some(n) => match match ctx.version >= 11 && req.replica_id.0 < 0 {
+                    true => state.readable_partition(n, p.partition),
+                    false => state.led_partition(n, p.partition),
+                } {
                     Err(code) => code,
                     Ok(log) => {
                         let log = log.lock();

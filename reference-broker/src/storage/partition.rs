@@ -163,11 +163,24 @@ impl PartitionLog {
         }
         std::fs::create_dir_all(dir)?;
         let path = dir.join(LOG_FILE);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(&path)?;
+        Self::from_file(path, file, true)
+    }
+
+    /// The log in `dir` as it is on disk now, to read only: what a follower serves of a
+    /// partition its peer leads on the shared volume. A batch still being written reads as the
+    /// end of the log (nothing is truncated); appending to the view fails.
+    pub fn view(dir: &Path) -> io::Result<PartitionLog> {
+        let path = dir.join(LOG_FILE);
+        let file = OpenOptions::new().read(true).open(&path)?;
+        Self::from_file(path, file, false)
+    }
+
+    fn from_file(path: PathBuf, mut file: File, writable: bool) -> io::Result<PartitionLog> {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let durability = Arc::new(Durability {
@@ -197,12 +210,14 @@ impl PartitionLog {
                     at += h.size;
                 }
                 Err(e) => {
-                    tracing::warn!(log = %log.path.display(), at, error = %e, "truncating torn tail");
+                    if writable {
+                        tracing::warn!(log = %log.path.display(), at, error = %e, "truncating torn tail");
+                    }
                     break;
                 }
             }
         }
-        if (at as u64) < bytes.len() as u64 {
+        if writable && (at as u64) < bytes.len() as u64 {
             log.file.set_len(at as u64)?;
             log.file.sync_all()?;
         }
@@ -392,6 +407,11 @@ impl PartitionLog {
                 }
             }
         }
+    }
+
+    /// The partition directory.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
     }
 
     /// Reads the log again from disk, keeping its configuration: a broker that becomes the

@@ -33,6 +33,8 @@ pub struct TxnCoordinator {
     slots: SlotStore,
     lock: OrderedMutex<()>,
     fences_path: PathBuf,
+    /// The shared cluster directory (the marker queue lives there).
+    cluster_dir: PathBuf,
     limits: crate::limits::Limits,
 }
 
@@ -70,6 +72,7 @@ impl TxnCoordinator {
             fences_path: cluster_dir
                 .join("producer_fences")
                 .join(format!("from-kaas-{broker_id}.json")),
+            cluster_dir: cluster_dir.to_owned(),
         }
     }
 
@@ -189,6 +192,13 @@ impl TxnCoordinator {
                 }
                 let e = entry.as_mut().expect("checked");
                 if matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                    return (ErrorCode(errors::CONCURRENT_TRANSACTIONS), false);
+                }
+                // A peer has not yet written every marker of the producer's last transaction
+                // (queued under the producer's id and epoch: a second would overwrite the
+                // first, and one marker would end two transactions). Apache answers 51 too
+                // while its markers are in flight; here that lasts up to a marker poll.
+                if crate::peer_files::queued_for(&self.cluster_dir, pid).unwrap_or(true) {
                     return (ErrorCode(errors::CONCURRENT_TRANSACTIONS), false);
                 }
                 let ongoing = e.state == TxnState::Ongoing;
