@@ -52,6 +52,11 @@ pub struct Deviation {
     /// Scenarios that demonstrate it: each must show it, and it documents differences in
     /// these scenarios only, so no entry vouches for a difference nobody looked at.
     pub scenarios: Vec<String>,
+    /// A difference of timing only, and why a run may not show it (kaas's peer markers land
+    /// within a poll, at a moment no scenario controls): the entry documents it where it
+    /// shows, and is not stale where it does not.
+    #[serde(default)]
+    pub timing: Option<String>,
 }
 
 impl Deviation {
@@ -198,7 +203,7 @@ impl Ledger {
     /// (entry id, scenario).
     pub fn stale(&self, ran: &[String], rows: &[(DiffRow, Verdict)]) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for d in &self.deviations {
+        for d in self.deviations.iter().filter(|d| d.timing.is_none()) {
             for s in &d.scenarios {
                 if !ran.contains(s) {
                     continue;
@@ -240,6 +245,7 @@ mod tests {
                 spec: "s".into(),
                 java_client: "j".into(),
                 scenarios: vec!["a".into(), "b".into()],
+                timing: None,
             }],
         }
     }
@@ -303,7 +309,13 @@ mod tests {
         assert_eq!(
             l.stale(&["a".into(), "b".into(), "c".into()], &rows),
             vec![("wire-50".to_string(), "b".to_string())]
-        );
+        ); // A difference of timing only is never stale, and still documents where it shows.
+        let mut timing = l.clone();
+        timing.deviations[0].timing = Some("a poll".into());
+        assert!(timing
+            .stale(&["a".into(), "b".into(), "c".into()], &rows)
+            .is_empty());
+        assert_eq!(timing.classify(&ok), Verdict::Documented("wire-50".into()));
     }
 
     #[test]

@@ -1047,6 +1047,26 @@ fn mismatches(conditions: &BTreeMap<String, toml::Value>, raw: &Value) -> Vec<St
 /// Told the name of each scenario as it finishes.
 pub type Done = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Replaces the answers of the scenario's `timing` steps by a note: what a snapshot keeps,
+/// and what is compared with recorded answers, of a step whose answer depends on timing.
+pub fn mask_timing(scenario: &Scenario, transcript: &mut Transcript) {
+    for step in scenario.steps.iter().filter(|s| s.timing.is_some()) {
+        let why = step.timing.as_deref().unwrap_or_default();
+        for record in transcript.steps.iter_mut().filter(|r| {
+            r.step == step.name
+                || r.step
+                    .strip_prefix(&step.name)
+                    .is_some_and(|v| v.starts_with("@v"))
+        }) {
+            if matches!(record.outcome, Outcome::Response(_)) {
+                record.outcome = Outcome::Skipped(format!(
+                    "not recorded: the answer depends on timing ({why})"
+                ));
+            }
+        }
+    }
+}
+
 /// Whether a scenario kills or restarts brokers: it then runs alone on its cluster, after the
 /// others, so that no other scenario meets a broker it took down.
 pub fn disrupts(scenario: &Scenario) -> bool {

@@ -277,6 +277,10 @@ pub struct Step {
     /// broker sets by timing rather than by rule (say why in a comment beside them).
     #[serde(default)]
     pub not_compared: Vec<String>,
+    /// Why this step's answer depends on timing (a marker that may or may not have landed):
+    /// compared between live brokers, where a `timing` ledger entry documents what differs,
+    /// but not kept in snapshots, nor compared with recorded answers.
+    pub timing: Option<String>,
     /// Kill this broker of the cluster (instead of a request).
     pub kill: Option<BrokerRef>,
     /// Start this broker of the cluster again and wait until it serves (instead of a request).

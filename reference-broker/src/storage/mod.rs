@@ -5,6 +5,7 @@
 pub mod atomic;
 pub mod batch;
 pub mod faults;
+pub mod file_lock;
 pub mod offsets;
 pub mod partition;
 pub mod pid;

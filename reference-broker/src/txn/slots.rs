@@ -179,6 +179,10 @@ impl SlotStore {
         f: impl FnOnce(&mut Option<TxnEntry>) -> (R, bool),
     ) -> io::Result<R> {
         let slot = slot_of(transactional_id);
+        // Peers on the shared volume change the same slot files: one at a time.
+        let _lock = crate::storage::file_lock::FileLock::exclusive(
+            &self.path(slot).with_extension("lock"),
+        )?;
         let mut contents = self.read(slot)?;
         let mut entry = contents.remove(transactional_id);
         let (result, changed) = f(&mut entry);

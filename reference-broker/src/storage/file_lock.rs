@@ -1,0 +1,71 @@
+//! An exclusive lock on a file shared by every broker of a cluster (`flock`): brokers that
+//! read, change and write back the same file of the shared volume (a transaction-state slot:
+//! fifty slots hold every transactional id, so two coordinators often share one) would
+//! otherwise lose each other's changes, or rename each other's `.tmp`.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// Held until dropped (closing the file releases the lock).
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
+}
+
+impl FileLock {
+    /// Waits for the exclusive lock on `path` (created if missing, with its directory).
+    pub fn exclusive(path: &Path) -> io::Result<FileLock> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        loop {
+            // SAFETY: flock on a descriptor this function owns; no memory is passed.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            if rc == 0 {
+                return Ok(FileLock { _file: file });
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn one_holder_at_a_time_even_within_one_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Arc::new(dir.path().join("x.lock"));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, inside, most) = (path.clone(), inside.clone(), most.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        let _lock = FileLock::exclusive(&path).unwrap();
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::yield_now();
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(most.load(Ordering::SeqCst), 1);
+    }
+}
