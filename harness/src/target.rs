@@ -189,6 +189,8 @@ pub struct Running {
     pub origin: String,
     /// How many brokers it has.
     pub brokers: usize,
+    /// Every broker's address, as a client's bootstrap list (a cluster's all, else `addr`).
+    pub bootstrap: Vec<SocketAddr>,
     held: std::sync::Arc<tokio::sync::Mutex<Held>>,
 }
 
@@ -225,6 +227,7 @@ impl Running {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             origin: String::new(),
             brokers: spec.brokers(),
+            bootstrap: Vec::new(),
             held: Default::default(),
         };
         match spec {
@@ -243,6 +246,7 @@ impl Running {
                         "Apache Kafka {} kept up by `kconform apache up` (pid {})",
                         d.version, d.pid
                     );
+                    running.bootstrap = vec![d.addr];
                     return Ok(running);
                 }
                 match backend.resolve().map_err(|e| failed(e.to_string()))? {
@@ -288,6 +292,7 @@ impl Running {
                 .await
                 .map_err(|e| failed(e.to_string()))?;
                 running.addr = cluster.addrs()[0];
+                running.bootstrap = cluster.addrs();
                 running.origin = format!(
                     "a kaas-ref cluster of {n} brokers on one data directory, in process (a peer counts as down {} s after its last stamp)",
                     REF_MEMBER_TIMEOUT.as_secs_f64()
@@ -304,6 +309,7 @@ impl Running {
                     .map_err(|e| failed(e.to_string()))?
                     .map_err(|e| failed(e.to_string()))?;
                 running.addr = cluster.addrs()[0];
+                running.bootstrap = cluster.addrs().to_vec();
                 running.origin = format!(
                     "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM: ready in {:.1} s, {} MiB resident",
                     apache::KAFKA_VERSION,
@@ -317,7 +323,19 @@ impl Running {
                 running.origin = format!("an external broker at {addr}");
             }
         }
+        if running.bootstrap.is_empty() {
+            running.bootstrap = vec![running.addr];
+        }
         Ok(running)
+    }
+
+    /// The bootstrap list a client is given: every broker, comma-separated.
+    pub fn bootstrap_servers(&self) -> String {
+        self.bootstrap
+            .iter()
+            .map(SocketAddr::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Whether the target answers ApiVersions within `deadline`: a target that does not cannot

@@ -161,7 +161,13 @@ async fn run_reaper(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
         tokio::select! {
             _ = interval.tick() => {
                 let s = state.clone();
-                let _ = tokio::task::spawn_blocking(move || s.txn.tick(&*s)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    // The reconcile writes markers: to topics peers may have created since the
+                    // last request.
+                    s.sync_topics();
+                    s.txn.tick(&*s)
+                })
+                .await;
             }
             _ = shutdown.changed() => return,
         }

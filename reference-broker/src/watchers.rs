@@ -30,6 +30,9 @@ pub struct MarkerPass {
 /// One MarkerWatcher pass: this broker's inbox, and (on the lowest broker alive) the inboxes
 /// of the brokers that are down.
 pub fn apply_markers(state: &State) -> io::Result<MarkerPass> {
+    // A topic a peer created may not be known here yet (no request has come since): a marker
+    // for it must not read as one for a partition that is gone.
+    state.sync_topics();
     let membership = &state.membership;
     let cluster = cluster_dir(&state.data_dir);
     let alive = membership.alive();
@@ -152,6 +155,7 @@ pub struct FenceCache {
 /// One FenceWatcher pass: every (pid, epoch) a peer appended since the last pass is applied
 /// to the partitions this broker leads. Returns how many were new.
 pub fn apply_fences(state: &State, cache: &mut FenceCache) -> io::Result<usize> {
+    state.sync_topics();
     let cluster = cluster_dir(&state.data_dir);
     let mut fresh = Vec::new();
     for path in peer_files::peer_fence_files(&cluster, state.membership.me())? {

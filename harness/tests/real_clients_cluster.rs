@@ -1,0 +1,419 @@
+//! librdkafka's exactly-once workload on two three-broker clusters, kaas-ref's and a live
+//! Apache 3.7's: a transactional producer copies an input topic to an output topic, sending the
+//! read_committed consumer's offsets with each transaction (consume-process-produce,
+//! sendOffsetsToTransaction), and mid-run a broker is killed — the transaction coordinator in one
+//! run, the leader of an output partition in the other. The application does what the clients'
+//! documentation asks (retry a retriable commit, abort and rewind to the committed offsets on an
+//! abortable error). What must hold, on both clusters alike: a read_committed consumer reads
+//! every input record from the output exactly once, and nothing of an aborted transaction.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
+
+use kconform::target::{Running, TargetSpec};
+
+/// Records in the input topic.
+const RECORDS: usize = 240;
+/// Records per transaction.
+const BATCH: usize = 20;
+/// Transactions committed before the broker is killed.
+const KILL_AFTER: usize = 3;
+/// Partitions of each topic.
+const PARTITIONS: i32 = 3;
+/// The bound on every client wait.
+const T: Duration = Duration::from_secs(60);
+
+/// Which broker the run kills.
+#[derive(Debug, Clone, Copy)]
+enum Victim {
+    /// The transaction coordinator of the producer's transactional id.
+    Coordinator,
+    /// The leader of partition 0 of the output topic.
+    OutputLeader,
+}
+
+/// What the application and a consumer saw.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    /// Input values missing from the read_committed output.
+    missing: Vec<String>,
+    /// Input values read more than once from it.
+    duplicated: Vec<String>,
+    /// Values in it that are no input value.
+    foreign: Vec<String>,
+}
+
+fn config(bootstrap: &str) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap)
+        // A killed broker is found out quickly.
+        .set("socket.connection.setup.timeout.ms", "3000")
+        .set("reconnect.backoff.max.ms", "1000");
+    c
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+fn create_topics(bootstrap: &str, names: &[&str]) {
+    let admin: AdminClient<DefaultClientContext> = config(bootstrap).create().expect("admin");
+    let topics: Vec<NewTopic> = names
+        .iter()
+        .map(|n| NewTopic::new(n, PARTITIONS, TopicReplication::Fixed(3)))
+        .collect();
+    let results =
+        block_on(admin.create_topics(&topics, &AdminOptions::new().operation_timeout(Some(T))))
+            .expect("create topics");
+    for r in results {
+        r.expect("topic created");
+    }
+}
+
+fn fill(bootstrap: &str, topic: &str) -> Vec<String> {
+    let p: ThreadedProducer<DefaultProducerContext> = config(bootstrap)
+        .set("enable.idempotence", "true")
+        .create()
+        .expect("producer");
+    let values: Vec<String> = (0..RECORDS).map(|i| format!("r{i}")).collect();
+    for (i, v) in values.iter().enumerate() {
+        p.send(
+            BaseRecord::<(), _>::to(topic)
+                .payload(v)
+                .partition(i as i32 % PARTITIONS),
+        )
+        .map_err(|(e, _)| e)
+        .expect("send");
+    }
+    p.flush(T).expect("flush");
+    values
+}
+
+fn transactional(bootstrap: &str, id: &str) -> ThreadedProducer<DefaultProducerContext> {
+    let p: ThreadedProducer<DefaultProducerContext> = config(bootstrap)
+        .set("transactional.id", id)
+        .set("transaction.timeout.ms", "60000")
+        .create()
+        .expect("transactional producer");
+    p.init_transactions(T).expect("init_transactions");
+    p
+}
+
+/// Where the consumer resumes after an abort: the group's committed offsets, else the start.
+fn rewind(consumer: &BaseConsumer, topic: &str) {
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        tpl.add_partition(topic, p);
+    }
+    let committed = consumer
+        .committed_offsets(tpl, T)
+        .expect("committed offsets");
+    let mut assignment = TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        let offset = match committed.find_partition(topic, p).map(|e| e.offset()) {
+            Some(Offset::Offset(o)) => Offset::Offset(o),
+            _ => Offset::Beginning,
+        };
+        assignment.add_partition_offset(topic, p, offset).unwrap();
+    }
+    consumer.assign(&assignment).expect("assign");
+}
+
+/// Commits, retrying a retriable failure; whether it committed (false: aborted, rewind).
+fn commit(p: &ThreadedProducer<DefaultProducerContext>) -> bool {
+    let end = Instant::now() + T * 2;
+    loop {
+        match p.commit_transaction(T) {
+            Ok(()) => return true,
+            Err(KafkaError::Transaction(e)) if e.is_retriable() && Instant::now() < end => continue,
+            Err(KafkaError::Transaction(e)) if e.txn_requires_abort() => {
+                p.abort_transaction(T)
+                    .expect("abort after an abortable commit error");
+                return false;
+            }
+            Err(e) => panic!("commit failed fatally: {e}"),
+        }
+    }
+}
+
+/// The consume-process-produce application, until every input record is committed to the
+/// output; tells `progress` after each commit.
+fn copy(
+    bootstrap: &str,
+    input: &str,
+    output: &str,
+    txn: &str,
+    group: &str,
+    progress: mpsc::Sender<usize>,
+) {
+    let consumer: BaseConsumer = config(bootstrap)
+        .set("group.id", group)
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .expect("consumer");
+    rewind(&consumer, input);
+    let producer = transactional(bootstrap, txn);
+    let mut committed = 0usize;
+    let mut commits = 0usize;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while committed < RECORDS {
+        assert!(
+            Instant::now() < deadline,
+            "the copy did not finish: {committed} of {RECORDS} committed"
+        );
+        let mut batch = Vec::new();
+        let quiet = Instant::now() + Duration::from_secs(2);
+        while batch.len() < BATCH && Instant::now() < quiet {
+            if let Some(Ok(m)) = consumer.poll(Duration::from_millis(100)) {
+                batch.push((
+                    m.partition(),
+                    m.offset(),
+                    m.payload().unwrap_or_default().to_vec(),
+                ));
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let attempt = (|| -> Result<bool, KafkaError> {
+            producer.begin_transaction()?;
+            let mut next: BTreeMap<i32, i64> = BTreeMap::new();
+            for (partition, offset, payload) in &batch {
+                producer
+                    .send(
+                        BaseRecord::<(), _>::to(output)
+                            .payload(payload)
+                            .partition(*partition),
+                    )
+                    .map_err(|(e, _)| e)?;
+                next.insert(*partition, offset + 1);
+            }
+            let mut offsets = TopicPartitionList::new();
+            for (partition, offset) in &next {
+                offsets.add_partition_offset(input, *partition, Offset::Offset(*offset))?;
+            }
+            let metadata = consumer.group_metadata().expect("group metadata");
+            producer.send_offsets_to_transaction(&offsets, &metadata, T)?;
+            Ok(commit(&producer))
+        })();
+        match attempt {
+            Ok(true) => {
+                committed += batch.len();
+                commits += 1;
+                let _ = progress.send(commits);
+            }
+            Ok(false) => rewind(&consumer, input),
+            Err(KafkaError::Transaction(e)) if e.txn_requires_abort() => {
+                producer.abort_transaction(T).expect("abort");
+                rewind(&consumer, input);
+            }
+            Err(e) => {
+                // A send or offsets call that failed before the transaction could be ended
+                // (a broker gone mid-call): abort what there is, go back to what is committed.
+                eprintln!("transaction failed, aborting it: {e}");
+                let _ = producer.abort_transaction(T);
+                rewind(&consumer, input);
+            }
+        }
+    }
+}
+
+/// Every value a fresh read_committed consumer reads from every partition, until quiet.
+fn read_committed(bootstrap: &str, topic: &str) -> Vec<String> {
+    let c: BaseConsumer = config(bootstrap)
+        .set("group.id", format!("reader-{}", uuid::Uuid::new_v4()))
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        tpl.add_partition_offset(topic, p, Offset::Beginning)
+            .unwrap();
+    }
+    c.assign(&tpl).unwrap();
+    let (mut out, mut quiet_since) = (Vec::new(), Instant::now());
+    let end = Instant::now() + T;
+    while Instant::now() < end && quiet_since.elapsed() < Duration::from_secs(4) {
+        if let Some(Ok(m)) = c.poll(Duration::from_millis(100)) {
+            out.push(String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned());
+            quiet_since = Instant::now();
+        }
+    }
+    out
+}
+
+/// The node the victim is, asked of the cluster itself.
+async fn victim_node(target: &Running, victim: Victim, txn: &str, output: &str) -> i32 {
+    use kafka_protocol::messages::ApiKey;
+    let (api, version, fields, path) = match victim {
+        Victim::Coordinator => (
+            ApiKey::FindCoordinator,
+            3,
+            format!("key = \"{txn}\"\nkey_type = 1"),
+            "node_id",
+        ),
+        Victim::OutputLeader => (
+            ApiKey::Metadata,
+            9,
+            format!("topics = [{{ name = \"{output}\" }}]"),
+            "topics.0.partitions.0.leader_id",
+        ),
+    };
+    let fields: toml::Table = toml::from_str(&fields).unwrap();
+    let request = kconform::request::build(api, version, &fields).unwrap();
+    let deadline = Instant::now() + T;
+    loop {
+        let mut conn = kconform::client::Connection::connect(target.addr, Duration::from_secs(10))
+            .await
+            .expect("connect");
+        let answer = conn.send(api, version, &request).await.expect("an answer");
+        let tree = kconform::response::to_value(&answer, version);
+        let node = kconform::response::at(&tree, path).and_then(serde_json::Value::as_i64);
+        let error = kconform::response::at(&tree, "error_code").and_then(serde_json::Value::as_i64);
+        if let (Some(node), None | Some(0)) = (node, error) {
+            if node >= 0 {
+                return node as i32;
+            }
+        }
+        assert!(Instant::now() < deadline, "no {victim:?} found: {tree}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The workload on one cluster, `victim` killed after KILL_AFTER commits; the cluster is
+/// stopped after.
+async fn run_on(spec: TargetSpec, victim: Victim) -> Outcome {
+    let target = Running::start(&spec).await.expect("cluster starts");
+    let bootstrap = target.bootstrap_servers();
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let (input, output, txn, group) = (
+        format!("in-{run}"),
+        format!("out-{run}"),
+        format!("tx-{run}"),
+        format!("g-{run}"),
+    );
+    let values = {
+        let (b, i, o) = (bootstrap.clone(), input.clone(), output.clone());
+        tokio::task::spawn_blocking(move || {
+            create_topics(&b, &[&i, &o]);
+            fill(&b, &i)
+        })
+        .await
+        .expect("set-up")
+    };
+    let (tx, rx) = mpsc::channel();
+    let app = {
+        let (b, i, o, t, g) = (
+            bootstrap.clone(),
+            input.clone(),
+            output.clone(),
+            txn.clone(),
+            group.clone(),
+        );
+        tokio::task::spawn_blocking(move || copy(&b, &i, &o, &t, &g, tx))
+    };
+    // Kill the victim once the application has committed KILL_AFTER transactions.
+    let waited = tokio::task::spawn_blocking(move || {
+        let mut seen = 0;
+        while seen < KILL_AFTER {
+            match rx.recv_timeout(T) {
+                Ok(n) => seen = n,
+                Err(_) => return false,
+            }
+        }
+        true
+    })
+    .await
+    .unwrap();
+    assert!(
+        waited,
+        "{}: the application committed fewer than {KILL_AFTER} transactions in a minute",
+        target.name
+    );
+    let node = victim_node(&target, victim, &txn, &output).await;
+    target.kill(node).await.expect("kill");
+    println!(
+        "{}: killed broker {node} ({victim:?}) after {KILL_AFTER} commits",
+        target.name
+    );
+    let started = Instant::now();
+    app.await.expect("the application finished");
+    println!(
+        "{}: the copy finished {:.1} s after the kill",
+        target.name,
+        started.elapsed().as_secs_f64()
+    );
+    let out = {
+        let (b, o) = (bootstrap.clone(), output.clone());
+        tokio::task::spawn_blocking(move || read_committed(&b, &o))
+            .await
+            .unwrap()
+    };
+    target.stop().await;
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in &out {
+        *counts.entry(v.as_str()).or_default() += 1;
+    }
+    Outcome {
+        missing: values
+            .iter()
+            .filter(|v| !counts.contains_key(v.as_str()))
+            .cloned()
+            .collect(),
+        duplicated: counts
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(v, _)| v.to_string())
+            .collect(),
+        foreign: counts
+            .keys()
+            .filter(|v| !values.iter().any(|x| x == *v))
+            .map(|v| v.to_string())
+            .collect(),
+    }
+}
+
+async fn both_clusters(victim: Victim) {
+    let clean = Outcome {
+        missing: Vec::new(),
+        duplicated: Vec::new(),
+        foreign: Vec::new(),
+    };
+    let kaas = run_on(TargetSpec::RefCluster(3), victim).await;
+    assert_eq!(kaas, clean, "ref:3, {victim:?} killed: not exactly once");
+    match kconform::apache::available() {
+        Ok(()) => {
+            let apache = run_on(TargetSpec::ApacheCluster(3), victim).await;
+            assert_eq!(
+                apache, clean,
+                "apache:3, {victim:?} killed: not exactly once"
+            );
+            println!("both clusters: every record exactly once with the {victim:?} killed mid-run");
+        }
+        Err(why) => println!("SKIPPED the Apache cluster: {why}"),
+    }
+}
+
+/// One test, the two runs one after the other: two clusters at once would share two cores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_once_survives_the_coordinator_or_a_leader_killed() {
+    both_clusters(Victim::Coordinator).await;
+    both_clusters(Victim::OutputLeader).await;
+}
