@@ -871,6 +871,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 (_, brokers) => vec![brokers],
             };
+            // An unknown name is refused whatever the sizes.
+            pick(
+                &Scenario::load_all(&scenarios.source())?,
+                &names,
+                &scenarios.source(),
+            )?;
             let mut coverage = kconform::coverage::Coverage::default();
             let mut reports = Vec::new();
             for brokers in sizes {

@@ -12,9 +12,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::hash::fnv1a32;
 use crate::storage::atomic::{read_if_present, write_atomic};
 use crate::storage::now_ms;
-use crate::txn::slots::fnv1a32;
 
 /// One broker of the cluster: its id and the address clients reach it at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod groups;
 pub mod handlers;
+pub mod hash;
 pub mod limits;
 pub mod local_cluster;
 pub mod lock_order;

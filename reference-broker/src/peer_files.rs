@@ -14,20 +14,28 @@ use serde::{Deserialize, Serialize};
 use crate::cluster::broker_name;
 use crate::storage::atomic::{read_if_present, write_atomic};
 
+/// The `*.json` files of a directory, sorted by name; none when it does not exist.
+fn json_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// The fence files of every broker: producer id → the highest epoch any broker fenced to.
 pub fn all_fences(cluster_dir: &Path) -> io::Result<BTreeMap<i64, i16>> {
     let mut out = BTreeMap::new();
-    let dir = cluster_dir.join("producer_fences");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let path = entry?.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
+    for path in json_files(&cluster_dir.join("producer_fences"))? {
         for (pid, epoch) in read_fence_file(&path)? {
             let e = out.entry(pid).or_insert(epoch);
             *e = (*e).max(epoch);
@@ -51,26 +59,17 @@ pub fn read_fence_file(path: &Path) -> io::Result<Vec<(i64, i16)>> {
 
 /// The fence files of the peers of broker `me`.
 pub fn peer_fence_files(cluster_dir: &Path, me: i32) -> io::Result<Vec<PathBuf>> {
-    let dir = cluster_dir.join("producer_fences");
     let own = format!("from-{}.json", broker_name(me));
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let path = entry?.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if name.starts_with("from-") && name.ends_with(".json") && name != own {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
+    Ok(json_files(&cluster_dir.join("producer_fences"))?
+        .into_iter()
+        .filter(|path| {
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            name.starts_with("from-") && name != own
+        })
+        .collect())
 }
 
 /// The partitions of one topic in a queued marker.
@@ -122,24 +121,15 @@ pub fn enqueue(cluster_dir: &Path, to: i32, marker: &QueuedMarker) -> io::Result
 /// The queued markers of an inbox, oldest name first: each file with what it holds, `None`
 /// for an empty or undecodable one (left in place, as kaas's watcher leaves it).
 pub fn queued(inbox: &Path) -> io::Result<Vec<(PathBuf, Option<QueuedMarker>)>> {
-    let entries = match std::fs::read_dir(inbox) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
     let mut out = Vec::new();
-    for entry in entries {
-        let path = entry?.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
+    for path in json_files(inbox)? {
         let marker = match read_if_present(&path)? {
             Some(bytes) => serde_json::from_slice(&bytes).ok(),
+            // Applied and removed since it was listed.
             None => continue,
         };
         out.push((path, marker));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 
@@ -154,16 +144,13 @@ pub fn queued_for(cluster_dir: &Path, pid: i64) -> io::Result<bool> {
     };
     let prefix = format!("{pid}-");
     for inbox in inboxes {
-        let inbox = inbox?.path();
-        let Ok(files) = std::fs::read_dir(&inbox) else {
-            continue;
-        };
-        for file in files {
-            let name = file?.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with(&prefix) && name.ends_with(".json") {
-                return Ok(true);
-            }
+        let found = json_files(&inbox?.path())?.iter().any(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix))
+        });
+        if found {
+            return Ok(true);
         }
     }
     Ok(false)

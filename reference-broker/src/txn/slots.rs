@@ -14,12 +14,7 @@ use crate::storage::atomic::{read_if_present, write_atomic};
 /// Slots, as Apache's `transaction.state.log.num.partitions` default.
 pub const NUM_SLOTS: u32 = 50;
 
-/// FNV-1a, 32 bits.
-pub fn fnv1a32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
-    })
-}
+use crate::hash::fnv1a32;
 
 /// The slot of a transactional id.
 pub fn slot_of(transactional_id: &str) -> u32 {
