@@ -14,7 +14,7 @@ use crate::config::BrokerConfig;
 use crate::errors;
 use crate::groups::GroupCoordinator;
 use crate::lock_order::{Level, OrderedMutex, OrderedRwLock};
-use crate::storage::atomic::{read_if_present, write_atomic};
+use crate::storage::atomic::read_if_present;
 use crate::storage::offsets::OffsetStore;
 use crate::storage::pid::PidAllocator;
 use crate::storage::topics::TopicRegistry;
@@ -342,8 +342,14 @@ fn load_cluster_id(cluster: &Path) -> std::io::Result<String> {
     }
     // Kafka's format: 22 characters of URL-safe base64 of 16 random bytes.
     let id = base64_url(uuid::Uuid::new_v4().as_bytes());
-    write_atomic(&path, id.as_bytes())?;
-    Ok(id)
+    // Brokers of a cluster starting together each propose one; the first written is the
+    // cluster's.
+    match crate::storage::atomic::write_new(&path, id.as_bytes())? {
+        true => Ok(id),
+        false => Ok(String::from_utf8_lossy(&std::fs::read(&path)?)
+            .trim()
+            .to_owned()),
+    }
 }
 
 fn base64_url(bytes: &[u8]) -> String {
