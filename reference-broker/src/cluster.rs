@@ -79,12 +79,19 @@ pub fn broker_name(id: i32) -> String {
 /// The broker that coordinates `key`: `all` is the full broker set, `alive` those up. `None`
 /// when none is alive (FindCoordinator answers COORDINATOR_NOT_AVAILABLE).
 pub fn pick_coordinator(key: &str, all: &[i32], alive: &[i32]) -> Option<i32> {
+    pick_by_slot(fnv1a32(key.as_bytes()) as usize, all, alive)
+}
+
+/// kaas's placement by a slot number: `sorted[slot % N]` over the broker names sorted as
+/// text, and, when that broker is down, `alive[slot % len]` over the alive in the same order.
+/// Coordinators (slot: the key's hash) and partition leaders (the topic's hash plus the
+/// partition) are placed alike.
+fn pick_by_slot(slot: usize, all: &[i32], alive: &[i32]) -> Option<i32> {
     if all.is_empty() {
         return None;
     }
     let mut sorted: Vec<i32> = all.to_vec();
     sorted.sort_by_key(|id| broker_name(*id));
-    let slot = fnv1a32(key.as_bytes()) as usize;
     let preferred = sorted[slot % sorted.len()];
     if alive.contains(&preferred) {
         return Some(preferred);
@@ -235,19 +242,9 @@ impl Membership {
         if self.alone() {
             return self.peer(self.me);
         }
-        let mut sorted: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
-        sorted.sort_by_key(|id| broker_name(*id));
+        let all: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
         let slot = (fnv1a32(topic.as_bytes()) as usize).wrapping_add(partition.max(0) as usize);
-        let alive = self.alive();
-        let preferred = sorted[slot % sorted.len()];
-        let leader = match alive.contains(&preferred) {
-            true => Some(preferred),
-            false => {
-                let up: Vec<i32> = sorted.into_iter().filter(|id| alive.contains(id)).collect();
-                (!up.is_empty()).then(|| up[slot % up.len()])
-            }
-        };
-        leader.and_then(|id| self.peer(id))
+        pick_by_slot(slot, &all, &self.alive()).and_then(|id| self.peer(id))
     }
 
     /// Whether this broker leads `partition` of `topic` now.
