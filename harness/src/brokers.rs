@@ -49,3 +49,97 @@ pub async fn of(
     }
     Ok(nodes)
 }
+
+/// The partitions the broker at `bootstrap` lists as not whole: without a leader, or with
+/// fewer replicas in sync than assigned (`topic-partition: isr 1 of 3`), internal topics
+/// included. A restarted broker that is listed again may still be catching up; until it is
+/// back in sync, a write that needs every in-sync replica can wait on it.
+pub async fn unsettled(bootstrap: SocketAddr, deadline: Duration) -> Result<Vec<String>, String> {
+    let mut conn = Connection::connect(bootstrap, deadline)
+        .await
+        .map_err(|e| format!("Metadata: {e}"))?;
+    // No topic list: every topic.
+    let request = RequestKind::Metadata(MetadataRequest::default().with_topics(None));
+    let answer = conn
+        .send(ApiKey::Metadata, VERSION, &request)
+        .await
+        .map_err(|e| format!("Metadata v{VERSION} got {e}"))?;
+    let ResponseKind::Metadata(metadata) = answer else {
+        return Err(format!("Metadata v{VERSION} got another API's answer"));
+    };
+    Ok(short_partitions(&metadata))
+}
+
+/// [`unsettled`]'s judgement of one Metadata answer.
+fn short_partitions(metadata: &kafka_protocol::messages::MetadataResponse) -> Vec<String> {
+    let mut short = Vec::new();
+    for topic in &metadata.topics {
+        let name = topic.name.as_ref().map_or("?", |n| n.0.as_str());
+        for p in &topic.partitions {
+            let at = format!("{name}-{}", p.partition_index);
+            if p.leader_id.0 < 0 {
+                short.push(format!("{at}: no leader"));
+            } else if p.isr_nodes.len() < p.replica_nodes.len() {
+                short.push(format!(
+                    "{at}: isr {} of {}",
+                    p.isr_nodes.len(),
+                    p.replica_nodes.len()
+                ));
+            }
+        }
+    }
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::{BrokerId, MetadataResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    fn partition(
+        index: i32,
+        leader: i32,
+        replicas: &[i32],
+        isr: &[i32],
+    ) -> MetadataResponsePartition {
+        MetadataResponsePartition::default()
+            .with_partition_index(index)
+            .with_leader_id(BrokerId(leader))
+            .with_replica_nodes(replicas.iter().copied().map(BrokerId).collect())
+            .with_isr_nodes(isr.iter().copied().map(BrokerId).collect())
+    }
+
+    #[test]
+    fn a_partition_without_leader_or_with_a_short_isr_is_unsettled() {
+        let topic = MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str(
+                "__transaction_state",
+            ))))
+            .with_partitions(vec![
+                partition(0, 1, &[0, 1, 2], &[0, 1, 2]),
+                partition(1, 2, &[0, 1, 2], &[1, 2]),
+                partition(2, -1, &[0, 1, 2], &[]),
+            ]);
+        let metadata = MetadataResponse::default().with_topics(vec![topic]);
+        assert_eq!(
+            short_partitions(&metadata),
+            [
+                "__transaction_state-1: isr 2 of 3",
+                "__transaction_state-2: no leader"
+            ]
+        );
+    }
+
+    #[test]
+    fn whole_partitions_are_settled() {
+        let topic = MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str("t"))))
+            .with_partitions(vec![partition(0, 0, &[0, 1, 2], &[2, 0, 1])]);
+        let metadata = MetadataResponse::default().with_topics(vec![topic]);
+        assert!(short_partitions(&metadata).is_empty());
+    }
+}

@@ -178,6 +178,10 @@ fn backend_of_clusters() -> Backend {
     Backend::Jvm
 }
 
+/// How long a restarted broker's cluster may take to have every partition's replicas in sync
+/// again (Apache's followers catch up in a second or two here).
+pub const SETTLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A started target.
 #[derive(Debug)]
 pub struct Running {
@@ -453,8 +457,51 @@ impl Running {
         }
     }
 
-    /// Starts broker `node` of a cluster again, on its address, and returns once it serves.
+    /// Starts broker `node` of a cluster again, on its address, and returns once it serves and
+    /// every partition has its replicas in sync again ([`Running::settle`]).
     pub async fn restart(&self, node: i32) -> Result<(), TargetError> {
+        self.start_again(node).await?;
+        self.settle(node).await
+    }
+
+    /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, back from a restart, lists every
+    /// partition with a leader and all its replicas in sync. An Apache broker serves before its
+    /// followers have caught up, and until they have, a write that needs every in-sync replica
+    /// (a transaction-state append: EndTxn, InitProducerId) can wait on one: the next scenario
+    /// would find a cluster still healing and time out on it.
+    async fn settle(&self, node: i32) -> Result<(), TargetError> {
+        let Some(addr) = usize::try_from(node)
+            .ok()
+            .and_then(|i| self.bootstrap.get(i))
+            .copied()
+        else {
+            return Ok(());
+        };
+        let started = std::time::Instant::now();
+        let mut last;
+        loop {
+            last = match crate::brokers::unsettled(addr, std::time::Duration::from_secs(5)).await {
+                Ok(short) if short.is_empty() => {
+                    tracing::debug!(target = %self.name, node, waited = ?started.elapsed(), "settled after a restart");
+                    return Ok(());
+                }
+                Ok(short) => short.join(", "),
+                Err(e) => e,
+            };
+            if started.elapsed() >= SETTLE_DEADLINE {
+                return Err(TargetError::Broker {
+                    target: self.name.clone(),
+                    reason: format!(
+                        "broker {node} restarted, but after {SETTLE_DEADLINE:?} the cluster is not whole: {last}"
+                    ),
+                });
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Starts broker `node` of a cluster again, on its address, and returns once it serves.
+    async fn start_again(&self, node: i32) -> Result<(), TargetError> {
         let refused = |reason: String| TargetError::Broker {
             target: self.name.clone(),
             reason,
