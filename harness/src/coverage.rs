@@ -100,7 +100,8 @@ impl Coverage {
                 | Outcome::Skipped(_)
                 | Outcome::Provisioned(_)
                 | Outcome::Slept(_)
-                | Outcome::Broker(_) => {}
+                | Outcome::Broker(_)
+                | Outcome::Raced(_) => {}
             }
         }
     }

@@ -47,6 +47,7 @@ fn kind(o: &Outcome) -> &'static str {
         Outcome::Provisioned(_) => "provisioned",
         Outcome::Slept(_) => "slept",
         Outcome::Broker(_) => "broker",
+        Outcome::Raced(_) => "raced",
     }
 }
 

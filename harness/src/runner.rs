@@ -935,7 +935,19 @@ impl Run<'_> {
                 let raw = self.answer_tree(&response, api, version);
                 if let Some(problem) = self.finish(&step, &label, raw, record) {
                     self.stop(&label, problem);
+                } else if let Some(why) = &step.raced {
+                    tracing::debug!(step = %label, "answered before the kill it raced");
+                    if let Some(last) = self.records.last_mut() {
+                        last.outcome = Outcome::Raced(why.clone());
+                    }
                 }
+            }
+            Ok((_, Err(ClientError::Closed))) if step.raced.is_some() => {
+                // The broker died first: as good an outcome of the race as its answer.
+                tracing::debug!(step = %label, "cut off by the kill it raced");
+                self.connections.remove(&step.connection);
+                record.outcome = Outcome::Raced(step.raced.clone().unwrap_or_default());
+                self.records.push(record);
             }
             Ok((_, Err(e))) => self.no_answer(&step.connection, &label, e, &mut record),
             Err(e) => {

@@ -281,6 +281,11 @@ pub struct Step {
     /// compared between live brokers, where a `timing` ledger entry documents what differs,
     /// but not kept in snapshots, nor compared with recorded answers.
     pub timing: Option<String>,
+    /// Why this background step races a `kill` (an EndTxn in flight when its coordinator dies):
+    /// the broker may answer before it dies or the connection may close first, as the race goes
+    /// on each target. Either is recorded alike, as `raced`, so that transcripts compare; an
+    /// answer must still meet `expect`, and no answer within the deadline is still a failure.
+    pub raced: Option<String>,
     /// Kill this broker of the cluster (instead of a request).
     pub kill: Option<BrokerRef>,
     /// Start this broker of the cluster again and wait until it serves (instead of a request).
@@ -441,6 +446,16 @@ fn check_steps(steps: &[Step], cluster: bool) -> Result<(), String> {
             return Err(format!(
                 "step '{name}': connection '{}' is busy with background step '{busy}' until it is awaited",
                 step.connection
+            ));
+        }
+        if step.raced.is_some() && !(cluster && step.background) {
+            return Err(format!(
+                "step '{name}': raced is for a background step of a cluster scenario, awaited after the kill it races"
+            ));
+        }
+        if step.raced.is_some() && !(step.capture.is_empty() && step.roles.is_empty()) {
+            return Err(format!(
+                "step '{name}': a raced step may get no answer, so it can capture nothing (no capture or roles)"
             ));
         }
         if step.background {
@@ -614,6 +629,14 @@ mod tests {
             (
                 "description = \"x\"\n[[step]]\nname = \"j\"\napi = \"JoinGroup\"\nbackground = true\n[[step]]\nname = \"c\"\napi = \"Heartbeat\"\n",
                 "connection 'main' is busy with background step 'j'",
+            ),
+            (
+                "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nraced = \"kill\"\n",
+                "step 'e': raced is for a background step of a cluster scenario",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nbackground = true\nraced = \"kill\"\n",
+                "step 'e': raced is for a background step of a cluster scenario",
             ),
             (
                 "description = \"x\"\n[[step]]\nname = \"w\"\nawait = \"j\"\n",

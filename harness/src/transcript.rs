@@ -32,6 +32,9 @@ pub enum Outcome {
     Provisioned(String),
     /// A pause.
     Slept(u64),
+    /// A request in flight when a `kill` raced it: answered (as `expect` asks) or cut off by the
+    /// broker's death, as the race went; the reason the scenario gives.
+    Raced(String),
     /// A broker of the cluster killed or restarted, as the step names it ("killed
     /// coordinator").
     Broker(String),
