@@ -602,9 +602,14 @@ impl Run<'_> {
         let request = match request::build(api, version, &fields) {
             Ok(request) => request,
             Err(e) => {
-                record.outcome =
-                    Outcome::Unsendable(format!("cannot build {api_name} v{version}: {e}"));
+                let unknown = matches!(e, request::BuildError::UnknownField { .. });
+                let why = format!("cannot build {api_name} v{version}: {e}");
+                record.outcome = Outcome::Unsendable(why.clone());
                 self.records.push(record);
+                if unknown {
+                    // A typo in the scenario: no verdict on a request other than the one meant.
+                    self.stop(label, why);
+                }
                 return;
             }
         };
@@ -705,7 +710,6 @@ impl Run<'_> {
                         "'until_roles' did not hold for any of {RENAMES} names of ${{{var}}}: {}",
                         roles_differ.join(", ")
                     );
-                    self.failed.push(format!("{label}: {why}"));
                     break Some((raw, Some(why)));
                 }
                 match self.rename(var, attempt, step, api, version) {
