@@ -18,17 +18,8 @@ pub async fn of(
     bootstrap: SocketAddr,
     deadline: Duration,
 ) -> Result<BTreeMap<i32, SocketAddr>, String> {
-    let mut conn = Connection::connect(bootstrap, deadline)
-        .await
-        .map_err(|e| format!("Metadata: {e}"))?;
-    let request = RequestKind::Metadata(MetadataRequest::default().with_topics(Some(Vec::new())));
-    let answer = conn
-        .send(ApiKey::Metadata, VERSION, &request)
-        .await
-        .map_err(|e| format!("Metadata v{VERSION} got {e}"))?;
-    let ResponseKind::Metadata(metadata) = answer else {
-        return Err(format!("Metadata v{VERSION} got another API's answer"));
-    };
+    // An empty topic list: brokers only.
+    let metadata = metadata(bootstrap, deadline, Some(Vec::new())).await?;
     let mut nodes = BTreeMap::new();
     for broker in &metadata.brokers {
         let host = broker.host.to_string();
@@ -55,19 +46,29 @@ pub async fn of(
 /// included. A restarted broker that is listed again may still be catching up; until it is
 /// back in sync, a write that needs every in-sync replica can wait on it.
 pub async fn unsettled(bootstrap: SocketAddr, deadline: Duration) -> Result<Vec<String>, String> {
+    // No topic list: every topic.
+    let metadata = metadata(bootstrap, deadline, None).await?;
+    Ok(short_partitions(&metadata))
+}
+
+/// The Metadata answer of the broker at `bootstrap` for `topics`, within `deadline`.
+async fn metadata(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    topics: Option<Vec<kafka_protocol::messages::metadata_request::MetadataRequestTopic>>,
+) -> Result<kafka_protocol::messages::MetadataResponse, String> {
     let mut conn = Connection::connect(bootstrap, deadline)
         .await
         .map_err(|e| format!("Metadata: {e}"))?;
-    // No topic list: every topic.
-    let request = RequestKind::Metadata(MetadataRequest::default().with_topics(None));
+    let request = RequestKind::Metadata(MetadataRequest::default().with_topics(topics));
     let answer = conn
         .send(ApiKey::Metadata, VERSION, &request)
         .await
         .map_err(|e| format!("Metadata v{VERSION} got {e}"))?;
-    let ResponseKind::Metadata(metadata) = answer else {
-        return Err(format!("Metadata v{VERSION} got another API's answer"));
-    };
-    Ok(short_partitions(&metadata))
+    match answer {
+        ResponseKind::Metadata(metadata) => Ok(metadata),
+        _ => Err(format!("Metadata v{VERSION} got another API's answer")),
+    }
 }
 
 /// [`unsettled`]'s judgement of one Metadata answer.
