@@ -110,10 +110,15 @@ fn ping(path: &std::path::Path) -> Result<(), String> {
     stream
         .set_read_timeout(deadline)
         .and_then(|()| stream.set_write_timeout(deadline))
-        .and_then(|()| stream.write_all(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"))
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    // Something that answers (and closes) before it has read the request leaves the write
+    // failing (a broken pipe) with its answer already there to read: that answer says more.
+    let sent = stream.write_all(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
     let mut answer = String::new();
-    let _ = stream.take(4096).read_to_string(&mut answer);
+    let _ = (&stream).take(4096).read_to_string(&mut answer);
+    if let (Err(e), true) = (sent, answer.is_empty()) {
+        return Err(format!("{}: {e}", path.display()));
+    }
     match answer.starts_with("HTTP/1.") && answer.contains(" 200 ") {
         true => Ok(()),
         false => Err(format!(
@@ -170,16 +175,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = ping(&dir.path().join("docker.sock")).unwrap_err();
         assert!(e.contains("docker.sock"), "{e}");
-        // Something that is not an engine answering on the socket.
-        let path = dir.path().join("not-docker.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        std::thread::spawn(move || {
-            use std::io::Write;
-            if let Ok((mut s, _)) = listener.accept() {
-                let _ = s.write_all(b"HTTP/1.0 404 Not Found\r\n\r\n");
-            }
-        });
-        let e = ping(&path).unwrap_err();
-        assert!(e.contains("404"), "{e}");
+        // Something that is not an engine answering on the socket, at once and without reading
+        // the request: whether the probe's write fails first (a broken pipe) is a race, tried
+        // a few times, and either way the answer is what the probe reports.
+        for i in 0..20 {
+            let path = dir.path().join(format!("not-docker-{i}.sock"));
+            let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                if let Ok((mut s, _)) = listener.accept() {
+                    let _ = s.write_all(b"HTTP/1.0 404 Not Found\r\n\r\n");
+                }
+            });
+            let e = ping(&path).unwrap_err();
+            assert!(e.contains("404"), "{e}");
+        }
     }
 }
