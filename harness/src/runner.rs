@@ -710,6 +710,7 @@ impl Run<'_> {
                         "'until_roles' did not hold for any of {RENAMES} names of ${{{var}}}: {}",
                         roles_differ.join(", ")
                     );
+                    self.failed.push(format!("{label}: {why}"));
                     break Some((raw, Some(why)));
                 }
                 match self.rename(var, attempt, step, api, version) {
