@@ -30,6 +30,11 @@ pub const SERVED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::EndTxn, 0, 3),
     (ApiKey::WriteTxnMarkers, 0, 1),
     (ApiKey::TxnOffsetCommit, 0, 3),
+    (ApiKey::SaslHandshake, 0, 1),
+    (ApiKey::SaslAuthenticate, 0, 2),
+    (ApiKey::DescribeAcls, 0, 3),
+    (ApiKey::CreateAcls, 0, 3),
+    (ApiKey::DeleteAcls, 0, 3),
 ];
 
 /// The (lowest, highest) version served of `api`, if it is served.

@@ -1,5 +1,6 @@
 //! The authorization hook every handler calls at the points the kaas spec names. The default
-//! allows everything, as Apache does without an authorizer; an ACL store plugs in here later.
+//! allows everything, as Apache does without an authorizer; [`crate::acl::AclStore`] applies
+//! ACLs where security is on.
 
 /// What is being accessed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,7 @@ pub enum Operation {
     Write,
     Create,
     Delete,
+    Alter,
     Describe,
     ClusterAction,
     IdempotentWrite,

@@ -52,6 +52,19 @@ pub struct BrokerConfig {
     /// (kaas: 2 s). The marker poll bounds how long read_committed visibility on a peer-led
     /// partition trails a commit: the spec's documented deviation.
     pub peer_poll: Duration,
+    /// SASL and ACLs: when set, every connection must authenticate (SASL_PLAINTEXT, PLAIN or
+    /// SCRAM-SHA-512) and every gate of the spec asks the ACLs; unset, every request is
+    /// `User:ANONYMOUS` and allowed, as on Apache's PLAINTEXT listener without an authorizer.
+    pub security: Option<Security>,
+}
+
+/// The users a secured broker authenticates, and the principals that pass every ACL check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Security {
+    /// Users, each with PLAIN and SCRAM-SHA-512 credentials.
+    pub users: Vec<crate::sasl::User>,
+    /// Super users' principals (`User:admin`).
+    pub super_users: Vec<String>,
 }
 
 /// A topic that exists from the start: `{"name": "t", "partitions": 2}`, with topic configs
@@ -87,6 +100,7 @@ impl Default for BrokerConfig {
             peers: Vec::new(),
             member_timeout: Duration::from_secs(6),
             peer_poll: Duration::from_secs(2),
+            security: None,
         }
     }
 }

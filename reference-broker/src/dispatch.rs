@@ -84,14 +84,27 @@ pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>,
 /// Handles one request frame up to the point where its effects are in order: every request
 /// is done but for the durability wait of an acks=all Produce, which is returned to await.
 pub async fn handle_pipelined(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameError> {
+    handle_as(state, crate::auth::ANONYMOUS.into(), frame).await
+}
+
+/// As [`handle_pipelined`], for a connection authenticated as `principal`.
+pub async fn handle_as(
+    state: &Arc<State>,
+    principal: Arc<str>,
+    frame: Bytes,
+) -> Result<Reply, FrameError> {
     let started = std::time::Instant::now();
     let key = frame.get(..2).map(|k| i16::from_be_bytes([k[0], k[1]]));
-    let result = handle_frame(state, frame).await;
+    let result = handle_frame(state, principal, frame).await;
     tracing::debug!(api_key = ?key, micros = started.elapsed().as_micros() as u64, ok = result.is_ok(), "request");
     result
 }
 
-async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameError> {
+async fn handle_frame(
+    state: &Arc<State>,
+    principal: Arc<str>,
+    frame: Bytes,
+) -> Result<Reply, FrameError> {
     if frame.len() < 8 {
         return Err(FrameError::TooShort(frame.len()));
     }
@@ -132,6 +145,7 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
             state: state.clone(),
             version,
             client_id: header.client_id.as_deref().unwrap_or_default().to_owned(),
+            principal,
         };
         let response =
             handlers::off_worker(move || handlers::transactions::handle(&ctx, decoded.message))
@@ -154,7 +168,13 @@ async fn handle_frame(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameEr
             .as_ref()
             .map(|c| c.to_string())
             .unwrap_or_default(),
+        principal,
     };
+    // On an authenticated connection (or one that needs none), the SASL requests are out of
+    // place: Apache's KafkaApis answers them ILLEGAL_SASL_STATE.
+    if let Some(response) = crate::sasl::after_authentication(&request) {
+        return encode(api, version, header.correlation_id, &response).map(|r| Reply::Now(Some(r)));
+    }
     // ApiVersions takes no lock; Fetch, JoinGroup and SyncGroup wait asynchronously and move
     // their locked parts off the async workers themselves; every other handler runs whole on
     // the blocking pool (`lock_order`).
@@ -232,6 +252,11 @@ fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<ResponseKind, S
             ResponseKind::OffsetCommit(handlers::offsets::commit(ctx, r))
         }
         RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(handlers::offsets::fetch(ctx, r)),
+        RequestKind::CreateAcls(r) => ResponseKind::CreateAcls(handlers::acls::create(ctx, r)),
+        RequestKind::DescribeAcls(r) => {
+            ResponseKind::DescribeAcls(handlers::acls::describe(ctx, r))
+        }
+        RequestKind::DeleteAcls(r) => ResponseKind::DeleteAcls(handlers::acls::delete(ctx, r)),
         other => {
             return Err(format!(
                 "no handler for {:?}",

@@ -5,6 +5,7 @@
 //! the executable form of those docs, which the kconform harness diffs against a live Apache.
 #![warn(missing_docs)]
 
+pub mod acl;
 pub mod alloc;
 pub mod apis;
 pub mod auth;
@@ -21,6 +22,7 @@ pub mod limits;
 pub mod local_cluster;
 pub mod lock_order;
 pub mod peer_files;
+pub mod sasl;
 pub mod server;
 pub mod state;
 pub mod storage;
@@ -28,4 +30,4 @@ pub mod txn;
 pub mod watchers;
 
 pub use broker::{Broker, BrokerHandle, StartError};
-pub use config::BrokerConfig;
+pub use config::{BrokerConfig, Security};

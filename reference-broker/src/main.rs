@@ -81,6 +81,25 @@ struct Args {
     /// to this long (the documented deviation on peer markers).
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..))]
     peer_poll_ms: u64,
+    /// Require SASL (PLAIN or SCRAM-SHA-512) on every connection, for this user, as
+    /// NAME=PASSWORD; repeat for more. With it, every ACL gate of the spec asks the ACLs
+    /// (managed with CreateAcls, DescribeAcls and DeleteAcls by a --super-user), and no ACL
+    /// means no access, as Apache's StandardAuthorizer with allow.everyone.if.no.acl.found=false.
+    #[arg(
+        long = "sasl-user",
+        value_name = "NAME=PASSWORD",
+        help_heading = "Security"
+    )]
+    sasl_users: Vec<reference_broker::sasl::User>,
+    /// A user who passes every ACL check (Apache's super.users); repeat for more. Needs
+    /// --sasl-user.
+    #[arg(
+        long = "super-user",
+        value_name = "NAME",
+        requires = "sasl_users",
+        help_heading = "Security"
+    )]
+    super_users: Vec<String>,
     /// Bounds on what one request can make the broker allocate, create or keep.
     #[command(flatten, next_help_heading = "Limits")]
     limits: reference_broker::limits::Limits,
@@ -149,6 +168,14 @@ async fn run() -> anyhow::Result<()> {
         peers: args.peers,
         member_timeout: Duration::from_millis(args.member_timeout_ms),
         peer_poll: Duration::from_millis(args.peer_poll_ms),
+        security: (!args.sasl_users.is_empty()).then(|| reference_broker::Security {
+            users: args.sasl_users,
+            super_users: args
+                .super_users
+                .iter()
+                .map(|u| format!("User:{u}"))
+                .collect(),
+        }),
     };
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.

@@ -13,7 +13,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::dispatch;
+use crate::sasl::Next;
 use crate::state::State;
+
+/// How long a failed authentication waits before its answer (Apache's
+/// `connection.failed.authentication.delay.ms` default), which slows password guessing.
+pub const FAILED_AUTHENTICATION_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Accepts connections until shutdown, then waits for every connection task to end.
 pub async fn serve(listener: TcpListener, state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
@@ -114,6 +119,8 @@ async fn connection(
     // connection (after the responses already owed are written).
     let mut peer_done = false;
     let mut closing: Option<String> = None;
+    // A secured broker's connection authenticates first (`crate::sasl`).
+    let mut sasl = state.users.clone().map(crate::sasl::Authenticator::new);
     loop {
         if peer_done && pending.is_empty() {
             return closing.map_or(Ok(()), Err);
@@ -142,8 +149,31 @@ async fn connection(
                     }
                     Some(Ok(frame)) => frame,
                 };
+                let principal: Arc<str> = match sasl.as_mut().map(|a| a.next(&frame)) {
+                    None => crate::auth::ANONYMOUS.into(),
+                    Some(Next::Pass(principal)) => principal,
+                    Some(Next::Answer(body)) => {
+                        pending.push_back(Box::pin(std::future::ready(Ok(Some(body)))));
+                        continue;
+                    }
+                    Some(Next::Fail(body, reason)) => {
+                        // As Apache (`connection.failed.authentication.delay.ms`, 100 ms by
+                        // default): the failure is answered after a pause, then the
+                        // connection closes.
+                        pending.push_back(Box::pin(async move {
+                            tokio::time::sleep(FAILED_AUTHENTICATION_DELAY).await;
+                            Ok(Some(body))
+                        }));
+                        (peer_done, closing) = (true, Some(reason));
+                        continue;
+                    }
+                    Some(Next::Close(reason)) => {
+                        (peer_done, closing) = (true, Some(reason));
+                        continue;
+                    }
+                };
                 let reply = tokio::select! {
-                    r = dispatch::handle_pipelined(&state, frame) => r,
+                    r = dispatch::handle_as(&state, principal, frame) => r,
                     _ = shutdown.changed() => return Ok(()),
                 };
                 let reply = match reply {

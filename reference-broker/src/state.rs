@@ -74,6 +74,10 @@ pub struct State {
     pub membership: crate::cluster::Membership,
     /// Authorization hook.
     pub authorizer: Arc<dyn Authorizer>,
+    /// The ACLs, when security is on (the authorizer then asks them).
+    pub acls: Option<Arc<crate::acl::AclStore>>,
+    /// The users connections authenticate as, when security is on.
+    pub users: Option<Arc<crate::sasl::Users>>,
     /// Signalled after every append, for Fetch long polls.
     pub appended: Notify,
     /// Whether Metadata shows the internal `__consumer_offsets` topic: Apache creates it on
@@ -253,6 +257,18 @@ pub fn open_state(
     std::fs::create_dir_all(&data_dir).map_err(storage)?;
     let cluster = cluster_dir(&data_dir);
     let cluster_id = load_cluster_id(&cluster).map_err(storage)?;
+    let acls = config
+        .security
+        .as_ref()
+        .map(|s| Arc::new(crate::acl::AclStore::new(s.super_users.clone())));
+    let users = config
+        .security
+        .as_ref()
+        .map(|s| Arc::new(crate::sasl::Users::new(&s.users)));
+    let authorizer: Arc<dyn Authorizer> = match &acls {
+        Some(store) => store.clone(),
+        None => authorizer,
+    };
     let authorizer: Arc<dyn Authorizer> = match config.refuse_create_topics {
         true => Arc::new(crate::auth::DenyCreate(authorizer)),
         false => authorizer,
@@ -315,6 +331,8 @@ pub fn open_state(
         txn,
         membership,
         authorizer,
+        acls,
+        users,
         appended: Notify::new(),
         offsets_topic: offsets_topic.into(),
         led: Default::default(),

@@ -2,6 +2,7 @@
 //! response to encode at the request's version; errors the client should see are error codes
 //! in the response, never a closed connection.
 
+pub mod acls;
 pub mod admin;
 pub mod api_versions;
 pub mod fetch;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use kafka_protocol::protocol::StrBytes;
 
-use crate::auth::{Operation, Resource, ANONYMOUS};
+use crate::auth::{Operation, Resource};
 use crate::state::State;
 
 /// What a handler knows about the request besides its body.
@@ -29,6 +30,8 @@ pub struct Ctx {
     pub version: i16,
     /// The client id from the request header.
     pub client_id: String,
+    /// The connection's principal (`User:ANONYMOUS` before or without authentication).
+    pub principal: Arc<str>,
 }
 
 impl Ctx {
@@ -36,7 +39,7 @@ impl Ctx {
     pub fn allowed(&self, operation: Operation, resource: Resource<'_>) -> bool {
         self.state
             .authorizer
-            .authorize(ANONYMOUS, operation, resource)
+            .authorize(&self.principal, operation, resource)
     }
 }
 
