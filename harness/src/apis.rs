@@ -46,7 +46,7 @@ const fn capped(name: &'static str, key: ApiKey, cap: i16) -> Api {
 }
 
 /// Every API, the six transaction APIs first, in key order.
-pub const APIS: [Api; 20] = [
+pub const APIS: [Api; 23] = [
     api("InitProducerId", ApiKey::InitProducerId),
     // v4 is the broker-only batched form, which scenarios do not describe.
     capped("AddPartitionsToTxn", ApiKey::AddPartitionsToTxn, 3),
@@ -70,6 +70,9 @@ pub const APIS: [Api; 20] = [
     api("OffsetCommit", ApiKey::OffsetCommit),
     api("DeleteGroups", ApiKey::DeleteGroups),
     api("ApiVersions", ApiKey::ApiVersions),
+    api("SaslHandshake", ApiKey::SaslHandshake),
+    api("SaslAuthenticate", ApiKey::SaslAuthenticate),
+    api("DescribeAcls", ApiKey::DescribeAcls),
 ];
 
 /// The six transaction APIs' names, in key order.

@@ -60,6 +60,16 @@ pub enum ClientError {
     /// Transport error.
     #[error("i/o: {0}")]
     Io(String),
+    /// SASL authentication did not succeed ([`crate::sasl`]).
+    #[error("authentication as {user} ({mechanism}) failed: {reason}")]
+    Authentication {
+        /// The user.
+        user: String,
+        /// The mechanism.
+        mechanism: String,
+        /// What the broker answered, or why the exchange could not go on.
+        reason: String,
+    },
 }
 
 /// One connection to a broker.

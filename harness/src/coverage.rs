@@ -101,7 +101,8 @@ impl Coverage {
                 | Outcome::Provisioned(_)
                 | Outcome::Slept(_)
                 | Outcome::Broker(_)
-                | Outcome::Raced(_) => {}
+                | Outcome::Raced(_)
+                | Outcome::Closed(_) => {}
             }
         }
     }

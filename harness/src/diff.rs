@@ -48,6 +48,7 @@ fn kind(o: &Outcome) -> &'static str {
         Outcome::Slept(_) => "slept",
         Outcome::Broker(_) => "broker",
         Outcome::Raced(_) => "raced",
+        Outcome::Closed(_) => "closed",
     }
 }
 

@@ -6,6 +6,7 @@
 //! compare field by field.
 #![warn(missing_docs)]
 
+pub mod acls;
 pub mod apache;
 pub mod apis;
 pub mod brokers;
@@ -25,8 +26,10 @@ pub mod report;
 pub mod request;
 pub mod response;
 pub mod runner;
+pub mod sasl;
 pub mod scenario;
 pub mod schema;
+pub mod security;
 pub mod session;
 pub mod target;
 pub mod topics;

@@ -115,6 +115,10 @@ struct TargetArgs {
     /// apache-recorded:N) unless --target names others. Default: one broker.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=9))]
     brokers: Option<u64>,
+    /// Run the security scenarios (SASL logins and ACLs) on ref+sasl and apache+sasl (or
+    /// apache-recorded+sasl) unless --target names others.
+    #[arg(long, conflicts_with = "brokers")]
+    sasl: bool,
     /// Deadline for every network wait, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
@@ -340,6 +344,7 @@ fn specs(
     targets: &[String],
     backend: Backend,
     brokers: Option<u64>,
+    sasl: bool,
 ) -> anyhow::Result<Vec<TargetSpec>> {
     let with_backend = |spec: TargetSpec| match spec {
         TargetSpec::Apache(_) => TargetSpec::Apache(backend),
@@ -347,6 +352,11 @@ fn specs(
     };
     if targets.is_empty() {
         let (ours, live, recorded) = match brokers {
+            None if sasl => (
+                TargetSpec::RefSasl,
+                TargetSpec::ApacheSasl,
+                TargetSpec::RecordedSasl,
+            ),
             None => (
                 TargetSpec::Ref,
                 TargetSpec::Apache(backend),
@@ -362,8 +372,8 @@ fn specs(
             }
         };
         let usable = match (&live, backend) {
-            // A cluster runs as JVMs whatever the backend.
-            (TargetSpec::ApacheCluster(_), _) => Backend::Jvm.usable(),
+            // A cluster, and the secured Apache, run as JVMs whatever the backend.
+            (TargetSpec::ApacheCluster(_) | TargetSpec::ApacheSasl, _) => Backend::Jvm.usable(),
             _ => backend.usable(),
         };
         return Ok(match usable {
@@ -378,6 +388,9 @@ fn specs(
     }
     if let Some(n) = brokers {
         anyhow::bail!("--brokers {n} picks the targets itself: give it without --target, or name ref:{n} and apache:{n} as targets");
+    }
+    if sasl {
+        anyhow::bail!("--sasl picks the targets itself: give it without --target, or name ref+sasl and apache+sasl as targets");
     }
     let specs: Vec<TargetSpec> = targets
         .iter()
@@ -755,7 +768,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             apache_backend,
             files,
         } => {
-            let specs = specs(&targets, apache_backend.into(), None)?;
+            let specs = specs(&targets, apache_backend.into(), None, false)?;
             let options = kconform::peers::PeersOptions {
                 run: kconform::peers::suite::RunOptions {
                     run,
@@ -853,24 +866,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             include_slow,
             jobs,
         } => {
-            // Without targets named, every size of scenario runs on its own pair of targets
-            // (ref and apache, then ref:N and apache:N): the table is the whole suite's.
-            let sizes: Vec<Option<u64>> = match (on.targets.is_empty(), on.brokers) {
-                (true, None) => {
-                    let all = Scenario::load_all(&scenarios.source())?;
-                    let mut sizes: Vec<usize> = pick(&all, &names, &scenarios.source())?
-                        .iter()
-                        .map(|s| s.brokers)
-                        .collect();
-                    sizes.sort();
-                    sizes.dedup();
-                    sizes
-                        .into_iter()
-                        .map(|n| (n > 1).then_some(n as u64))
-                        .collect()
-                }
-                (_, brokers) => vec![brokers],
-            };
+            // Without targets named, every shape of scenario runs on its own pair of targets
+            // (ref and apache, then ref:N and apache:N, then ref+sasl and apache+sasl): the
+            // table is the whole suite's.
+            let shapes: Vec<(Option<u64>, bool)> =
+                match (on.targets.is_empty(), on.brokers, on.sasl) {
+                    (true, None, false) => {
+                        let all = Scenario::load_all(&scenarios.source())?;
+                        let mut shapes: Vec<(usize, bool)> =
+                            pick(&all, &names, &scenarios.source())?
+                                .iter()
+                                .map(|s| (s.brokers, s.secured()))
+                                .collect();
+                        shapes.sort();
+                        shapes.dedup();
+                        shapes
+                            .into_iter()
+                            .map(|(n, sasl)| ((n > 1).then_some(n as u64), sasl))
+                            .collect()
+                    }
+                    (_, brokers, sasl) => vec![(brokers, sasl)],
+                };
             // An unknown name is refused whatever the sizes.
             pick(
                 &Scenario::load_all(&scenarios.source())?,
@@ -879,16 +895,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
             let mut coverage = kconform::coverage::Coverage::default();
             let mut reports = Vec::new();
-            for brokers in sizes {
+            for (brokers, sasl) in shapes {
                 let on = TargetArgs {
                     brokers,
+                    sasl,
                     ..on.clone()
                 };
                 let all = Scenario::load_all(&scenarios.source())?;
                 let size = brokers.map_or(1, |n| n as usize);
                 let named: Vec<String> = names
                     .iter()
-                    .filter(|n| all.iter().any(|s| &s.name == *n && s.brokers == size))
+                    .filter(|n| {
+                        all.iter()
+                            .any(|s| &s.name == *n && s.brokers == size && s.secured() == sasl)
+                    })
                     .cloned()
                     .collect();
                 if !names.is_empty() && named.is_empty() {
@@ -941,8 +961,23 @@ async fn compare(
     let source = scenarios.source();
     let all = Scenario::load_all(&source)?;
     let picked = pick(&all, names, &source)?;
-    let specs = specs(&on.targets, on.apache_backend.into(), on.brokers)?;
+    let specs = specs(&on.targets, on.apache_backend.into(), on.brokers, on.sasl)?;
     let size = specs.first().map_or(1, TargetSpec::brokers);
+    let secured = specs.first().is_some_and(TargetSpec::secured);
+    if let Some(s) = picked
+        .iter()
+        .find(|s| !names.is_empty() && s.secured() != secured)
+    {
+        let hint = match s.secured() {
+            true => "--sasl (ref+sasl and apache+sasl)",
+            false => "targets without SASL (ref and apache)",
+        };
+        anyhow::bail!(
+            "scenario '{}' is {} security scenario: run it with {hint}",
+            s.name,
+            if s.secured() { "a" } else { "no" }
+        );
+    }
     if let Some(s) = picked
         .iter()
         .find(|s| !names.is_empty() && s.brokers != size)
@@ -957,9 +992,12 @@ async fn compare(
             s.brokers
         );
     }
-    let sized = kconform::session::sized(&picked, size);
+    let sized = kconform::session::sized(&picked, size, secured);
     if sized.is_empty() {
-        anyhow::bail!("no scenario is written for {size} brokers");
+        match secured {
+            true => anyhow::bail!("no security scenario is chosen"),
+            false => anyhow::bail!("no scenario is written for {size} brokers"),
+        }
     }
     let chosen = without_slow(sized, names, include_slow);
     if let Some(n) = targets.filter(|n| *n != specs.len()) {

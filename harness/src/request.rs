@@ -406,6 +406,23 @@ fn build_reading(
                 .with_client_software_name(StrBytes::from_static_str("kconform"))
                 .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION"))),
         ),
+        ApiKey::SaslHandshake => RequestKind::SaslHandshake(
+            SaslHandshakeRequest::default().with_mechanism(f.str("mechanism")?),
+        ),
+        ApiKey::SaslAuthenticate => RequestKind::SaslAuthenticate(
+            SaslAuthenticateRequest::default()
+                .with_auth_bytes(bytes::Bytes::from(f.str("auth_bytes")?.as_bytes().to_vec())),
+        ),
+        ApiKey::DescribeAcls => RequestKind::DescribeAcls(
+            DescribeAclsRequest::default()
+                .with_resource_type_filter(f.int("resource_type_filter", 1)? as i8)
+                .with_resource_name_filter(f.opt_str("resource_name_filter")?)
+                .with_pattern_type_filter(f.int("pattern_type_filter", 3)? as i8)
+                .with_principal_filter(f.opt_str("principal_filter")?)
+                .with_host_filter(f.opt_str("host_filter")?)
+                .with_operation(f.int("operation", 1)? as i8)
+                .with_permission_type(f.int("permission_type", 1)? as i8),
+        ),
         ApiKey::Produce => RequestKind::Produce(produce(&f)?),
         ApiKey::Fetch => RequestKind::Fetch(fetch(&f)?),
         ApiKey::ListOffsets => RequestKind::ListOffsets(

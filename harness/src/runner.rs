@@ -125,6 +125,8 @@ struct Run<'a> {
     roles: BTreeMap<String, i32>,
     /// Brokers this scenario killed and has not restarted.
     down: std::collections::BTreeSet<i32>,
+    /// On a secured target, who each connection logs in as: connection → (user, mechanism).
+    logins: HashMap<String, (String, String)>,
 }
 
 /// How a run treats a target whose topics are provisioned ([`crate::topics`]).
@@ -183,7 +185,31 @@ async fn run_in_slot(
         nodes: None,
         roles: BTreeMap::new(),
         down: Default::default(),
+        logins: logins(scenario),
     };
+    // A security scenario's ACLs, by the super user, before the first step.
+    let acls = match scenario
+        .acls
+        .iter()
+        .map(|a| {
+            a.wire(|name| {
+                crate::request::substitute(&toml::Value::String(name.to_owned()), &run.vars)
+                    .map(|v| v.as_str().unwrap_or_default().to_owned())
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(acls) => acls,
+        Err(e) => {
+            run.stopped = Some(format!("the scenario's ACLs: {e}"));
+            Vec::new()
+        }
+    };
+    if !acls.is_empty() && run.stopped.is_none() {
+        if let Err(e) = crate::acls::create(target.addr, deadline, &acls).await {
+            run.stopped = Some(format!("setting up the scenario's ACLs: {e}"));
+        }
+    }
     for step in &scenario.steps {
         match run.stopped.clone() {
             None => run.step(step).await,
@@ -194,6 +220,12 @@ async fn run_in_slot(
     while !run.in_flight.is_empty() {
         let pending = run.in_flight.remove(0);
         run.land(pending).await;
+    }
+    if !acls.is_empty() {
+        if let Err(e) = crate::acls::delete(target.addr, deadline, &acls).await {
+            run.failed
+                .push(format!("could not delete the scenario's ACLs: {e}"));
+        }
     }
     // The next scenario finds the cluster whole.
     for node in std::mem::take(&mut run.down) {
@@ -295,7 +327,14 @@ impl Run<'_> {
     async fn connection(&mut self, name: &str) -> Result<&mut Connection, ClientError> {
         if !self.connections.contains_key(name) {
             let addr = self.addr_of(name);
-            let c = Connection::connect(addr, self.deadline).await?;
+            let mut c = Connection::connect(addr, self.deadline).await?;
+            let base = name.split('@').next().unwrap_or(name);
+            if let Some((user, mechanism)) = self.logins.get(base).filter(|_| self.target.secured) {
+                if user != crate::security::NOBODY {
+                    let password = crate::security::password(user).unwrap_or_default();
+                    crate::sasl::authenticate(&mut c, mechanism, user, password).await?;
+                }
+            }
             self.connections.insert(name.to_owned(), c);
         }
         Ok(self.connections.get_mut(name).expect("inserted"))
@@ -692,12 +731,23 @@ impl Run<'_> {
                 )
                 .await;
             let raw = match result {
+                Err(ClientError::Closed) if step.closes.is_some() => {
+                    self.connections.remove(&step.connection);
+                    record.outcome = Outcome::Closed(step.closes.clone().unwrap_or_default());
+                    self.records.push(record.clone());
+                    break None;
+                }
                 Ok(r) => self.answer_tree(&r, api, version),
                 Err(e) => {
                     self.no_answer(&step.connection, label, e, record);
                     break None;
                 }
             };
+            if step.closes.is_some() {
+                let why = "the broker answered where the step expects it to close the connection";
+                self.failed.push(format!("{label}: {why}"));
+                break Some((raw, Some(why.to_owned())));
+            }
             let roles_differ = self.roles_missed(&step.until_roles, &raw);
             if mismatches(&step.until, &raw).is_empty() && roles_differ.is_empty() {
                 break Some((raw, None));
@@ -1084,13 +1134,36 @@ pub fn mask_timing(scenario: &Scenario, transcript: &mut Transcript) {
     }
 }
 
-/// Whether a scenario kills or restarts brokers: it then runs alone on its cluster, after the
-/// others, so that no other scenario meets a broker it took down.
+/// Who each connection of a security scenario logs in as: connection → (user, mechanism),
+/// the step's `as` or else the scenario's, PLAIN unless the step names a mechanism.
+fn logins(scenario: &Scenario) -> HashMap<String, (String, String)> {
+    let Some(default) = &scenario.principal else {
+        return HashMap::new();
+    };
+    scenario
+        .steps
+        .iter()
+        .filter(|s| s.api.is_some())
+        .map(|s| {
+            let user = s.principal.clone().unwrap_or_else(|| default.clone());
+            let mechanism = s
+                .mechanism
+                .clone()
+                .unwrap_or_else(|| crate::sasl::PLAIN.to_owned());
+            (s.connection.clone(), (user, mechanism))
+        })
+        .collect()
+}
+
+/// Whether a scenario kills or restarts brokers, or grants ACLs on the cluster resource (which
+/// every scenario's user meets): it then runs alone on its target, after the others, so that
+/// no other scenario meets a broker it took down or a permission it gave.
 pub fn disrupts(scenario: &Scenario) -> bool {
     scenario
         .steps
         .iter()
         .any(|s| s.kill.is_some() || s.restart.is_some())
+        || scenario.acls.iter().any(|a| a.cluster)
 }
 
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they

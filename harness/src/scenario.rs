@@ -200,6 +200,73 @@ fn check_requests(steps: &[Step], unique: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// A security scenario names known users, one per connection, mechanisms both targets
+/// enable, and ACLs that make one binding each; `as`, `mechanism` and `acls` belong to
+/// security scenarios only.
+fn check_security(s: &Scenario) -> Result<(), String> {
+    let secured = s.principal.is_some();
+    let known =
+        |user: &str| user == crate::security::NOBODY || crate::security::password(user).is_some();
+    if let Some(user) = s.principal.as_deref().filter(|u| !known(u)) {
+        return Err(format!(
+            "as = \"{user}\": no such user (the targets know {}, and \"anonymous\")",
+            crate::security::USERS
+                .iter()
+                .map(|(u, _)| *u)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !secured
+        && (!s.acls.is_empty()
+            || s.steps
+                .iter()
+                .any(|st| st.principal.is_some() || st.mechanism.is_some()))
+    {
+        return Err("acls, and a step's as and mechanism, are for security scenarios (give the scenario `as = \"<user>\"`)".into());
+    }
+    if !secured {
+        return Ok(());
+    }
+    if s.brokers > 1 {
+        return Err("a security scenario runs on one broker (ref+sasl and apache+sasl)".into());
+    }
+    let mut users: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    for step in s.steps.iter().filter(|st| st.api.is_some()) {
+        let user = step
+            .principal
+            .as_deref()
+            .or(s.principal.as_deref())
+            .unwrap_or_default();
+        if !known(user) {
+            return Err(format!(
+                "step '{}': as = \"{user}\": no such user",
+                step.name
+            ));
+        }
+        let mechanism = step.mechanism.as_deref().unwrap_or(crate::sasl::PLAIN);
+        if !crate::security::MECHANISMS.contains(&mechanism) {
+            return Err(format!(
+                "step '{}': mechanism '{mechanism}': use PLAIN or SCRAM-SHA-512",
+                step.name
+            ));
+        }
+        match users.insert(step.connection.as_str(), (user, mechanism)) {
+            Some(before) if before != (user, mechanism) => {
+                return Err(format!(
+                    "step '{}': connection '{}' logged in as {} ({}) in an earlier step; use another connection for {user} ({mechanism})",
+                    step.name, step.connection, before.0, before.1
+                ))
+            }
+            _ => {}
+        }
+    }
+    for acl in &s.acls {
+        acl.wire(|n| Ok(n.to_owned()))?;
+    }
+    Ok(())
+}
+
 /// One step.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -286,10 +353,20 @@ pub struct Step {
     /// on each target. Either is recorded alike, as `raced`, so that transcripts compare; an
     /// answer must still meet `expect`, and no answer within the deadline is still a failure.
     pub raced: Option<String>,
+    /// Why the broker must close the connection instead of answering (a request before SASL
+    /// authentication): recorded as `closed`; an answer is a failure.
+    pub closes: Option<String>,
     /// Kill this broker of the cluster (instead of a request).
     pub kill: Option<BrokerRef>,
     /// Start this broker of the cluster again and wait until it serves (instead of a request).
     pub restart: Option<BrokerRef>,
+    /// In a security scenario, the user this step's connection logs in as (default: the
+    /// scenario's `as`); `"anonymous"` does not log in. Every step on one connection names
+    /// the same user.
+    #[serde(rename = "as")]
+    pub principal: Option<String>,
+    /// The SASL mechanism of this step's connection: `PLAIN` (default) or `SCRAM-SHA-512`.
+    pub mechanism: Option<String>,
 }
 
 /// A broker of a cluster as a step names it: a role bound by an earlier step's `roles`
@@ -448,6 +525,16 @@ fn check_steps(steps: &[Step], cluster: bool) -> Result<(), String> {
                 step.connection
             ));
         }
+        if step.closes.is_some()
+            && (step.background
+                || !step.capture.is_empty()
+                || !step.until.is_empty()
+                || step.repeat.is_some_and(|r| r > 1))
+        {
+            return Err(format!(
+                "step '{name}': a step that closes its connection gets no answer: no background, capture, until or repeat"
+            ));
+        }
         if step.raced.is_some() && !(cluster && step.background) {
             return Err(format!(
                 "step '{name}': raced is for a background step of a cluster scenario, awaited after the kill it races"
@@ -497,12 +584,154 @@ pub struct Scenario {
     /// (`--target ref:3 --target apache:3` for 3).
     #[serde(default = "one_broker")]
     pub brokers: usize,
+    /// The user every connection logs in as ([`crate::security::USERS`], or `"anonymous"`
+    /// for none): set, the scenario is a security scenario, which runs on the secured targets
+    /// only (`ref+sasl`, `apache+sasl`).
+    #[serde(rename = "as")]
+    pub principal: Option<String>,
+    /// ACLs the super user creates before the steps and deletes after (security scenarios).
+    #[serde(default)]
+    pub acls: Vec<AclSpec>,
     /// Steps.
     #[serde(rename = "step")]
     pub steps: Vec<Step>,
 }
 
+/// One ACL of a scenario: `{ allow = "alice", operation = "Write", transactional_id =
+/// "${txn}" }`; `deny` instead of `allow`; the resource one of `topic`, `group`,
+/// `transactional_id` or `cluster = true`; `pattern = "prefixed"` for a prefix (default
+/// literal). Names may use the scenario's `unique` variables.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclSpec {
+    /// The user allowed.
+    pub allow: Option<String>,
+    /// The user denied.
+    pub deny: Option<String>,
+    /// Kafka's operation name: Read, Write, Create, Delete, Alter, Describe, ClusterAction,
+    /// DescribeConfigs, AlterConfigs, IdempotentWrite or All.
+    pub operation: String,
+    /// A topic.
+    pub topic: Option<String>,
+    /// A consumer group.
+    pub group: Option<String>,
+    /// A transactional id.
+    pub transactional_id: Option<String>,
+    /// The cluster.
+    #[serde(default)]
+    pub cluster: bool,
+    /// `literal` (default) or `prefixed`.
+    pub pattern: Option<String>,
+}
+
+/// Kafka's operation names and their `AclOperation` codes.
+pub const ACL_OPERATIONS: &[(&str, i8)] = &[
+    ("All", 2),
+    ("Read", 3),
+    ("Write", 4),
+    ("Create", 5),
+    ("Delete", 6),
+    ("Alter", 7),
+    ("Describe", 8),
+    ("ClusterAction", 9),
+    ("DescribeConfigs", 10),
+    ("AlterConfigs", 11),
+    ("IdempotentWrite", 12),
+];
+
+/// An ACL as the wire carries it (`CreateAcls`, and the filter that finds it again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AclWire {
+    /// `ResourceType` code.
+    pub resource_type: i8,
+    /// Resource name.
+    pub resource_name: String,
+    /// `PatternType` code.
+    pub pattern_type: i8,
+    /// `User:<name>`.
+    pub principal: String,
+    /// `AclOperation` code.
+    pub operation: i8,
+    /// `AclPermissionType` code.
+    pub permission: i8,
+}
+
+impl AclSpec {
+    /// The ACL on the wire, its names taken through `name` (variable substitution); why not,
+    /// when the spec does not make one.
+    pub fn wire(&self, name: impl Fn(&str) -> Result<String, String>) -> Result<AclWire, String> {
+        let (user, permission) = match (&self.allow, &self.deny) {
+            (Some(u), None) => (u, 3),
+            (None, Some(u)) => (u, 2),
+            _ => return Err("an ACL names exactly one of allow and deny".into()),
+        };
+        if crate::security::password(user).is_none() {
+            return Err(format!(
+                "ACL for unknown user '{user}' (the targets know {})",
+                crate::security::USERS
+                    .iter()
+                    .map(|(u, _)| *u)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let operation = ACL_OPERATIONS
+            .iter()
+            .find(|(n, _)| *n == self.operation)
+            .map(|(_, c)| *c)
+            .ok_or_else(|| {
+                format!(
+                    "unknown ACL operation '{}' (one of {})",
+                    self.operation,
+                    ACL_OPERATIONS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+        let resources = [
+            self.topic.as_ref().map(|n| (2, n.as_str())),
+            self.group.as_ref().map(|n| (3, n.as_str())),
+            self.cluster.then_some((4, "kafka-cluster")),
+            self.transactional_id.as_ref().map(|n| (5, n.as_str())),
+        ];
+        let mut named = resources.into_iter().flatten();
+        let (resource_type, raw_name) =
+            match (named.next(), named.next()) {
+                (Some(r), None) => r,
+                _ => return Err(
+                    "an ACL names exactly one of topic, group, transactional_id and cluster = true"
+                        .into(),
+                ),
+            };
+        let pattern_type = match self.pattern.as_deref() {
+            None | Some("literal") => 3,
+            Some("prefixed") => 4,
+            Some(other) => {
+                return Err(format!(
+                    "ACL pattern '{other}': use \"literal\" or \"prefixed\""
+                ))
+            }
+        };
+        Ok(AclWire {
+            resource_type,
+            resource_name: name(raw_name)?,
+            pattern_type,
+            principal: format!("User:{user}"),
+            operation,
+            permission,
+        })
+    }
+}
+
 impl Scenario {
+    /// Whether it is a security scenario (it names a user to log in as): it runs on the
+    /// secured targets only.
+    pub fn secured(&self) -> bool {
+        self.principal.is_some()
+    }
+
     /// Parses a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -531,6 +760,7 @@ impl Scenario {
         }
         check_steps(&s.steps, s.brokers > 1).map_err(err)?;
         check_requests(&s.steps, &s.unique).map_err(err)?;
+        check_security(&s).map_err(err)?;
         s.name = file.strip_suffix(".toml").unwrap_or(file).to_owned();
         Ok(s)
     }

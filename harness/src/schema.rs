@@ -112,7 +112,7 @@ pub struct Message {
 }
 
 /// The schema files, by name: Apache's text, comments and licence header included.
-const FILES: [(&str, &str); 21] = [
+const FILES: [(&str, &str); 26] = [
     (
         "ResponseHeader",
         include_str!("../schema/ResponseHeader.json"),
@@ -120,6 +120,26 @@ const FILES: [(&str, &str); 21] = [
     (
         "ApiVersions",
         include_str!("../schema/ApiVersionsResponse.json"),
+    ),
+    (
+        "SaslHandshake",
+        include_str!("../schema/SaslHandshakeResponse.json"),
+    ),
+    (
+        "SaslAuthenticate",
+        include_str!("../schema/SaslAuthenticateResponse.json"),
+    ),
+    (
+        "CreateAcls",
+        include_str!("../schema/CreateAclsResponse.json"),
+    ),
+    (
+        "DescribeAcls",
+        include_str!("../schema/DescribeAclsResponse.json"),
+    ),
+    (
+        "DeleteAcls",
+        include_str!("../schema/DeleteAclsResponse.json"),
     ),
     (
         "CreateTopics",

@@ -30,14 +30,18 @@ pub enum SessionError {
     /// Targets of different sizes: a run compares clusters of one size.
     #[error("--target {0} has {1} broker(s) and --target {2} has {3}: a run compares targets of one size (ref and apache, or ref:N and apache:N)")]
     Sizes(String, usize, String, usize),
+    /// A secured target beside one that is not: their scenarios differ.
+    #[error("--target {0} requires SASL and --target {1} does not: a run compares secured targets (ref+sasl and apache+sasl) or plain ones")]
+    Security(String, String),
 }
 
-/// The scenarios written for `brokers` brokers, of those chosen.
-pub fn sized<'a>(chosen: &[&'a Scenario], brokers: usize) -> Vec<&'a Scenario> {
+/// The scenarios written for `brokers` brokers and for secured targets (`secured`) or plain
+/// ones, of those chosen.
+pub fn sized<'a>(chosen: &[&'a Scenario], brokers: usize, secured: bool) -> Vec<&'a Scenario> {
     chosen
         .iter()
         .copied()
-        .filter(|s| s.brokers == brokers)
+        .filter(|s| s.brokers == brokers && s.secured() == secured)
         .collect()
 }
 
@@ -111,6 +115,7 @@ impl Session<'_> {
     /// where they come from.
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
         let label = match spec.brokers() {
+            _ if spec.secured() => crate::target::snapshot_label(&TargetSpec::ApacheSasl.name()),
             1 => "apache".to_owned(),
             n => crate::target::snapshot_label(&TargetSpec::ApacheCluster(n).name()),
         };
@@ -214,8 +219,19 @@ impl Session<'_> {
                     other.brokers(),
                 ));
             }
+            if let Some(other) = specs.iter().find(|s| s.secured() != first.secured()) {
+                let (secured, plain) = match first.secured() {
+                    true => (first, other),
+                    false => (other, first),
+                };
+                return Err(SessionError::Security(secured.name(), plain.name()));
+            }
         }
-        let chosen = &sized(chosen, specs.first().map_or(1, TargetSpec::brokers));
+        let chosen = &sized(
+            chosen,
+            specs.first().map_or(1, TargetSpec::brokers),
+            specs.first().is_some_and(TargetSpec::secured),
+        );
         let mut all = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader
         // must know of where they came from.

@@ -30,7 +30,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl or apache-recorded+sasl for SASL and ACLs)")]
     Unknown(String),
     /// Killing or restarting a broker of a target that cannot.
     #[error("{target}: {reason}")]
@@ -65,6 +65,13 @@ pub enum TargetSpec {
     ApacheCluster(usize),
     /// Apache's recorded answers of the cluster scenarios (`<scenario>__apache-N.snap`).
     RecordedCluster(usize),
+    /// kaas-ref, in process, requiring SASL and applying ACLs ([`crate::security`]): the
+    /// target of the security scenarios.
+    RefSasl,
+    /// A real Apache Kafka 3.7 launched as a JVM with SASL and `StandardAuthorizer`.
+    ApacheSasl,
+    /// Apache's recorded answers of the security scenarios (`<scenario>__apache-sasl.snap`).
+    RecordedSasl,
 }
 
 impl TargetSpec {
@@ -86,6 +93,9 @@ impl TargetSpec {
         }
         match s.split_once('=') {
             None if s == "ref" => Ok(TargetSpec::Ref),
+            None if s == "ref+sasl" => Ok(TargetSpec::RefSasl),
+            None if s == "apache+sasl" => Ok(TargetSpec::ApacheSasl),
+            None if s == "apache-recorded+sasl" => Ok(TargetSpec::RecordedSasl),
             None if s == "apache" => Ok(TargetSpec::Apache(Backend::Auto)),
             None if s == "apache-recorded" => Ok(TargetSpec::Recorded),
             Some(("external", addr)) => {
@@ -110,7 +120,19 @@ impl TargetSpec {
             TargetSpec::RefCluster(n) => format!("ref:{n}"),
             TargetSpec::ApacheCluster(n) => format!("apache:{n}"),
             TargetSpec::RecordedCluster(n) => format!("apache-recorded:{n}"),
+            TargetSpec::RefSasl => "ref+sasl".into(),
+            TargetSpec::ApacheSasl => "apache+sasl".into(),
+            TargetSpec::RecordedSasl => "apache-recorded+sasl".into(),
         }
+    }
+
+    /// Whether connections must log in and ACLs apply: such a target runs the security
+    /// scenarios, and only those.
+    pub fn secured(&self) -> bool {
+        matches!(
+            self,
+            TargetSpec::RefSasl | TargetSpec::ApacheSasl | TargetSpec::RecordedSasl
+        )
     }
 
     /// How many brokers the target has: scenarios run on targets of their own size.
@@ -125,14 +147,17 @@ impl TargetSpec {
 
     /// Whether the target is Apache's recorded answers (of one broker or a cluster).
     pub fn is_recorded(&self) -> bool {
-        matches!(self, TargetSpec::Recorded | TargetSpec::RecordedCluster(_))
+        matches!(
+            self,
+            TargetSpec::Recorded | TargetSpec::RecordedCluster(_) | TargetSpec::RecordedSasl
+        )
     }
 }
 
 /// The label of a target in snapshot file names (`<scenario>__<label>.snap`): its name, a
-/// cluster's `:N` as `-N` (a colon is no file-name character everywhere).
+/// cluster's `:N` as `-N` (a colon is no file-name character everywhere), `+sasl` as `-sasl`.
 pub fn snapshot_label(target: &str) -> String {
-    target.replace(':', "-")
+    target.replace([':', '+'], "-")
 }
 
 /// kaas-ref configured as Apache is ([`apache::SETTINGS`], or [`apache::cluster_settings`]
@@ -193,6 +218,8 @@ pub struct Running {
     pub origin: String,
     /// How many brokers it has.
     pub brokers: usize,
+    /// Whether connections log in (SASL) and ACLs apply.
+    pub secured: bool,
     /// Every broker's address, as a client's bootstrap list (a cluster's all, else `addr`).
     pub bootstrap: Vec<SocketAddr>,
     held: std::sync::Arc<tokio::sync::Mutex<Held>>,
@@ -231,6 +258,7 @@ impl Running {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             origin: String::new(),
             brokers: spec.brokers(),
+            secured: spec.secured(),
             bootstrap: Vec::new(),
             held: Default::default(),
         };
@@ -280,7 +308,32 @@ impl Running {
                     }
                 }
             }
-            TargetSpec::Recorded | TargetSpec::RecordedCluster(_) => {
+            TargetSpec::RefSasl => {
+                let broker = Broker::start(BrokerConfig {
+                    security: Some(crate::security::ref_security()),
+                    ..ref_config(1)
+                })
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+                running.addr = broker.addr();
+                running.origin =
+                    "kaas-ref, in process, with SASL (PLAIN, SCRAM-SHA-512) and ACLs".into();
+                running.held = std::sync::Arc::new(Held::Ref(broker).into());
+            }
+            TargetSpec::ApacheSasl => {
+                let jvm = tokio::task::spawn_blocking(|| ApacheJvm::start_with(true))
+                    .await
+                    .map_err(|e| failed(e.to_string()))?
+                    .map_err(|e| failed(e.to_string()))?;
+                running.addr = jvm.addr;
+                running.origin = format!(
+                    "Apache Kafka {} launched as a JVM with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and StandardAuthorizer, started in {:.1} s",
+                    apache::KAFKA_VERSION,
+                    jvm.start_time.as_secs_f64()
+                );
+                running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
+            }
+            TargetSpec::Recorded | TargetSpec::RecordedCluster(_) | TargetSpec::RecordedSasl => {
                 return Err(failed(
                     "recorded answers are read from snapshots, not started".into(),
                 ))
@@ -366,6 +419,14 @@ impl Running {
             .api_versions()
             .await
             .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
+        if self.secured {
+            // ApiVersions comes before the login (as clients send it); the rest after.
+            let admin = crate::security::SUPER_USER;
+            let password = crate::security::password(admin).unwrap_or_default();
+            crate::sasl::authenticate(&mut conn, crate::sasl::PLAIN, admin, password)
+                .await
+                .map_err(|e| unreachable(e.to_string()))?;
+        }
         Ok((conn, served))
     }
 

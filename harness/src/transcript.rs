@@ -35,6 +35,9 @@ pub enum Outcome {
     /// A request in flight when a `kill` raced it: answered (as `expect` asks) or cut off by the
     /// broker's death, as the race went; the reason the scenario gives.
     Raced(String),
+    /// The broker closed the connection without an answer, as the step said it must
+    /// (`closes`): a request before SASL authentication, say. The reason the scenario gives.
+    Closed(String),
     /// A broker of the cluster killed or restarted, as the step names it ("killed
     /// coordinator").
     Broker(String),

@@ -63,6 +63,7 @@ impl ApacheCluster {
                 client_port: None,
                 controller_port: Some(controller_port),
                 voters: voters.clone(),
+                secured: false,
             },
             dir.path().join("controller"),
         )];
@@ -77,6 +78,7 @@ impl ApacheCluster {
                     client_port: Some(port),
                     controller_port: None,
                     voters: voters.clone(),
+                    secured: false,
                 },
                 broker_dir(dir.path(), index),
             ));
@@ -90,7 +92,7 @@ impl ApacheCluster {
                     let (libs, settings) = (&libs, &settings);
                     scope.spawn(move || {
                         let props = jvm::node_properties(node_dir, node, settings);
-                        let cmd = jvm::format_node(libs, node_dir, &props)?;
+                        let cmd = jvm::format_node(libs, node_dir, &props, false)?;
                         let addr = match node.client_port {
                             Some(port) => SocketAddr::from(([127, 0, 0, 1], port)),
                             None => SocketAddr::from((
@@ -283,6 +285,7 @@ mod tests {
             client_port: Some(9000),
             controller_port: None,
             voters: format!("{CONTROLLER_ID}@127.0.0.1:9100"),
+            secured: false,
         };
         let p = jvm::node_properties(Path::new("/d"), &node, &cluster_settings(3));
         for needed in [

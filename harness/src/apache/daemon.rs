@@ -59,7 +59,7 @@ pub fn up() -> Result<(Daemon, bool), ApacheError> {
     let dir = dir();
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let (mut cmd, port) = jvm::prepare(&dir)?;
+    let (mut cmd, port) = jvm::prepare(&dir, false)?;
     let log_path = dir.join("broker.log");
     let log = std::fs::File::create(&log_path)?;
     cmd.stdout(log.try_clone()?)

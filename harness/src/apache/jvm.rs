@@ -109,6 +109,9 @@ pub(crate) struct Node {
     pub controller_port: Option<u16>,
     /// `controller.quorum.voters`: `id@127.0.0.1:port`, comma-separated.
     pub voters: String,
+    /// The client listener requires SASL and an authorizer applies ACLs
+    /// ([`crate::security`]).
+    pub secured: bool,
 }
 
 /// The server.properties of one node on loopback ports, plus the settings that change answers.
@@ -120,18 +123,25 @@ pub(crate) fn node_properties(dir: &Path, node: &Node, settings: &[(&str, String
         id = node.id,
         voters = node.voters
     );
+    let client = match node.secured {
+        true => "SASL_PLAINTEXT",
+        false => "PLAINTEXT",
+    };
     if let Some(port) = node.client_port {
-        listeners.push(format!("PLAINTEXT://127.0.0.1:{port}"));
+        listeners.push(format!("{client}://127.0.0.1:{port}"));
         p.push_str(&format!(
-            "advertised.listeners=PLAINTEXT://127.0.0.1:{port}\ninter.broker.listener.name=PLAINTEXT\n"
+            "advertised.listeners={client}://127.0.0.1:{port}\ninter.broker.listener.name={client}\n"
         ));
+    }
+    if node.secured {
+        p.push_str(&crate::security::apache_properties());
     }
     if let Some(port) = node.controller_port {
         listeners.push(format!("CONTROLLER://127.0.0.1:{port}"));
     }
     p.push_str(&format!(
         "listeners={}
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map={client}:{client},CONTROLLER:PLAINTEXT
 controller.listener.names=CONTROLLER
 log.dirs={data}
 num.network.threads=2
@@ -150,13 +160,19 @@ background.threads=2
 /// The server.properties of the test node: a single combined broker and controller on
 /// loopback ports, plus the settings that change answers ([`SETTINGS`], shared with the
 /// container backend and kaas-ref's configuration).
-pub fn server_properties(dir: &Path, client_port: u16, controller_port: u16) -> String {
+pub fn server_properties(
+    dir: &Path,
+    client_port: u16,
+    controller_port: u16,
+    secured: bool,
+) -> String {
     let node = Node {
         id: 1,
         roles: "broker,controller",
         client_port: Some(client_port),
         controller_port: Some(controller_port),
         voters: format!("1@127.0.0.1:{controller_port}"),
+        secured,
     };
     let settings: Vec<(&str, String)> = SETTINGS.iter().map(|(k, v)| (*k, v.to_string())).collect();
     node_properties(dir, &node, &settings)
@@ -242,12 +258,14 @@ fn spawn_tied_to_harness(
 }
 
 /// Resolves the jars, writes the configuration into `dir`, formats KRaft storage there, and
-/// returns the broker's command line and its client port.
-pub(crate) fn prepare(dir: &Path) -> Result<(Command, u16), ApacheError> {
+/// returns the broker's command line and its client port; `secured`: SASL and ACLs
+/// ([`crate::security`]).
+pub(crate) fn prepare(dir: &Path, secured: bool) -> Result<(Command, u16), ApacheError> {
     available()?;
     let libs = resolve_jars()?;
     let (client, controller) = (free_port()?, free_port()?);
-    let cmd = format_node(&libs, dir, &server_properties(dir, client, controller))?;
+    let properties = server_properties(dir, client, controller, secured);
+    let cmd = format_node(&libs, dir, &properties, secured)?;
     Ok((cmd, client))
 }
 
@@ -255,11 +273,13 @@ pub(crate) fn prepare(dir: &Path) -> Result<(Command, u16), ApacheError> {
 const CLUSTER_ID: &str = "5L6g3nShT-eMCtK--X86sw";
 
 /// Writes `properties` and the logging configuration into `dir`, formats the node's KRaft
-/// storage, and returns the command that starts it.
+/// storage (with every user's SCRAM credentials when `secured`), and returns the command that
+/// starts it.
 pub(crate) fn format_node(
     libs: &Path,
     dir: &Path,
     properties: &str,
+    secured: bool,
 ) -> Result<Command, ApacheError> {
     let props = dir.join("server.properties");
     let log4j = dir.join("log4j.properties");
@@ -269,6 +289,10 @@ pub(crate) fn format_node(
     let format = java(libs, &log4j)
         .args(["kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c"])
         .arg(&props)
+        .args(match secured {
+            true => crate::security::scram_format_args(),
+            false => Vec::new(),
+        })
         .output()?;
     if !format.status.success() {
         return Err(ApacheError::Start {
@@ -308,10 +332,15 @@ fn java(libs: &Path, log4j: &Path) -> Command {
 impl ApacheJvm {
     /// Resolves, formats and starts a broker; returns once it serves requests.
     pub fn start() -> Result<ApacheJvm, ApacheError> {
+        ApacheJvm::start_with(false)
+    }
+
+    /// As [`ApacheJvm::start`]; `secured`: with SASL and ACLs ([`crate::security`]).
+    pub fn start_with(secured: bool) -> Result<ApacheJvm, ApacheError> {
         let dir = tempfile::Builder::new()
             .prefix("kconform-apache-")
             .tempdir()?;
-        let (cmd, client) = prepare(dir.path())?;
+        let (cmd, client) = prepare(dir.path(), secured)?;
         let addr = SocketAddr::from(([127, 0, 0, 1], client));
         ApacheJvm::launch(cmd, NodeDir::Owned(dir), addr, true)
     }
@@ -482,7 +511,7 @@ mod tests {
 
     #[test]
     fn config_has_single_broker_transaction_settings() {
-        let p = server_properties(Path::new("/d"), 1000, 1001);
+        let p = server_properties(Path::new("/d"), 1000, 1001, false);
         for needed in [
             "transaction.state.log.replication.factor=1",
             "transaction.state.log.min.isr=1",

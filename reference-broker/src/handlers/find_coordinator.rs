@@ -35,6 +35,18 @@ fn lookup(ctx: &Ctx, key: &str, key_type: i8) -> Result<Peer, i16> {
     }
 }
 
+/// The message Apache's `Errors` gives a code, which FindCoordinator v1-3 answer beside it
+/// (seen live on the authorization failures).
+fn message(code: i16) -> Option<&'static str> {
+    match code {
+        errors::GROUP_AUTHORIZATION_FAILED => Some("Group authorization failed."),
+        errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
+            Some("Transactional Id authorization failed.")
+        }
+        _ => None,
+    }
+}
+
 /// Answers FindCoordinator (v0–3 one key, v4 a batch of keys).
 pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let host = |p: &Peer| sb(&p.addr.ip().to_string());
@@ -76,6 +88,10 @@ pub fn handle(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse
             }),
         Err(code) => FindCoordinatorResponse::default()
             .with_error_code(code)
+            .with_error_message(match ctx.version >= 1 {
+                true => message(code).map(sb),
+                false => None,
+            })
             .with_node_id(BrokerId(-1))
             .with_port(-1),
     }

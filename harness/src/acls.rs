@@ -1,0 +1,144 @@
+//! A security scenario's ACLs, set up by the super user before its steps and removed after,
+//! identically on every secured target: CreateAcls, then DescribeAcls until each binding
+//! shows (Apache applies a created ACL through its metadata log, a few milliseconds later),
+//! and DeleteAcls of exactly those bindings at the end.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::create_acls_request::AclCreation;
+use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
+use kafka_protocol::messages::{
+    ApiKey, CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest, RequestKind, ResponseKind,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::client::Connection;
+use crate::scenario::AclWire;
+use crate::security::{password, SUPER_USER};
+
+/// The version of the three ACL APIs kconform sends (Apache 3.7 and kaas-ref serve 0 to 3).
+const VERSION: i16 = 3;
+
+fn s(text: &str) -> StrBytes {
+    StrBytes::from_string(text.to_owned())
+}
+
+/// A connection logged in as the super user.
+pub async fn super_user(addr: SocketAddr, deadline: Duration) -> Result<Connection, String> {
+    let mut conn = Connection::connect(addr, deadline)
+        .await
+        .map_err(|e| e.to_string())?;
+    crate::sasl::authenticate(
+        &mut conn,
+        crate::sasl::PLAIN,
+        SUPER_USER,
+        password(SUPER_USER).unwrap_or_default(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// Creates `acls` and waits (within `deadline`) until the target lists every one.
+pub async fn create(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> Result<(), String> {
+    let mut conn = super_user(addr, deadline).await?;
+    let creations = acls
+        .iter()
+        .map(|a| {
+            AclCreation::default()
+                .with_resource_type(a.resource_type)
+                .with_resource_name(s(&a.resource_name))
+                .with_resource_pattern_type(a.pattern_type)
+                .with_principal(s(&a.principal))
+                .with_host(s("*"))
+                .with_operation(a.operation)
+                .with_permission_type(a.permission)
+        })
+        .collect();
+    let request = RequestKind::CreateAcls(CreateAclsRequest::default().with_creations(creations));
+    match conn
+        .send(ApiKey::CreateAcls, VERSION, &request)
+        .await
+        .map_err(|e| format!("CreateAcls: {e}"))?
+    {
+        ResponseKind::CreateAcls(r) => {
+            for (acl, result) in acls.iter().zip(&r.results) {
+                if result.error_code != 0 {
+                    return Err(format!(
+                        "CreateAcls refused {acl:?}: error {} ({})",
+                        result.error_code,
+                        result.error_message.as_deref().unwrap_or("no message")
+                    ));
+                }
+            }
+        }
+        other => return Err(format!("CreateAcls answered {other:?}")),
+    }
+    let started = Instant::now();
+    for acl in acls {
+        loop {
+            let request = RequestKind::DescribeAcls(
+                DescribeAclsRequest::default()
+                    .with_resource_type_filter(acl.resource_type)
+                    .with_resource_name_filter(Some(s(&acl.resource_name)))
+                    .with_pattern_type_filter(acl.pattern_type)
+                    .with_principal_filter(Some(s(&acl.principal)))
+                    .with_host_filter(Some(s("*")))
+                    .with_operation(acl.operation)
+                    .with_permission_type(acl.permission),
+            );
+            let listed = match conn
+                .send(ApiKey::DescribeAcls, VERSION, &request)
+                .await
+                .map_err(|e| format!("DescribeAcls: {e}"))?
+            {
+                ResponseKind::DescribeAcls(r) if r.error_code == 0 => !r.resources.is_empty(),
+                ResponseKind::DescribeAcls(r) => {
+                    return Err(format!("DescribeAcls answered error {}", r.error_code))
+                }
+                other => return Err(format!("DescribeAcls answered {other:?}")),
+            };
+            if listed {
+                break;
+            }
+            if started.elapsed() > deadline {
+                return Err(format!(
+                    "the ACL {acl:?} was created but not listed within {deadline:?}"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes exactly `acls`.
+pub async fn delete(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> Result<(), String> {
+    let mut conn = super_user(addr, deadline).await?;
+    let filters = acls
+        .iter()
+        .map(|a| {
+            DeleteAclsFilter::default()
+                .with_resource_type_filter(a.resource_type)
+                .with_resource_name_filter(Some(s(&a.resource_name)))
+                .with_pattern_type_filter(a.pattern_type)
+                .with_principal_filter(Some(s(&a.principal)))
+                .with_host_filter(Some(s("*")))
+                .with_operation(a.operation)
+                .with_permission_type(a.permission)
+        })
+        .collect();
+    let request = RequestKind::DeleteAcls(DeleteAclsRequest::default().with_filters(filters));
+    match conn
+        .send(ApiKey::DeleteAcls, VERSION, &request)
+        .await
+        .map_err(|e| format!("DeleteAcls: {e}"))?
+    {
+        ResponseKind::DeleteAcls(r) => match r.filter_results.iter().find(|f| f.error_code != 0) {
+            Some(f) => Err(format!("DeleteAcls answered error {}", f.error_code)),
+            None => Ok(()),
+        },
+        other => Err(format!("DeleteAcls answered {other:?}")),
+    }
+}
