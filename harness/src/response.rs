@@ -283,6 +283,53 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                 })).collect()),
             })).collect()),
         }),
+        ResponseKind::SaslHandshake(r) => json!({
+            "error_code": r.error_code,
+            "mechanisms": r.mechanisms.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+        }),
+        // The tokens of a PLAIN exchange are empty; a scenario sends no SCRAM token itself
+        // (its server messages carry a random nonce and salt), so the bytes read as text.
+        ResponseKind::SaslAuthenticate(r) => json!({
+            "error_code": r.error_code,
+            "error_message": r.error_message.as_deref(),
+            "auth_bytes": String::from_utf8_lossy(&r.auth_bytes),
+            "session_lifetime_ms": r.session_lifetime_ms,
+        }),
+        // Apache groups the bindings in a hash map: ordered here by resource, then principal.
+        ResponseKind::DescribeAcls(r) => {
+            let mut resources: Vec<Value> = r
+                .resources
+                .iter()
+                .map(|res| {
+                    let mut acls: Vec<Value> = res
+                        .acls
+                        .iter()
+                        .map(|a| {
+                            json!({
+                                "principal": a.principal.as_str(),
+                                "host": a.host.as_str(),
+                                "operation": a.operation,
+                                "permission_type": a.permission_type,
+                            })
+                        })
+                        .collect();
+                    acls.sort_by_key(|a| a.to_string());
+                    json!({
+                        "resource_type": res.resource_type,
+                        "resource_name": res.resource_name.as_str(),
+                        "pattern_type": res.pattern_type,
+                        "acls": acls,
+                    })
+                })
+                .collect();
+            resources.sort_by_key(|r| r.to_string());
+            json!({
+                "throttle_time_ms": r.throttle_time_ms,
+                "error_code": r.error_code,
+                "error_message": r.error_message.as_deref(),
+                "resources": resources,
+            })
+        }
         other => {
             json!({ "unrecorded": format!("{other:?}").chars().take(200).collect::<String>() })
         }

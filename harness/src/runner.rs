@@ -126,7 +126,7 @@ struct Run<'a> {
     /// Brokers this scenario killed and has not restarted.
     down: std::collections::BTreeSet<i32>,
     /// On a secured target, who each connection logs in as: connection → (user, mechanism).
-    logins: HashMap<String, (String, String)>,
+    logins: BTreeMap<String, (String, String)>,
 }
 
 /// How a run treats a target whose topics are provisioned ([`crate::topics`]).
@@ -185,7 +185,7 @@ async fn run_in_slot(
         nodes: None,
         roles: BTreeMap::new(),
         down: Default::default(),
-        logins: logins(scenario),
+        logins: crate::scenario::logins(scenario),
     };
     // A security scenario's ACLs, by the super user, before the first step.
     let acls = match scenario
@@ -1134,36 +1134,16 @@ pub fn mask_timing(scenario: &Scenario, transcript: &mut Transcript) {
     }
 }
 
-/// Who each connection of a security scenario logs in as: connection → (user, mechanism),
-/// the step's `as` or else the scenario's, PLAIN unless the step names a mechanism.
-fn logins(scenario: &Scenario) -> HashMap<String, (String, String)> {
-    let Some(default) = &scenario.principal else {
-        return HashMap::new();
-    };
-    scenario
-        .steps
-        .iter()
-        .filter(|s| s.api.is_some())
-        .map(|s| {
-            let user = s.principal.clone().unwrap_or_else(|| default.clone());
-            let mechanism = s
-                .mechanism
-                .clone()
-                .unwrap_or_else(|| crate::sasl::PLAIN.to_owned());
-            (s.connection.clone(), (user, mechanism))
-        })
-        .collect()
-}
-
-/// Whether a scenario kills or restarts brokers, or grants ACLs on the cluster resource (which
-/// every scenario's user meets): it then runs alone on its target, after the others, so that
-/// no other scenario meets a broker it took down or a permission it gave.
+/// Whether a scenario kills or restarts brokers, or is a security scenario: it then runs alone
+/// on its target, after the others, so that no other scenario meets a broker it took down or
+/// a permission it gave (the users are the same for every scenario, and an ACL such as WRITE
+/// on any topic changes what the idempotent InitProducerId answers everyone).
 pub fn disrupts(scenario: &Scenario) -> bool {
     scenario
         .steps
         .iter()
         .any(|s| s.kill.is_some() || s.restart.is_some())
-        || scenario.acls.iter().any(|a| a.cluster)
+        || scenario.secured()
 }
 
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they

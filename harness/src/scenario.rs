@@ -231,40 +231,54 @@ fn check_security(s: &Scenario) -> Result<(), String> {
     if s.brokers > 1 {
         return Err("a security scenario runs on one broker (ref+sasl and apache+sasl)".into());
     }
-    let mut users: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    let logins = logins(s);
     for step in s.steps.iter().filter(|st| st.api.is_some()) {
-        let user = step
-            .principal
-            .as_deref()
-            .or(s.principal.as_deref())
-            .unwrap_or_default();
+        let (user, mechanism) = &logins[&step.connection];
         if !known(user) {
             return Err(format!(
                 "step '{}': as = \"{user}\": no such user",
                 step.name
             ));
         }
-        let mechanism = step.mechanism.as_deref().unwrap_or(crate::sasl::PLAIN);
-        if !crate::security::MECHANISMS.contains(&mechanism) {
+        if !crate::security::MECHANISMS.contains(&mechanism.as_str()) {
             return Err(format!(
                 "step '{}': mechanism '{mechanism}': use PLAIN or SCRAM-SHA-512",
                 step.name
             ));
         }
-        match users.insert(step.connection.as_str(), (user, mechanism)) {
-            Some(before) if before != (user, mechanism) => {
-                return Err(format!(
-                    "step '{}': connection '{}' logged in as {} ({}) in an earlier step; use another connection for {user} ({mechanism})",
-                    step.name, step.connection, before.0, before.1
-                ))
-            }
-            _ => {}
+        let named = (step.principal.as_ref(), step.mechanism.as_ref());
+        if named.0.is_some_and(|u| u != user) || named.1.is_some_and(|m| m != mechanism) {
+            return Err(format!(
+                "step '{}': connection '{}' logs in as {user} ({mechanism}), as its first step says; use another connection for another login",
+                step.name, step.connection
+            ));
         }
     }
     for acl in &s.acls {
         acl.wire(|n| Ok(n.to_owned()))?;
     }
     Ok(())
+}
+
+/// Who each connection of a security scenario logs in as: connection → (user, mechanism),
+/// as the first step on it says (its `as`, else the scenario's; its `mechanism`, else PLAIN).
+/// Empty for other scenarios.
+pub fn logins(s: &Scenario) -> BTreeMap<String, (String, String)> {
+    let mut out = BTreeMap::new();
+    let Some(default) = &s.principal else {
+        return out;
+    };
+    for step in s.steps.iter().filter(|st| st.api.is_some()) {
+        out.entry(step.connection.clone()).or_insert_with(|| {
+            let user = step.principal.clone().unwrap_or_else(|| default.clone());
+            let mechanism = step
+                .mechanism
+                .clone()
+                .unwrap_or_else(|| crate::sasl::PLAIN.to_owned());
+            (user, mechanism)
+        });
+    }
+    out
 }
 
 /// One step.

@@ -131,11 +131,19 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                 },
             };
             // Apache answers null at read_uncommitted and a list (maybe empty) at
-            // read_committed (checked live by scenario records-commit-visible-read-committed).
-            d = d.with_aborted_transactions(match read_committed && ctx.version >= 4 {
-                true => Some(aborted.unwrap_or_default()),
-                false => None,
-            });
+            // read_committed (checked live by scenario records-commit-visible-read-committed);
+            // a partition refused before any read (unknown topic id, no READ) keeps the empty
+            // list its response starts with (scenario sasl-init-idempotent-topic-acl).
+            let refused = matches!(
+                code,
+                errors::UNKNOWN_TOPIC_ID | errors::TOPIC_AUTHORIZATION_FAILED
+            );
+            d = d.with_aborted_transactions(
+                match (read_committed || refused) && ctx.version >= 4 {
+                    true => Some(aborted.unwrap_or_default()),
+                    false => None,
+                },
+            );
             partitions.push(d.with_error_code(code));
         }
         let mut topic = FetchableTopicResponse::default().with_partitions(partitions);
