@@ -71,10 +71,16 @@ fn codes_in(value: &Value, out: &mut BTreeSet<i16>) {
 }
 
 impl Coverage {
-    /// Adds one transcript's transaction-API steps. A cluster's cells count for its kind of
-    /// broker: `ref:3` for `ref`, `apache:3` for `apache`.
+    /// Adds one transcript's transaction-API steps. A cluster's or a secured broker's cells
+    /// count for its kind of broker: `ref:3` and `ref+sasl` for `ref`, `apache:3` and
+    /// `apache+sasl` for `apache`.
     pub fn add(&mut self, t: &Transcript) {
-        let target = t.target.split(':').next().unwrap_or_default().to_owned();
+        let target = t
+            .target
+            .split([':', '+'])
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         if !self.targets.contains(&target) {
             self.targets.push(target.clone());
         }
@@ -238,5 +244,32 @@ mod tests {
             md.contains("| AddPartitionsToTxn | 4 | not served |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_secured_or_clustered_broker_counts_for_its_kind() {
+        let mut c = Coverage::default();
+        for (target, code) in [("ref+sasl", 53), ("ref:3", 16), ("apache+sasl", 53)] {
+            c.add(&Transcript {
+                scenario: "x".into(),
+                target: target.into(),
+                steps: vec![step(
+                    "EndTxn",
+                    3,
+                    Outcome::Response(json!({"error_code": code})),
+                )],
+                failed_expectations: vec![],
+                stopped: None,
+            });
+        }
+        assert_eq!(
+            c.cell("EndTxn", 3, "ref").unwrap().codes,
+            BTreeSet::from([16, 53])
+        );
+        assert_eq!(
+            c.cell("EndTxn", 3, "apache").unwrap().codes,
+            BTreeSet::from([53])
+        );
+        assert!(c.cell("EndTxn", 3, "ref+sasl").is_none());
     }
 }

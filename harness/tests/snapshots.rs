@@ -85,10 +85,20 @@ fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
     );
 }
 
-/// Every scenario of one size on kaas-ref and on Apache: live where Java and Maven are here,
-/// else Apache's recorded answers.
-async fn both_sides(root: &Path, scenarios: &[&Scenario], brokers: usize) -> Vec<Transcript> {
+/// Every scenario of one shape (a size; with SASL and ACLs or without) on kaas-ref and on
+/// Apache: live where Java and Maven are here, else Apache's recorded answers.
+async fn both_sides(
+    root: &Path,
+    scenarios: &[&Scenario],
+    brokers: usize,
+    secured: bool,
+) -> Vec<Transcript> {
     let (ours, live, label) = match brokers {
+        _ if secured => (
+            TargetSpec::RefSasl,
+            TargetSpec::ApacheSasl,
+            snapshot_label(&TargetSpec::ApacheSasl.name()),
+        ),
         1 => (
             TargetSpec::Ref,
             TargetSpec::Apache(kconform::apache::Backend::Jvm),
@@ -142,21 +152,28 @@ async fn every_scenario_matches_its_snapshots() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scenarios = Scenario::load_dir(&root.join("scenarios")).expect("scenarios load");
     let all: Vec<&Scenario> = scenarios.iter().collect();
-    let one = kconform::session::sized(&all, 1);
-    let three = kconform::session::sized(&all, 3);
+    let one = kconform::session::sized(&all, 1, false);
+    let three = kconform::session::sized(&all, 3, false);
+    let secured = kconform::session::sized(&all, 1, true);
     assert!(
         one.len() >= 80,
         "only {} scenarios of one broker",
         one.len()
     );
-    assert_eq!(
-        one.len() + three.len(),
-        scenarios.len(),
-        "a scenario of a size no target here runs"
+    assert!(
+        secured.len() >= 10,
+        "only {} security scenarios",
+        secured.len()
     );
-    // One size after the other: a JVM cluster and a single Apache need not share two cores.
-    let mut transcripts = both_sides(&root, &one, 1).await;
-    transcripts.extend(both_sides(&root, &three, 3).await);
+    assert_eq!(
+        one.len() + three.len() + secured.len(),
+        scenarios.len(),
+        "a scenario of a shape no target here runs"
+    );
+    // One shape after the other: a JVM cluster and a single Apache need not share two cores.
+    let mut transcripts = both_sides(&root, &one, 1, false).await;
+    transcripts.extend(both_sides(&root, &three, 3, false).await);
+    transcripts.extend(both_sides(&root, &secured, 1, true).await);
     check_readme_coverage(&root, &transcripts);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("snapshots"));

@@ -60,8 +60,16 @@ fn every_spec_line_is_shown_by_a_scenario_or_says_why_not() {
             l.section,
             l.text
         );
-        // Clusters run here: no line waits for a second broker any more.
+        // Clusters and an authorizer run here: no line waits for a second broker or for ACLs.
         if let Some(why) = &l.not_shown {
+            for phrase in ["authorizer", "ACLs"] {
+                assert!(
+                    !why.contains(phrase),
+                    "{}: {:?} is not shown because it {why:?}; security scenarios (ref+sasl, apache+sasl) can show it",
+                    l.section,
+                    l.text
+                );
+            }
             for phrase in [
                 "second broker",
                 "peer brokers",

@@ -250,21 +250,8 @@ impl Authenticator {
                 self.stage = Stage::Done(p);
                 Vec::new()
             }),
-            Stage::Authenticate { .. } => self.scram_first(&token).map(|(stage, reply)| {
-                self.stage = match stage {
-                    Stage::ScramFinal {
-                        user,
-                        nonce,
-                        messages,
-                        ..
-                    } => Stage::ScramFinal {
-                        raw,
-                        user,
-                        nonce,
-                        messages,
-                    },
-                    other => other,
-                };
+            Stage::Authenticate { .. } => self.scram_first(&token, raw).map(|(stage, reply)| {
+                self.stage = stage;
                 reply
             }),
             Stage::ScramFinal {
@@ -273,11 +260,8 @@ impl Authenticator {
                 messages,
                 ..
             } => self
-                .scram_final(&token, &user, &nonce, &messages)
-                .map(|reply| {
-                    self.stage = Stage::Done(format!("User:{user}").into());
-                    reply
-                }),
+                .scram_final(&token, &nonce, &user, &messages)
+                .inspect(|_| self.stage = Stage::Done(format!("User:{user}").into())),
             other => {
                 self.stage = other;
                 return Next::Close("no SASL exchange in progress".into());
@@ -345,7 +329,7 @@ impl Authenticator {
     }
 
     /// SCRAM client-first: `n,[a=authzid],n=user,r=nonce` → server-first.
-    fn scram_first(&self, token: &[u8]) -> Result<(Stage, Vec<u8>), Refusal> {
+    fn scram_first(&self, token: &[u8], raw: bool) -> Result<(Stage, Vec<u8>), Refusal> {
         let text = std::str::from_utf8(token).map_err(|_| Refusal::Hidden)?;
         let rest = text.strip_prefix("n,").ok_or(Refusal::Hidden)?;
         let (authzid, bare) = rest.split_once(',').ok_or(Refusal::Hidden)?;
@@ -355,8 +339,7 @@ impl Authenticator {
             .map(|n| n.replace("=2C", ",").replace("=3D", "="))
             .ok_or(Refusal::Hidden)?;
         let client_nonce = attrs.get("r").ok_or(Refusal::Hidden)?;
-        if let Some(a) = authzid.strip_prefix("a=").filter(|a| *a != user) {
-            let _ = a;
+        if authzid.strip_prefix("a=").is_some_and(|a| a != user) {
             return Err(Refusal::Shown(
                 "Authentication failed: Client requested an authorization id that is different from username".into(),
             ));
@@ -368,7 +351,7 @@ impl Authenticator {
             base64::engine::general_purpose::STANDARD.encode(&credential.salt)
         );
         let stage = Stage::ScramFinal {
-            raw: false,
+            raw,
             user,
             nonce,
             messages: format!("{bare},{server_first}"),
@@ -380,8 +363,8 @@ impl Authenticator {
     fn scram_final(
         &self,
         token: &[u8],
-        user: &str,
         nonce: &str,
+        user: &str,
         messages: &str,
     ) -> Result<Vec<u8>, Refusal> {
         let text = std::str::from_utf8(token).map_err(|_| Refusal::Hidden)?;
