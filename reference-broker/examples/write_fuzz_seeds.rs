@@ -37,8 +37,127 @@ fn main() -> std::io::Result<()> {
         std::fs::write(dir.join(format!("seed-{name}")), frame)?;
         written += 1;
     }
+    let dir = root.join("sasl_frames");
+    std::fs::create_dir_all(&dir)?;
+    for (name, frames) in sasl_sessions() {
+        let input = reference_broker::sasl::session_input::join(&frames);
+        std::fs::write(dir.join(format!("seed-{name}")), input)?;
+        written += 1;
+    }
     println!("wrote {written} seed files under {}", root.display());
     Ok(())
+}
+
+/// A request frame (header and body, no size prefix).
+fn request(api: KpApi, version: i16, body: RequestKind) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(api as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(1)
+        .with_client_id(Some(StrBytes::from_static_str("seed")))
+        .encode(&mut out, api.request_header_version(version))
+        .expect("header encodes");
+    body.encode(&mut out, version).expect("body encodes");
+    out.to_vec()
+}
+
+/// Connections for the sasl_frames target: logins that succeed (PLAIN at two versions, a v0
+/// handshake's raw token) and go on to gated requests, and the ways a login fails.
+fn sasl_sessions() -> Vec<(&'static str, Vec<Vec<u8>>)> {
+    let handshake = |v, m: &'static str| {
+        request(
+            KpApi::SaslHandshake,
+            v,
+            RequestKind::SaslHandshake(
+                SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(m)),
+            ),
+        )
+    };
+    let authenticate = |v, token: &[u8]| {
+        request(
+            KpApi::SaslAuthenticate,
+            v,
+            RequestKind::SaslAuthenticate(
+                SaslAuthenticateRequest::default()
+                    .with_auth_bytes(bytes::Bytes::copy_from_slice(token)),
+            ),
+        )
+    };
+    let versions = request(
+        KpApi::ApiVersions,
+        3,
+        RequestKind::ApiVersions(ApiVersionsRequest::default()),
+    );
+    let metadata = request(
+        KpApi::Metadata,
+        12,
+        RequestKind::Metadata(MetadataRequest::default().with_topics(None)),
+    );
+    let init = request(
+        KpApi::InitProducerId,
+        4,
+        RequestKind::InitProducerId(
+            InitProducerIdRequest::default()
+                .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("t"))))
+                .with_transaction_timeout_ms(60_000),
+        ),
+    );
+    let acls = request(
+        KpApi::CreateAcls,
+        3,
+        RequestKind::CreateAcls(CreateAclsRequest::default().with_creations(vec![
+            create_acls_request::AclCreation::default()
+                .with_resource_type(5)
+                .with_resource_name(StrBytes::from_static_str("t"))
+                .with_resource_pattern_type(3)
+                .with_principal(StrBytes::from_static_str("User:alice"))
+                .with_host(StrBytes::from_static_str("*"))
+                .with_operation(4)
+                .with_permission_type(3),
+        ])),
+    );
+    let plain = b"\0alice\0alice-secret";
+    let admin = b"\0admin\0admin-secret";
+    vec![
+        (
+            "plain-login-then-gated",
+            vec![
+                versions.clone(),
+                handshake(1, "PLAIN"),
+                authenticate(2, plain),
+                metadata.clone(),
+                init.clone(),
+            ],
+        ),
+        (
+            "admin-creates-acl",
+            vec![
+                handshake(1, "PLAIN"),
+                authenticate(0, admin),
+                acls,
+                init.clone(),
+            ],
+        ),
+        (
+            "raw-token-login",
+            vec![handshake(0, "PLAIN"), plain.to_vec(), metadata.clone()],
+        ),
+        (
+            "wrong-password",
+            vec![handshake(1, "PLAIN"), authenticate(1, b"\0alice\0nope")],
+        ),
+        (
+            "scram-first-message",
+            vec![
+                handshake(1, "SCRAM-SHA-512"),
+                authenticate(2, b"n,,n=alice,r=seednonce"),
+                authenticate(2, b"c=biws,r=seednonce,p=AAAA"),
+            ],
+        ),
+        ("unknown-mechanism", vec![handshake(1, "GSSAPI")]),
+        ("before-login", vec![metadata, init]),
+    ]
 }
 
 /// Valid request frames (header and body, no size prefix) for the broker_frames target: one

@@ -81,6 +81,39 @@ pub async fn handle(state: &Arc<State>, frame: Bytes) -> Result<Option<Vec<u8>>,
     }
 }
 
+/// What a frame on a connection comes to, authentication included.
+pub enum Turn {
+    /// An answer (a SASL exchange's, or the request's).
+    Reply(Reply),
+    /// Authentication failed: answer this, then close the connection.
+    Fail(Vec<u8>, String),
+    /// Close the connection without an answer (why).
+    Close(String),
+}
+
+/// Handles one frame of a connection: through `sasl` first when the connection must
+/// authenticate (`None`: it need not, and the request is `User:ANONYMOUS`'s), then as the
+/// principal it logged in as. The server's connections and the SASL fuzz target both go
+/// through here.
+pub async fn handle_on(
+    state: &Arc<State>,
+    sasl: Option<&mut crate::sasl::Authenticator>,
+    frame: Bytes,
+) -> Turn {
+    use crate::sasl::Next;
+    let principal: Arc<str> = match sasl.map(|a| a.next(&frame)) {
+        None => crate::auth::ANONYMOUS.into(),
+        Some(Next::Pass(principal)) => principal,
+        Some(Next::Answer(body)) => return Turn::Reply(Reply::Now(Some(body))),
+        Some(Next::Fail(body, reason)) => return Turn::Fail(body, reason),
+        Some(Next::Close(reason)) => return Turn::Close(reason),
+    };
+    match handle_as(state, principal, frame).await {
+        Ok(reply) => Turn::Reply(reply),
+        Err(e) => Turn::Close(e.to_string()),
+    }
+}
+
 /// Handles one request frame up to the point where its effects are in order: every request
 /// is done but for the durability wait of an acks=all Produce, which is returned to await.
 pub async fn handle_pipelined(state: &Arc<State>, frame: Bytes) -> Result<Reply, FrameError> {

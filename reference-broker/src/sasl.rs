@@ -450,6 +450,61 @@ pub fn after_authentication(request: &RequestKind) -> Option<ResponseKind> {
     }
 }
 
+/// The input format of the SASL fuzz target (`fuzz/fuzz_targets/sasl_frames.rs`): the frames
+/// of one connection, each after its length as a big-endian u16; a last piece shorter than its
+/// length is a frame of its own. Shared by the target, its seeds and their replay under
+/// `cargo test`.
+#[cfg(feature = "oracles")]
+pub mod session_input {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+
+    use super::{User, Users};
+
+    /// The frames of an input.
+    pub fn frames(input: &[u8]) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        let mut rest = input;
+        while rest.len() >= 2 {
+            let len = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
+            let body = &rest[2..];
+            let take = len.min(body.len());
+            out.push(Bytes::copy_from_slice(&body[..take]));
+            rest = &body[take..];
+        }
+        out
+    }
+
+    /// The input of `frames` (each at most 65,535 bytes).
+    pub fn join(frames: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for f in frames {
+            let len = u16::try_from(f.len()).expect("a seed frame under 64 KiB");
+            out.extend(len.to_be_bytes());
+            out.extend(f);
+        }
+        out
+    }
+
+    /// The users the fuzzed broker knows: alice, password alice-secret (what the seeds log in
+    /// with), and admin, its super user.
+    pub fn users() -> Vec<User> {
+        [("alice", "alice-secret"), ("admin", "admin-secret")]
+            .iter()
+            .map(|(n, p)| User {
+                name: (*n).into(),
+                password: (*p).into(),
+            })
+            .collect()
+    }
+
+    /// An authenticator for one fuzzed connection.
+    pub fn credentials() -> Arc<Users> {
+        Arc::new(Users::new(&users()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

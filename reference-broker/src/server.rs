@@ -13,7 +13,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::dispatch;
-use crate::sasl::Next;
 use crate::state::State;
 
 /// How long a failed authentication waits before its answer (Apache's
@@ -149,14 +148,13 @@ async fn connection(
                     }
                     Some(Ok(frame)) => frame,
                 };
-                let principal: Arc<str> = match sasl.as_mut().map(|a| a.next(&frame)) {
-                    None => crate::auth::ANONYMOUS.into(),
-                    Some(Next::Pass(principal)) => principal,
-                    Some(Next::Answer(body)) => {
-                        pending.push_back(Box::pin(std::future::ready(Ok(Some(body)))));
-                        continue;
-                    }
-                    Some(Next::Fail(body, reason)) => {
+                let turn = tokio::select! {
+                    t = dispatch::handle_on(&state, sasl.as_mut(), frame) => t,
+                    _ = shutdown.changed() => return Ok(()),
+                };
+                let reply = match turn {
+                    dispatch::Turn::Reply(reply) => reply,
+                    dispatch::Turn::Fail(body, reason) => {
                         // As Apache (`connection.failed.authentication.delay.ms`, 100 ms by
                         // default): the failure is answered after a pause, then the
                         // connection closes.
@@ -167,19 +165,8 @@ async fn connection(
                         (peer_done, closing) = (true, Some(reason));
                         continue;
                     }
-                    Some(Next::Close(reason)) => {
+                    dispatch::Turn::Close(reason) => {
                         (peer_done, closing) = (true, Some(reason));
-                        continue;
-                    }
-                };
-                let reply = tokio::select! {
-                    r = dispatch::handle_as(&state, principal, frame) => r,
-                    _ = shutdown.changed() => return Ok(()),
-                };
-                let reply = match reply {
-                    Ok(reply) => reply,
-                    Err(e) => {
-                        (peer_done, closing) = (true, Some(e.to_string()));
                         continue;
                     }
                 };

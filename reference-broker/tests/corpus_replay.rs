@@ -95,3 +95,70 @@ async fn every_broker_frame_in_the_corpus_is_handled() {
         "{replayed} replayed, {answered} answered"
     );
 }
+
+/// The sasl_frames corpus through the same `dispatch::handle_on` the server runs, on a broker
+/// that requires SASL: every connection ends answered or closed, none panics or waits past an
+/// hour of paused time, and the seeds that log in do (a seed that stopped logging in would
+/// leave the fuzzer outside the gated handlers).
+#[tokio::test(start_paused = true)]
+async fn every_sasl_session_in_the_corpus_is_handled() {
+    use std::sync::Arc;
+
+    use reference_broker::auth::AllowAll;
+    use reference_broker::broker::open_state;
+    use reference_broker::dispatch::{self, Turn};
+    use reference_broker::sasl::{session_input, Authenticator};
+    use reference_broker::{BrokerConfig, Security};
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = BrokerConfig {
+        data_dir: Some(dir.path().to_owned()),
+        security: Some(Security {
+            users: session_input::users(),
+            super_users: vec!["User:admin".into()],
+        }),
+        ..BrokerConfig::for_tests()
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 9092));
+    let state = Arc::new(open_state(config, addr, Arc::new(AllowAll)).unwrap());
+    let users = state.users.clone().unwrap();
+    let (mut replayed, mut logged_in) = (0, Vec::new());
+    for kind in ["corpus", "regressions"] {
+        for file in files_in(&fuzz_dir().join(kind).join("sasl_frames")) {
+            let mut sasl = Authenticator::new(users.clone());
+            let limit = std::time::Duration::from_secs(3600);
+            for frame in session_input::frames(&std::fs::read(&file).unwrap()) {
+                let turn = tokio::time::timeout(
+                    limit,
+                    dispatch::handle_on(&state, Some(&mut sasl), frame),
+                )
+                .await
+                .unwrap_or_else(|_| panic!("{}: a frame waited an hour", file.display()));
+                match turn {
+                    Turn::Reply(dispatch::Reply::Later(pending)) => {
+                        let _ = pending.await;
+                    }
+                    Turn::Reply(dispatch::Reply::Now(_)) => {}
+                    Turn::Fail(..) | Turn::Close(_) => break,
+                }
+            }
+            if let Some(p) = sasl.principal() {
+                logged_in.push((file.file_name().unwrap().to_string_lossy().into_owned(), p));
+            }
+            replayed += 1;
+        }
+    }
+    println!("replayed {replayed} SASL sessions; logged in: {logged_in:?}");
+    assert!(replayed >= 7, "only {replayed} sessions");
+    let names: Vec<&str> = logged_in.iter().map(|(n, _)| n.as_str()).collect();
+    for seed in [
+        "seed-plain-login-then-gated",
+        "seed-admin-creates-acl",
+        "seed-raw-token-login",
+    ] {
+        assert!(
+            names.contains(&seed),
+            "{seed} did not log in: {logged_in:?}"
+        );
+    }
+}
