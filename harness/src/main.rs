@@ -348,13 +348,14 @@ fn specs(
 ) -> anyhow::Result<Vec<TargetSpec>> {
     let with_backend = |spec: TargetSpec| match spec {
         TargetSpec::Apache(_) => TargetSpec::Apache(backend),
+        TargetSpec::ApacheSasl(_) => TargetSpec::ApacheSasl(backend),
         other => other,
     };
     if targets.is_empty() {
         let (ours, live, recorded) = match brokers {
             None if sasl => (
                 TargetSpec::RefSasl,
-                TargetSpec::ApacheSasl,
+                TargetSpec::ApacheSasl(backend),
                 TargetSpec::RecordedSasl,
             ),
             None => (
@@ -372,8 +373,8 @@ fn specs(
             }
         };
         let usable = match (&live, backend) {
-            // A cluster, and the secured Apache, run as JVMs whatever the backend.
-            (TargetSpec::ApacheCluster(_) | TargetSpec::ApacheSasl, _) => Backend::Jvm.usable(),
+            // A cluster runs as JVMs whatever the backend.
+            (TargetSpec::ApacheCluster(_), _) => Backend::Jvm.usable(),
             _ => backend.usable(),
         };
         return Ok(match usable {
@@ -807,6 +808,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::List { scenarios } => {
             for s in Scenario::load_all(&scenarios.source())? {
                 match s.brokers {
+                    _ if s.secured() => outln!("{:45} (--sasl) {}", s.name, s.description),
                     1 => outln!("{:45} {}", s.name, s.description),
                     n => outln!("{:45} ({n} brokers) {}", s.name, s.description),
                 }

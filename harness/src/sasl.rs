@@ -31,6 +31,15 @@ fn b64() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::STANDARD
 }
 
+/// SCRAM-SHA-512's SaltedPassword: PBKDF2 with HMAC-SHA-512 (RFC 5802), what a broker keeps of
+/// a password (AlterUserScramCredentials sends it) and what the client proves it knows.
+pub fn salted_password(password: &str, salt: &[u8], iterations: u32) -> Vec<u8> {
+    let mut salted = vec![0u8; 64];
+    pbkdf2::pbkdf2::<HmacSha512>(password.as_bytes(), salt, iterations, &mut salted)
+        .expect("HMAC takes any key length");
+    salted
+}
+
 /// Logs `conn` in as `user` with `password` by `mechanism` (PLAIN or SCRAM-SHA-512).
 pub async fn authenticate(
     conn: &mut Connection,
@@ -143,9 +152,7 @@ async fn scram(conn: &mut Connection, user: &str, password: &str) -> Result<(), 
     let iterations: u32 = iterations
         .parse()
         .map_err(|_| Step::Refused(format!("iterations '{iterations}'")))?;
-    let mut salted = vec![0u8; 64];
-    pbkdf2::pbkdf2::<HmacSha512>(password.as_bytes(), &salt, iterations, &mut salted)
-        .expect("HMAC takes any key length");
+    let salted = salted_password(password, &salt, iterations);
     let client_key = hmac(&salted, b"Client Key");
     let stored_key = Sha512::digest(&client_key);
     let without_proof = format!("c=biws,r={full_nonce}");

@@ -39,28 +39,59 @@ pub fn ref_security() -> reference_broker::Security {
     }
 }
 
-/// The server.properties lines of Apache's secured client listener (named `SASL_PLAINTEXT`,
-/// the broker's inter-broker listener too): PLAIN users in the JAAS line, SCRAM users from
-/// the storage format ([`scram_format_args`]), `StandardAuthorizer` with no access by default.
-/// The controller listener stays PLAINTEXT, so its peer is `User:ANONYMOUS`, which must be a
-/// super user for the controller APIs (the research notes' recipe); no client reaches it.
-pub fn apache_properties() -> String {
+/// Apache's security settings, as (key, value): PLAIN users in the JAAS line of each SASL
+/// listener in `listeners` (lower-case listener names), SCRAM users from the storage format
+/// ([`scram_format_args`]) or, in a container, from AlterUserScramCredentials
+/// (`apache::container`), `StandardAuthorizer` with no access by default. A controller listener
+/// that stays PLAINTEXT sees its peer as `User:ANONYMOUS`, which must be a super user for the
+/// controller APIs (the research notes' recipe); no client reaches it.
+pub fn apache_settings(listeners: &[&str]) -> Vec<(String, String)> {
     let plain_users: String = USERS
         .iter()
         .map(|(u, p)| format!(" user_{u}=\"{p}\""))
         .collect();
     let admin = password(SUPER_USER).unwrap_or_default();
-    format!(
-        "sasl.enabled.mechanisms={mechanisms}
-sasl.mechanism.inter.broker.protocol=PLAIN
-listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"{SUPER_USER}\" password=\"{admin}\"{plain_users};
-listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
-authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:{SUPER_USER};User:ANONYMOUS
-allow.everyone.if.no.acl.found=false
-",
-        mechanisms = MECHANISMS.join(",")
-    )
+    let mut out = vec![
+        ("sasl.enabled.mechanisms".to_owned(), MECHANISMS.join(",")),
+        (
+            "sasl.mechanism.inter.broker.protocol".to_owned(),
+            "PLAIN".to_owned(),
+        ),
+    ];
+    for listener in listeners {
+        out.push((
+            format!("listener.name.{listener}.plain.sasl.jaas.config"),
+            format!("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"{SUPER_USER}\" password=\"{admin}\"{plain_users};"),
+        ));
+        out.push((
+            format!("listener.name.{listener}.scram-sha-512.sasl.jaas.config"),
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;".to_owned(),
+        ));
+    }
+    out.extend([
+        (
+            "authorizer.class.name".to_owned(),
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer".to_owned(),
+        ),
+        (
+            "super.users".to_owned(),
+            format!("User:{SUPER_USER};User:ANONYMOUS"),
+        ),
+        (
+            "allow.everyone.if.no.acl.found".to_owned(),
+            "false".to_owned(),
+        ),
+    ]);
+    out
+}
+
+/// The server.properties lines of the JVM backend's secured client listener, named
+/// `SASL_PLAINTEXT` (the broker's inter-broker listener too).
+pub fn apache_properties() -> String {
+    apache_settings(&["sasl_plaintext"])
+        .iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect()
 }
 
 /// The `kafka-storage format` arguments that give every user SCRAM-SHA-512 credentials.
@@ -74,6 +105,58 @@ pub fn scram_format_args() -> Vec<String> {
             ]
         })
         .collect()
+}
+
+/// SCRAM's iterations for the credentials kconform sets (Kafka's minimum, its tools' default).
+pub const SCRAM_ITERATIONS: i32 = 4096;
+
+/// Gives every user SCRAM-SHA-512 credentials over the wire (AlterUserScramCredentials, as the
+/// super user logged in with PLAIN): how a broker whose storage was formatted without them
+/// (the container backend's) gets them.
+pub async fn upsert_scram_users(
+    addr: std::net::SocketAddr,
+    deadline: std::time::Duration,
+) -> Result<(), String> {
+    use kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
+    use kafka_protocol::messages::{
+        AlterUserScramCredentialsRequest, ApiKey, RequestKind, ResponseKind,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let mut conn = crate::acls::super_user(addr, deadline).await?;
+    let upsertions = USERS
+        .iter()
+        .map(|(user, password)| {
+            let salt = uuid::Uuid::new_v4().as_bytes().to_vec();
+            let salted = crate::sasl::salted_password(password, &salt, SCRAM_ITERATIONS as u32);
+            ScramCredentialUpsertion::default()
+                .with_name(StrBytes::from_static_str(user))
+                .with_mechanism(2) // SCRAM-SHA-512
+                .with_iterations(SCRAM_ITERATIONS)
+                .with_salt(salt.into())
+                .with_salted_password(salted.into())
+        })
+        .collect();
+    let request = RequestKind::AlterUserScramCredentials(
+        AlterUserScramCredentialsRequest::default().with_upsertions(upsertions),
+    );
+    match conn
+        .send(ApiKey::AlterUserScramCredentials, 0, &request)
+        .await
+        .map_err(|e| format!("AlterUserScramCredentials: {e}"))?
+    {
+        ResponseKind::AlterUserScramCredentials(r) => {
+            match r.results.iter().find(|x| x.error_code != 0) {
+                Some(x) => Err(format!(
+                    "AlterUserScramCredentials refused {}: error {} ({})",
+                    x.user.as_str(),
+                    x.error_code,
+                    x.error_message.as_deref().unwrap_or("no message")
+                )),
+                None => Ok(()),
+            }
+        }
+        other => Err(format!("AlterUserScramCredentials answered {other:?}")),
+    }
 }
 
 #[cfg(test)]

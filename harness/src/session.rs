@@ -115,7 +115,9 @@ impl Session<'_> {
     /// where they come from.
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
         let label = match spec.brokers() {
-            _ if spec.secured() => crate::target::snapshot_label(&TargetSpec::ApacheSasl.name()),
+            _ if spec.secured() => {
+                crate::target::snapshot_label(&TargetSpec::ApacheSasl(apache::Backend::Auto).name())
+            }
             1 => "apache".to_owned(),
             n => crate::target::snapshot_label(&TargetSpec::ApacheCluster(n).name()),
         };

@@ -68,8 +68,9 @@ pub enum TargetSpec {
     /// kaas-ref, in process, requiring SASL and applying ACLs ([`crate::security`]): the
     /// target of the security scenarios.
     RefSasl,
-    /// A real Apache Kafka 3.7 launched as a JVM with SASL and `StandardAuthorizer`.
-    ApacheSasl,
+    /// A real Apache Kafka 3.7 with SASL and `StandardAuthorizer`, launched for the run by the
+    /// backend given (`kconform apache up` keeps a plain one, never used here).
+    ApacheSasl(Backend),
     /// Apache's recorded answers of the security scenarios (`<scenario>__apache-sasl.snap`).
     RecordedSasl,
 }
@@ -94,7 +95,7 @@ impl TargetSpec {
         match s.split_once('=') {
             None if s == "ref" => Ok(TargetSpec::Ref),
             None if s == "ref+sasl" => Ok(TargetSpec::RefSasl),
-            None if s == "apache+sasl" => Ok(TargetSpec::ApacheSasl),
+            None if s == "apache+sasl" => Ok(TargetSpec::ApacheSasl(Backend::Auto)),
             None if s == "apache-recorded+sasl" => Ok(TargetSpec::RecordedSasl),
             None if s == "apache" => Ok(TargetSpec::Apache(Backend::Auto)),
             None if s == "apache-recorded" => Ok(TargetSpec::Recorded),
@@ -121,7 +122,7 @@ impl TargetSpec {
             TargetSpec::ApacheCluster(n) => format!("apache:{n}"),
             TargetSpec::RecordedCluster(n) => format!("apache-recorded:{n}"),
             TargetSpec::RefSasl => "ref+sasl".into(),
-            TargetSpec::ApacheSasl => "apache+sasl".into(),
+            TargetSpec::ApacheSasl(_) => "apache+sasl".into(),
             TargetSpec::RecordedSasl => "apache-recorded+sasl".into(),
         }
     }
@@ -131,7 +132,7 @@ impl TargetSpec {
     pub fn secured(&self) -> bool {
         matches!(
             self,
-            TargetSpec::RefSasl | TargetSpec::ApacheSasl | TargetSpec::RecordedSasl
+            TargetSpec::RefSasl | TargetSpec::ApacheSasl(_) | TargetSpec::RecordedSasl
         )
     }
 
@@ -320,18 +321,33 @@ impl Running {
                     "kaas-ref, in process, with SASL (PLAIN, SCRAM-SHA-512) and ACLs".into();
                 running.held = std::sync::Arc::new(Held::Ref(broker).into());
             }
-            TargetSpec::ApacheSasl => {
-                let jvm = tokio::task::spawn_blocking(|| ApacheJvm::start_with(true))
-                    .await
-                    .map_err(|e| failed(e.to_string()))?
-                    .map_err(|e| failed(e.to_string()))?;
-                running.addr = jvm.addr;
-                running.origin = format!(
-                    "Apache Kafka {} launched as a JVM with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and StandardAuthorizer, started in {:.1} s",
-                    apache::KAFKA_VERSION,
-                    jvm.start_time.as_secs_f64()
-                );
-                running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
+            TargetSpec::ApacheSasl(backend) => {
+                match backend.resolve().map_err(|e| failed(e.to_string()))? {
+                    Backend::Container => {
+                        let c = ApacheContainer::start_secured()
+                            .await
+                            .map_err(|e| failed(e.to_string()))?;
+                        running.addr = c.addr;
+                        running.origin = format!(
+                        "Apache Kafka {} in the apache/kafka container with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and StandardAuthorizer",
+                        apache::KAFKA_VERSION
+                    );
+                        running.held = std::sync::Arc::new(Held::Container(Box::new(c)).into());
+                    }
+                    _ => {
+                        let jvm = tokio::task::spawn_blocking(|| ApacheJvm::start_with(true))
+                            .await
+                            .map_err(|e| failed(e.to_string()))?
+                            .map_err(|e| failed(e.to_string()))?;
+                        running.addr = jvm.addr;
+                        running.origin = format!(
+                        "Apache Kafka {} launched as a JVM with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and StandardAuthorizer, started in {:.1} s",
+                        apache::KAFKA_VERSION,
+                        jvm.start_time.as_secs_f64()
+                    );
+                        running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
+                    }
+                }
             }
             TargetSpec::Recorded | TargetSpec::RecordedCluster(_) | TargetSpec::RecordedSasl => {
                 return Err(failed(

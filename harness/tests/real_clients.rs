@@ -157,19 +157,19 @@ fn workload(addr: &str, login: Login, names: &Names) -> Seen {
     let Names { topic, txn, group } = names;
     let p = producer(addr, login, txn);
     p.begin_transaction().unwrap();
-    send(&p, &topic, &values("c", 5));
+    send(&p, topic, &values("c", 5));
     p.commit_transaction(T).expect("commit");
     p.begin_transaction().unwrap();
-    send(&p, &topic, &values("a", 5));
+    send(&p, topic, &values("a", 5));
     p.abort_transaction(T).expect("abort");
 
     // Consume-process-produce: the output record and the group's offset commit together.
     let input = consumer(addr, login, group, "read_committed");
     p.begin_transaction().unwrap();
-    send(&p, &topic, &values("x", 1));
+    send(&p, topic, &values("x", 1));
     let mut offsets = TopicPartitionList::new();
     offsets
-        .add_partition_offset(&topic, 0, Offset::Offset(5))
+        .add_partition_offset(topic, 0, Offset::Offset(5))
         .unwrap();
     p.send_offsets_to_transaction(&offsets, &input.group_metadata().unwrap(), T)
         .expect("send_offsets_to_transaction");
@@ -179,7 +179,7 @@ fn workload(addr: &str, login: Login, names: &Names) -> Seen {
     let _second = producer(addr, login, txn);
     let fenced = (|| {
         p.begin_transaction()?;
-        send(&p, &topic, &values("z", 1));
+        send(&p, topic, &values("z", 1));
         p.commit_transaction(T)
     })();
     let fenced = match fenced {
@@ -370,7 +370,7 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
     );
     match kconform::apache::available() {
         Ok(()) => {
-            let apache = seen_secured(TargetSpec::ApacheSasl).await;
+            let apache = seen_secured(TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm)).await;
             assert_eq!(
                 kaas, apache,
                 "kaas-ref (left) and Apache (right) differ for librdkafka as a SASL user"
@@ -379,4 +379,37 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
         }
         Err(why) => println!("SKIPPED the Apache half: {why}"),
     }
+}
+
+/// What the container backend does after its start, tried on the JVM one (no Docker here):
+/// SCRAM-SHA-512 credentials sent with AlterUserScramCredentials replace those the storage
+/// format wrote, and a SCRAM login with them succeeds, so the salted password kconform computes
+/// is the one Apache checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_takes_scram_credentials_over_the_wire() {
+    if let Err(why) = kconform::apache::available() {
+        println!("SKIPPED: {why}");
+        return;
+    }
+    let target = Running::start(&TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm))
+        .await
+        .expect("target starts");
+    kconform::security::upsert_scram_users(target.addr, T)
+        .await
+        .expect("credentials upserted");
+    for (user, password) in kconform::security::USERS {
+        let mut conn = kconform::client::Connection::connect(target.addr, T)
+            .await
+            .unwrap();
+        kconform::sasl::authenticate(&mut conn, kconform::sasl::SCRAM_SHA_512, user, password)
+            .await
+            .unwrap_or_else(|e| panic!("{user}: {e}"));
+    }
+    let mut conn = kconform::client::Connection::connect(target.addr, T)
+        .await
+        .unwrap();
+    let wrong =
+        kconform::sasl::authenticate(&mut conn, kconform::sasl::SCRAM_SHA_512, "alice", "x").await;
+    assert!(wrong.is_err(), "a wrong password logged in");
+    target.stop().await;
 }

@@ -96,8 +96,8 @@ async fn both_sides(
     let (ours, live, label) = match brokers {
         _ if secured => (
             TargetSpec::RefSasl,
-            TargetSpec::ApacheSasl,
-            snapshot_label(&TargetSpec::ApacheSasl.name()),
+            TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm),
+            snapshot_label(&TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm).name()),
         ),
         1 => (
             TargetSpec::Ref,

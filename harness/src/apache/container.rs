@@ -8,9 +8,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use testcontainers_modules::kafka::apache;
-use testcontainers_modules::testcontainers::core::ContainerPort;
+use testcontainers_modules::testcontainers::core::{ContainerPort, WaitFor};
 use testcontainers_modules::testcontainers::runners::AsyncRunner;
-use testcontainers_modules::testcontainers::{ContainerAsync, ContainerRequest, ImageExt};
+use testcontainers_modules::testcontainers::{
+    ContainerAsync, ContainerRequest, GenericImage, ImageExt,
+};
 
 use super::{ApacheError, KAFKA_VERSION, SETTINGS};
 
@@ -18,9 +20,54 @@ use super::{ApacheError, KAFKA_VERSION, SETTINGS};
 pub const START_DEADLINE: Duration = Duration::from_secs(300);
 
 /// The environment variable the image reads a broker setting from
-/// (`transaction.state.log.min.isr` → `KAFKA_TRANSACTION_STATE_LOG_MIN_ISR`).
+/// (`transaction.state.log.min.isr` → `KAFKA_TRANSACTION_STATE_LOG_MIN_ISR`; the image reads
+/// `__` as `_` and `___` as `-`).
 pub fn env_name(setting: &str) -> String {
-    format!("KAFKA_{}", setting.replace('.', "_").to_uppercase())
+    let escaped = setting
+        .replace('_', "__")
+        .replace('-', "___")
+        .replace('.', "_");
+    format!("KAFKA_{}", escaped.to_uppercase())
+}
+
+/// The secured broker's container request: the same image and [`SETTINGS`], its own KRaft
+/// configuration (the Kafka module's fixes a PLAINTEXT listener), a `CLIENT` listener requiring
+/// SASL on `host_port`, an internal `BROKER` listener advertised as `localhost:9093` (markers go
+/// through it from inside the container) and the security settings of the JVM backend
+/// ([`crate::security::apache_settings`]). Listener names avoid `SASL_`, which the image
+/// would want KAFKA_OPTS for. SCRAM users come after the start
+/// ([`crate::security::upsert_scram_users`]): the image formats storage itself.
+pub fn secured_request(host_port: u16) -> ContainerRequest<GenericImage> {
+    let image = GenericImage::new("apache/kafka", KAFKA_VERSION)
+        .with_wait_for(WaitFor::message_on_stdout(super::jvm::READY_LINE));
+    let mut settings: Vec<(String, String)> = vec![
+        ("node.id".into(), "1".into()),
+        ("process.roles".into(), "broker,controller".into()),
+        ("controller.quorum.voters".into(), "1@localhost:9094".into()),
+        (
+            "listeners".into(),
+            "CLIENT://0.0.0.0:9092,BROKER://0.0.0.0:9093,CONTROLLER://0.0.0.0:9094".into(),
+        ),
+        (
+            "advertised.listeners".into(),
+            format!("CLIENT://127.0.0.1:{host_port},BROKER://localhost:9093"),
+        ),
+        (
+            "listener.security.protocol.map".into(),
+            "CLIENT:SASL_PLAINTEXT,BROKER:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT".into(),
+        ),
+        ("inter.broker.listener.name".into(), "BROKER".into()),
+        ("controller.listener.names".into(), "CONTROLLER".into()),
+    ];
+    settings.extend(SETTINGS.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    settings.extend(crate::security::apache_settings(&["client", "broker"]));
+    let mut request = image
+        .with_mapped_port(host_port, ContainerPort::Tcp(9092))
+        .with_startup_timeout(START_DEADLINE);
+    for (key, value) in settings {
+        request = request.with_env_var(env_name(&key), value);
+    }
+    request
 }
 
 /// The container request: the JVM image, the pinned tag, [`SETTINGS`] as environment.
@@ -39,7 +86,13 @@ pub fn request() -> ContainerRequest<apache::Kafka> {
 pub struct ApacheContainer {
     /// The client address (the image advertises 127.0.0.1 and the mapped port).
     pub addr: SocketAddr,
-    _container: ContainerAsync<apache::Kafka>,
+    _container: Running,
+}
+
+/// The container, of the Kafka module's image or of the secured generic one.
+enum Running {
+    Plain(ContainerAsync<apache::Kafka>),
+    Secured(ContainerAsync<GenericImage>),
 }
 
 impl std::fmt::Debug for ApacheContainer {
@@ -53,7 +106,11 @@ impl std::fmt::Debug for ApacheContainer {
 impl ApacheContainer {
     /// Stops and removes the container.
     pub async fn stop(self) {
-        if let Err(e) = self._container.rm().await {
+        let removed = match self._container {
+            Running::Plain(c) => c.rm().await,
+            Running::Secured(c) => c.rm().await,
+        };
+        if let Err(e) = removed {
             tracing::warn!(error = %e, "removing the Apache container failed");
         }
     }
@@ -72,7 +129,25 @@ impl ApacheContainer {
             .map_err(|e| ApacheError::Container(e.to_string()))?;
         Ok(ApacheContainer {
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            _container: container,
+            _container: Running::Plain(container),
+        })
+    }
+
+    /// Starts the secured broker ([`secured_request`]) and gives its users SCRAM credentials.
+    pub async fn start_secured() -> Result<ApacheContainer, ApacheError> {
+        docker_answers().map_err(ApacheError::Container)?;
+        let host_port = super::jvm::free_port()?;
+        let container = secured_request(host_port)
+            .start()
+            .await
+            .map_err(|e| ApacheError::Container(e.to_string()))?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], host_port));
+        crate::security::upsert_scram_users(addr, Duration::from_secs(30))
+            .await
+            .map_err(ApacheError::Container)?;
+        Ok(ApacheContainer {
+            addr,
+            _container: Running::Secured(container),
         })
     }
 }
@@ -167,6 +242,50 @@ mod tests {
             env_name("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
             "KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS"
         );
+        assert_eq!(
+            env_name("listener.name.client.scram-sha-512.sasl.jaas.config"),
+            "KAFKA_LISTENER_NAME_CLIENT_SCRAM___SHA___512_SASL_JAAS_CONFIG"
+        );
+        assert_eq!(env_name("a_b.c"), "KAFKA_A__B_C");
+    }
+
+    #[test]
+    fn the_secured_request_carries_the_jvm_backends_security_on_its_own_listeners() {
+        let r = secured_request(19092);
+        assert_eq!(r.descriptor(), format!("apache/kafka:{KAFKA_VERSION}"));
+        let env: std::collections::HashMap<String, String> = r
+            .env_vars()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        for (key, value) in SETTINGS {
+            assert_eq!(
+                env.get(&env_name(key)).map(String::as_str),
+                Some(*value),
+                "{key}"
+            );
+        }
+        for (key, value) in crate::security::apache_settings(&["client", "broker"]) {
+            assert_eq!(env.get(&env_name(&key)), Some(&value), "{key}");
+        }
+        assert_eq!(
+            env.get("KAFKA_ADVERTISED_LISTENERS").map(String::as_str),
+            Some("CLIENT://127.0.0.1:19092,BROKER://localhost:9093")
+        );
+        assert_eq!(
+            env.get("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP")
+                .map(String::as_str),
+            Some("CLIENT:SASL_PLAINTEXT,BROKER:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT")
+        );
+        assert!(
+            env.keys().all(|k| !k.contains("SASL_PLAINTEXT")),
+            "no listener named SASL_…: the image would want KAFKA_OPTS"
+        );
+        assert_eq!(
+            env.get("KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND")
+                .map(String::as_str),
+            Some("false")
+        );
+        assert_eq!(r.startup_timeout(), Some(START_DEADLINE));
     }
 
     #[test]
