@@ -43,7 +43,9 @@ fn kind_of(key: &str) -> Option<&'static str> {
 
 impl Normaliser {
     /// A normaliser that maps each unique name back to its placeholder.
-    pub fn new(names: Vec<(String, String)>) -> Normaliser {
+    pub fn new(mut names: Vec<(String, String)>) -> Normaliser {
+        // Longer names first: `closed_group-…` is not read as `closed_` and `${group}`.
+        names.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
         Normaliser {
             names,
             ..Default::default()
@@ -170,6 +172,18 @@ impl Normaliser {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_name_inside_a_longer_one_does_not_split_it() {
+        let mut n = Normaliser::new(vec![
+            ("group-s-1".into(), "${group}".into()),
+            ("closed_group-s-1".into(), "${closed_group}".into()),
+        ]);
+        assert_eq!(
+            n.normalise(&json!({"group_id": "closed_group-s-1", "other": "group-s-1"})),
+            json!({"group_id": "${closed_group}", "other": "${group}"})
+        );
+    }
 
     #[test]
     fn symbols_keep_equality_and_codes_get_names() {

@@ -5,7 +5,13 @@
 //!
 //! The wire codes are Kafka's (`ResourceType`, `PatternType`, `AclOperation`,
 //! `AclPermissionType`), so a binding is stored as the request gave it.
+//!
+//! The bindings live in `__cluster/acls.json` on the data directory, so that they outlive a
+//! restart and every broker sharing the volume applies the same ones: a change is made under a
+//! file lock on the latest file and written atomically; a broker reads the file again whenever
+//! it was replaced (a new inode) since it last read it.
 
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use crate::auth::{Authorizer, Operation, Resource};
@@ -86,7 +92,7 @@ pub mod permission {
 pub const CLUSTER_NAME: &str = "kafka-cluster";
 
 /// One ACL: who may (or may not) do what, on which resources, from where.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Binding {
     /// `resource_type` code.
     pub resource_type: i8,
@@ -175,38 +181,140 @@ pub fn invalid(b: &Binding) -> Option<&'static str> {
 #[derive(Debug, Default)]
 pub struct AclStore {
     super_users: Vec<String>,
-    bindings: RwLock<Vec<Binding>>,
+    /// `__cluster/acls.json`, or none: kept in memory only.
+    file: Option<PathBuf>,
+    bindings: RwLock<Loaded>,
+}
+
+/// The bindings as last read, and which file they were read from (its inode: every write
+/// replaces the file).
+#[derive(Debug, Default)]
+struct Loaded {
+    inode: Option<u64>,
+    bindings: Vec<Binding>,
+}
+
+/// Why the ACL file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct AclFileError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub reason: String,
+}
+
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+fn read_file(path: &Path) -> Result<Loaded, AclFileError> {
+    let failed = |reason: String| AclFileError {
+        path: path.to_owned(),
+        reason,
+    };
+    let inode = inode(path);
+    let bindings = match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| failed(e.to_string()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(failed(e.to_string())),
+    };
+    Ok(Loaded { inode, bindings })
 }
 
 impl AclStore {
-    /// A store with no bindings; `super_users` are principals (`User:admin`).
+    /// A store with no bindings, in memory; `super_users` are principals (`User:admin`).
     pub fn new(super_users: Vec<String>) -> AclStore {
         AclStore {
             super_users,
+            file: None,
             bindings: RwLock::default(),
         }
     }
 
-    /// Adds `b` unless an equal binding exists (creating one twice is no error in Apache).
-    pub fn create(&self, b: Binding) {
-        let mut all = self.bindings.write().unwrap_or_else(|p| p.into_inner());
-        if !all.contains(&b) {
-            all.push(b);
+    /// The store kept in `file` (shared by the brokers of one volume), as it is now.
+    pub fn open(super_users: Vec<String>, file: PathBuf) -> Result<AclStore, AclFileError> {
+        let loaded = read_file(&file)?;
+        Ok(AclStore {
+            super_users,
+            file: Some(file),
+            bindings: RwLock::new(loaded),
+        })
+    }
+
+    /// The bindings now: read again when another broker (or this one) replaced the file.
+    fn current(&self) -> std::sync::RwLockReadGuard<'_, Loaded> {
+        if let Some(file) = &self.file {
+            let stale = {
+                let loaded = self.bindings.read().unwrap_or_else(|p| p.into_inner());
+                loaded.inode != inode(file)
+            };
+            if stale {
+                match read_file(file) {
+                    Ok(fresh) => {
+                        *self.bindings.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+                    }
+                    // Half a write cannot be seen (the file is replaced whole); a file that
+                    // does not parse keeps the bindings last read, and says so.
+                    Err(e) => {
+                        tracing::warn!(error = %e, "ACL file unreadable; keeping the last ACLs read")
+                    }
+                }
+            }
         }
+        self.bindings.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies `change` to the latest bindings and stores the result (under the file's lock,
+    /// so that brokers sharing it lose none of each other's changes).
+    fn change<R>(&self, change: impl FnOnce(&mut Vec<Binding>) -> R) -> Result<R, AclFileError> {
+        let Some(file) = &self.file else {
+            let mut loaded = self.bindings.write().unwrap_or_else(|p| p.into_inner());
+            return Ok(change(&mut loaded.bindings));
+        };
+        let failed = |e: std::io::Error| AclFileError {
+            path: file.clone(),
+            reason: e.to_string(),
+        };
+        let _lock = crate::storage::file_lock::FileLock::exclusive(&file.with_extension("lock"))
+            .map_err(failed)?;
+        let mut loaded = read_file(file)?;
+        let out = change(&mut loaded.bindings);
+        let bytes = serde_json::to_vec_pretty(&loaded.bindings).expect("bindings serialize");
+        crate::storage::atomic::write_atomic(file, &bytes).map_err(failed)?;
+        loaded.inode = inode(file);
+        *self.bindings.write().unwrap_or_else(|p| p.into_inner()) = loaded;
+        Ok(out)
+    }
+
+    /// Adds `b` unless an equal binding exists (creating one twice is no error in Apache).
+    pub fn create(&self, b: Binding) -> Result<(), AclFileError> {
+        self.change(|all| {
+            if !all.contains(&b) {
+                all.push(b);
+            }
+        })
     }
 
     /// The bindings `f` selects, in the order they were created.
     pub fn describe(&self, f: &Filter) -> Vec<Binding> {
-        let all = self.bindings.read().unwrap_or_else(|p| p.into_inner());
-        all.iter().filter(|b| f.matches(b)).cloned().collect()
+        let loaded = self.current();
+        loaded
+            .bindings
+            .iter()
+            .filter(|b| f.matches(b))
+            .cloned()
+            .collect()
     }
 
     /// Removes and returns the bindings `f` selects.
-    pub fn delete(&self, f: &Filter) -> Vec<Binding> {
-        let mut all = self.bindings.write().unwrap_or_else(|p| p.into_inner());
-        let (gone, kept) = all.drain(..).partition(|b| f.matches(b));
-        *all = kept;
-        gone
+    pub fn delete(&self, f: &Filter) -> Result<Vec<Binding>, AclFileError> {
+        self.change(|all| {
+            let (gone, kept) = std::mem::take(all).into_iter().partition(|b| f.matches(b));
+            *all = kept;
+            gone
+        })
     }
 }
 
@@ -250,7 +358,8 @@ impl Authorizer for AclStore {
         }
         let (rtype, name) = resource_code(resource);
         let wanted = operation_code(operation);
-        let all = self.bindings.read().unwrap_or_else(|p| p.into_inner());
+        let loaded = self.current();
+        let all = &loaded.bindings;
         let applies = |b: &&Binding| {
             b.resource_type == rtype
                 && match b.pattern_type {
@@ -306,21 +415,24 @@ mod tests {
             pattern_type::LITERAL,
             "User:alice",
             operation::WRITE,
-        ));
+        ))
+        .unwrap();
         s.create(allow(
             resource_type::GROUP,
             "g-",
             pattern_type::PREFIXED,
             "User:alice",
             operation::READ,
-        ));
+        ))
+        .unwrap();
         s.create(allow(
             resource_type::TRANSACTIONAL_ID,
             "*",
             pattern_type::LITERAL,
             "User:*",
             operation::WRITE,
-        ));
+        ))
+        .unwrap();
         let a = |op, r| s.authorize("User:alice", op, r);
         assert!(a(Operation::Write, Resource::Topic("t")));
         assert!(!a(Operation::Write, Resource::Topic("t2")));
@@ -348,7 +460,8 @@ mod tests {
             pattern_type::LITERAL,
             "User:alice",
             operation::ALL,
-        ));
+        ))
+        .unwrap();
         s.create(Binding {
             permission: permission::DENY,
             ..allow(
@@ -358,7 +471,8 @@ mod tests {
                 "User:alice",
                 operation::READ,
             )
-        });
+        })
+        .unwrap();
         assert!(s.authorize("User:alice", Operation::Read, Resource::Topic("open")));
         assert!(!s.authorize("User:alice", Operation::Read, Resource::Topic("secret")));
         assert!(s.authorize("User:alice", Operation::Write, Resource::Topic("secret")));
@@ -374,8 +488,8 @@ mod tests {
             "User:alice",
             operation::READ,
         );
-        s.create(b.clone());
-        s.create(b.clone());
+        s.create(b.clone()).unwrap();
+        s.create(b.clone()).unwrap();
         let any = Filter {
             resource_type: resource_type::ANY,
             resource_name: None,
@@ -402,7 +516,60 @@ mod tests {
             ..any.clone()
         };
         assert!(s.describe(&literal).is_empty());
-        assert_eq!(s.delete(&any), vec![b]);
+        assert_eq!(s.delete(&any).unwrap(), vec![b]);
         assert!(s.describe(&any).is_empty());
+    }
+
+    #[test]
+    fn brokers_sharing_the_file_apply_each_others_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("acls.json");
+        let a = AclStore::open(vec![], file.clone()).unwrap();
+        let b = AclStore::open(vec![], file.clone()).unwrap();
+        let write = allow(
+            resource_type::TOPIC,
+            "t",
+            pattern_type::LITERAL,
+            "User:alice",
+            operation::WRITE,
+        );
+        a.create(write.clone()).unwrap();
+        assert!(
+            b.authorize("User:alice", Operation::Write, Resource::Topic("t")),
+            "b reads a's change"
+        );
+        let other = allow(
+            resource_type::GROUP,
+            "g",
+            pattern_type::LITERAL,
+            "User:bob",
+            operation::READ,
+        );
+        b.create(other.clone()).unwrap();
+        let any = Filter {
+            resource_type: resource_type::ANY,
+            resource_name: None,
+            pattern_type: pattern_type::ANY,
+            principal: None,
+            host: None,
+            operation: operation::ANY,
+            permission: permission::ANY,
+        };
+        assert_eq!(
+            a.describe(&any),
+            vec![write.clone(), other],
+            "neither change lost"
+        );
+        b.delete(&Filter {
+            resource_type: resource_type::GROUP,
+            ..any.clone()
+        })
+        .unwrap();
+        assert_eq!(a.describe(&any), vec![write]);
+        let reopened = AclStore::open(vec![], file).unwrap();
+        assert!(
+            reopened.authorize("User:alice", Operation::Write, Resource::Topic("t")),
+            "kept across a restart"
+        );
     }
 }

@@ -257,10 +257,18 @@ pub fn open_state(
     std::fs::create_dir_all(&data_dir).map_err(storage)?;
     let cluster = cluster_dir(&data_dir);
     let cluster_id = load_cluster_id(&cluster).map_err(storage)?;
-    let acls = config
-        .security
-        .as_ref()
-        .map(|s| Arc::new(crate::acl::AclStore::new(s.super_users.clone())));
+    let acls = match &config.security {
+        Some(s) => {
+            let store =
+                crate::acl::AclStore::open(s.super_users.clone(), cluster.join("acls.json"))
+                    .map_err(|e| StartError::Storage {
+                        path: e.path.clone(),
+                        source: std::io::Error::other(e.reason),
+                    })?;
+            Some(Arc::new(store))
+        }
+        None => None,
+    };
     let users = config
         .security
         .as_ref()

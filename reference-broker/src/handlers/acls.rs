@@ -19,6 +19,8 @@ use super::{sb, Ctx};
 use crate::acl::{invalid, Binding, Filter};
 use crate::auth::{Operation, Resource};
 
+/// The ACL file could not be written (a full disk): the change is not made.
+const UNKNOWN_SERVER_ERROR: i16 = -1;
 const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
 const INVALID_REQUEST: i16 = 42;
 const SECURITY_DISABLED: i16 = 54;
@@ -60,10 +62,10 @@ pub fn create(ctx: &Ctx, r: CreateAclsRequest) -> CreateAclsResponse {
             let (code, message) = match (&refusal, invalid(&b), &ctx.state.acls) {
                 (Some((code, m)), _, _) => (*code, Some(m.clone())),
                 (None, Some(why), _) => (INVALID_REQUEST, Some(why.to_owned())),
-                (None, None, Some(store)) => {
-                    store.create(b);
-                    (0, None)
-                }
+                (None, None, Some(store)) => match store.create(b) {
+                    Ok(()) => (0, None),
+                    Err(e) => (UNKNOWN_SERVER_ERROR, Some(e.to_string())),
+                },
                 (None, None, None) => (SECURITY_DISABLED, Some(NO_AUTHORIZER.into())),
             };
             AclCreationResult::default()
@@ -163,12 +165,15 @@ pub fn delete(ctx: &Ctx, r: DeleteAclsRequest) -> DeleteAclsResponse {
                 d.operation,
                 d.permission_type,
             );
-            let gone = ctx
-                .state
-                .acls
-                .as_ref()
-                .map(|s| s.delete(&f))
-                .unwrap_or_default();
+            let gone = match ctx.state.acls.as_ref().map(|s| s.delete(&f)) {
+                Some(Ok(gone)) => gone,
+                Some(Err(e)) => {
+                    return DeleteAclsFilterResult::default()
+                        .with_error_code(UNKNOWN_SERVER_ERROR)
+                        .with_error_message(Some(StrBytes::from_string(e.to_string())))
+                }
+                None => Vec::new(),
+            };
             DeleteAclsFilterResult::default().with_matching_acls(
                 gone.iter()
                     .map(|b| {
