@@ -40,8 +40,16 @@ pub async fn super_user(addr: SocketAddr, deadline: Duration) -> Result<Connecti
     Ok(conn)
 }
 
-/// Creates `acls` and waits (within `deadline`) until the target lists every one.
-pub async fn create(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> Result<(), String> {
+/// Creates `acls` through the first of `brokers` and waits (within `deadline`) until every
+/// broker lists every one (a cluster's brokers apply a new ACL each a little later).
+pub async fn create(
+    brokers: &[SocketAddr],
+    deadline: Duration,
+    acls: &[AclWire],
+) -> Result<(), String> {
+    let Some(&addr) = brokers.first() else {
+        return Err("no broker to create ACLs on".into());
+    };
     let mut conn = super_user(addr, deadline).await?;
     let creations = acls
         .iter()
@@ -76,6 +84,22 @@ pub async fn create(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> R
         other => return Err(format!("CreateAcls answered {other:?}")),
     }
     let started = Instant::now();
+    for &broker in brokers {
+        let mut conn = super_user(broker, deadline).await?;
+        wait_listed(&mut conn, started, deadline, acls, true).await?;
+    }
+    Ok(())
+}
+
+/// Asks `conn`'s broker until it lists every one of `acls` (`present`) or none of them, or
+/// `deadline` after `started`.
+async fn wait_listed(
+    conn: &mut Connection,
+    started: Instant,
+    deadline: Duration,
+    acls: &[AclWire],
+    present: bool,
+) -> Result<(), String> {
     for acl in acls {
         loop {
             let request = RequestKind::DescribeAcls(
@@ -99,13 +123,18 @@ pub async fn create(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> R
                 }
                 other => return Err(format!("DescribeAcls answered {other:?}")),
             };
-            if listed {
+            if listed == present {
                 break;
             }
             if started.elapsed() > deadline {
-                return Err(format!(
-                    "the ACL {acl:?} was created but not listed within {deadline:?}"
-                ));
+                return Err(match present {
+                    true => {
+                        format!("the ACL {acl:?} was created but not listed within {deadline:?}")
+                    }
+                    false => {
+                        format!("the ACL {acl:?} was deleted but still listed after {deadline:?}")
+                    }
+                });
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -113,8 +142,16 @@ pub async fn create(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> R
     Ok(())
 }
 
-/// Deletes exactly `acls`.
-pub async fn delete(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> Result<(), String> {
+/// Deletes exactly `acls` through the first of `brokers`, and waits (within `deadline`) until
+/// no broker lists them, so that the next scenario meets none of them.
+pub async fn delete(
+    brokers: &[SocketAddr],
+    deadline: Duration,
+    acls: &[AclWire],
+) -> Result<(), String> {
+    let Some(&addr) = brokers.first() else {
+        return Err("no broker to delete ACLs on".into());
+    };
     let mut conn = super_user(addr, deadline).await?;
     let filters = acls
         .iter()
@@ -135,10 +172,17 @@ pub async fn delete(addr: SocketAddr, deadline: Duration, acls: &[AclWire]) -> R
         .await
         .map_err(|e| format!("DeleteAcls: {e}"))?
     {
-        ResponseKind::DeleteAcls(r) => match r.filter_results.iter().find(|f| f.error_code != 0) {
-            Some(f) => Err(format!("DeleteAcls answered error {}", f.error_code)),
-            None => Ok(()),
-        },
-        other => Err(format!("DeleteAcls answered {other:?}")),
+        ResponseKind::DeleteAcls(r) => {
+            if let Some(f) = r.filter_results.iter().find(|f| f.error_code != 0) {
+                return Err(format!("DeleteAcls answered error {}", f.error_code));
+            }
+        }
+        other => return Err(format!("DeleteAcls answered {other:?}")),
     }
+    let started = Instant::now();
+    for &broker in brokers {
+        let mut conn = super_user(broker, deadline).await?;
+        wait_listed(&mut conn, started, deadline, acls, false).await?;
+    }
+    Ok(())
 }

@@ -14,12 +14,14 @@ use crate::client::Connection;
 const VERSION: i16 = 9;
 
 /// The brokers the broker at `bootstrap` lists (node id → address), within `deadline`.
+/// `secured`: the broker wants a login first (the super user's).
 pub async fn of(
     bootstrap: SocketAddr,
     deadline: Duration,
+    secured: bool,
 ) -> Result<BTreeMap<i32, SocketAddr>, String> {
     // An empty topic list: brokers only.
-    let metadata = metadata(bootstrap, deadline, Some(Vec::new())).await?;
+    let metadata = metadata(bootstrap, deadline, secured, Some(Vec::new())).await?;
     let mut nodes = BTreeMap::new();
     for broker in &metadata.brokers {
         let host = broker.host.to_string();
@@ -45,9 +47,13 @@ pub async fn of(
 /// fewer replicas in sync than assigned (`topic-partition: isr 1 of 3`), internal topics
 /// included. A restarted broker that is listed again may still be catching up; until it is
 /// back in sync, a write that needs every in-sync replica can wait on it.
-pub async fn unsettled(bootstrap: SocketAddr, deadline: Duration) -> Result<Vec<String>, String> {
+pub async fn unsettled(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+) -> Result<Vec<String>, String> {
     // No topic list: every topic.
-    let metadata = metadata(bootstrap, deadline, None).await?;
+    let metadata = metadata(bootstrap, deadline, secured, None).await?;
     Ok(short_partitions(&metadata))
 }
 
@@ -55,11 +61,15 @@ pub async fn unsettled(bootstrap: SocketAddr, deadline: Duration) -> Result<Vec<
 async fn metadata(
     bootstrap: SocketAddr,
     deadline: Duration,
+    secured: bool,
     topics: Option<Vec<kafka_protocol::messages::metadata_request::MetadataRequestTopic>>,
 ) -> Result<kafka_protocol::messages::MetadataResponse, String> {
-    let mut conn = Connection::connect(bootstrap, deadline)
-        .await
-        .map_err(|e| format!("Metadata: {e}"))?;
+    let mut conn = match secured {
+        true => crate::acls::super_user(bootstrap, deadline).await?,
+        false => Connection::connect(bootstrap, deadline)
+            .await
+            .map_err(|e| format!("Metadata: {e}"))?,
+    };
     let request = RequestKind::Metadata(MetadataRequest::default().with_topics(topics));
     let answer = conn
         .send(ApiKey::Metadata, VERSION, &request)

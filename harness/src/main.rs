@@ -117,7 +117,7 @@ struct TargetArgs {
     brokers: Option<u64>,
     /// Run the security scenarios (SASL logins and ACLs) on ref+sasl and apache+sasl (or
     /// apache-recorded+sasl) unless --target names others.
-    #[arg(long, conflicts_with = "brokers")]
+    #[arg(long)]
     sasl: bool,
     /// Deadline for every network wait, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -363,6 +363,14 @@ fn specs(
                 TargetSpec::Apache(backend),
                 TargetSpec::Recorded,
             ),
+            Some(n) if sasl => {
+                let n = n as usize;
+                (
+                    TargetSpec::RefClusterSasl(n),
+                    TargetSpec::ApacheClusterSasl(n),
+                    TargetSpec::RecordedClusterSasl(n),
+                )
+            }
             Some(n) => {
                 let n = n as usize;
                 (
@@ -374,7 +382,9 @@ fn specs(
         };
         let usable = match (&live, backend) {
             // A cluster runs as JVMs whatever the backend.
-            (TargetSpec::ApacheCluster(_), _) => Backend::Jvm.usable(),
+            (TargetSpec::ApacheCluster(_) | TargetSpec::ApacheClusterSasl(_), _) => {
+                Backend::Jvm.usable()
+            }
             _ => backend.usable(),
         };
         return Ok(match usable {
@@ -970,9 +980,10 @@ async fn compare(
         .iter()
         .find(|s| !names.is_empty() && s.secured() != secured)
     {
-        let hint = match s.secured() {
-            true => "--sasl (ref+sasl and apache+sasl)",
-            false => "targets without SASL (ref and apache)",
+        let hint = match (s.secured(), s.brokers) {
+            (true, 1) => "--sasl (ref+sasl and apache+sasl)".to_owned(),
+            (true, n) => format!("--brokers {n} --sasl (ref:{n}+sasl and apache:{n}+sasl)"),
+            (false, _) => "targets without SASL".to_owned(),
         };
         anyhow::bail!(
             "scenario '{}' is {} security scenario: run it with {hint}",

@@ -206,7 +206,7 @@ async fn run_in_slot(
         }
     };
     if !acls.is_empty() && run.stopped.is_none() {
-        if let Err(e) = crate::acls::create(target.addr, deadline, &acls).await {
+        if let Err(e) = crate::acls::create(&target.bootstrap, deadline, &acls).await {
             run.stopped = Some(format!("setting up the scenario's ACLs: {e}"));
         }
     }
@@ -222,7 +222,7 @@ async fn run_in_slot(
         run.land(pending).await;
     }
     if !acls.is_empty() {
-        if let Err(e) = crate::acls::delete(target.addr, deadline, &acls).await {
+        if let Err(e) = crate::acls::delete(&target.bootstrap, deadline, &acls).await {
             run.failed
                 .push(format!("could not delete the scenario's ACLs: {e}"));
         }
@@ -366,7 +366,8 @@ impl Run<'_> {
         if self.nodes.is_some() {
             return Ok(());
         }
-        let nodes = crate::brokers::of(self.target.addr, self.deadline).await?;
+        let nodes =
+            crate::brokers::of(self.target.addr, self.deadline, self.target.secured).await?;
         for (node, addr) in &nodes {
             self.normaliser
                 .learn_port(i64::from(addr.port()), i64::from(*node));

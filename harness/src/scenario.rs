@@ -228,9 +228,6 @@ fn check_security(s: &Scenario) -> Result<(), String> {
     if !secured {
         return Ok(());
     }
-    if s.brokers > 1 {
-        return Err("a security scenario runs on one broker (ref+sasl and apache+sasl)".into());
-    }
     let logins = logins(s);
     for step in s.steps.iter().filter(|st| st.api.is_some()) {
         let (user, mechanism) = &logins[&step.connection];

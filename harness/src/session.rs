@@ -114,13 +114,13 @@ impl Session<'_> {
     /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`, and
     /// where they come from.
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
-        let label = match spec.brokers() {
-            _ if spec.secured() => {
-                crate::target::snapshot_label(&TargetSpec::ApacheSasl(apache::Backend::Auto).name())
-            }
-            1 => "apache".to_owned(),
-            n => crate::target::snapshot_label(&TargetSpec::ApacheCluster(n).name()),
+        let live = match (spec.brokers(), spec.secured()) {
+            (1, false) => TargetSpec::Apache(apache::Backend::Auto),
+            (1, true) => TargetSpec::ApacheSasl(apache::Backend::Auto),
+            (n, false) => TargetSpec::ApacheCluster(n),
+            (n, true) => TargetSpec::ApacheClusterSasl(n),
         };
+        let label = crate::target::snapshot_label(&live.name());
         let transcripts = chosen
             .iter()
             .map(|s| {

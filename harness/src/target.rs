@@ -73,6 +73,13 @@ pub enum TargetSpec {
     ApacheSasl(Backend),
     /// Apache's recorded answers of the security scenarios (`<scenario>__apache-sasl.snap`).
     RecordedSasl,
+    /// A kaas-ref cluster of N brokers with SASL and ACLs (shared on the volume).
+    RefClusterSasl(usize),
+    /// An Apache cluster of N brokers with SASL and `StandardAuthorizer`.
+    ApacheClusterSasl(usize),
+    /// Apache's recorded answers of the security scenarios for N brokers
+    /// (`<scenario>__apache-N-sasl.snap`).
+    RecordedClusterSasl(usize),
 }
 
 impl TargetSpec {
@@ -80,15 +87,22 @@ impl TargetSpec {
     /// `ref:N`, `apache:N` and `apache-recorded:N`.
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
         if let Some((base, n)) = s.split_once(':').filter(|_| !s.starts_with("external=")) {
+            let (n, sasl) = match n.strip_suffix("+sasl") {
+                Some(n) => (n, true),
+                None => (n, false),
+            };
             let n = n
                 .parse::<usize>()
                 .ok()
                 .filter(|n| (2..=MAX_BROKERS).contains(n))
                 .ok_or_else(|| TargetError::Unknown(s.to_owned()))?;
-            return match base {
-                "ref" => Ok(TargetSpec::RefCluster(n)),
-                "apache" => Ok(TargetSpec::ApacheCluster(n)),
-                "apache-recorded" => Ok(TargetSpec::RecordedCluster(n)),
+            return match (base, sasl) {
+                ("ref", false) => Ok(TargetSpec::RefCluster(n)),
+                ("apache", false) => Ok(TargetSpec::ApacheCluster(n)),
+                ("apache-recorded", false) => Ok(TargetSpec::RecordedCluster(n)),
+                ("ref", true) => Ok(TargetSpec::RefClusterSasl(n)),
+                ("apache", true) => Ok(TargetSpec::ApacheClusterSasl(n)),
+                ("apache-recorded", true) => Ok(TargetSpec::RecordedClusterSasl(n)),
                 _ => Err(TargetError::Unknown(s.to_owned())),
             };
         }
@@ -124,6 +138,9 @@ impl TargetSpec {
             TargetSpec::RefSasl => "ref+sasl".into(),
             TargetSpec::ApacheSasl(_) => "apache+sasl".into(),
             TargetSpec::RecordedSasl => "apache-recorded+sasl".into(),
+            TargetSpec::RefClusterSasl(n) => format!("ref:{n}+sasl"),
+            TargetSpec::ApacheClusterSasl(n) => format!("apache:{n}+sasl"),
+            TargetSpec::RecordedClusterSasl(n) => format!("apache-recorded:{n}+sasl"),
         }
     }
 
@@ -132,7 +149,12 @@ impl TargetSpec {
     pub fn secured(&self) -> bool {
         matches!(
             self,
-            TargetSpec::RefSasl | TargetSpec::ApacheSasl(_) | TargetSpec::RecordedSasl
+            TargetSpec::RefSasl
+                | TargetSpec::ApacheSasl(_)
+                | TargetSpec::RecordedSasl
+                | TargetSpec::RefClusterSasl(_)
+                | TargetSpec::ApacheClusterSasl(_)
+                | TargetSpec::RecordedClusterSasl(_)
         )
     }
 
@@ -141,7 +163,10 @@ impl TargetSpec {
         match self {
             TargetSpec::RefCluster(n)
             | TargetSpec::ApacheCluster(n)
-            | TargetSpec::RecordedCluster(n) => *n,
+            | TargetSpec::RecordedCluster(n)
+            | TargetSpec::RefClusterSasl(n)
+            | TargetSpec::ApacheClusterSasl(n)
+            | TargetSpec::RecordedClusterSasl(n) => *n,
             _ => 1,
         }
     }
@@ -150,7 +175,10 @@ impl TargetSpec {
     pub fn is_recorded(&self) -> bool {
         matches!(
             self,
-            TargetSpec::Recorded | TargetSpec::RecordedCluster(_) | TargetSpec::RecordedSasl
+            TargetSpec::Recorded
+                | TargetSpec::RecordedCluster(_)
+                | TargetSpec::RecordedSasl
+                | TargetSpec::RecordedClusterSasl(_)
         )
     }
 }
@@ -349,16 +377,20 @@ impl Running {
                     }
                 }
             }
-            TargetSpec::Recorded | TargetSpec::RecordedCluster(_) | TargetSpec::RecordedSasl => {
+            TargetSpec::Recorded
+            | TargetSpec::RecordedCluster(_)
+            | TargetSpec::RecordedSasl
+            | TargetSpec::RecordedClusterSasl(_) => {
                 return Err(failed(
                     "recorded answers are read from snapshots, not started".into(),
                 ))
             }
-            TargetSpec::RefCluster(n) => {
+            TargetSpec::RefCluster(n) | TargetSpec::RefClusterSasl(n) => {
                 let cluster = LocalCluster::start(
                     *n,
                     BrokerConfig {
                         member_timeout: REF_MEMBER_TIMEOUT,
+                        security: spec.secured().then(crate::security::ref_security),
                         ..ref_config(*n)
                     },
                 )
@@ -367,25 +399,28 @@ impl Running {
                 running.addr = cluster.addrs()[0];
                 running.bootstrap = cluster.addrs();
                 running.origin = format!(
-                    "a kaas-ref cluster of {n} brokers on one data directory, in process (a peer counts as down {} s after its last stamp)",
-                    REF_MEMBER_TIMEOUT.as_secs_f64()
+                    "a kaas-ref cluster of {n} brokers on one data directory, in process (a peer counts as down {} s after its last stamp){}",
+                    REF_MEMBER_TIMEOUT.as_secs_f64(),
+                    if spec.secured() { ", with SASL and ACLs" } else { "" }
                 );
                 running.held = std::sync::Arc::new(Held::RefCluster(cluster).into());
             }
-            TargetSpec::ApacheCluster(n) => {
+            TargetSpec::ApacheCluster(n) | TargetSpec::ApacheClusterSasl(n) => {
                 if let Backend::Container = backend_of_clusters() {
                     return Err(failed("a cluster runs as JVMs only".into()));
                 }
-                let n = *n;
-                let cluster = tokio::task::spawn_blocking(move || ApacheCluster::start(n))
-                    .await
-                    .map_err(|e| failed(e.to_string()))?
-                    .map_err(|e| failed(e.to_string()))?;
+                let (n, secured) = (*n, spec.secured());
+                let cluster =
+                    tokio::task::spawn_blocking(move || ApacheCluster::start_with(n, secured))
+                        .await
+                        .map_err(|e| failed(e.to_string()))?
+                        .map_err(|e| failed(e.to_string()))?;
                 running.addr = cluster.addrs()[0];
                 running.bootstrap = cluster.addrs().to_vec();
                 running.origin = format!(
-                    "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM: ready in {:.1} s, {} MiB resident",
+                    "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM{}: ready in {:.1} s, {} MiB resident",
                     apache::KAFKA_VERSION,
+                    if secured { ", with SASL_PLAINTEXT and StandardAuthorizer" } else { "" },
                     cluster.start_time.as_secs_f64(),
                     cluster.resident_bytes() / (1024 * 1024)
                 );
@@ -557,7 +592,13 @@ impl Running {
         let started = std::time::Instant::now();
         let mut last;
         loop {
-            last = match crate::brokers::unsettled(addr, std::time::Duration::from_secs(5)).await {
+            last = match crate::brokers::unsettled(
+                addr,
+                std::time::Duration::from_secs(5),
+                self.secured,
+            )
+            .await
+            {
                 Ok(short) if short.is_empty() => {
                     tracing::debug!(target = %self.name, node, waited = ?started.elapsed(), "settled after a restart");
                     return Ok(());

@@ -307,7 +307,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
     let (addr, user) = (target.addr, "alice");
     let (names, partial) = (Names::fresh(), Names::fresh());
     let acls = [grants(user, &names, true), grants(user, &partial, false)].concat();
-    kconform::acls::create(addr, T, &acls)
+    kconform::acls::create(&[addr], T, &acls)
         .await
         .expect("ACLs created");
     let admin = Some(kconform::security::SUPER_USER);
@@ -340,7 +340,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
     })
     .await
     .expect("workload");
-    kconform::acls::delete(addr, T, &acls)
+    kconform::acls::delete(&[addr], T, &acls)
         .await
         .expect("ACLs deleted");
     target.stop().await;

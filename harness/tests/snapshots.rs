@@ -94,10 +94,15 @@ async fn both_sides(
     secured: bool,
 ) -> Vec<Transcript> {
     let (ours, live, label) = match brokers {
-        _ if secured => (
+        1 if secured => (
             TargetSpec::RefSasl,
             TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm),
             snapshot_label(&TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm).name()),
+        ),
+        n if secured => (
+            TargetSpec::RefClusterSasl(n),
+            TargetSpec::ApacheClusterSasl(n),
+            snapshot_label(&TargetSpec::ApacheClusterSasl(n).name()),
         ),
         1 => (
             TargetSpec::Ref,
@@ -155,6 +160,7 @@ async fn every_scenario_matches_its_snapshots() {
     let one = kconform::session::sized(&all, 1, false);
     let three = kconform::session::sized(&all, 3, false);
     let secured = kconform::session::sized(&all, 1, true);
+    let secured_three = kconform::session::sized(&all, 3, true);
     assert!(
         one.len() >= 80,
         "only {} scenarios of one broker",
@@ -166,7 +172,7 @@ async fn every_scenario_matches_its_snapshots() {
         secured.len()
     );
     assert_eq!(
-        one.len() + three.len() + secured.len(),
+        one.len() + three.len() + secured.len() + secured_three.len(),
         scenarios.len(),
         "a scenario of a shape no target here runs"
     );
@@ -174,6 +180,7 @@ async fn every_scenario_matches_its_snapshots() {
     let mut transcripts = both_sides(&root, &one, 1, false).await;
     transcripts.extend(both_sides(&root, &three, 3, false).await);
     transcripts.extend(both_sides(&root, &secured, 1, true).await);
+    transcripts.extend(both_sides(&root, &secured_three, 3, true).await);
     check_readme_coverage(&root, &transcripts);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("snapshots"));

@@ -28,6 +28,8 @@ pub struct ApacheCluster {
     brokers: Vec<Option<ApacheJvm>>,
     addrs: Vec<SocketAddr>,
     libs: PathBuf,
+    /// Whether the brokers want a login ([`ApacheCluster::start_with`]).
+    secured: bool,
     /// Launch to ready, for the whole cluster.
     pub start_time: Duration,
     dir: tempfile::TempDir,
@@ -41,6 +43,13 @@ impl ApacheCluster {
     /// Formats and starts a controller and `brokers` brokers in parallel; returns once every
     /// broker serves and the cluster's Metadata lists them all.
     pub fn start(brokers: usize) -> Result<ApacheCluster, ApacheError> {
+        ApacheCluster::start_with(brokers, false)
+    }
+
+    /// As [`ApacheCluster::start`]; `secured`: the brokers' listener requires SASL, every node
+    /// runs `StandardAuthorizer` ([`crate::security`]; the controller's listener stays
+    /// PLAINTEXT, its peers `User:ANONYMOUS`, a super user).
+    pub fn start_with(brokers: usize, secured: bool) -> Result<ApacheCluster, ApacheError> {
         if brokers == 0 {
             return Err(ApacheError::Start {
                 reason: "a cluster needs at least one broker".into(),
@@ -63,7 +72,7 @@ impl ApacheCluster {
                 client_port: None,
                 controller_port: Some(controller_port),
                 voters: voters.clone(),
-                secured: false,
+                secured,
             },
             dir.path().join("controller"),
         )];
@@ -78,7 +87,7 @@ impl ApacheCluster {
                     client_port: Some(port),
                     controller_port: None,
                     voters: voters.clone(),
-                    secured: false,
+                    secured,
                 },
                 broker_dir(dir.path(), index),
             ));
@@ -92,7 +101,7 @@ impl ApacheCluster {
                     let (libs, settings) = (&libs, &settings);
                     scope.spawn(move || {
                         let props = jvm::node_properties(node_dir, node, settings);
-                        let cmd = jvm::format_node(libs, node_dir, &props, false)?;
+                        let cmd = jvm::format_node(libs, node_dir, &props, node.secured)?;
                         let addr = match node.client_port {
                             Some(port) => SocketAddr::from(([127, 0, 0, 1], port)),
                             None => SocketAddr::from((
@@ -131,6 +140,7 @@ impl ApacheCluster {
             brokers: brokers_up,
             addrs,
             libs,
+            secured,
             start_time: Duration::ZERO,
             dir,
         };
@@ -150,7 +160,7 @@ impl ApacheCluster {
         let mut last = String::new();
         while Instant::now() < deadline {
             let live = self.live_addrs();
-            match live.first().map(|a| metadata_brokers(*a)) {
+            match live.first().map(|a| metadata_brokers(*a, self.secured)) {
                 Some(Ok(n)) if n == count => return Ok(()),
                 Some(Ok(n)) => last = format!("Metadata lists {n} of {count} brokers"),
                 Some(Err(e)) => last = e,
@@ -240,36 +250,84 @@ fn resident_bytes_of(pid: u32) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// How many brokers `addr`'s Metadata (v1, no topics) lists.
-fn metadata_brokers(addr: SocketAddr) -> Result<usize, String> {
+/// Sends one frame on `s` (the size prefix added) and returns the answer after its correlation
+/// id, which must be `correlation`.
+fn exchange(
+    s: &mut std::net::TcpStream,
+    correlation: i32,
+    frame: &[u8],
+) -> Result<Vec<u8>, String> {
     use std::io::{Read, Write};
+    let mut framed = (frame.len() as i32).to_be_bytes().to_vec();
+    framed.extend(frame);
+    s.write_all(&framed).map_err(|e| e.to_string())?;
+    let mut size = [0u8; 4];
+    s.read_exact(&mut size).map_err(|e| e.to_string())?;
+    let size = i32::from_be_bytes(size);
+    if !(6..=1 << 20).contains(&size) {
+        return Err(format!("an answer of {size} bytes"));
+    }
+    let mut body = vec![0u8; size as usize];
+    s.read_exact(&mut body).map_err(|e| e.to_string())?;
+    if body[..4] != correlation.to_be_bytes() {
+        return Err("an answer with another correlation id".into());
+    }
+    Ok(body.split_off(4))
+}
+
+/// A v1 request header (key, version, correlation id, a null client id).
+fn header(key: i16, version: i16, correlation: i32) -> Vec<u8> {
+    let mut h = key.to_be_bytes().to_vec();
+    h.extend(version.to_be_bytes());
+    h.extend(correlation.to_be_bytes());
+    h.extend((-1i16).to_be_bytes());
+    h
+}
+
+/// The super user's PLAIN login on `s`: SaslHandshake v1, then SaslAuthenticate v0.
+fn login(s: &mut std::net::TcpStream) -> Result<(), String> {
+    let mut handshake = header(17, 1, 7);
+    handshake.extend(5i16.to_be_bytes());
+    handshake.extend(b"PLAIN");
+    let answer = exchange(s, 7, &handshake)?;
+    if answer.get(..2) != Some(&[0, 0]) {
+        return Err(format!("SaslHandshake answered {:?}", answer.get(..2)));
+    }
+    let user = crate::security::SUPER_USER;
+    let token = format!(
+        "\0{user}\0{}",
+        crate::security::password(user).unwrap_or_default()
+    );
+    let mut authenticate = header(36, 0, 8);
+    authenticate.extend((token.len() as i32).to_be_bytes());
+    authenticate.extend(token.as_bytes());
+    let answer = exchange(s, 8, &authenticate)?;
+    match answer.get(..2) {
+        Some([0, 0]) => Ok(()),
+        other => Err(format!("SaslAuthenticate answered {other:?}")),
+    }
+}
+
+/// How many brokers `addr`'s Metadata (v1, no topics) lists; `secured`: after the super
+/// user's login.
+fn metadata_brokers(addr: SocketAddr, secured: bool) -> Result<usize, String> {
     let deadline = Duration::from_secs(2);
     let mut s = std::net::TcpStream::connect_timeout(&addr, deadline).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(deadline))
         .and_then(|()| s.set_write_timeout(Some(deadline)))
         .map_err(|e| e.to_string())?;
-    // Metadata v1: key 3, version 1, correlation 9, a null client id, then an empty topics
-    // array (v1 reads it as "no topics"): 14 bytes after the size.
-    let mut framed = 14i32.to_be_bytes().to_vec();
-    framed.extend(3i16.to_be_bytes());
-    framed.extend(1i16.to_be_bytes());
-    framed.extend(9i32.to_be_bytes());
-    framed.extend((-1i16).to_be_bytes());
-    framed.extend(0i32.to_be_bytes());
-    s.write_all(&framed).map_err(|e| e.to_string())?;
-    let mut size = [0u8; 4];
-    s.read_exact(&mut size).map_err(|e| e.to_string())?;
-    let size = i32::from_be_bytes(size);
-    if !(8..=1 << 20).contains(&size) {
-        return Err(format!("Metadata answer of {size} bytes"));
+    if secured {
+        login(&mut s)?;
     }
-    let mut body = vec![0u8; size as usize];
-    s.read_exact(&mut body).map_err(|e| e.to_string())?;
-    // Correlation id, then the brokers array's length.
-    if body[..4] != 9i32.to_be_bytes() {
-        return Err("Metadata answered another correlation id".into());
-    }
-    let brokers = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
+    // Metadata v1: an empty topics array (v1 reads it as "no topics").
+    let mut metadata = header(3, 1, 9);
+    metadata.extend(0i32.to_be_bytes());
+    let body = exchange(&mut s, 9, &metadata)?;
+    // The brokers array's length comes first.
+    let Some(&[a, b, c, d]) = body.get(..4) else {
+        return Err(format!("a Metadata answer of {} bytes", body.len()));
+    };
+    let brokers = i32::from_be_bytes([a, b, c, d]);
     usize::try_from(brokers).map_err(|_| format!("Metadata listed {brokers} brokers"))
 }
 
