@@ -164,16 +164,7 @@ fn sasl_sessions() -> Vec<(&'static str, Vec<Vec<u8>>)> {
 /// or two per API the broker serves, at a low and a high version.
 fn broker_frames() -> Vec<(String, Vec<u8>)> {
     fn frame(api: KpApi, version: i16, body: RequestKind) -> (String, Vec<u8>) {
-        let mut out = BytesMut::new();
-        RequestHeader::default()
-            .with_request_api_key(api as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(1)
-            .with_client_id(Some(StrBytes::from_static_str("seed")))
-            .encode(&mut out, api.request_header_version(version))
-            .expect("header encodes");
-        body.encode(&mut out, version).expect("body encodes");
-        (format!("{api:?}-v{version}"), out.to_vec())
+        (format!("{api:?}-v{version}"), request(api, version, body))
     }
     let topic = || TopicName(StrBytes::from_static_str("t"));
     let records = batch::build(

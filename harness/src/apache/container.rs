@@ -208,9 +208,10 @@ fn ping(path: &std::path::Path) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_request_is_the_pinned_jvm_image_with_the_shared_settings() {
-        let r = request();
+    /// A request's environment, after checking it is the pinned image with [`SETTINGS`].
+    fn pinned_with_settings<I: testcontainers_modules::testcontainers::Image>(
+        r: &ContainerRequest<I>,
+    ) -> std::collections::HashMap<String, String> {
         assert_eq!(r.descriptor(), format!("apache/kafka:{KAFKA_VERSION}"));
         let env: std::collections::HashMap<String, String> = r
             .env_vars()
@@ -223,6 +224,13 @@ mod tests {
                 "{key}"
             );
         }
+        env
+    }
+
+    #[test]
+    fn the_request_is_the_pinned_jvm_image_with_the_shared_settings() {
+        let r = request();
+        let env = pinned_with_settings(&r);
         assert_eq!(
             env.get("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR")
                 .map(String::as_str),
@@ -252,18 +260,7 @@ mod tests {
     #[test]
     fn the_secured_request_carries_the_jvm_backends_security_on_its_own_listeners() {
         let r = secured_request(19092);
-        assert_eq!(r.descriptor(), format!("apache/kafka:{KAFKA_VERSION}"));
-        let env: std::collections::HashMap<String, String> = r
-            .env_vars()
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-        for (key, value) in SETTINGS {
-            assert_eq!(
-                env.get(&env_name(key)).map(String::as_str),
-                Some(*value),
-                "{key}"
-            );
-        }
+        let env = pinned_with_settings(&r);
         for (key, value) in crate::security::apache_settings(&["client", "broker"]) {
             assert_eq!(env.get(&env_name(&key)), Some(&value), "{key}");
         }
