@@ -30,7 +30,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl or apache-recorded+sasl for SASL and ACLs)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl or external+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
     /// Killing or restarting a broker of a target that cannot.
     #[error("{target}: {reason}")]
@@ -73,6 +73,10 @@ pub enum TargetSpec {
     ApacheSasl(Backend),
     /// Apache's recorded answers of the security scenarios (`<scenario>__apache-sasl.snap`).
     RecordedSasl,
+    /// A running broker that requires SASL and applies ACLs (a secured kaas build), with the
+    /// users of [`crate::security::USERS`] and `admin` a super user: judged by the security
+    /// scenarios.
+    ExternalSasl(SocketAddr),
     /// A kaas-ref cluster of N brokers with SASL and ACLs (shared on the volume).
     RefClusterSasl(usize),
     /// An Apache cluster of N brokers with SASL and `StandardAuthorizer`.
@@ -86,7 +90,7 @@ impl TargetSpec {
     /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`, and the clusters
     /// `ref:N`, `apache:N` and `apache-recorded:N`.
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
-        if let Some((base, n)) = s.split_once(':').filter(|_| !s.starts_with("external=")) {
+        if let Some((base, n)) = s.split_once(':').filter(|_| !s.starts_with("external")) {
             let (n, sasl) = match n.strip_suffix("+sasl") {
                 Some(n) => (n, true),
                 None => (n, false),
@@ -113,13 +117,17 @@ impl TargetSpec {
             None if s == "apache-recorded+sasl" => Ok(TargetSpec::RecordedSasl),
             None if s == "apache" => Ok(TargetSpec::Apache(Backend::Auto)),
             None if s == "apache-recorded" => Ok(TargetSpec::Recorded),
-            Some(("external", addr)) => {
+            Some((kind @ ("external" | "external+sasl"), addr)) => {
                 use std::net::ToSocketAddrs;
-                addr.to_socket_addrs()
+                let addr = addr
+                    .to_socket_addrs()
                     .ok()
                     .and_then(|mut a| a.next())
-                    .map(TargetSpec::External)
-                    .ok_or_else(|| TargetError::Unknown(s.to_owned()))
+                    .ok_or_else(|| TargetError::Unknown(s.to_owned()))?;
+                Ok(match kind {
+                    "external" => TargetSpec::External(addr),
+                    _ => TargetSpec::ExternalSasl(addr),
+                })
             }
             _ => Err(TargetError::Unknown(s.to_owned())),
         }
@@ -132,6 +140,7 @@ impl TargetSpec {
             TargetSpec::Apache(_) => "apache".into(),
             TargetSpec::Recorded => "apache-recorded".into(),
             TargetSpec::External(_) => "external".into(),
+            TargetSpec::ExternalSasl(_) => "external+sasl".into(),
             TargetSpec::RefCluster(n) => format!("ref:{n}"),
             TargetSpec::ApacheCluster(n) => format!("apache:{n}"),
             TargetSpec::RecordedCluster(n) => format!("apache-recorded:{n}"),
@@ -152,6 +161,7 @@ impl TargetSpec {
             TargetSpec::RefSasl
                 | TargetSpec::ApacheSasl(_)
                 | TargetSpec::RecordedSasl
+                | TargetSpec::ExternalSasl(_)
                 | TargetSpec::RefClusterSasl(_)
                 | TargetSpec::ApacheClusterSasl(_)
                 | TargetSpec::RecordedClusterSasl(_)
@@ -429,6 +439,12 @@ impl Running {
             TargetSpec::External(addr) => {
                 running.addr = *addr;
                 running.origin = format!("an external broker at {addr}");
+            }
+            TargetSpec::ExternalSasl(addr) => {
+                running.addr = *addr;
+                running.origin = format!(
+                    "an external broker at {addr}, logged in over SASL as kconform's users"
+                );
             }
         }
         if running.bootstrap.is_empty() {
@@ -713,5 +729,19 @@ mod tests {
         assert_eq!(TargetSpec::RefCluster(3).brokers(), 3);
         assert_eq!(snapshot_label("apache:3"), "apache-3");
         assert!(TargetSpec::parse("external=nowhere").is_err());
+        let secured = TargetSpec::parse("external+sasl=127.0.0.1:9092").unwrap();
+        assert_eq!(
+            secured,
+            TargetSpec::ExternalSasl("127.0.0.1:9092".parse().unwrap())
+        );
+        assert!(
+            secured.secured() && !TargetSpec::External("127.0.0.1:9092".parse().unwrap()).secured()
+        );
+        assert_eq!(snapshot_label(&secured.name()), "external-sasl");
+        assert_eq!(
+            TargetSpec::parse("apache:3+sasl").unwrap(),
+            TargetSpec::ApacheClusterSasl(3)
+        );
+        assert!(TargetSpec::parse("apache:3+tls").is_err());
     }
 }
