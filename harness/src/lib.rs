@@ -16,6 +16,7 @@ pub mod data;
 pub mod diff;
 pub mod errors;
 pub mod frame;
+pub mod java_client;
 pub mod ledger;
 pub mod mutation;
 pub mod normalise;

@@ -1,0 +1,139 @@
+//! The Java kafka-clients 3.7 workload runner (`harness/java/KconformClient.java`): compiled
+//! with `javac` against the kafka-clients jar the Apache target caches (no other build tool at
+//! run time), then run as `java KconformClient WORKLOAD BOOTSTRAP RUN_ID`, which prints what
+//! the client saw as one JSON object. The same workload on kaas-ref and on Apache tells whether
+//! a Java application would notice a difference.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::apache::{self, ApacheError};
+
+/// The program's source, built into kconform so that it runs from any directory.
+const SOURCE: &str = include_str!("../java/KconformClient.java");
+
+/// Why a workload did not give a transcript.
+#[derive(Debug, thiserror::Error)]
+pub enum JavaError {
+    /// No Java or no jars.
+    #[error(transparent)]
+    Setup(#[from] ApacheError),
+    /// javac refused the program.
+    #[error("javac failed:\n{0}")]
+    Compile(String),
+    /// The program could not start, failed, or printed no transcript.
+    #[error("the Java workload {workload} failed: {reason}")]
+    Run {
+        /// The workload.
+        workload: String,
+        /// Why, with the end of its standard error.
+        reason: String,
+    },
+    /// The workload ran past its deadline and was killed.
+    #[error("the Java workload {workload} did not finish within {deadline:?}")]
+    Timeout {
+        /// The workload.
+        workload: String,
+        /// The deadline.
+        deadline: Duration,
+    },
+    /// Local files.
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The compiled classes, compiling them first when this source has not been compiled yet
+/// (a directory per source hash under the Apache cache, so an edited source compiles again).
+pub fn compile() -> Result<PathBuf, JavaError> {
+    apache::available()?;
+    let libs = apache::jvm::resolve_jars()?;
+    let hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        SOURCE.hash(&mut h);
+        h.finish()
+    };
+    let dir = apache::jvm::cache_dir().join(format!("java-client-{hash:016x}"));
+    let classes = dir.join("classes");
+    if classes.join("KconformClient.class").exists() {
+        return Ok(classes);
+    }
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src)?;
+    std::fs::create_dir_all(&classes)?;
+    let file = src.join("KconformClient.java");
+    std::fs::write(&file, SOURCE)?;
+    let out = Command::new("javac")
+        .arg("-cp")
+        .arg(format!("{}/*", libs.display()))
+        .arg("-d")
+        .arg(&classes)
+        .arg(&file)
+        .output()?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&classes);
+        return Err(JavaError::Compile(
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
+    }
+    Ok(classes)
+}
+
+/// Runs `workload` against `bootstrap` (names made unique by `run_id`), killing it after
+/// `deadline`; the transcript it printed.
+pub fn run(
+    classes: &Path,
+    workload: &str,
+    bootstrap: &str,
+    run_id: &str,
+    deadline: Duration,
+) -> Result<serde_json::Value, JavaError> {
+    let libs = apache::jvm::resolve_jars()?;
+    let failed = |reason: String| JavaError::Run {
+        workload: workload.into(),
+        reason,
+    };
+    let err_file = tempfile::NamedTempFile::new()?;
+    let mut child = Command::new("java")
+        .arg("-Dlog4j.configuration=file:/dev/null")
+        .arg("-Dlog4j.defaultInitOverride=true")
+        .arg("-cp")
+        .arg(format!("{}:{}/*", classes.display(), libs.display()))
+        .args(["KconformClient", workload, bootstrap, run_id])
+        .stdout(Stdio::piped())
+        .stderr(err_file.reopen()?)
+        .spawn()?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(JavaError::Timeout {
+                workload: workload.into(),
+                deadline,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let printed = reader.join().unwrap_or_default();
+    let stderr = std::fs::read_to_string(err_file.path()).unwrap_or_default();
+    let tail = apache::jvm::tail(&stderr, 20);
+    if !status.success() {
+        return Err(failed(format!("{status}\n{tail}")));
+    }
+    serde_json::from_str(printed.trim()).map_err(|e| {
+        failed(format!(
+            "its output is no transcript ({e}): {printed:?}\n{tail}"
+        ))
+    })
+}
