@@ -50,6 +50,11 @@ impl ApacheCluster {
     /// runs `StandardAuthorizer` ([`crate::security`]; the controller's listener stays
     /// PLAINTEXT, its peers `User:ANONYMOUS`, a super user).
     pub fn start_with(brokers: usize, secured: bool) -> Result<ApacheCluster, ApacheError> {
+        super::retrying_lost_ports(|| ApacheCluster::start_once(brokers, secured))
+    }
+
+    /// One try of [`ApacheCluster::start_with`], on ports picked now.
+    fn start_once(brokers: usize, secured: bool) -> Result<ApacheCluster, ApacheError> {
         if brokers == 0 {
             return Err(ApacheError::Start {
                 reason: "a cluster needs at least one broker".into(),

@@ -337,12 +337,14 @@ impl ApacheJvm {
 
     /// As [`ApacheJvm::start`]; `secured`: with SASL and ACLs ([`crate::security`]).
     pub fn start_with(secured: bool) -> Result<ApacheJvm, ApacheError> {
-        let dir = tempfile::Builder::new()
-            .prefix("kconform-apache-")
-            .tempdir()?;
-        let (cmd, client) = prepare(dir.path(), secured)?;
-        let addr = SocketAddr::from(([127, 0, 0, 1], client));
-        ApacheJvm::launch(cmd, NodeDir::Owned(dir), addr, true)
+        super::retrying_lost_ports(|| {
+            let dir = tempfile::Builder::new()
+                .prefix("kconform-apache-")
+                .tempdir()?;
+            let (cmd, client) = prepare(dir.path(), secured)?;
+            let addr = SocketAddr::from(([127, 0, 0, 1], client));
+            ApacheJvm::launch(cmd, NodeDir::Owned(dir), addr, true)
+        })
     }
 
     /// Starts the formatted node `cmd` runs; returns once it has logged that it started and,

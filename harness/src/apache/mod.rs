@@ -118,6 +118,39 @@ pub enum ApacheError {
     Io(#[from] std::io::Error),
 }
 
+/// How many times a start that lost a port is tried, on fresh ports.
+const PORT_TRIES: usize = 3;
+
+impl ApacheError {
+    /// Whether the broker stopped because a port the harness picked for it was taken before it
+    /// bound it (`free_port` can pick a free port, not hold it: another process, or another
+    /// broker starting at the same time, may take it first).
+    pub fn lost_a_port(&self) -> bool {
+        matches!(self, ApacheError::Start { reason, log }
+            if log.contains("Address already in use") || reason.contains("Address already in use"))
+    }
+}
+
+/// Runs `start` again, on fresh ports, while it fails because a port was taken from under it
+/// ([`ApacheError::lost_a_port`]), [`PORT_TRIES`] times at most; any other outcome at once.
+pub(crate) fn retrying_lost_ports<T>(
+    mut start: impl FnMut() -> Result<T, ApacheError>,
+) -> Result<T, ApacheError> {
+    let mut tries = 1;
+    loop {
+        match start() {
+            Err(e) if e.lost_a_port() && tries < PORT_TRIES => {
+                tracing::warn!(
+                    tries,
+                    "a port was taken before Apache bound it; starting again on other ports"
+                );
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Whether a program runs and reports its version (`java -version`, `mvn --version`).
 fn have(program: &str, version_flag: &str) -> bool {
     Command::new(program)
@@ -252,6 +285,40 @@ mod tests {
         let three = cluster_settings(3);
         assert!(three.contains(&("transaction.state.log.replication.factor", "3".into())));
         assert!(three.contains(&("transaction.state.log.num.partitions", "3".into())));
+    }
+
+    #[test]
+    fn a_start_that_lost_a_port_is_tried_again_and_no_other() {
+        let lost = || ApacheError::Start {
+            reason: "the JVM exited (exit status: 1)".into(),
+            log: "Socket server failed to bind to 127.0.0.1:36185: Address already in use.".into(),
+        };
+        assert!(lost().lost_a_port());
+        let mut tries = 0;
+        let r: Result<(), _> = retrying_lost_ports(|| {
+            tries += 1;
+            Err(lost())
+        });
+        assert!(r.is_err() && tries == PORT_TRIES, "{tries} tries");
+        let mut tries = 0;
+        let r = retrying_lost_ports(|| {
+            tries += 1;
+            if tries == 1 {
+                Err(lost())
+            } else {
+                Ok(tries)
+            }
+        });
+        assert_eq!(r.unwrap(), 2);
+        let mut tries = 0;
+        let r: Result<(), _> = retrying_lost_ports(|| {
+            tries += 1;
+            Err(ApacheError::Start {
+                reason: "not ready within 90s".into(),
+                log: String::new(),
+            })
+        });
+        assert!(r.is_err() && tries == 1, "another failure is not retried");
     }
 
     #[test]
