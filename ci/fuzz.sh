@@ -3,23 +3,43 @@
 #
 #   ci/fuzz.sh SECONDS [TARGET...]
 #   FUZZ_JOBS=6 ci/fuzz.sh 3600          # six targets at once, each for the hour
+#   ci/fuzz.sh --long 28800              # overnight: every target at once, corpus kept
+#   ci/fuzz.sh --minimize [TARGET...]    # fold the kept corpus into fuzz/corpus/, minimised
 #
 # FUZZ_JOBS (default 1) targets run at the same time; on two cores, FUZZ_JOBS=6 shares them
 # between the six codec targets, each still fuzzed for SECONDS of wall time.
+# --long runs every target at once (sharing all cores) and keeps what libFuzzer finds in
+# FUZZ_CORPUS (default: $XDG_CACHE_HOME/kconform/fuzz-corpus, or ~/.cache/...), one directory
+# per target, so each night starts where the last stopped; nothing there is removed. Its
+# summary adds the runs each target would do in 8 h at the rate measured, and their total.
+# --minimize merges the kept corpus into the committed one (libFuzzer -merge=1: only inputs
+# that add coverage are copied); review and commit fuzz/corpus/ after it.
 # Reproducers land in fuzz/artifacts/<target>/; replay one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
 # and, once fixed, copy it into fuzz/regressions/<target>/ so `cargo test` replays it forever.
-# The committed corpus is read, never written: new inputs go to a scratch directory.
+# Without --long, the committed corpus is read, never written: new inputs go to a scratch
+# directory.
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on a stable toolchain.
 set -euo pipefail
 
-usage() { echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
-[[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
-seconds=$1; shift
+usage() {
+  echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...] | ci/fuzz.sh --long SECONDS [TARGET...] | ci/fuzz.sh --minimize [TARGET...]" >&2
+  exit 2
+}
+mode=run
+case ${1:-} in
+  --long) mode=long; shift ;;
+  --minimize) mode=minimize; shift ;;
+esac
+if [[ $mode != minimize ]]; then
+  [[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
+  seconds=$1; shift
+fi
 jobs=${FUZZ_JOBS:-1}
 [[ $jobs =~ ^[0-9]+$ && $jobs -gt 0 ]] || { echo "fuzz: FUZZ_JOBS must be a positive number, got '$jobs'" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 export RUSTC_BOOTSTRAP=1
+kept=${FUZZ_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kconform/fuzz-corpus}
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz (once per machine)"
@@ -31,19 +51,38 @@ if [[ ${#targets[@]} -eq 0 ]]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
 [[ ${#targets[@]} -gt 0 ]] || { echo "fuzz: no targets found" >&2; exit 1; }
+if [[ $mode == long ]]; then
+  jobs=${#targets[@]}
+fi
 
 echo "fuzz: building ${#targets[@]} targets (sanitizer: address)"
 (cd fuzz && cargo fuzz build --debug-assertions)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
+if [[ $mode == minimize ]]; then
+  for t in "${targets[@]}"; do
+    if [[ ! -d $kept/$t ]] || [[ -z $(ls -A "$kept/$t") ]]; then
+      echo "fuzz: $t: nothing kept in $kept/$t"
+      continue
+    fi
+    before=$(ls "fuzz/corpus/$t" | wc -l)
+    (cd fuzz && cargo fuzz run --debug-assertions "$t" "corpus/$t" "$kept/$t" -- -merge=1) \
+      >"$scratch/$t.log" 2>&1 || { tail -n 30 "$scratch/$t.log"; echo "fuzz: merging $t failed" >&2; exit 1; }
+    after=$(ls "fuzz/corpus/$t" | wc -l)
+    echo "fuzz: $t: $((after - before)) inputs from $(ls "$kept/$t" | wc -l) kept added to fuzz/corpus/$t"
+  done
+  exit 0
+fi
+
 # One target for SECONDS; its status goes to $scratch/<target>.status.
 run_one() {
-  local t=$1 log="$scratch/$1.log"
-  mkdir -p "$scratch/$t" "fuzz/artifacts/$t" "fuzz/regressions/$t"
-  # Corpus dirs: scratch first (libFuzzer writes new inputs there), then the committed seeds
-  # and regressions (read only).
-  if (cd fuzz && cargo fuzz run --debug-assertions "$t" "$scratch/$t" "corpus/$t" "regressions/$t" -- \
+  local t=$1 log="$scratch/$1.log" grown="$scratch/$1"
+  [[ $mode == long ]] && grown="$kept/$t"
+  mkdir -p "$grown" "fuzz/artifacts/$t" "fuzz/regressions/$t"
+  # Corpus dirs: the writable one first (libFuzzer writes new inputs there: scratch, or the
+  # kept corpus in --long), then the committed seeds and regressions (read only).
+  if (cd fuzz && cargo fuzz run --debug-assertions "$t" "$grown" "corpus/$t" "regressions/$t" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1) >"$log" 2>&1; then
     echo ok >"$scratch/$t.status"
@@ -76,11 +115,20 @@ for t in "${targets[@]}"; do
   fi
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -n 1)
   rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -n 1)
-  summary+=("$(printf '%-24s %-7s %12s runs %9s exec/s' "$t" "$status" "${execs:-?}" "${rate:-?}")")
+  line=$(printf '%-24s %-7s %12s runs %9s exec/s' "$t" "$status" "${execs:-?}" "${rate:-?}")
+  if [[ $mode == long && ${rate:-} =~ ^[0-9]+$ ]]; then
+    night=$((rate * 28800))
+    total_night=$((${total_night:-0} + night))
+    line+=$(printf ' %16s runs in 8 h, %6s inputs kept' "$night" "$(ls "$kept/$t" | wc -l)")
+  fi
+  summary+=("$line")
 done
 echo
 echo "fuzz summary (${seconds}s per target, ${jobs} at a time):"
 printf '  %s\n' "${summary[@]}"
+if [[ $mode == long ]]; then
+  echo "  at these rates, 8 h would run ${total_night:-0} inputs across ${#targets[@]} targets (all at once on $(nproc) cores); corpus kept in $kept"
+fi
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz: FAILED: ${failed[*]}; reproducers in fuzz/artifacts/" >&2
   exit 1
