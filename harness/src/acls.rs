@@ -14,30 +14,45 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use crate::client::Connection;
-use crate::scenario::AclWire;
-use crate::security::{password, SUPER_USER};
+use crate::sasl::super_user;
+
+/// Kafka's operation names and their `AclOperation` codes.
+pub const ACL_OPERATIONS: &[(&str, i8)] = &[
+    ("All", 2),
+    ("Read", 3),
+    ("Write", 4),
+    ("Create", 5),
+    ("Delete", 6),
+    ("Alter", 7),
+    ("Describe", 8),
+    ("ClusterAction", 9),
+    ("DescribeConfigs", 10),
+    ("AlterConfigs", 11),
+    ("IdempotentWrite", 12),
+];
+
+/// An ACL as the wire carries it (`CreateAcls`, and the filter that finds it again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AclWire {
+    /// `ResourceType` code.
+    pub resource_type: i8,
+    /// Resource name.
+    pub resource_name: String,
+    /// `PatternType` code.
+    pub pattern_type: i8,
+    /// `User:<name>`.
+    pub principal: String,
+    /// `AclOperation` code.
+    pub operation: i8,
+    /// `AclPermissionType` code.
+    pub permission: i8,
+}
 
 /// The version of the three ACL APIs kconform sends (Apache 3.7 and kaas-ref serve 0 to 3).
 const VERSION: i16 = 3;
 
 fn s(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_owned())
-}
-
-/// A connection logged in as the super user.
-pub async fn super_user(addr: SocketAddr, deadline: Duration) -> Result<Connection, String> {
-    let mut conn = Connection::connect(addr, deadline)
-        .await
-        .map_err(|e| e.to_string())?;
-    crate::sasl::authenticate(
-        &mut conn,
-        crate::sasl::PLAIN,
-        SUPER_USER,
-        password(SUPER_USER).unwrap_or_default(),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    Ok(conn)
 }
 
 /// Creates `acls` through the first of `brokers` and waits (within `deadline`) until every

@@ -65,7 +65,7 @@ async fn metadata(
     topics: Option<Vec<kafka_protocol::messages::metadata_request::MetadataRequestTopic>>,
 ) -> Result<kafka_protocol::messages::MetadataResponse, String> {
     let mut conn = match secured {
-        true => crate::acls::super_user(bootstrap, deadline).await?,
+        true => crate::sasl::super_user(bootstrap, deadline).await?,
         false => Connection::connect(bootstrap, deadline)
             .await
             .map_err(|e| format!("Metadata: {e}"))?,

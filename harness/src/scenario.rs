@@ -635,42 +635,13 @@ pub struct AclSpec {
     pub pattern: Option<String>,
 }
 
-/// Kafka's operation names and their `AclOperation` codes.
-pub const ACL_OPERATIONS: &[(&str, i8)] = &[
-    ("All", 2),
-    ("Read", 3),
-    ("Write", 4),
-    ("Create", 5),
-    ("Delete", 6),
-    ("Alter", 7),
-    ("Describe", 8),
-    ("ClusterAction", 9),
-    ("DescribeConfigs", 10),
-    ("AlterConfigs", 11),
-    ("IdempotentWrite", 12),
-];
-
-/// An ACL as the wire carries it (`CreateAcls`, and the filter that finds it again).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AclWire {
-    /// `ResourceType` code.
-    pub resource_type: i8,
-    /// Resource name.
-    pub resource_name: String,
-    /// `PatternType` code.
-    pub pattern_type: i8,
-    /// `User:<name>`.
-    pub principal: String,
-    /// `AclOperation` code.
-    pub operation: i8,
-    /// `AclPermissionType` code.
-    pub permission: i8,
-}
-
 impl AclSpec {
     /// The ACL on the wire, its names taken through `name` (variable substitution); why not,
     /// when the spec does not make one.
-    pub fn wire(&self, name: impl Fn(&str) -> Result<String, String>) -> Result<AclWire, String> {
+    pub fn wire(
+        &self,
+        name: impl Fn(&str) -> Result<String, String>,
+    ) -> Result<crate::acls::AclWire, String> {
         let (user, permission) = match (&self.allow, &self.deny) {
             (Some(u), None) => (u, 3),
             (None, Some(u)) => (u, 2),
@@ -686,7 +657,7 @@ impl AclSpec {
                     .join(", ")
             ));
         }
-        let operation = ACL_OPERATIONS
+        let operation = crate::acls::ACL_OPERATIONS
             .iter()
             .find(|(n, _)| *n == self.operation)
             .map(|(_, c)| *c)
@@ -694,7 +665,7 @@ impl AclSpec {
                 format!(
                     "unknown ACL operation '{}' (one of {})",
                     self.operation,
-                    ACL_OPERATIONS
+                    crate::acls::ACL_OPERATIONS
                         .iter()
                         .map(|(n, _)| *n)
                         .collect::<Vec<_>>()
@@ -725,7 +696,7 @@ impl AclSpec {
                 ))
             }
         };
-        Ok(AclWire {
+        Ok(crate::acls::AclWire {
             resource_type,
             resource_name: name(raw_name)?,
             pattern_type,

@@ -107,58 +107,6 @@ pub fn scram_format_args() -> Vec<String> {
         .collect()
 }
 
-/// SCRAM's iterations for the credentials kconform sets (Kafka's minimum, its tools' default).
-pub const SCRAM_ITERATIONS: i32 = 4096;
-
-/// Gives every user SCRAM-SHA-512 credentials over the wire (AlterUserScramCredentials, as the
-/// super user logged in with PLAIN): how a broker whose storage was formatted without them
-/// (the container backend's) gets them.
-pub async fn upsert_scram_users(
-    addr: std::net::SocketAddr,
-    deadline: std::time::Duration,
-) -> Result<(), String> {
-    use kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
-    use kafka_protocol::messages::{
-        AlterUserScramCredentialsRequest, ApiKey, RequestKind, ResponseKind,
-    };
-    use kafka_protocol::protocol::StrBytes;
-    let mut conn = crate::acls::super_user(addr, deadline).await?;
-    let upsertions = USERS
-        .iter()
-        .map(|(user, password)| {
-            let salt = uuid::Uuid::new_v4().as_bytes().to_vec();
-            let salted = crate::sasl::salted_password(password, &salt, SCRAM_ITERATIONS as u32);
-            ScramCredentialUpsertion::default()
-                .with_name(StrBytes::from_static_str(user))
-                .with_mechanism(2) // SCRAM-SHA-512
-                .with_iterations(SCRAM_ITERATIONS)
-                .with_salt(salt.into())
-                .with_salted_password(salted.into())
-        })
-        .collect();
-    let request = RequestKind::AlterUserScramCredentials(
-        AlterUserScramCredentialsRequest::default().with_upsertions(upsertions),
-    );
-    match conn
-        .send(ApiKey::AlterUserScramCredentials, 0, &request)
-        .await
-        .map_err(|e| format!("AlterUserScramCredentials: {e}"))?
-    {
-        ResponseKind::AlterUserScramCredentials(r) => {
-            match r.results.iter().find(|x| x.error_code != 0) {
-                Some(x) => Err(format!(
-                    "AlterUserScramCredentials refused {}: error {} ({})",
-                    x.user.as_str(),
-                    x.error_code,
-                    x.error_message.as_deref().unwrap_or("no message")
-                )),
-                None => Ok(()),
-            }
-        }
-        other => Err(format!("AlterUserScramCredentials answered {other:?}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

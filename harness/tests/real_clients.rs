@@ -16,7 +16,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use kconform::scenario::AclWire;
+use kconform::acls::AclWire;
 use kconform::target::{Running, TargetSpec};
 
 const T: Duration = Duration::from_secs(30);
@@ -394,7 +394,7 @@ async fn apache_takes_scram_credentials_over_the_wire() {
     let target = Running::start(&TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm))
         .await
         .expect("target starts");
-    kconform::security::upsert_scram_users(target.addr, T)
+    kconform::sasl::upsert_scram_users(target.addr, T)
         .await
         .expect("credentials upserted");
     for (user, password) in kconform::security::USERS {
