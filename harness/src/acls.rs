@@ -98,10 +98,21 @@ pub async fn create(
         }
         other => return Err(format!("CreateAcls answered {other:?}")),
     }
+    wait_everywhere(brokers, deadline, acls, true).await
+}
+
+/// Waits (within `deadline`) until every one of `brokers` lists every one of `acls`
+/// (`present`), or none of them.
+async fn wait_everywhere(
+    brokers: &[SocketAddr],
+    deadline: Duration,
+    acls: &[AclWire],
+    present: bool,
+) -> Result<(), String> {
     let started = Instant::now();
     for &broker in brokers {
         let mut conn = super_user(broker, deadline).await?;
-        wait_listed(&mut conn, started, deadline, acls, true).await?;
+        wait_listed(&mut conn, started, deadline, acls, present).await?;
     }
     Ok(())
 }
@@ -194,10 +205,5 @@ pub async fn delete(
         }
         other => return Err(format!("DeleteAcls answered {other:?}")),
     }
-    let started = Instant::now();
-    for &broker in brokers {
-        let mut conn = super_user(broker, deadline).await?;
-        wait_listed(&mut conn, started, deadline, acls, false).await?;
-    }
-    Ok(())
+    wait_everywhere(brokers, deadline, acls, false).await
 }

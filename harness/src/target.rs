@@ -246,6 +246,14 @@ fn backend_of_clusters() -> Backend {
 /// again (Apache's followers catch up in a second or two here).
 pub const SETTLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// What a report says of a target's security after its origin: nothing for a plain one.
+fn security_note(spec: &TargetSpec) -> &'static str {
+    match spec.secured() {
+        true => ", with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and ACLs",
+        false => "",
+    }
+}
+
 /// A started target.
 #[derive(Debug)]
 pub struct Running {
@@ -302,16 +310,21 @@ impl Running {
             held: Default::default(),
         };
         match spec {
-            TargetSpec::Ref => {
-                let broker = Broker::start(ref_config(1))
-                    .await
-                    .map_err(|e| failed(e.to_string()))?;
+            TargetSpec::Ref | TargetSpec::RefSasl => {
+                let broker = Broker::start(BrokerConfig {
+                    security: spec.secured().then(crate::security::ref_security),
+                    ..ref_config(1)
+                })
+                .await
+                .map_err(|e| failed(e.to_string()))?;
                 running.addr = broker.addr();
-                running.origin = "kaas-ref, in process".into();
+                running.origin = format!("kaas-ref, in process{}", security_note(spec));
                 running.held = std::sync::Arc::new(Held::Ref(broker).into());
             }
-            TargetSpec::Apache(backend) => {
-                if let Some(d) = apache::daemon::running() {
+            TargetSpec::Apache(backend) | TargetSpec::ApacheSasl(backend) => {
+                let secured = spec.secured();
+                // The broker `kconform apache up` keeps has no SASL: a secured target starts its own.
+                if let Some(d) = apache::daemon::running().filter(|_| !secured) {
                     running.addr = d.addr;
                     running.origin = format!(
                         "Apache Kafka {} kept up by `kconform apache up` (pid {})",
@@ -322,67 +335,32 @@ impl Running {
                 }
                 match backend.resolve().map_err(|e| failed(e.to_string()))? {
                     Backend::Container => {
-                        let c = ApacheContainer::start()
-                            .await
-                            .map_err(|e| failed(e.to_string()))?;
+                        let c = match secured {
+                            true => ApacheContainer::start_secured().await,
+                            false => ApacheContainer::start().await,
+                        }
+                        .map_err(|e| failed(e.to_string()))?;
                         running.addr = c.addr;
                         running.origin = format!(
-                            "Apache Kafka {} in the apache/kafka container",
-                            apache::KAFKA_VERSION
+                            "Apache Kafka {} in the apache/kafka container{}",
+                            apache::KAFKA_VERSION,
+                            security_note(spec)
                         );
                         running.held = std::sync::Arc::new(Held::Container(Box::new(c)).into());
                     }
                     _ => {
-                        let jvm = tokio::task::spawn_blocking(ApacheJvm::start)
-                            .await
-                            .map_err(|e| failed(e.to_string()))?
-                            .map_err(|e| failed(e.to_string()))?;
+                        let jvm =
+                            tokio::task::spawn_blocking(move || ApacheJvm::start_with(secured))
+                                .await
+                                .map_err(|e| failed(e.to_string()))?
+                                .map_err(|e| failed(e.to_string()))?;
                         running.addr = jvm.addr;
                         running.origin = format!(
-                            "Apache Kafka {} launched as a JVM, started in {:.1} s",
+                            "Apache Kafka {} launched as a JVM{}, started in {:.1} s",
                             apache::KAFKA_VERSION,
+                            security_note(spec),
                             jvm.start_time.as_secs_f64()
                         );
-                        running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
-                    }
-                }
-            }
-            TargetSpec::RefSasl => {
-                let broker = Broker::start(BrokerConfig {
-                    security: Some(crate::security::ref_security()),
-                    ..ref_config(1)
-                })
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-                running.addr = broker.addr();
-                running.origin =
-                    "kaas-ref, in process, with SASL (PLAIN, SCRAM-SHA-512) and ACLs".into();
-                running.held = std::sync::Arc::new(Held::Ref(broker).into());
-            }
-            TargetSpec::ApacheSasl(backend) => {
-                match backend.resolve().map_err(|e| failed(e.to_string()))? {
-                    Backend::Container => {
-                        let c = ApacheContainer::start_secured()
-                            .await
-                            .map_err(|e| failed(e.to_string()))?;
-                        running.addr = c.addr;
-                        running.origin = format!(
-                        "Apache Kafka {} in the apache/kafka container with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and StandardAuthorizer",
-                        apache::KAFKA_VERSION
-                    );
-                        running.held = std::sync::Arc::new(Held::Container(Box::new(c)).into());
-                    }
-                    _ => {
-                        let jvm = tokio::task::spawn_blocking(|| ApacheJvm::start_with(true))
-                            .await
-                            .map_err(|e| failed(e.to_string()))?
-                            .map_err(|e| failed(e.to_string()))?;
-                        running.addr = jvm.addr;
-                        running.origin = format!(
-                        "Apache Kafka {} launched as a JVM with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and StandardAuthorizer, started in {:.1} s",
-                        apache::KAFKA_VERSION,
-                        jvm.start_time.as_secs_f64()
-                    );
                         running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
                     }
                 }
@@ -411,7 +389,7 @@ impl Running {
                 running.origin = format!(
                     "a kaas-ref cluster of {n} brokers on one data directory, in process (a peer counts as down {} s after its last stamp){}",
                     REF_MEMBER_TIMEOUT.as_secs_f64(),
-                    if spec.secured() { ", with SASL and ACLs" } else { "" }
+                    security_note(spec)
                 );
                 running.held = std::sync::Arc::new(Held::RefCluster(cluster).into());
             }
@@ -430,7 +408,7 @@ impl Running {
                 running.origin = format!(
                     "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM{}: ready in {:.1} s, {} MiB resident",
                     apache::KAFKA_VERSION,
-                    if secured { ", with SASL_PLAINTEXT and StandardAuthorizer" } else { "" },
+                    security_note(spec),
                     cluster.start_time.as_secs_f64(),
                     cluster.resident_bytes() / (1024 * 1024)
                 );
