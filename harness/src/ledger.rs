@@ -28,6 +28,33 @@ pub struct Shows {
     pub apache: String,
 }
 
+/// What a real client shows of a deviation: in one workload of `kconform clients`, one call's
+/// result or one observation differs this way between kaas and Apache. Each claim must show
+/// whenever its workload runs with its client on both; one that does not is STALE.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ClientShows {
+    /// `java` or `librdkafka` ([`CLIENTS`]).
+    pub client: String,
+    /// The workload (see `kconform clients --list`).
+    pub workload: String,
+    /// The call or observation of the workload's transcript.
+    pub field: String,
+    /// What the client sees on kaas (`ok`, an exception class or error code, or an
+    /// observation's JSON; `*` matches any run of characters).
+    pub kaas: String,
+    /// What it sees on Apache 3.7.
+    pub apache: String,
+}
+
+/// The clients whose view of a deviation the ledger states: `java_client` and
+/// `librdkafka_client` of each entry.
+pub const CLIENTS: [&str; 2] = ["java", "librdkafka"];
+
+/// How an entry's client text begins when no workload reaches the deviation with that client;
+/// the rest of the text says why.
+pub const NOT_REACHED: &str = "Not reached";
+
 /// One documented deviation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,8 +74,14 @@ pub struct Deviation {
     pub shows: Vec<Shows>,
     /// The spec section that documents it.
     pub spec: String,
-    /// What a Java 3.7 client raises because of it.
+    /// What a Java 3.7 application notices because of it, confirmed by the `client` claims
+    /// for `java`; or, beginning [`NOT_REACHED`], why no client workload reaches it.
     pub java_client: String,
+    /// The same for a librdkafka application.
+    pub librdkafka_client: String,
+    /// What the client workloads show of it, each checked by `kconform clients`.
+    #[serde(default)]
+    pub client: Vec<ClientShows>,
     /// Scenarios that demonstrate it: each must show it, and it documents differences in
     /// these scenarios only, so no entry vouches for a difference nobody looked at.
     pub scenarios: Vec<String>,
@@ -60,6 +93,31 @@ pub struct Deviation {
 }
 
 impl Deviation {
+    /// The entry's text for `client` (`java_client` or `librdkafka_client`).
+    pub fn client_text(&self, client: &str) -> &str {
+        match client {
+            "java" => &self.java_client,
+            _ => &self.librdkafka_client,
+        }
+    }
+
+    /// Whether `claim` documents `value_left` (kaas) against `value_right` (Apache) in
+    /// `field` of `workload` run by `client`.
+    pub fn client_claim_matches(
+        claim: &ClientShows,
+        client: &str,
+        workload: &str,
+        field: &str,
+        kaas: &str,
+        apache: &str,
+    ) -> bool {
+        claim.client == client
+            && claim.workload == workload
+            && claim.field == field
+            && glob(&claim.kaas, kaas)
+            && glob(&claim.apache, apache)
+    }
+
     /// Every field difference the entry documents.
     pub fn field_differences(&self) -> impl Iterator<Item = &Shows> {
         self.inline.iter().chain(&self.shows)
@@ -175,6 +233,31 @@ impl Ledger {
                 d.id
             )));
         }
+        for d in &file.deviation {
+            if let Some(c) = d
+                .client
+                .iter()
+                .find(|c| !CLIENTS.contains(&c.client.as_str()))
+            {
+                return Err(err(format!(
+                    "deviation '{}': client '{}' is none of {}",
+                    d.id,
+                    c.client,
+                    CLIENTS.join(", ")
+                )));
+            }
+            for client in CLIENTS {
+                let claims = d.client.iter().any(|c| c.client == client);
+                let not_reached = d.client_text(client).starts_with(NOT_REACHED);
+                if claims == not_reached {
+                    return Err(err(format!(
+                        "deviation '{}': {client}_client must begin '{NOT_REACHED}' (and say why) \
+                         exactly when no [[deviation.client]] claim has client = \"{client}\"",
+                        d.id
+                    )));
+                }
+            }
+        }
         Ok(Ledger {
             deviations: file.deviation,
         })
@@ -243,7 +326,9 @@ mod tests {
                     apache: "-1".into(),
                 }],
                 spec: "s".into(),
-                java_client: "j".into(),
+                java_client: "Not reached: j".into(),
+                librdkafka_client: "Not reached: l".into(),
+                client: Vec::new(),
                 scenarios: vec!["a".into(), "b".into()],
                 timing: None,
             }],
@@ -358,7 +443,7 @@ mod parse_tests {
         Ledger::load(&p)
     }
 
-    const HEAD: &str = "[[deviation]]\nid = \"x\"\napi = \"EndTxn\"\nspec = \"s\"\njava_client = \"j\"\nscenarios = [\"a\"]\n";
+    const HEAD: &str = "[[deviation]]\nid = \"x\"\napi = \"EndTxn\"\nspec = \"s\"\njava_client = \"Not reached: j\"\nlibrdkafka_client = \"Not reached: l\"\nscenarios = [\"a\"]\n";
 
     #[test]
     fn inline_and_listed_field_differences_both_parse() {
@@ -381,6 +466,29 @@ mod parse_tests {
             "{HEAD}feild = \"error_code\"\nkaas = \"1\"\napache = \"2\"\n"
         ))
         .is_err());
+    }
+
+    #[test]
+    fn a_client_text_says_not_reached_exactly_when_no_claim_is_made_for_that_client() {
+        let fields = "field = \"error_code\"\nkaas = \"1\"\napache = \"2\"\n";
+        let claim = |client: &str| {
+            format!("[[deviation.client]]\nclient = \"{client}\"\nworkload = \"w\"\nfield = \"f\"\nkaas = \"ok\"\napache = \"E\"\n")
+        };
+        assert!(parse(&format!("{HEAD}{fields}")).is_ok());
+        let e = parse(&format!("{HEAD}{fields}{}", claim("java")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("java_client must begin 'Not reached'"), "{e}");
+        let reached = HEAD.replace("Not reached: j", "JavaException");
+        assert!(parse(&format!("{reached}{fields}{}", claim("java"))).is_ok());
+        let e = parse(&format!("{reached}{fields}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exactly when no"), "{e}");
+        let e = parse(&format!("{reached}{fields}{}", claim("go")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("client 'go' is none of java, librdkafka"), "{e}");
     }
 
     #[test]

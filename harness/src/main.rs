@@ -81,6 +81,24 @@ impl From<BackendArg> for Backend {
     }
 }
 
+/// `--client`: a client library that runs the workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ClientArg {
+    /// Java kafka-clients 3.7.2 (needs java; the jars the Apache target caches).
+    Java,
+    /// librdkafka (built into kconform).
+    Librdkafka,
+}
+
+impl From<ClientArg> for kconform::clients::Client {
+    fn from(c: ClientArg) -> Self {
+        match c {
+            ClientArg::Java => kconform::clients::Client::Java,
+            ClientArg::Librdkafka => kconform::clients::Client::Librdkafka,
+        }
+    }
+}
+
 /// Where the scenarios come from.
 #[derive(Debug, Clone, clap::Args)]
 struct ScenarioArgs {
@@ -248,6 +266,40 @@ enum Command {
         #[command(flatten)]
         files: ReportFiles,
     },
+    /// Run client workloads with the Java kafka-clients 3.7 and librdkafka on two targets, diff
+    /// what each client saw (each call's result or exception, what consumers read, the group's
+    /// offsets) and judge every difference against the ledger's client claims
+    /// ([[deviation.client]] in deviations.toml): documented, UNDOCUMENTED, or a claim that did
+    /// not show (STALE). Exit 0: every workload ran, nothing undocumented or stale; 1:
+    /// otherwise; 2: a target or a client could not run.
+    Clients {
+        /// Workloads to run (all when none; --list shows them).
+        names: Vec<String>,
+        /// List the workloads and exit.
+        #[arg(long)]
+        list: bool,
+        /// Targets: ref, apache, ref:N, apache:N or external=HOST:PORT (default ref and apache).
+        /// The first Apache target is the one the other is judged against.
+        #[arg(long = "target")]
+        targets: Vec<String>,
+        /// A client to run (java or librdkafka); repeat for both (the default).
+        #[arg(long = "client", value_enum)]
+        clients: Vec<ClientArg>,
+        /// Use provisioned topics (one partition each, `kconform topics` lists them) instead
+        /// of creating topics; reads start where each topic ended when the workload began.
+        #[arg(long)]
+        provisioned_topics: bool,
+        /// Seconds one workload may take before it is killed and reported.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+        deadline_secs: u64,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+        /// How `--target apache` launches Apache (see `kconform run --help`).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        apache_backend: BackendArg,
+        #[command(flatten)]
+        files: ReportFiles,
+    },
     /// Relay to a broker, changing the answers of one API at one version: the way to see what
     /// kconform makes of a broker that answers wrongly. Prints the address to give as
     /// `--target external=ADDR` and relays until interrupted.
@@ -286,6 +338,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// List the topics of the client workloads (`kconform clients --provisioned-topics`)
+        /// instead of the scenarios'.
+        #[arg(long, conflicts_with = "names")]
+        clients: bool,
     },
     /// List the scenarios.
     List {
@@ -309,7 +365,10 @@ enum Command {
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            // librdkafka's own error lines are silenced: what a client raised is in the
+            // transcript of `kconform clients`, said once.
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,rdkafka=off,librdkafka=off".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -691,6 +750,43 @@ impl Renders for kconform::peers::report::PeersReport {
     }
 }
 
+impl Renders for kconform::clients::report::ClientsReport {
+    fn json(&self) -> String {
+        Self::json(self)
+    }
+    fn junit(&self) -> String {
+        Self::junit(self)
+    }
+    fn markdown(&self) -> String {
+        Self::markdown(self)
+    }
+}
+
+/// Progress of `kconform clients` on stderr, a line per workload run.
+struct ClientLines;
+
+impl kconform::clients::Progress for ClientLines {
+    fn note(&self, what: &str) {
+        eprintln!("kconform: {what}");
+    }
+    fn done(
+        &self,
+        target: &str,
+        client: kconform::clients::Client,
+        workload: &str,
+        error: Option<&str>,
+    ) {
+        let how = match error {
+            None => "ran".to_owned(),
+            Some(e) => format!(
+                "gave no transcript: {}",
+                e.lines().next().unwrap_or_default()
+            ),
+        };
+        eprintln!("kconform: {} {workload} on {target}: {how}", client.name());
+    }
+}
+
 impl ReportFiles {
     /// Writes each file asked for, rendering only those.
     fn write<R: Renders>(&self, report: &R) -> anyhow::Result<()> {
@@ -815,6 +911,45 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 false => ExitCode::from(1),
             })
         }
+        Command::Clients {
+            names,
+            list,
+            targets,
+            clients,
+            provisioned_topics,
+            deadline_secs,
+            scenarios,
+            apache_backend,
+            files,
+        } => {
+            if list {
+                for w in kconform::clients::WORKLOADS {
+                    outln!("{:26} {}", w.name, w.about);
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let specs = specs(&targets, apache_backend.into(), None, false)?;
+            let ledger = kconform::ledger::Ledger::read(&scenarios.source())?;
+            let clients = match clients.is_empty() {
+                true => kconform::clients::Client::ALL.to_vec(),
+                false => clients.into_iter().map(Into::into).collect(),
+            };
+            let options = kconform::clients::ClientsOptions {
+                workloads: names,
+                clients,
+                provisioned_topics,
+                deadline: Duration::from_secs(deadline_secs),
+            };
+            let report =
+                kconform::clients::run(&specs, &options, &ledger, std::sync::Arc::new(ClientLines))
+                    .await?;
+            out!("{}", report.terminal());
+            files.write(&report)?;
+            Ok(match report.passed() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(1),
+            })
+        }
         Command::List { scenarios } => {
             for s in Scenario::load_all(&scenarios.source())? {
                 match s.brokers {
@@ -829,11 +964,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             names,
             scenarios,
             json,
+            clients,
         } => {
-            let source = scenarios.source();
-            let all = Scenario::load_all(&source)?;
-            let chosen = pick(&all, &names, &source)?;
-            let needed = kconform::topics::needed(&chosen);
+            let needed = match clients {
+                true => kconform::clients::provisioned_topics(),
+                false => {
+                    let source = scenarios.source();
+                    let all = Scenario::load_all(&source)?;
+                    let chosen = pick(&all, &names, &source)?;
+                    kconform::topics::needed(&chosen)
+                }
+            };
             match json {
                 true => outln!("{}", serde_json::to_string_pretty(&needed)?),
                 false => {

@@ -1,9 +1,9 @@
-//! Real clients against both brokers: the same librdkafka workload — a committed transaction,
-//! an aborted one, a consume-process-produce commit with sendOffsetsToTransaction, and a
-//! producer fenced by a second one with its transactional id — run on kaas-ref and on a live
-//! Apache 3.7, and what the clients saw must be the same on both (and what EOS promises). Then
-//! the same on the secured brokers (ref+sasl, apache+sasl) as a SASL user granted what the
-//! workload needs, and as one missing one ACL: the client must fail alike on both.
+//! Real clients against both secured brokers (ref+sasl, apache+sasl): the librdkafka
+//! exactly-once workload — a committed transaction, an aborted one, a consume-process-produce
+//! commit with sendOffsetsToTransaction, and a producer fenced by a second one with its
+//! transactional id — as a SASL user granted what the workload needs, and as one missing one
+//! ACL: the client must fail alike on both. (On plain listeners, `kconform clients` runs this
+//! workload and nine others with librdkafka and the Java client: tests/clients.rs.)
 
 use std::time::{Duration, Instant};
 
@@ -205,45 +205,6 @@ fn workload(addr: &str, login: Login, names: &Names) -> Seen {
         uncommitted: read(addr, login, topic, "read_uncommitted").len(),
         group_offset,
         fenced,
-    }
-}
-
-async fn seen_on(spec: TargetSpec) -> Seen {
-    let target = Running::start(&spec).await.expect("target starts");
-    let addr = target.addr.to_string();
-    let seen = tokio::task::spawn_blocking(move || {
-        let names = Names::fresh();
-        create_topic(&addr, None, &names.topic);
-        workload(&addr, None, &names)
-    })
-    .await
-    .expect("workload");
-    target.stop().await;
-    seen
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn librdkafka_sees_the_same_transactions_on_both_brokers() {
-    let kaas = seen_on(TargetSpec::Ref).await;
-    let mut expected: Vec<String> = values("c", 5);
-    expected.extend(values("x", 1));
-    assert_eq!(kaas.committed, expected, "read_committed on kaas-ref");
-    assert_eq!(
-        kaas.uncommitted, 11,
-        "read_uncommitted sees aborted records too"
-    );
-    assert_eq!(kaas.group_offset, Some(5));
-    assert!(kaas.fenced.starts_with("fatal"), "{}", kaas.fenced);
-    match kconform::apache::available() {
-        Ok(()) => {
-            let apache = seen_on(TargetSpec::Apache(kconform::apache::Backend::Jvm)).await;
-            assert_eq!(
-                kaas, apache,
-                "kaas-ref (left) and Apache (right) differ for librdkafka"
-            );
-            println!("librdkafka saw the same on both: {kaas:?}");
-        }
-        Err(why) => println!("SKIPPED the Apache half: {why}"),
     }
 }
 

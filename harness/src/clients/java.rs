@@ -1,17 +1,18 @@
 //! The Java kafka-clients 3.7 workload runner (`harness/java/KconformClient.java`): compiled
 //! with `javac` against the kafka-clients jar the Apache target caches (no other build tool at
-//! run time), then run as `java KconformClient WORKLOAD BOOTSTRAP RUN_ID`, which prints what
-//! the client saw as one JSON object. The same workload on kaas-ref and on Apache tells whether
-//! a Java application would notice a difference.
+//! run time), then run as `java KconformClient WORKLOAD BOOTSTRAP RUN_ID [TOPIC]`, which prints
+//! what the client saw as one JSON object ([`ClientTranscript`]). The same workload on kaas-ref
+//! and on Apache tells whether a Java application would notice a difference.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::transcript::ClientTranscript;
 use crate::apache::{self, ApacheError};
 
 /// The program's source, built into kconform so that it runs from any directory.
-const SOURCE: &str = include_str!("../java/KconformClient.java");
+const SOURCE: &str = include_str!("../../java/KconformClient.java");
 
 /// Why a workload did not give a transcript.
 #[derive(Debug, thiserror::Error)]
@@ -80,15 +81,16 @@ pub fn compile() -> Result<PathBuf, JavaError> {
     Ok(classes)
 }
 
-/// Runs `workload` against `bootstrap` (names made unique by `run_id`), killing it after
-/// `deadline`; the transcript it printed.
+/// Runs `workload` against `bootstrap` (names made unique by `run_id`; on `topic` when one is
+/// provisioned), killing it after `deadline`; the transcript it printed.
 pub fn run(
     classes: &Path,
     workload: &str,
     bootstrap: &str,
     run_id: &str,
+    topic: Option<&str>,
     deadline: Duration,
-) -> Result<serde_json::Value, JavaError> {
+) -> Result<ClientTranscript, JavaError> {
     let libs = apache::jvm::resolve_jars()?;
     let failed = |reason: String| JavaError::Run {
         workload: workload.into(),
@@ -101,6 +103,7 @@ pub fn run(
         .arg("-cp")
         .arg(format!("{}:{}/*", classes.display(), libs.display()))
         .args(["KconformClient", workload, bootstrap, run_id])
+        .args(topic)
         .stdout(Stdio::piped())
         .stderr(err_file.reopen()?)
         .spawn()?;

@@ -1,0 +1,356 @@
+//! `kconform clients`: real clients as oracles. Each named workload runs with the Java
+//! kafka-clients 3.7 ([`java`]) and with librdkafka ([`librdkafka`]) on two targets; what each
+//! client saw ([`transcript`]) is diffed between the targets and every difference is judged
+//! against the ledger's client claims ([`judge`]): a wire deviation tells an engineer what
+//! differs, this tells them whether their users will notice.
+
+pub mod java;
+pub mod judge;
+pub mod librdkafka;
+pub mod report;
+pub mod transcript;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::ledger::Ledger;
+use crate::target::{Running, TargetError, TargetSpec};
+use report::{ClientsReport, RunRow, TargetRun};
+use transcript::ClientTranscript;
+
+/// A client workload: its name (the same in every client) and what it does.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload {
+    /// Its name.
+    pub name: &'static str,
+    /// What it does, for `--list`.
+    pub about: &'static str,
+}
+
+/// Every workload, in the order they run.
+pub const WORKLOADS: &[Workload] = &[
+    Workload {
+        name: "eos",
+        about: "commit, abort, consume-process-produce with sendOffsetsToTransaction, an idle producer fenced by a second; reads at both isolation levels and the group's offsets",
+    },
+    Workload {
+        name: "fencing",
+        about: "a second producer with the same id starts while the first has an open transaction, commits its own; the first then commits",
+    },
+    Workload {
+        name: "timeout-past",
+        about: "a transaction left open past its 2 s timeout, then committed; a new producer afterwards",
+    },
+    Workload {
+        name: "empty-id",
+        about: "a transactional producer whose transactional.id is empty",
+    },
+    Workload {
+        name: "unusual-id",
+        about: "a transactional id of 300 characters with spaces, '../', and non-ASCII letters",
+    },
+    Workload {
+        name: "timeout-above-max",
+        about: "transaction.timeout.ms 900001, above Apache's default transaction.max.timeout.ms",
+    },
+    Workload {
+        name: "mid-transaction-consumer",
+        about: "consumers that start reading while a transaction is open and read on after its commit",
+    },
+    Workload {
+        name: "idempotent",
+        about: "an idempotent producer (acks=all, retries, five requests in flight) writing 20 records",
+    },
+    Workload {
+        name: "empty-group-offsets",
+        about: "sendOffsetsToTransaction for the consumer group \"\"",
+    },
+    Workload {
+        name: "stale-generation-offsets",
+        about: "sendOffsetsToTransaction with the metadata of a consumer that joined the group and left (a generation and member the group no longer has)",
+    },
+];
+
+/// A client library that runs the workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Client {
+    /// Java kafka-clients 3.7.2 (the jars the Apache target caches, compiled with javac).
+    Java,
+    /// librdkafka, through the rdkafka crate.
+    Librdkafka,
+}
+
+impl Client {
+    /// Both.
+    pub const ALL: [Client; 2] = [Client::Java, Client::Librdkafka];
+
+    /// Its name in transcripts and in the ledger.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Java => "java",
+            Client::Librdkafka => "librdkafka",
+        }
+    }
+}
+
+/// The provisioned topic of a workload run by a client (one partition), for brokers where
+/// clients cannot create topics; `kconform topics` lists them.
+pub fn provisioned_topic(client: Client, workload: &str) -> String {
+    format!("clients-{}-{workload}-kconform", client.name())
+}
+
+/// Every provisioned topic the workloads use, for `kconform topics --clients`.
+pub fn provisioned_topics() -> Vec<crate::topics::Needed> {
+    Client::ALL
+        .iter()
+        .flat_map(|c| {
+            WORKLOADS.iter().map(|w| crate::topics::Needed {
+                name: provisioned_topic(*c, w.name),
+                partitions: 1,
+                configs: Default::default(),
+            })
+        })
+        .collect()
+}
+
+/// Why `clients` could not give a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientsError {
+    /// A target did not start or does not answer.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The Java runner could not be built.
+    #[error("the Java client cannot run here: {0} (run only librdkafka with --client librdkafka)")]
+    Java(java::JavaError),
+    /// A workload name nobody wrote.
+    #[error("no workload '{0}' (kconform clients --list shows them)")]
+    UnknownWorkload(String),
+    /// The ledger claims something of a workload that does not exist.
+    #[error(
+        "the ledger's entry '{0}' claims what workload '{1}' shows, and there is no such workload"
+    )]
+    LedgerWorkload(String, String),
+    /// Recorded answers cannot run a client.
+    #[error("{0}: a client needs a live broker (ref, apache or external=HOST:PORT)")]
+    NotLive(String),
+    /// The workloads log in to no one.
+    #[error(
+        "{0}: the client workloads use a plain listener; a secured target is not supported yet"
+    )]
+    Secured(String),
+    /// More targets than a comparison takes.
+    #[error("clients compares two targets at most; {0} were named")]
+    TooManyTargets(usize),
+}
+
+/// How the run is told to go.
+#[derive(Debug, Clone)]
+pub struct ClientsOptions {
+    /// The workloads (all when empty).
+    pub workloads: Vec<String>,
+    /// The clients.
+    pub clients: Vec<Client>,
+    /// Use the provisioned topics ([`provisioned_topic`]) instead of creating topics.
+    pub provisioned_topics: bool,
+    /// The longest one workload may take before it is killed and reported.
+    pub deadline: Duration,
+}
+
+/// What `clients` tells its caller as it goes.
+pub trait Progress: Send + Sync {
+    /// A slow step is starting (building the Java runner, starting a broker).
+    fn note(&self, what: &str);
+    /// A workload ended with a client on a target (`error` when it gave no transcript).
+    fn done(&self, target: &str, client: Client, workload: &str, error: Option<&str>);
+}
+
+/// Runs the workloads with one client on one broker, one after the other.
+fn run_client(
+    client: Client,
+    target: &str,
+    bootstrap: &str,
+    workloads: &[&'static str],
+    options: &ClientsOptions,
+    classes: Option<&PathBuf>,
+    progress: &dyn Progress,
+) -> Vec<RunRow> {
+    let mut rows = Vec::new();
+    for workload in workloads {
+        let run_id = uuid::Uuid::new_v4().simple().to_string();
+        let topic = options
+            .provisioned_topics
+            .then(|| provisioned_topic(client, workload));
+        let started = Instant::now();
+        let result: Result<ClientTranscript, String> = match (client, classes) {
+            (Client::Java, Some(classes)) => java::run(
+                classes,
+                workload,
+                bootstrap,
+                &run_id,
+                topic.as_deref(),
+                options.deadline,
+            )
+            .map_err(|e| e.to_string()),
+            (Client::Java, None) => Err("the Java runner was not built".into()),
+            (Client::Librdkafka, _) => {
+                librdkafka::run(workload, bootstrap, &run_id, topic.as_deref())
+                    .map_err(|e| e.to_string())
+            }
+        };
+        progress.done(
+            target,
+            client,
+            workload,
+            result.as_ref().err().map(String::as_str),
+        );
+        let (transcript, error) = match result {
+            Ok(t) => (Some(t), None),
+            Err(e) => (None, Some(e)),
+        };
+        rows.push(RunRow {
+            client: client.name().into(),
+            workload: (*workload).into(),
+            target: target.into(),
+            secs: started.elapsed().as_secs_f64(),
+            transcript,
+            error,
+        });
+    }
+    rows
+}
+
+/// The baseline: the first Apache target, else the last one named.
+fn baseline(specs: &[TargetSpec]) -> usize {
+    specs
+        .iter()
+        .position(|s| matches!(s, TargetSpec::Apache(_) | TargetSpec::ApacheCluster(_)))
+        .unwrap_or(specs.len().saturating_sub(1))
+}
+
+/// Starts `spec` and runs every workload on it with each client (the clients side by side).
+async fn run_target(
+    spec: &TargetSpec,
+    workloads: &[&'static str],
+    options: &ClientsOptions,
+    classes: Option<PathBuf>,
+    progress: Arc<dyn Progress>,
+) -> Result<(TargetRun, Vec<RunRow>), ClientsError> {
+    let name = spec.name();
+    progress.note(&format!("starting {name}"));
+    let target = Running::start(spec).await?;
+    if let Err(e) = target.reachable(Duration::from_secs(10)).await {
+        target.stop().await;
+        return Err(e.into());
+    }
+    let started = Instant::now();
+    let bootstrap = target.bootstrap_servers();
+    let mut threads = Vec::new();
+    for client in options.clients.clone() {
+        let (name, bootstrap, workloads, options, classes, progress) = (
+            name.clone(),
+            bootstrap.clone(),
+            workloads.to_vec(),
+            options.clone(),
+            classes.clone(),
+            progress.clone(),
+        );
+        threads.push(tokio::task::spawn_blocking(move || {
+            run_client(
+                client,
+                &name,
+                &bootstrap,
+                &workloads,
+                &options,
+                classes.as_ref(),
+                progress.as_ref(),
+            )
+        }));
+    }
+    let mut rows = Vec::new();
+    for t in threads {
+        match t.await {
+            Ok(mut r) => rows.append(&mut r),
+            Err(e) => rows.push(RunRow {
+                client: "?".into(),
+                workload: "?".into(),
+                target: name.clone(),
+                secs: 0.0,
+                transcript: None,
+                error: Some(format!("a client's thread ended: {e}")),
+            }),
+        }
+    }
+    let run = TargetRun {
+        name,
+        origin: target.origin.clone(),
+        wall_secs: started.elapsed().as_secs_f64(),
+    };
+    target.stop().await;
+    Ok((run, rows))
+}
+
+/// Runs every workload with every client on each target, then diffs and judges.
+pub async fn run(
+    specs: &[TargetSpec],
+    options: &ClientsOptions,
+    ledger: &Ledger,
+    progress: Arc<dyn Progress>,
+) -> Result<ClientsReport, ClientsError> {
+    if specs.len() > 2 {
+        return Err(ClientsError::TooManyTargets(specs.len()));
+    }
+    if let Some(s) = specs.iter().find(|s| s.is_recorded()) {
+        return Err(ClientsError::NotLive(s.name()));
+    }
+    if let Some(s) = specs.iter().find(|s| s.secured()) {
+        return Err(ClientsError::Secured(s.name()));
+    }
+    let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+    if let Some(&(id, w)) = judge::unknown_workloads(ledger, &names).first() {
+        return Err(ClientsError::LedgerWorkload(id.into(), w.into()));
+    }
+    if let Some(w) = options
+        .workloads
+        .iter()
+        .find(|w| !names.contains(&w.as_str()))
+    {
+        return Err(ClientsError::UnknownWorkload(w.clone()));
+    }
+    let workloads: Vec<&'static str> = names
+        .iter()
+        .copied()
+        .filter(|n| options.workloads.is_empty() || options.workloads.iter().any(|w| w == n))
+        .collect();
+    let classes = match options.clients.contains(&Client::Java) {
+        true => {
+            progress.note("building the Java workload runner");
+            let built = tokio::task::spawn_blocking(java::compile)
+                .await
+                .map_err(|e| ClientsError::Java(java::JavaError::Io(std::io::Error::other(e))))?;
+            Some(built.map_err(ClientsError::Java)?)
+        }
+        false => None,
+    };
+    // The targets run side by side, each with its clients side by side: the workloads mostly
+    // wait on brokers and timeouts, and each makes its names unique.
+    let runs = futures::future::join_all(
+        specs
+            .iter()
+            .map(|spec| run_target(spec, &workloads, options, classes.clone(), progress.clone())),
+    )
+    .await;
+    let mut targets = Vec::new();
+    let mut rows = Vec::new();
+    for run in runs {
+        let (target, mut r) = run?;
+        targets.push(target);
+        rows.append(&mut r);
+    }
+    Ok(ClientsReport::judge(
+        targets,
+        specs.get(baseline(specs)).map(TargetSpec::name),
+        rows,
+        ledger,
+    ))
+}

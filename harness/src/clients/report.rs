@@ -1,0 +1,366 @@
+//! The verdict of `kconform clients`: per workload and client, whether the targets' clients
+//! saw the same, each difference with the ledger entry that documents it, stale claims, runs
+//! that gave no transcript; and the same as JSON (`harness/clients-report.schema.json`),
+//! JUnit and Markdown.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::judge::{self, JudgedDiff, StaleClaim};
+use super::transcript::{self, ClientTranscript};
+use crate::ledger::Ledger;
+
+/// One target's run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetRun {
+    /// Target name.
+    pub name: String,
+    /// Where the broker came from.
+    pub origin: String,
+    /// Wall time of its workloads (both clients side by side).
+    pub wall_secs: f64,
+}
+
+/// One workload run by one client on one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRow {
+    /// `java` or `librdkafka`.
+    pub client: String,
+    /// The workload.
+    pub workload: String,
+    /// The target.
+    pub target: String,
+    /// How long it took.
+    pub secs: f64,
+    /// What the client saw; none when the run gave no transcript.
+    pub transcript: Option<ClientTranscript>,
+    /// Why it gave none.
+    pub error: Option<String>,
+}
+
+/// The whole verdict. The JSON form is this struct.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientsReport {
+    /// 1; changes only with a change that breaks readers.
+    pub schema_version: u32,
+    /// Each target's run.
+    pub targets: Vec<TargetRun>,
+    /// The target under test (the left side of each difference), when two ran.
+    pub left: Option<String>,
+    /// The target it is judged against (Apache), when two ran.
+    pub right: Option<String>,
+    /// Every run, with its transcript.
+    pub runs: Vec<RunRow>,
+    /// Every difference, judged.
+    pub differences: Vec<JudgedDiff>,
+    /// Ledger claims the run did not confirm.
+    pub stale: Vec<StaleClaim>,
+    /// "passed" or "failed".
+    pub verdict: String,
+}
+
+impl ClientsReport {
+    /// Diffs each workload's transcripts (the target under test against `baseline`) and
+    /// judges the differences against `ledger`.
+    pub fn judge(
+        targets: Vec<TargetRun>,
+        baseline: Option<String>,
+        runs: Vec<RunRow>,
+        ledger: &Ledger,
+    ) -> ClientsReport {
+        let (left, right) = match (targets.len(), baseline) {
+            (2, Some(b)) => (
+                targets.iter().find(|t| t.name != b).map(|t| t.name.clone()),
+                Some(b),
+            ),
+            _ => (None, None),
+        };
+        let mut diffs = Vec::new();
+        let mut compared = Vec::new();
+        if let (Some(l), Some(r)) = (&left, &right) {
+            let of = |target: &str, client: &str, workload: &str| {
+                runs.iter()
+                    .find(|x| x.target == target && x.client == client && x.workload == workload)
+                    .and_then(|x| x.transcript.as_ref())
+            };
+            for row in runs.iter().filter(|x| x.target == *l) {
+                if let (Some(a), Some(b)) = (
+                    of(l, &row.client, &row.workload),
+                    of(r, &row.client, &row.workload),
+                ) {
+                    compared.push(judge::Compared {
+                        client: row.client.clone(),
+                        workload: row.workload.clone(),
+                        left: a.fields(),
+                        right: b.fields(),
+                    });
+                    diffs.extend(transcript::diff(a, b));
+                }
+            }
+        }
+        let differences = judge::judge(ledger, diffs);
+        let stale = judge::stale(ledger, &compared);
+        let mut report = ClientsReport {
+            schema_version: 1,
+            targets,
+            left,
+            right,
+            runs,
+            differences,
+            stale,
+            verdict: String::new(),
+        };
+        report.verdict = match report.passed() {
+            true => "passed",
+            false => "failed",
+        }
+        .into();
+        report
+    }
+
+    /// Every run gave a transcript, no difference is undocumented, no claim is stale.
+    pub fn passed(&self) -> bool {
+        self.runs.iter().all(|r| r.error.is_none())
+            && self.differences.iter().all(|d| d.documented_by.is_some())
+            && self.stale.is_empty()
+    }
+
+    fn workloads(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for r in &self.runs {
+            let key = (r.workload.clone(), r.client.clone());
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
+        out
+    }
+
+    fn verdict_of(&self, workload: &str, client: &str) -> String {
+        let failed: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.workload == workload && r.client == client && r.error.is_some())
+            .map(|r| format!("NO TRANSCRIPT on {}", r.target))
+            .collect();
+        if !failed.is_empty() {
+            return failed.join("; ");
+        }
+        let mine: Vec<&JudgedDiff> = self
+            .differences
+            .iter()
+            .filter(|d| d.diff.workload == workload && d.diff.client == client)
+            .collect();
+        let stale = self
+            .stale
+            .iter()
+            .filter(|s| s.workload == workload && s.client == client)
+            .count();
+        let mut words = Vec::new();
+        let undocumented = mine.iter().filter(|d| d.documented_by.is_none()).count();
+        if undocumented > 0 {
+            words.push(format!("UNDOCUMENTED x{undocumented}"));
+        }
+        let mut ids: Vec<&str> = mine
+            .iter()
+            .filter_map(|d| d.documented_by.as_deref())
+            .collect();
+        ids.dedup();
+        if !ids.is_empty() {
+            words.push(format!("documented ({})", ids.join(", ")));
+        }
+        if stale > 0 {
+            words.push(format!("STALE claim x{stale}"));
+        }
+        match (words.is_empty(), self.left.is_some()) {
+            (true, true) => "same".into(),
+            (true, false) => "ran".into(),
+            _ => words.join("; "),
+        }
+    }
+
+    fn cell(&self, workload: &str, client: &str, target: &str) -> String {
+        match self
+            .runs
+            .iter()
+            .find(|r| r.workload == workload && r.client == client && r.target == target)
+        {
+            None => "-".into(),
+            Some(r) if r.error.is_some() => format!("FAIL {:.1}s", r.secs),
+            Some(r) => format!("ok {:.1}s", r.secs),
+        }
+    }
+
+    /// The terminal table (a line per workload and client), then each difference, stale claim
+    /// and failed run, then the verdict.
+    pub fn terminal(&self) -> String {
+        let mut out = String::new();
+        let _ = write!(out, "{:26} {:11}", "workload", "client");
+        for t in &self.targets {
+            let _ = write!(out, " {:>12}", t.name);
+        }
+        let _ = writeln!(out, "  verdict");
+        for (workload, client) in self.workloads() {
+            let _ = write!(out, "{workload:26} {client:11}");
+            for t in &self.targets {
+                let _ = write!(out, " {:>12}", self.cell(&workload, &client, &t.name));
+            }
+            let _ = writeln!(out, "  {}", self.verdict_of(&workload, &client));
+        }
+        for t in &self.targets {
+            let _ = writeln!(out, "{}: {:.0} s ({})", t.name, t.wall_secs, t.origin);
+        }
+        for d in &self.differences {
+            let how = match &d.documented_by {
+                Some(id) => format!("DOCUMENTED by {id}"),
+                None => "UNDOCUMENTED".into(),
+            };
+            let _ = writeln!(
+                out,
+                "{how}: {} {} '{}': {} {} | {} {}",
+                d.diff.client,
+                d.diff.workload,
+                d.diff.field,
+                self.left.as_deref().unwrap_or("left"),
+                d.diff.left,
+                self.right.as_deref().unwrap_or("right"),
+                d.diff.right
+            );
+        }
+        for s in &self.stale {
+            let _ = writeln!(
+                out,
+                "STALE claim of {}: {} {} '{}' should show kaas {} against Apache {}",
+                s.deviation, s.client, s.workload, s.field, s.kaas, s.apache
+            );
+        }
+        for r in self.runs.iter().filter(|r| r.error.is_some()) {
+            let why = r.error.as_deref().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "NO TRANSCRIPT: {} {} on {}: {}",
+                r.client,
+                r.workload,
+                r.target,
+                why.lines().next().unwrap_or_default()
+            );
+        }
+        let undocumented = self
+            .differences
+            .iter()
+            .filter(|d| d.documented_by.is_none())
+            .count();
+        let failed = self.runs.iter().filter(|r| r.error.is_some()).count();
+        let _ = writeln!(
+            out,
+            "{}: {} runs ({failed} without a transcript), {} differences ({undocumented} undocumented), {} stale claims",
+            match self.passed() {
+                true => "PASSED",
+                false => "FAILED",
+            },
+            self.runs.len(),
+            self.differences.len(),
+            self.stale.len()
+        );
+        out
+    }
+
+    /// The report as JSON.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// JUnit XML: a test case per workload and client, failed for a run without a transcript,
+    /// an undocumented difference or a stale claim.
+    pub fn junit(&self) -> String {
+        fn esc(s: &str) -> String {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+        }
+        let cases = self.workloads();
+        let failing = |w: &str, c: &str| {
+            let v = self.verdict_of(w, c);
+            v.contains("UNDOCUMENTED") || v.contains("STALE") || v.contains("NO TRANSCRIPT")
+        };
+        let failures = cases.iter().filter(|(w, c)| failing(w, c)).count();
+        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let _ = writeln!(
+            out,
+            "<testsuite name=\"kconform clients\" tests=\"{}\" failures=\"{failures}\">",
+            cases.len()
+        );
+        for (w, c) in &cases {
+            let _ = write!(
+                out,
+                "  <testcase classname=\"clients.{}\" name=\"{}\"",
+                esc(c),
+                esc(w)
+            );
+            match failing(w, c) {
+                false => {
+                    let _ = writeln!(out, "/>");
+                }
+                true => {
+                    let _ = writeln!(
+                        out,
+                        "><failure message=\"{}\"/></testcase>",
+                        esc(&self.verdict_of(w, c))
+                    );
+                }
+            }
+        }
+        out.push_str("</testsuite>\n");
+        out
+    }
+
+    /// Markdown for a pull-request comment.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("### kconform clients\n\n| workload | client |");
+        for t in &self.targets {
+            let _ = write!(out, " {} |", t.name);
+        }
+        out.push_str(" verdict |\n|---|---|");
+        out.push_str(&"---|".repeat(self.targets.len()));
+        out.push_str("---|\n");
+        for (w, c) in self.workloads() {
+            let _ = write!(out, "| {w} | {c} |");
+            for t in &self.targets {
+                let _ = write!(out, " {} |", self.cell(&w, &c, &t.name));
+            }
+            let _ = writeln!(out, " {} |", self.verdict_of(&w, &c));
+        }
+        if !self.differences.is_empty() || !self.stale.is_empty() {
+            out.push_str("\n| client | workload | field | kaas | Apache | verdict |\n|---|---|---|---|---|---|\n");
+            let md = |s: &str| s.replace('|', "\\|");
+            for d in &self.differences {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | `{}` | `{}` | {} |",
+                    d.diff.client,
+                    d.diff.workload,
+                    md(&d.diff.field),
+                    md(&d.diff.left),
+                    md(&d.diff.right),
+                    d.documented_by.as_deref().unwrap_or("**undocumented**")
+                );
+            }
+            for s in &self.stale {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | `{}` | `{}` | **stale** ({}) |",
+                    s.client,
+                    s.workload,
+                    md(&s.field),
+                    md(&s.kaas),
+                    md(&s.apache),
+                    s.deviation
+                );
+            }
+        }
+        let _ = writeln!(out, "\n**{}**", self.verdict.to_uppercase());
+        out
+    }
+}

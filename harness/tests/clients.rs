@@ -1,0 +1,286 @@
+//! `kconform clients`: every workload with the Java kafka-clients 3.7 and with librdkafka on
+//! kaas-ref and a live Apache 3.7, each difference judged by the ledger's client claims; a
+//! wrong claim in a scratch copy of the ledger reported STALE and a missing one UNDOCUMENTED;
+//! and the workloads on a broker that refuses CreateTopics, on provisioned topics, run after
+//! run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use reference_broker::config::TopicSpec;
+use reference_broker::{Broker, BrokerConfig};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `kconform clients ARGS --json FILE`: exit code, terminal output, the JSON report.
+fn clients(args: &[&str]) -> (i32, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .arg("clients")
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("kconform runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (out.status.code().unwrap_or(-1), text, report)
+}
+
+/// The report validates against `harness/clients-report.schema.json`.
+fn assert_schema(report: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../clients-report.schema.json"))
+            .expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+}
+
+fn transcript<'a>(
+    report: &'a serde_json::Value,
+    client: &str,
+    workload: &str,
+    target: &str,
+) -> &'a serde_json::Value {
+    report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["client"] == client && r["workload"] == workload && r["target"] == target)
+        .map(|r| &r["transcript"])
+        .unwrap_or_else(|| panic!("no run of {client} {workload} on {target}"))
+}
+
+fn apache_here() -> bool {
+    match kconform::apache::available() {
+        Ok(()) => true,
+        Err(why) => {
+            println!("SKIPPED: no live Apache here ({why})");
+            false
+        }
+    }
+}
+
+#[test]
+fn both_clients_see_kaas_ref_and_apache_alike_but_where_the_ledger_says() {
+    if !apache_here() {
+        return;
+    }
+    let (code, text, report) = clients(&[
+        "--target",
+        "ref",
+        "--target",
+        "apache",
+        "--apache-backend",
+        "jvm",
+    ]);
+    println!("{text}");
+    assert_schema(&report);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(report["left"], "ref");
+    assert_eq!(report["right"], "apache");
+    let workloads = kconform::clients::WORKLOADS.len();
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(
+        runs.len(),
+        workloads * 2 * 2,
+        "every workload, client, target"
+    );
+    assert!(runs.iter().all(|r| r["error"].is_null()), "{text}");
+    // What exactly-once promises, seen by each client on kaas-ref.
+    for client in ["java", "librdkafka"] {
+        let eos = transcript(&report, client, "eos", "ref");
+        assert_eq!(
+            eos["observed"]["read_committed"],
+            serde_json::json!(["c0", "c1", "c2", "c3", "c4", "x0"]),
+            "{client}: {eos}"
+        );
+        assert_eq!(eos["observed"]["group_offsets"]["partition 0"], 5, "{eos}");
+    }
+    // Every claim of the ledger was checked by this run, and every difference documented.
+    let ledger = kconform::ledger::Ledger::load(&root().join("scenarios/deviations.toml")).unwrap();
+    let claims: usize = ledger.deviations.iter().map(|d| d.client.len()).sum();
+    assert!(claims >= 20, "{claims} claims");
+    assert!(report["stale"].as_array().unwrap().is_empty());
+    let differences = report["differences"].as_array().unwrap();
+    assert!(differences.iter().all(|d| d["documented_by"].is_string()));
+    // The client-visible consequence the rejoin deviation has: a producer that takes over an
+    // id commits its fenced predecessor's records with its own on kaas.
+    assert!(
+        differences.iter().any(|d| d["workload"] == "fencing"
+            && d["field"] == "read_committed"
+            && d["left"] == "[\"o0\",\"o1\",\"n0\"]"
+            && d["documented_by"] == "init-rejoin-while-ongoing-does-not-abort"),
+        "{text}"
+    );
+}
+
+/// A scratch copy of the scenarios with `edit` applied to its ledger.
+fn scratch_scenarios(edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let from = root().join("scenarios");
+    for entry in walk(&from) {
+        let to = dir.path().join(entry.strip_prefix(&from).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, &to).unwrap();
+    }
+    let ledger = dir.path().join("deviations.toml");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let edited = edit(text.clone());
+    assert_ne!(text, edited, "the edit changed the ledger");
+    std::fs::write(&ledger, edited).unwrap();
+    dir
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        match e.path().is_dir() {
+            true => out.extend(walk(&e.path())),
+            false => out.push(e.path()),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_wrong_claim_is_stale_and_a_missing_one_is_undocumented() {
+    if !apache_here() {
+        return;
+    }
+    let claim = |field: &str, apache: &str| {
+        format!(
+            "[[deviation.client]]\nclient = \"librdkafka\"\nworkload = \"timeout-above-max\"\nfield = \"{field}\"\nkaas = {kaas}\napache = {apache}\n",
+            kaas = if field.starts_with("read") { "\"[\\\"m0\\\",\\\"m1\\\"]\"" } else { "\"ok\"" },
+        )
+    };
+    let wrong = claim("initTransactions", "\"InvalidTransactionTimeout (fatal)\"");
+    let missing = claim("read_uncommitted", "\"[]\"");
+    let scratch = scratch_scenarios(|t| {
+        assert!(
+            t.contains(&wrong) && t.contains(&missing),
+            "the claims are in the ledger"
+        );
+        t.replace(
+            &wrong,
+            &claim("initTransactions", "\"InvalidProducerEpoch (fatal)\""),
+        )
+        .replace(&missing, "")
+    });
+    let (code, text, report) = clients(&[
+        "timeout-above-max",
+        "--client",
+        "librdkafka",
+        "--target",
+        "ref",
+        "--target",
+        "apache",
+        "--apache-backend",
+        "jvm",
+        "--scenarios",
+        scratch.path().to_str().unwrap(),
+    ]);
+    println!("{text}");
+    assert_schema(&report);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("STALE claim of init-timeout-not-validated: librdkafka timeout-above-max 'initTransactions'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("UNDOCUMENTED: librdkafka timeout-above-max 'read_uncommitted'"),
+        "{text}"
+    );
+    assert_eq!(report["stale"].as_array().unwrap().len(), 1);
+    assert_eq!(report["verdict"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workloads_run_on_provisioned_topics_of_a_broker_that_refuses_create_topics() {
+    let topics = kconform::clients::provisioned_topics()
+        .into_iter()
+        .map(|n| TopicSpec {
+            name: n.name,
+            partitions: n.partitions,
+            configs: n.configs,
+        })
+        .collect();
+    let broker = Broker::start(BrokerConfig {
+        topics,
+        refuse_create_topics: true,
+        txn_reaper_interval: Duration::from_millis(500),
+        ..BrokerConfig::for_tests()
+    })
+    .await
+    .expect("kaas-ref starts with its topics");
+    let target = format!("external={}", broker.addr());
+    let mut clients_wanted = vec!["--client", "librdkafka"];
+    if kconform::apache::available().is_ok() {
+        clients_wanted.extend(["--client", "java"]);
+    } else {
+        println!("SKIPPED the Java client: no Java and jars here");
+    }
+    let mut seen = Vec::new();
+    for run in 1..=2 {
+        let mut args: Vec<String> = vec![
+            "eos".into(),
+            "fencing".into(),
+            "stale-generation-offsets".into(),
+            "--target".into(),
+            target.clone(),
+            "--provisioned-topics".into(),
+        ];
+        args.extend(clients_wanted.iter().map(|s| s.to_string()));
+        let (code, text, report) = tokio::task::spawn_blocking(move || {
+            clients(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .await
+        .unwrap();
+        println!("run {run}:\n{text}");
+        assert_eq!(code, 0, "run {run}: {text}");
+        let runs = report["runs"].as_array().unwrap().clone();
+        assert_eq!(runs.len(), 3 * clients_wanted.len() / 2);
+        let mut transcripts = Vec::new();
+        for r in runs {
+            let mut t = r["transcript"].clone();
+            let calls = t["calls"].as_array_mut().expect("a transcript");
+            assert!(
+                calls.iter().all(|c| c["call"] != "createTopics"),
+                "no topic is created: {t}"
+            );
+            for c in calls {
+                c.as_object_mut().unwrap().remove("message");
+            }
+            transcripts.push(t);
+        }
+        seen.push(transcripts);
+    }
+    assert_eq!(
+        seen[0], seen[1],
+        "the second run, on topics the first wrote to, sees what the first saw"
+    );
+    let eos = seen[0]
+        .iter()
+        .find(|t| t["workload"] == "eos")
+        .expect("eos ran");
+    assert_eq!(
+        eos["observed"]["read_committed"],
+        serde_json::json!(["c0", "c1", "c2", "c3", "c4", "x0"])
+    );
+    broker.shutdown().await;
+}
