@@ -404,3 +404,33 @@ fn documented_differences_read_at_a_glance() {
         assert!(out.contains(line), "{line}:\n{out}");
     }
 }
+
+/// `kconform clients` lists its workloads from any directory and refuses, in one line and
+/// before starting anything, a workload nobody wrote and targets no client can run on.
+#[test]
+fn clients_lists_its_workloads_and_refuses_what_it_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, _) = kconform_in(dir.path(), &["clients", "--list"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), kconform::clients::WORKLOADS.len(), "{out}");
+    assert!(out.starts_with("eos "), "{out}");
+    for (args, reason) in [
+        (
+            &["clients", "nope", "--target", "ref"][..],
+            "no workload 'nope' (kconform clients --list shows them)",
+        ),
+        (
+            &["clients", "--target", "apache-recorded"][..],
+            "apache-recorded: a client needs a live broker",
+        ),
+        (
+            &["clients", "--target", "ref+sasl"][..],
+            "ref+sasl: the client workloads use a plain listener",
+        ),
+    ] {
+        let (code, _, err) = kconform(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(reason), "{args:?}: {err}");
+    }
+}
