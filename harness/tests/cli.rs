@@ -412,7 +412,11 @@ fn clients_lists_its_workloads_and_refuses_what_it_cannot_run() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, _) = kconform_in(dir.path(), &["clients", "--list"], &[]);
     assert_eq!(code, 0);
-    assert_eq!(out.lines().count(), kconform::clients::WORKLOADS.len(), "{out}");
+    assert_eq!(
+        out.lines().count(),
+        kconform::clients::WORKLOADS.len(),
+        "{out}"
+    );
     assert!(out.starts_with("eos "), "{out}");
     for (args, reason) in [
         (
