@@ -125,7 +125,7 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                             let verified = verify_transactional(
                                 ctx,
                                 req.transactional_id.as_ref().map(|t| &*t.0),
-                                &log,
+                                &mut log,
                                 payload,
                                 &name,
                                 p.index,
@@ -240,7 +240,7 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
 fn verify_transactional(
     ctx: &Ctx,
     transactional_id: Option<&str>,
-    log: &crate::storage::partition::PartitionLog,
+    log: &mut crate::storage::partition::PartitionLog,
     payload: &[u8],
     topic: &str,
     partition: i32,
@@ -260,6 +260,7 @@ fn verify_transactional(
     if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
         return Err((errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None));
     }
+    log.start_verification(h.producer_id, h.producer_epoch, h.base_sequence);
     match ctx
         .state
         .txn

@@ -50,6 +50,10 @@ pub struct ProducerState {
     pub coordinator_epoch: i32,
     /// The last few batches, oldest first.
     recent: VecDeque<RecentBatch>,
+    /// Known here only from a marker of its current epoch (a transaction that wrote nothing
+    /// here, or an epoch a marker moved it to): its first batch must start at sequence 0,
+    /// as Apache's producer state requires.
+    awaits_first_sequence: bool,
 }
 
 impl Default for ProducerState {
@@ -57,6 +61,7 @@ impl Default for ProducerState {
         ProducerState {
             epoch: 0,
             coordinator_epoch: -1,
+            awaits_first_sequence: false,
             recent: VecDeque::new(),
         }
     }
@@ -149,6 +154,11 @@ pub struct PartitionLog {
     producers: HashMap<i64, ProducerState>,
     /// Open transactions: producer id → offset of its first transactional record.
     open_txns: HashMap<i64, i64>,
+    /// Apache 3.7's transaction verification state (KIP-890): producer id → (epoch, lowest
+    /// sequence) of the transactional batches that asked to open a transaction here and have
+    /// not been appended yet. A later batch of that producer starting above the lowest
+    /// sequence is out of order. Memory only, as Apache's.
+    verifying: HashMap<i64, (i16, i32)>,
     aborted: Vec<AbortedTxn>,
 }
 
@@ -200,6 +210,7 @@ impl PartitionLog {
             next_offset: 0,
             producers: HashMap::new(),
             open_txns: HashMap::new(),
+            verifying: HashMap::new(),
             aborted: Vec::new(),
         };
         let mut at = 0usize;
@@ -241,6 +252,10 @@ impl PartitionLog {
             max_timestamp: h.max_timestamp,
         });
         self.next_offset = h.last_offset() + 1;
+        if h.is_transactional() {
+            // Data or marker, the producer's transaction here has begun or ended.
+            self.verifying.remove(&h.producer_id);
+        }
         if h.is_control() {
             // Any marker of the producer closes its open transaction, whatever its epoch.
             if let Some(first) = self.open_txns.remove(&h.producer_id) {
@@ -258,10 +273,16 @@ impl PartitionLog {
         if h.producer_id >= 0 && h.is_control() {
             // A marker moves the producer to its epoch (a bumped one starts a new sequence
             // window) and records the coordinator epoch that wrote it.
+            let fresh = !self.producers.contains_key(&h.producer_id);
             let p = self.producers.entry(h.producer_id).or_default();
             if h.producer_epoch != p.epoch {
                 p.recent.clear();
+                // A marker of an older epoch (one a peer applies after a fence) sets no
+                // sequence rule.
+                p.awaits_first_sequence = h.producer_epoch > p.epoch;
                 p.epoch = h.producer_epoch;
+            } else if fresh {
+                p.awaits_first_sequence = true;
             }
             if let Some(epoch) = h.coordinator_epoch {
                 p.coordinator_epoch = p.coordinator_epoch.max(epoch);
@@ -273,6 +294,7 @@ impl PartitionLog {
                 p.recent.clear();
             }
             p.epoch = h.producer_epoch;
+            p.awaits_first_sequence = false;
             if h.base_sequence >= 0 {
                 if p.recent.len() == PRODUCER_WINDOW {
                     p.recent.pop_front();
@@ -349,6 +371,17 @@ impl PartitionLog {
                 ..Default::default()
             })
         };
+        if let Some(&(_, lowest)) = self.verifying.get(&h.producer_id) {
+            if h.base_sequence > lowest {
+                return fail(
+                    errors::OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    format!(
+                        "producer {} sequence {} is above {lowest}, the earliest seen while verifying its transaction",
+                        h.producer_id, h.base_sequence
+                    ),
+                );
+            }
+        }
         let Some(p) = self.producers.get(&h.producer_id) else {
             return Ok(None);
         };
@@ -385,7 +418,19 @@ impl PartitionLog {
             return Ok(Some((b.base_offset, b.max_timestamp)));
         }
         match p.recent.back() {
-            None => Ok(None),
+            None if !p.awaits_first_sequence => Ok(None),
+            // Known only from a marker (a transaction that wrote nothing here): its epoch is
+            // set and no sequence yet, so the first batch starts at 0, as Apache checks it.
+            None => match first {
+                0 => Ok(None),
+                _ => fail(
+                    errors::OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    format!(
+                        "producer {} has no sequence here yet: its first batch starts at 0, not {first}",
+                        h.producer_id
+                    ),
+                ),
+            },
             Some(&RecentBatch {
                 last_sequence: prev_last,
                 ..
@@ -406,6 +451,22 @@ impl PartitionLog {
                     ),
                 }
             }
+        }
+    }
+
+    /// Notes that a transactional batch of `producer_id` asked to open a transaction here
+    /// (before the coordinator is asked whether the partition is in it): the lowest sequence
+    /// of such batches of the newest epoch is kept until one of the producer's transactional
+    /// batches is appended, as Apache 3.7 keeps it (KIP-890).
+    pub fn start_verification(&mut self, producer_id: i64, epoch: i16, sequence: i32) {
+        let entry = self
+            .verifying
+            .entry(producer_id)
+            .or_insert((epoch, sequence));
+        if epoch > entry.0 {
+            *entry = (epoch, sequence);
+        } else if epoch == entry.0 && sequence < entry.1 {
+            entry.1 = sequence;
         }
     }
 
@@ -673,6 +734,7 @@ impl PartitionLog {
         if epoch > p.epoch {
             p.epoch = epoch;
             p.recent.clear();
+            p.awaits_first_sequence = false;
         }
     }
 }
