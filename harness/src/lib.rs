@@ -17,6 +17,7 @@ pub mod data;
 pub mod diff;
 pub mod errors;
 pub mod frame;
+pub mod fuzz;
 pub mod ledger;
 pub mod mutation;
 pub mod normalise;

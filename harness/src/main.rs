@@ -300,6 +300,53 @@ enum Command {
         #[command(flatten)]
         files: ReportFiles,
     },
+    /// Stateful differential fuzzing: sequences drawn from a model of the transaction state
+    /// machine (valid flows, perturbed: wrong, stale and future epochs and producer ids, empty
+    /// ids and groups, every version, odd timeouts, repeated and reordered calls, sleeps past a
+    /// timeout) run on the target and on the oracle; every difference goes through the ledger.
+    /// A difference no entry matches is a finding: confirmed by a second run, shrunk, and
+    /// written once as a scenario file (`finding-*.toml`) that `kconform run --scenarios DIR`
+    /// and `kconform repro` replay. Ctrl-C ends the run with its summary. Exit 0: no new
+    /// finding; 1: new findings; 2: a target could not run.
+    Fuzz {
+        /// The target under test: ref, ref:N, external=HOST:PORT...
+        #[arg(long, default_value = "ref")]
+        target: String,
+        /// The oracle: apache (kept up by `kconform apache up`, else launched).
+        #[arg(long, default_value = "apache")]
+        oracle: String,
+        /// How long: 90s, 10m, 8h (or seconds).
+        #[arg(long, default_value = "60s", value_parser = parse_duration)]
+        duration: Duration,
+        /// The seed (default: from the clock, printed so the run can be repeated).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Where findings are written; findings already there are not written again.
+        #[arg(long, default_value = "kconform-findings", value_name = "DIR")]
+        findings: PathBuf,
+        /// The most actions a sequence has (after the set-up).
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+        max_actions: u64,
+        /// The most runs spent shrinking one finding.
+        #[arg(long, default_value_t = 40)]
+        shrink_runs: usize,
+        /// Sequences run at once (they share the brokers, each with its own names).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: u64,
+        /// End once this many new findings are written.
+        #[arg(long, value_name = "N")]
+        stop_after_findings: Option<usize>,
+        /// Deadline for every network wait, in milliseconds.
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+        deadline_ms: u64,
+        #[command(flatten)]
+        scenarios: ScenarioArgs,
+        /// How `--oracle apache` launches Apache (see `kconform run --help`).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        apache_backend: BackendArg,
+        #[command(flatten)]
+        files: ReportFiles,
+    },
     /// Relay to a broker, changing the answers of one API at one version: the way to see what
     /// kconform makes of a broker that answers wrongly. Prints the address to give as
     /// `--target external=ADDR` and relays until interrupted.
@@ -374,13 +421,16 @@ async fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     // Ctrl-C drops the run, and with it the brokers it started (the JVM is stopped, the
-    // container removed) before exiting.
-    let outcome = tokio::select! {
-        outcome = run(cli) => outcome,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("kconform: interrupted");
-            return ExitCode::from(130);
-        }
+    // container removed) before exiting; `fuzz` instead ends its run and prints the summary.
+    let outcome = match cli.command {
+        Command::Fuzz { .. } => run(cli).await,
+        _ => tokio::select! {
+            outcome = run(cli) => outcome,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("kconform: interrupted");
+                return ExitCode::from(130);
+            }
+        },
     };
     match outcome {
         Ok(code) => code,
@@ -394,6 +444,46 @@ async fn main() -> ExitCode {
             }
             ExitCode::from(2)
         }
+    }
+}
+
+/// `90s`, `10m`, `8h`, `1d` or plain seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is no duration (90s, 10m, 8h)"))?;
+    let secs = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("'{text}': the unit is s, m, h or d")),
+    };
+    Ok(Duration::from_secs(n * secs))
+}
+
+/// Progress of `kconform fuzz`: a spinner with the counters, a line per finding.
+struct FuzzLine {
+    bar: indicatif::ProgressBar,
+}
+
+impl kconform::fuzz::Progress for FuzzLine {
+    fn update(&self, s: &kconform::fuzz::Stats) {
+        let per = |n: u64| n as f64 / s.secs.max(0.001);
+        self.bar.set_message(format!(
+            "{} sequences ({:.1}/s), {} requests ({:.0}/s), {} findings",
+            s.sequences,
+            per(s.sequences),
+            s.requests,
+            per(s.requests),
+            s.findings
+        ));
+    }
+    fn finding(&self, f: &kconform::fuzz::report::Finding) {
+        self.bar
+            .println(format!("kconform: FINDING {}: {}", f.file, f.signature));
     }
 }
 
@@ -787,6 +877,40 @@ impl kconform::clients::Progress for ClientLines {
     }
 }
 
+impl Renders for kconform::fuzz::report::FuzzReport {
+    fn json(&self) -> String {
+        Self::json(self)
+    }
+    fn junit(&self) -> String {
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kconform fuzz\" tests=\"{}\" failures=\"{}\">\n",
+            self.findings.len().max(1),
+            self.findings.len()
+        );
+        if self.findings.is_empty() {
+            out.push_str("  <testcase classname=\"fuzz\" name=\"no new finding\"/>\n");
+        }
+        for f in &self.findings {
+            let esc = |s: &str| {
+                s.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+                    .replace('"', "&quot;")
+            };
+            out.push_str(&format!(
+                "  <testcase classname=\"fuzz\" name=\"{}\"><failure message=\"{}\"/></testcase>\n",
+                esc(&f.file),
+                esc(&f.signature)
+            ));
+        }
+        out.push_str("</testsuite>\n");
+        out
+    }
+    fn markdown(&self) -> String {
+        Self::markdown(self)
+    }
+}
+
 impl ReportFiles {
     /// Writes each file asked for, rendering only those.
     fn write<R: Renders>(&self, report: &R) -> anyhow::Result<()> {
@@ -907,6 +1031,91 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             out!("{}", report.terminal());
             files.write(&report)?;
             Ok(match report.passed() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(1),
+            })
+        }
+        Command::Fuzz {
+            target,
+            oracle,
+            duration,
+            seed,
+            findings,
+            max_actions,
+            shrink_runs,
+            jobs,
+            stop_after_findings,
+            deadline_ms,
+            scenarios,
+            apache_backend,
+            files,
+        } => {
+            let backend: Backend = apache_backend.into();
+            let specs = specs(&[target, oracle], backend, None, false)?;
+            let source = scenarios.source();
+            let ledger = kconform::ledger::Ledger::read(&source)?;
+            let seed = seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+            });
+            eprintln!("kconform: fuzzing with --seed {seed}");
+            let spinner =
+                progress::starting(&format!("{} and {}", specs[0].name(), specs[1].name()));
+            let (under_test, judge) = tokio::join!(
+                kconform::target::Running::start(&specs[0]),
+                kconform::target::Running::start(&specs[1])
+            );
+            spinner.finish_and_clear();
+            let (under_test, judge) = match (under_test, judge) {
+                (Ok(a), Ok(b)) => (a, b),
+                (a, b) => {
+                    let mut why = Vec::new();
+                    for r in [a, b] {
+                        match r {
+                            Ok(t) => t.stop().await,
+                            Err(e) => why.push(e.to_string()),
+                        }
+                    }
+                    anyhow::bail!("{}", why.join("; "));
+                }
+            };
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let on_ctrl_c = stop.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("kconform: interrupted; finishing with the summary");
+                    on_ctrl_c.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            let bar = progress::starting("fuzzing");
+            let options = kconform::fuzz::FuzzOptions {
+                duration,
+                seed,
+                max_actions: max_actions as usize,
+                findings,
+                deadline: Duration::from_millis(deadline_ms),
+                shrink_runs,
+                jobs: jobs as usize,
+                stop_after_findings,
+            };
+            let result = kconform::fuzz::run(
+                &under_test,
+                &judge,
+                &ledger,
+                &source,
+                &options,
+                std::sync::Arc::new(FuzzLine { bar: bar.clone() }),
+                stop,
+            )
+            .await;
+            bar.finish_and_clear();
+            under_test.stop().await;
+            judge.stop().await;
+            let report = result?;
+            out!("{}", report.terminal());
+            files.write(&report)?;
+            Ok(match report.findings.is_empty() {
                 true => ExitCode::SUCCESS,
                 false => ExitCode::from(1),
             })

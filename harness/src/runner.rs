@@ -751,7 +751,13 @@ impl Run<'_> {
             }
             let roles_differ = self.roles_missed(&step.until_roles, &raw);
             if mismatches(&step.until, &raw).is_empty() && roles_differ.is_empty() {
-                break Some((raw, None));
+                // A fuzzed step waits out what a client waits out, then takes what comes.
+                let waits = step.retry_retriable && carries_retriable(&raw);
+                if !waits || tokio::time::Instant::now() >= give_up {
+                    break Some((raw, None));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
             }
             if let (Some(var), false) = (&step.renames, roles_differ.is_empty()) {
                 // Another name for the variable, and the request again with it.
@@ -1082,6 +1088,13 @@ fn final_error(raw: &Value, until: &BTreeMap<String, toml::Value>) -> Option<i16
     codes
         .into_iter()
         .find(|&c| c != 0 && c != 55 && !errors::retriable(c) && !wanted.contains(&i64::from(c)))
+}
+
+/// Whether an answer carries an error code a client retries ([`errors::retriable`]).
+fn carries_retriable(raw: &Value) -> bool {
+    let mut codes = Vec::new();
+    error_codes(raw, &mut codes);
+    codes.into_iter().any(errors::retriable)
 }
 
 fn error_codes(v: &Value, out: &mut Vec<i16>) {

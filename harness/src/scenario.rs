@@ -307,6 +307,13 @@ pub struct Step {
     pub until: BTreeMap<String, toml::Value>,
     /// How long `until` may keep trying, in milliseconds (default 15000).
     pub within_ms: Option<u64>,
+    /// Send the request again while the answer carries an error code clients retry
+    /// (CONCURRENT_TRANSACTIONS, a coordinator still loading...), within `within_ms`, and
+    /// record the first answer without one, or the last: what a client would end up seeing.
+    /// The steps `kconform fuzz` writes, whose answers may otherwise depend on how soon a
+    /// broker finished the step before.
+    #[serde(default)]
+    pub retry_retriable: bool,
     /// A pause instead of a request.
     pub sleep_ms: Option<u64>,
     /// Inline the steps of `scenarios/fragments/<name>.toml` here (shared set-up such as

@@ -7,6 +7,8 @@ use std::time::Duration;
 /// Everything a broker needs to start.
 #[derive(Debug, Clone)]
 pub struct BrokerConfig {
+    /// Bugs planted on purpose (none; only a `planted-bugs` build can plant one).
+    pub planted: crate::planted::Planted,
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
     /// Data directory; `None` makes a fresh one under the OS temp dir.
@@ -101,6 +103,7 @@ impl Default for BrokerConfig {
             member_timeout: Duration::from_secs(6),
             peer_poll: Duration::from_secs(2),
             security: None,
+            planted: crate::planted::Planted::default(),
         }
     }
 }

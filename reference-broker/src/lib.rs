@@ -22,6 +22,7 @@ pub mod limits;
 pub mod local_cluster;
 pub mod lock_order;
 pub mod peer_files;
+pub mod planted;
 pub mod sasl;
 pub mod server;
 pub mod state;

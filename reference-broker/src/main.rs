@@ -152,6 +152,7 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     let config = BrokerConfig {
+        planted: reference_broker::planted::Planted::default(),
         listen: args.listen,
         data_dir: args.data_dir,
         broker_id: args.broker_id,

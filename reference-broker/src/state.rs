@@ -320,7 +320,9 @@ pub fn open_state(
     };
     let membership =
         crate::cluster::Membership::new(me, &config.peers, &cluster, config.member_timeout);
-    let txn = crate::txn::TxnCoordinator::new(&cluster, config.broker_id, config.limits.clone());
+    let mut txn =
+        crate::txn::TxnCoordinator::new(&cluster, config.broker_id, config.limits.clone());
+    txn.planted = config.planted;
     Ok(State {
         groups: GroupCoordinator::new(
             config.group_initial_rebalance_delay,

@@ -1,0 +1,375 @@
+//! `kconform fuzz`: stateful differential fuzzing. Sequences drawn from a model of the
+//! transaction state machine ([`model`]) run on the target under test and on an oracle
+//! (Apache); their answers are normalised and diffed as a scenario's are, and every difference
+//! goes through the ledger. A finding is a difference no ledger entry's values match (an
+//! answer that differs, does not decode, or never comes) before the first documented
+//! deviation of its sequence (what follows a documented deviation is its consequence). Each
+//! finding is confirmed by a second run, shrunk to the fewest actions that still show it,
+//! and written once per distinct difference as a scenario file that `kconform run
+//! --scenarios <findings>` replays as it is.
+
+pub mod model;
+pub mod report;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::data::Source;
+use crate::diff::{self, DiffRow};
+use crate::ledger::{Ledger, Verdict};
+use crate::runner;
+use crate::scenario::Scenario;
+use crate::target::Running;
+use crate::transcript::{Outcome, Transcript};
+use model::{Action, Rng};
+use report::{Finding, FuzzReport};
+
+/// Why fuzzing could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum FuzzError {
+    /// The findings directory.
+    #[error("findings directory {0}: {1}")]
+    Findings(String, std::io::Error),
+    /// A file the findings need (a fragment, the ledger) could not be read.
+    #[error("{0}")]
+    Source(String),
+    /// A drawn sequence did not load as a scenario: a bug of the generator.
+    #[error("a drawn sequence is no scenario ({0}); seed {1}")]
+    Generator(String, u64),
+}
+
+/// How the run is told to go.
+#[derive(Debug, Clone)]
+pub struct FuzzOptions {
+    /// How long to fuzz.
+    pub duration: Duration,
+    /// The seed every sequence is drawn from.
+    pub seed: u64,
+    /// The most actions a sequence has.
+    pub max_actions: usize,
+    /// Where findings are written (with the fragments and the ledger they replay with).
+    pub findings: PathBuf,
+    /// Deadline of every network wait.
+    pub deadline: Duration,
+    /// The most runs spent shrinking one finding.
+    pub shrink_runs: usize,
+    /// Sequences run at once (each has its own names, so they share the brokers).
+    pub jobs: usize,
+    /// End the run once this many new findings are written (none: run the duration).
+    pub stop_after_findings: Option<usize>,
+}
+
+/// Counters shown as the run goes.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Sequences run (on both targets).
+    pub sequences: u64,
+    /// Requests sent to the target under test.
+    pub requests: u64,
+    /// Distinct findings.
+    pub findings: usize,
+    /// Seconds since the start.
+    pub secs: f64,
+}
+
+/// What `fuzz` tells its caller as it goes.
+pub trait Progress: Send + Sync {
+    /// The counters changed.
+    fn update(&self, stats: &Stats);
+    /// A new finding was written.
+    fn finding(&self, finding: &Finding);
+}
+
+/// The signature of the undocumented differences of one step: what distinguishes one finding
+/// from another (the step's API and version, each field with both values), not where in a
+/// sequence it showed.
+fn signature(rows: &[&DiffRow]) -> String {
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let mut fields: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{}: {} | {}",
+                r.path,
+                diff::text(&r.left),
+                diff::text(&r.right)
+            )
+        })
+        .collect();
+    fields.sort();
+    format!(
+        "{} v{} {}",
+        first.api,
+        first.version.map_or("-".into(), |v| v.to_string()),
+        fields.join("; ")
+    )
+}
+
+/// What one run of a sequence showed.
+#[derive(Debug, Default)]
+struct Shown {
+    /// Signatures of the findings, in step order.
+    findings: Vec<String>,
+    /// Ledger entries whose values the differences matched.
+    documented: Vec<String>,
+    /// Requests sent to the target under test.
+    requests: u64,
+}
+
+/// The findings of one run: undocumented rows up to the first step with a documented one.
+fn judge(ledger: &Ledger, left: &Transcript, right: &Transcript) -> Shown {
+    let order = |step: &str| left.steps.iter().position(|s| s.step == step);
+    let rows = diff::diff(left, right);
+    let mut classified: Vec<(Option<usize>, &DiffRow, Option<String>)> = rows
+        .iter()
+        .map(|r| {
+            let entry = match ledger.classify(r) {
+                Verdict::Documented(id) => Some(id),
+                Verdict::Undocumented { hint } => hint,
+            };
+            (order(&r.step), r, entry)
+        })
+        .collect();
+    classified.sort_by_key(|(i, _, _)| *i);
+    let first_documented = classified
+        .iter()
+        .find(|(_, _, e)| e.is_some())
+        .map(|(i, _, _)| *i);
+    let mut shown = Shown {
+        requests: left
+            .steps
+            .iter()
+            .filter(|s| !matches!(s.outcome, Outcome::Slept(_) | Outcome::Skipped(_)))
+            .count() as u64,
+        ..Default::default()
+    };
+    let mut by_step: Vec<(Option<usize>, Vec<&DiffRow>)> = Vec::new();
+    for (i, row, entry) in classified {
+        match entry {
+            Some(id) => shown.documented.push(id),
+            None if first_documented.is_none_or(|d| i <= d) => match by_step.last_mut() {
+                Some((step, rows)) if *step == i => rows.push(row),
+                _ => by_step.push((i, vec![row])),
+            },
+            None => {}
+        }
+    }
+    shown.findings = by_step.iter().map(|(_, rows)| signature(rows)).collect();
+    shown
+}
+
+/// The findings (signatures) one run of `scenario` shows on `target` against `oracle`: how a
+/// finding written earlier is checked again (on a fixed build, say).
+pub async fn findings_of(
+    scenario: &Scenario,
+    target: &Running,
+    oracle: &Running,
+    ledger: &Ledger,
+    deadline: Duration,
+) -> Vec<String> {
+    let (left, right) = tokio::join!(
+        runner::run(scenario, target, deadline),
+        runner::run(scenario, oracle, deadline)
+    );
+    judge(ledger, &left, &right).findings
+}
+
+/// The fuzzer's working state: the targets, the ledger, where sequences are written.
+struct Fuzzer<'a> {
+    target: &'a Running,
+    oracle: &'a Running,
+    ledger: &'a Ledger,
+    work: PathBuf,
+    deadline: Duration,
+}
+
+impl Fuzzer<'_> {
+    /// Runs `actions` on both targets: what they showed, and the transcripts.
+    async fn check(
+        &self,
+        actions: &[Action],
+        seed: u64,
+        slot: usize,
+    ) -> Result<(Shown, Transcript, Transcript), FuzzError> {
+        let text = model::scenario(actions, "");
+        let file = format!("sequence-{slot}.toml");
+        std::fs::write(self.work.join(&file), &text)
+            .map_err(|e| FuzzError::Findings(self.work.display().to_string(), e))?;
+        let scenario = Scenario::read(&Source::Dir(self.work.clone()), &file)
+            .map_err(|e| FuzzError::Generator(e.to_string(), seed))?;
+        let (left, right) = tokio::join!(
+            runner::run(&scenario, self.target, self.deadline),
+            runner::run(&scenario, self.oracle, self.deadline)
+        );
+        Ok((judge(self.ledger, &left, &right), left, right))
+    }
+
+    /// The fewest actions (removing one at a time) that still show `signature`, within
+    /// `budget` runs.
+    async fn shrink(
+        &self,
+        mut actions: Vec<Action>,
+        signature: &str,
+        seed: u64,
+        budget: usize,
+    ) -> Result<Vec<Action>, FuzzError> {
+        let mut runs = 0;
+        loop {
+            let mut changed = false;
+            let mut i = actions.len();
+            while i > 0 && runs < budget {
+                i -= 1;
+                if actions.len() == 1 {
+                    break;
+                }
+                let mut candidate = actions.clone();
+                candidate.remove(i);
+                runs += 1;
+                // A candidate that no longer loads (an action needing the init removed) is no
+                // smaller finding.
+                match self.check(&candidate, seed, 0).await {
+                    Ok((shown, _, _)) if shown.findings.iter().any(|s| s == signature) => {
+                        actions = candidate;
+                        changed = true;
+                    }
+                    Ok(_) | Err(FuzzError::Generator(..)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if !changed || runs >= budget {
+                return Ok(actions);
+            }
+        }
+    }
+}
+
+/// The signatures of the findings already in `dir` (a `# signature: ` line in each).
+fn known_signatures(dir: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        out.extend(
+            text.lines()
+                .filter_map(|l| l.strip_prefix("# signature: "))
+                .map(str::to_owned),
+        );
+    }
+    out
+}
+
+/// Makes `dir` a scenario directory the findings replay from: the fragments of the preamble
+/// and the ledger, copied from `scenarios`.
+fn prepare(dir: &Path, scenarios: &Source) -> Result<PathBuf, FuzzError> {
+    let io = |e| FuzzError::Findings(dir.display().to_string(), e);
+    let work = dir.join(".work");
+    std::fs::create_dir_all(work.join("fragments")).map_err(io)?;
+    std::fs::create_dir_all(dir.join("fragments")).map_err(io)?;
+    let mut files: Vec<String> = model::PREAMBLE
+        .iter()
+        .map(|f| format!("fragments/{f}.toml"))
+        .collect();
+    files.push("deviations.toml".into());
+    for f in files {
+        let text = scenarios
+            .read(&f)
+            .map_err(|e| FuzzError::Source(format!("{}: {}", e.place, e.reason)))?;
+        std::fs::write(dir.join(&f), &text).map_err(io)?;
+        std::fs::write(work.join(&f), &text).map_err(io)?;
+    }
+    Ok(work)
+}
+
+/// Fuzzes `target` against `oracle` until the duration passes or `stop` is set.
+pub async fn run(
+    target: &Running,
+    oracle: &Running,
+    ledger: &Ledger,
+    scenarios: &Source,
+    options: &FuzzOptions,
+    progress: Arc<dyn Progress>,
+    stop: Arc<AtomicBool>,
+) -> Result<FuzzReport, FuzzError> {
+    let work = prepare(&options.findings, scenarios)?;
+    let fuzzer = Fuzzer {
+        target,
+        oracle,
+        ledger,
+        work,
+        deadline: options.deadline,
+    };
+    let mut known = known_signatures(&options.findings);
+    let started = Instant::now();
+    let mut rng = Rng::new(options.seed);
+    let mut stats = Stats::default();
+    let mut report = FuzzReport::new(target, oracle, options);
+    let enough = |found: usize| options.stop_after_findings.is_some_and(|n| found >= n);
+    while started.elapsed() < options.duration
+        && !stop.load(Ordering::SeqCst)
+        && !enough(report.findings.len())
+    {
+        // A batch of sequences at once, each drawn from a seed of its own (the one a finding
+        // names, so that it can be drawn again).
+        let batch: Vec<(u64, Vec<Action>)> = (0..options.jobs.max(1))
+            .map(|_| {
+                let seed = rng.next_u64();
+                let mut draw = Rng::new(seed);
+                let len = 1 + draw.below(options.max_actions as u64) as usize;
+                (seed, model::sequence(&mut draw, len))
+            })
+            .collect();
+        let runs = futures::future::join_all(
+            batch
+                .iter()
+                .enumerate()
+                .map(|(slot, (seed, actions))| fuzzer.check(actions, *seed, slot)),
+        )
+        .await;
+        for ((seed, actions), ran) in batch.into_iter().zip(runs) {
+            let (shown, _, _) = ran?;
+            stats.sequences += 1;
+            stats.requests += shown.requests;
+            report.count_documented(&shown.documented);
+            let Some(sig) = shown.findings.iter().find(|s| !known.contains(*s)).cloned() else {
+                continue;
+            };
+            // A second run must show it too: a difference of timing alone is no finding.
+            let (again, _, _) = fuzzer.check(&actions, seed, 0).await?;
+            stats.sequences += 1;
+            stats.requests += again.requests;
+            if !again.findings.contains(&sig) {
+                report.flaky += 1;
+                continue;
+            }
+            let shrunk = fuzzer
+                .shrink(actions.clone(), &sig, seed, options.shrink_runs)
+                .await?;
+            let (last, left, right) = fuzzer.check(&shrunk, seed, 0).await?;
+            let finding = report.write_finding(
+                &options.findings,
+                &sig,
+                seed,
+                actions.len(),
+                &shrunk,
+                started.elapsed(),
+                stats.sequences,
+                (&left, &right),
+                last.findings.contains(&sig),
+            )?;
+            progress.finding(&finding);
+            known.insert(sig);
+            report.findings.push(finding);
+            stats.findings = report.findings.len();
+        }
+        stats.secs = started.elapsed().as_secs_f64();
+        progress.update(&stats);
+    }
+    report.finish(&stats);
+    Ok(report)
+}

@@ -1,0 +1,718 @@
+//! The generator of `kconform fuzz`: request sequences over one transactional id, one topic
+//! of two partitions and one group, drawn from a model of the transaction state machine —
+//! mostly a valid flow (init, add, produce, send offsets, end), perturbed with wrong, stale
+//! and future epochs and producer ids, unknown and empty ids and groups, every version, odd
+//! timeouts, repeated and reordered calls and sleeps past a transaction's timeout. A sequence
+//! is written as a scenario file, so that what the fuzzer finds replays as it is
+//! (`kconform run --scenarios <findings>`).
+
+use std::fmt::Write;
+
+/// A small, seedable generator (splitmix64): the same seed gives the same sequences.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    /// True one time in `n`.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// The producer id a request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pid {
+    /// The one the last InitProducerId gave.
+    Current,
+    /// One no broker gave.
+    Unknown,
+}
+
+/// The epoch a request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Epoch {
+    /// The one the last InitProducerId gave.
+    Current,
+    /// The one the first InitProducerId gave (stale once the producer re-initialised).
+    First,
+    /// One no broker has given yet.
+    Future,
+}
+
+/// The transactional id an InitProducerId names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Id {
+    /// The sequence's transactional id.
+    Txn,
+    /// The empty id (the idempotent path).
+    Empty,
+}
+
+/// One request (or pause) of a sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// InitProducerId.
+    Init {
+        /// Version sent.
+        version: i16,
+        /// Which id.
+        id: Id,
+        /// transaction_timeout_ms.
+        timeout_ms: i32,
+    },
+    /// AddPartitionsToTxn.
+    AddPartitions {
+        /// Version sent.
+        version: i16,
+        /// Producer id.
+        pid: Pid,
+        /// Epoch.
+        epoch: Epoch,
+        /// Partitions of the topic (0, 1 or both).
+        partitions: Vec<i32>,
+    },
+    /// AddOffsetsToTxn.
+    AddOffsets {
+        /// Version sent.
+        version: i16,
+        /// Producer id.
+        pid: Pid,
+        /// Epoch.
+        epoch: Epoch,
+        /// The group "" instead of the sequence's.
+        empty_group: bool,
+    },
+    /// TxnOffsetCommit of partition 0.
+    TxnOffsetCommit {
+        /// Version sent.
+        version: i16,
+        /// Producer id.
+        pid: Pid,
+        /// Epoch.
+        epoch: Epoch,
+        /// The offset committed.
+        offset: i64,
+    },
+    /// EndTxn.
+    EndTxn {
+        /// Version sent.
+        version: i16,
+        /// Producer id.
+        pid: Pid,
+        /// Epoch.
+        epoch: Epoch,
+        /// Commit (else abort).
+        commit: bool,
+    },
+    /// A transactional Produce of `records` records.
+    Produce {
+        /// Partition.
+        partition: i32,
+        /// Producer id.
+        pid: Pid,
+        /// Epoch.
+        epoch: Epoch,
+        /// base_sequence.
+        sequence: i32,
+        /// How many records.
+        records: u8,
+    },
+    /// Fetch of a partition from offset 0.
+    Fetch {
+        /// Partition.
+        partition: i32,
+        /// read_committed (else read_uncommitted).
+        committed: bool,
+    },
+    /// ListOffsets latest of a partition.
+    ListOffsets {
+        /// Partition.
+        partition: i32,
+        /// read_committed (else read_uncommitted).
+        committed: bool,
+    },
+    /// OffsetFetch of the group's partition 0.
+    OffsetFetch,
+    /// A pause.
+    Sleep {
+        /// How long.
+        ms: u64,
+    },
+}
+
+/// What the model knows while it draws: whether the producer was initialised, and the next
+/// sequence number of each partition for the current epoch.
+#[derive(Debug, Default)]
+struct State {
+    initialised: bool,
+    sequence: [i32; 2],
+    short_timeout: bool,
+}
+
+fn perturbed_pid(rng: &mut Rng) -> Pid {
+    match rng.one_in(12) {
+        true => Pid::Unknown,
+        false => Pid::Current,
+    }
+}
+
+fn perturbed_epoch(rng: &mut Rng) -> Epoch {
+    match rng.below(14) {
+        0 => Epoch::First,
+        1 => Epoch::Future,
+        _ => Epoch::Current,
+    }
+}
+
+fn version(rng: &mut Rng, highest: i16) -> i16 {
+    // The highest version most of the time (what clients send), any other now and then.
+    match rng.one_in(3) {
+        true => rng.below(highest as u64 + 1) as i16,
+        false => highest,
+    }
+}
+
+/// Draws a sequence of `len` actions (at least one: an InitProducerId comes first): half the
+/// time a walk that picks each action at random, half the time whole transactions (add
+/// partitions and produce, send offsets, end, read back) with some actions perturbed, some
+/// inserted and some swapped.
+pub fn sequence(rng: &mut Rng, len: usize) -> Vec<Action> {
+    match rng.one_in(2) {
+        true => walk(rng, len),
+        false => flow(rng, len),
+    }
+}
+
+fn flow(rng: &mut Rng, len: usize) -> Vec<Action> {
+    let len = len.max(1);
+    let mut state = State::default();
+    let mut out = vec![init(rng, &mut state, false)];
+    while out.len() < len {
+        let mut txn = Vec::new();
+        let partition = rng.below(2) as i32;
+        if rng.one_in(2) || !rng.one_in(3) {
+            txn.push(Action::AddPartitions {
+                version: version(rng, 3),
+                pid: Pid::Current,
+                epoch: Epoch::Current,
+                partitions: vec![partition],
+            });
+            for _ in 0..=rng.below(2) {
+                let records = 1 + rng.below(3) as u8;
+                let sequence = state.sequence[partition as usize];
+                state.sequence[partition as usize] += i32::from(records);
+                txn.push(Action::Produce {
+                    partition,
+                    pid: Pid::Current,
+                    epoch: Epoch::Current,
+                    sequence,
+                    records,
+                });
+            }
+        }
+        if rng.one_in(2) {
+            txn.push(Action::AddOffsets {
+                version: version(rng, 3),
+                pid: Pid::Current,
+                epoch: Epoch::Current,
+                empty_group: false,
+            });
+            txn.push(Action::TxnOffsetCommit {
+                version: version(rng, 3),
+                pid: Pid::Current,
+                epoch: Epoch::Current,
+                offset: 1 + rng.below(3) as i64,
+            });
+        }
+        txn.push(Action::EndTxn {
+            version: version(rng, 3),
+            pid: Pid::Current,
+            epoch: Epoch::Current,
+            commit: !rng.one_in(3),
+        });
+        txn.push(match rng.below(3) {
+            0 => Action::Fetch {
+                partition,
+                committed: true,
+            },
+            1 => Action::ListOffsets {
+                partition,
+                committed: true,
+            },
+            _ => Action::OffsetFetch,
+        });
+        for action in txn {
+            match rng.below(12) {
+                // Perturbed: another epoch or producer id, where the action has one.
+                0 => out.push(perturb(rng, action)),
+                // Another action first.
+                1 => {
+                    out.push(next(rng, &mut state));
+                    out.push(action);
+                }
+                _ => out.push(action),
+            }
+        }
+    }
+    out.truncate(len);
+    // Two neighbours swapped, now and then (never the first init).
+    if out.len() > 2 && rng.one_in(5) {
+        let i = 1 + rng.below(out.len() as u64 - 2) as usize;
+        out.swap(i, i + 1);
+    }
+    out
+}
+
+/// `action` with another epoch or producer id (or itself, when it has neither).
+fn perturb(rng: &mut Rng, action: Action) -> Action {
+    let (pid, epoch) = match rng.one_in(3) {
+        true => (Pid::Unknown, Epoch::Current),
+        false => (
+            Pid::Current,
+            [Epoch::First, Epoch::Future][rng.below(2) as usize],
+        ),
+    };
+    match action {
+        Action::AddPartitions {
+            version,
+            partitions,
+            ..
+        } => Action::AddPartitions {
+            version,
+            pid,
+            epoch,
+            partitions,
+        },
+        Action::AddOffsets {
+            version,
+            empty_group,
+            ..
+        } => Action::AddOffsets {
+            version,
+            pid,
+            epoch,
+            empty_group,
+        },
+        Action::TxnOffsetCommit {
+            version, offset, ..
+        } => Action::TxnOffsetCommit {
+            version,
+            pid,
+            epoch,
+            offset,
+        },
+        Action::EndTxn {
+            version, commit, ..
+        } => Action::EndTxn {
+            version,
+            pid,
+            epoch,
+            commit,
+        },
+        Action::Produce {
+            partition,
+            sequence,
+            records,
+            ..
+        } => Action::Produce {
+            partition,
+            pid,
+            epoch,
+            sequence,
+            records,
+        },
+        other => other,
+    }
+}
+
+fn walk(rng: &mut Rng, len: usize) -> Vec<Action> {
+    let mut state = State::default();
+    let mut out = Vec::new();
+    while out.len() < len.max(1) {
+        let action = match state.initialised {
+            false => init(rng, &mut state, false),
+            true => next(rng, &mut state),
+        };
+        out.push(action);
+    }
+    out
+}
+
+fn init(rng: &mut Rng, state: &mut State, perturb: bool) -> Action {
+    let id = match perturb && rng.one_in(6) {
+        true => Id::Empty,
+        false => Id::Txn,
+    };
+    let timeout_ms = match perturb && rng.one_in(4) {
+        true => rng.pick(&[0, -1, 900_001, 1000, i32::MAX]),
+        false => match rng.one_in(8) {
+            true => 1000,
+            false => 60_000,
+        },
+    };
+    if id == Id::Txn {
+        state.initialised = true;
+        state.sequence = [0, 0];
+        state.short_timeout = timeout_ms == 1000;
+    }
+    Action::Init {
+        version: version(rng, 4),
+        id,
+        timeout_ms,
+    }
+}
+
+fn next(rng: &mut Rng, state: &mut State) -> Action {
+    match rng.below(20) {
+        0 | 1 => init(rng, state, true),
+        2..=4 => Action::AddPartitions {
+            version: version(rng, 3),
+            pid: perturbed_pid(rng),
+            epoch: perturbed_epoch(rng),
+            partitions: match rng.below(3) {
+                0 => vec![0],
+                1 => vec![1],
+                _ => vec![0, 1],
+            },
+        },
+        5..=7 => {
+            let partition = rng.below(2) as usize;
+            let records = 1 + rng.below(3) as u8;
+            let valid = state.sequence[partition];
+            let sequence = match rng.below(10) {
+                0 if valid > 0 => valid - 1,
+                1 => valid + 3,
+                _ => valid,
+            };
+            if sequence == valid {
+                state.sequence[partition] += i32::from(records);
+            }
+            Action::Produce {
+                partition: partition as i32,
+                pid: perturbed_pid(rng),
+                epoch: perturbed_epoch(rng),
+                sequence,
+                records,
+            }
+        }
+        8 | 9 => Action::AddOffsets {
+            version: version(rng, 3),
+            pid: perturbed_pid(rng),
+            epoch: perturbed_epoch(rng),
+            empty_group: rng.one_in(10),
+        },
+        10 | 11 => Action::TxnOffsetCommit {
+            version: version(rng, 3),
+            pid: perturbed_pid(rng),
+            epoch: perturbed_epoch(rng),
+            offset: rng.below(4) as i64,
+        },
+        12..=14 => Action::EndTxn {
+            version: version(rng, 3),
+            pid: perturbed_pid(rng),
+            epoch: perturbed_epoch(rng),
+            commit: !rng.one_in(3),
+        },
+        15 | 16 => Action::Fetch {
+            partition: rng.below(2) as i32,
+            committed: !rng.one_in(3),
+        },
+        17 => Action::ListOffsets {
+            partition: rng.below(2) as i32,
+            committed: rng.one_in(2),
+        },
+        18 => Action::OffsetFetch,
+        _ => Action::Sleep {
+            // Past a 1 s transaction timeout and a 500 ms reaper, or just a moment.
+            ms: match state.short_timeout || rng.one_in(4) {
+                true => 1800,
+                false => 100,
+            },
+        },
+    }
+}
+
+fn pid_text(pid: Pid) -> &'static str {
+    match pid {
+        Pid::Current => "\"${pid}\"",
+        Pid::Unknown => "987654321",
+    }
+}
+
+fn epoch_text(epoch: Epoch) -> &'static str {
+    match epoch {
+        Epoch::Current => "\"${epoch}\"",
+        Epoch::First => "\"${epoch0}\"",
+        Epoch::Future => "30000",
+    }
+}
+
+/// How long the action after an EndTxn waits for Apache's markers to land.
+pub const SETTLE_MS: u64 = 200;
+
+/// The set-up every sequence begins with (fragments of the scenarios, copied beside each
+/// finding): the coordinators found, the topic created with two partitions and served.
+pub const PREAMBLE: &[&str] = &["coordinator", "group-coordinator", "topic"];
+
+/// The scenario file of a sequence, `header` (comment lines) first.
+pub fn scenario(actions: &[Action], header: &str) -> String {
+    let mut out = String::new();
+    for line in header.lines() {
+        let _ = writeln!(out, "# {line}");
+    }
+    let _ = writeln!(
+        out,
+        "description = \"A sequence kconform fuzz drew ({} actions)\"\nunique = [\"txn\", \"topic\", \"group\"]\n",
+        actions.len()
+    );
+    for fragment in PREAMBLE {
+        let _ = writeln!(out, "[[step]]\ninclude = \"{fragment}\"\n");
+    }
+    let mut first_init = true;
+    let mut markers_pending = false;
+    for (i, a) in actions.iter().enumerate() {
+        // Apache answers EndTxn before its markers are written (they land within
+        // milliseconds); the next action waits for them, so that what is compared is the
+        // state, not the race (a Produce that arrives first joins the ending transaction).
+        if markers_pending {
+            let _ = writeln!(
+                out,
+                "[[step]]\nname = \"a{i}-settle\"\nsleep_ms = {SETTLE_MS}\n"
+            );
+            markers_pending = false;
+        }
+        markers_pending |= matches!(a, Action::EndTxn { .. });
+        let (name, api, version, request, capture) = match a {
+            Action::Init {
+                version,
+                id,
+                timeout_ms,
+            } => {
+                let id_text = match id {
+                    Id::Txn => "\"${txn}\"",
+                    Id::Empty => "\"\"",
+                };
+                let capture = match (id, first_init) {
+                    (Id::Empty, _) => String::new(),
+                    (Id::Txn, true) => {
+                        first_init = false;
+                        "capture = { pid = \"producer_id\", epoch = \"producer_epoch\", epoch0 = \"producer_epoch\" }\n".into()
+                    }
+                    (Id::Txn, false) => {
+                        "capture = { pid = \"producer_id\", epoch = \"producer_epoch\" }\n".into()
+                    }
+                };
+                (
+                    "init",
+                    "InitProducerId",
+                    Some(*version),
+                    format!("{{ transactional_id = {id_text}, transaction_timeout_ms = {timeout_ms} }}"),
+                    capture,
+                )
+            }
+            Action::AddPartitions {
+                version,
+                pid,
+                epoch,
+                partitions,
+            } => (
+                "add-partitions",
+                "AddPartitionsToTxn",
+                Some(*version),
+                format!(
+                    "{{ transactional_id = \"${{txn}}\", producer_id = {}, producer_epoch = {}, topics = [{{ name = \"${{topic}}\", partitions = {partitions:?} }}] }}",
+                    pid_text(*pid),
+                    epoch_text(*epoch)
+                ),
+                String::new(),
+            ),
+            Action::AddOffsets {
+                version,
+                pid,
+                epoch,
+                empty_group,
+            } => (
+                "add-offsets",
+                "AddOffsetsToTxn",
+                Some(*version),
+                format!(
+                    "{{ transactional_id = \"${{txn}}\", producer_id = {}, producer_epoch = {}, group_id = \"{}\" }}",
+                    pid_text(*pid),
+                    epoch_text(*epoch),
+                    if *empty_group { "" } else { "${group}" }
+                ),
+                String::new(),
+            ),
+            Action::TxnOffsetCommit {
+                version,
+                pid,
+                epoch,
+                offset,
+            } => (
+                "txn-offset-commit",
+                "TxnOffsetCommit",
+                Some(*version),
+                format!(
+                    "{{ transactional_id = \"${{txn}}\", group_id = \"${{group}}\", producer_id = {}, producer_epoch = {}, topics = [{{ name = \"${{topic}}\", partitions = [{{ partition_index = 0, committed_offset = {offset} }}] }}] }}",
+                    pid_text(*pid),
+                    epoch_text(*epoch)
+                ),
+                String::new(),
+            ),
+            Action::EndTxn {
+                version,
+                pid,
+                epoch,
+                commit,
+            } => (
+                "end-txn",
+                "EndTxn",
+                Some(*version),
+                format!(
+                    "{{ transactional_id = \"${{txn}}\", producer_id = {}, producer_epoch = {}, committed = {commit} }}",
+                    pid_text(*pid),
+                    epoch_text(*epoch)
+                ),
+                String::new(),
+            ),
+            Action::Produce {
+                partition,
+                pid,
+                epoch,
+                sequence,
+                records,
+            } => {
+                let records: Vec<String> = (0..*records)
+                    .map(|r| format!("{{ key = \"k{i}-{r}\", value = \"v{i}-{r}\" }}"))
+                    .collect();
+                (
+                    "produce",
+                    "Produce",
+                    None,
+                    format!(
+                        "{{ transactional_id = \"${{txn}}\", topic = \"${{topic}}\", partition = {partition}, producer_id = {}, producer_epoch = {}, base_sequence = {sequence}, transactional = true, records = [{}] }}",
+                        pid_text(*pid),
+                        epoch_text(*epoch),
+                        records.join(", ")
+                    ),
+                    String::new(),
+                )
+            }
+            Action::Fetch {
+                partition,
+                committed,
+            } => (
+                "fetch",
+                "Fetch",
+                None,
+                format!(
+                    "{{ topic = \"${{topic}}\", partition = {partition}, fetch_offset = 0, isolation_level = \"{}\" }}",
+                    if *committed { "read_committed" } else { "read_uncommitted" }
+                ),
+                String::new(),
+            ),
+            Action::ListOffsets {
+                partition,
+                committed,
+            } => (
+                "list-offsets",
+                "ListOffsets",
+                None,
+                format!(
+                    "{{ topic = \"${{topic}}\", partition = {partition}, timestamp = -1, isolation_level = {} }}",
+                    u8::from(*committed)
+                ),
+                String::new(),
+            ),
+            Action::OffsetFetch => (
+                "offset-fetch",
+                "OffsetFetch",
+                None,
+                "{ group_id = \"${group}\", require_stable = false, topics = [{ name = \"${topic}\", partition_indexes = [0] }] }".into(),
+                String::new(),
+            ),
+            Action::Sleep { ms } => {
+                let _ = writeln!(out, "[[step]]\nname = \"a{i}-sleep\"\nsleep_ms = {ms}\n");
+                continue;
+            }
+        };
+        let _ = writeln!(out, "[[step]]\nname = \"a{i}-{name}\"\napi = \"{api}\"");
+        if let Some(v) = version {
+            let _ = writeln!(out, "version = {v}");
+        }
+        let _ = write!(
+            out,
+            "request = {request}\n{capture}retry_retriable = true\nwithin_ms = 5000\n\n"
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_draws_the_same_sequence_and_it_begins_with_an_init() {
+        let a = sequence(&mut Rng::new(7), 12);
+        let b = sequence(&mut Rng::new(7), 12);
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 12);
+        assert!(matches!(a[0], Action::Init { id: Id::Txn, .. }), "{a:?}");
+        assert_ne!(a, sequence(&mut Rng::new(8), 12));
+    }
+
+    #[test]
+    fn every_drawn_sequence_is_a_scenario_that_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let fragments =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/fragments");
+        std::fs::create_dir_all(dir.path().join("fragments")).unwrap();
+        for f in std::fs::read_dir(&fragments).unwrap().flatten() {
+            std::fs::copy(f.path(), dir.path().join("fragments").join(f.file_name())).unwrap();
+        }
+        let mut rng = Rng::new(1);
+        let mut kinds = std::collections::BTreeSet::new();
+        for n in 0..200 {
+            let actions = sequence(&mut rng, 1 + n % 10);
+            for a in &actions {
+                kinds.insert(
+                    format!("{a:?}")
+                        .split([' ', '{'])
+                        .next()
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+            let file = format!("s{n}.toml");
+            std::fs::write(dir.path().join(&file), scenario(&actions, "seed 1")).unwrap();
+            let source = crate::data::Source::Dir(dir.path().to_owned());
+            crate::scenario::Scenario::read(&source, &file)
+                .unwrap_or_else(|e| panic!("{e}\n{}", scenario(&actions, "")));
+        }
+        assert_eq!(kinds.len(), 10, "every kind of action is drawn: {kinds:?}");
+    }
+}

@@ -1,0 +1,265 @@
+//! The summary of a `kconform fuzz` run (terminal, JSON, Markdown) and the finding files it
+//! writes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::model::{self, Action};
+use super::{FuzzError, FuzzOptions, Stats};
+use crate::target::Running;
+use crate::transcript::Transcript;
+
+/// One distinct finding, as written.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// What differs: API, version, field, the target's value | the oracle's.
+    pub signature: String,
+    /// The scenario file (in the findings directory).
+    pub file: String,
+    /// The seed the sequence was drawn from.
+    pub sequence_seed: u64,
+    /// Actions drawn.
+    pub drawn_actions: usize,
+    /// Actions left after shrinking.
+    pub actions: usize,
+    /// Whether the shrunk sequence showed it again when written (a finding that shows only
+    /// now and then says so).
+    pub reproduced: bool,
+    /// Seconds into the run when it was found.
+    pub found_after_secs: f64,
+    /// Sequences run before it was found.
+    pub after_sequences: u64,
+}
+
+/// The whole run. The JSON form is this struct.
+#[derive(Debug, Clone, Serialize)]
+pub struct FuzzReport {
+    /// 1; changes only with a change that breaks readers.
+    pub schema_version: u32,
+    /// The target under test.
+    pub target: String,
+    /// The oracle it is judged against.
+    pub oracle: String,
+    /// The run's seed (`--seed`).
+    pub seed: u64,
+    /// Where findings are.
+    pub findings_dir: String,
+    /// Wall time.
+    pub secs: f64,
+    /// Sequences run on both targets.
+    pub sequences: u64,
+    /// Requests sent to the target under test.
+    pub requests: u64,
+    /// Sequences per second.
+    pub sequences_per_sec: f64,
+    /// Requests to the target per second.
+    pub requests_per_sec: f64,
+    /// Ledger entries whose values differences matched, and how often.
+    pub documented: BTreeMap<String, u64>,
+    /// Sequences whose difference a second run did not show (timing).
+    pub flaky: u64,
+    /// New findings of this run.
+    pub findings: Vec<Finding>,
+    /// "passed" (no new finding) or "failed".
+    pub verdict: String,
+}
+
+impl FuzzReport {
+    /// An empty report of a run about to start.
+    pub fn new(target: &Running, oracle: &Running, options: &FuzzOptions) -> FuzzReport {
+        FuzzReport {
+            schema_version: 1,
+            target: target.name.clone(),
+            oracle: oracle.name.clone(),
+            seed: options.seed,
+            findings_dir: options.findings.display().to_string(),
+            secs: 0.0,
+            sequences: 0,
+            requests: 0,
+            sequences_per_sec: 0.0,
+            requests_per_sec: 0.0,
+            documented: BTreeMap::new(),
+            flaky: 0,
+            findings: Vec::new(),
+            verdict: String::new(),
+        }
+    }
+
+    /// Counts the ledger entries one sequence's differences matched.
+    pub fn count_documented(&mut self, ids: &[String]) {
+        for id in ids {
+            *self.documented.entry(id.clone()).or_default() += 1;
+        }
+    }
+
+    /// Writes a finding's scenario file (its signature, seeds and replay commands in comment
+    /// lines) and the transcripts that showed it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_finding(
+        &self,
+        dir: &Path,
+        signature: &str,
+        sequence_seed: u64,
+        drawn: usize,
+        actions: &[Action],
+        after: Duration,
+        after_sequences: u64,
+        transcripts: (&Transcript, &Transcript),
+        reproduced: bool,
+    ) -> Result<Finding, FuzzError> {
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            signature.hash(&mut h);
+            h.finish()
+        };
+        let name = format!("finding-{:08x}", hash as u32);
+        let header = format!(
+            "signature: {signature}\nfound by kconform fuzz --seed {} (sequence seed {sequence_seed}): {drawn} actions drawn, {} after shrinking\ntarget {} against {}\nreplay: kconform run --scenarios {} {name} --target {} --target {}\n   or: kconform repro {name} --scenarios {} --target {} --target {}",
+            self.seed,
+            actions.len(),
+            self.target,
+            self.oracle,
+            dir.display(),
+            self.target,
+            self.oracle,
+            dir.display(),
+            self.target,
+            self.oracle,
+        );
+        let io = |e| FuzzError::Findings(dir.display().to_string(), e);
+        std::fs::write(
+            dir.join(format!("{name}.toml")),
+            model::scenario(actions, &header),
+        )
+        .map_err(io)?;
+        let json = serde_json::json!({ "target": transcripts.0, "oracle": transcripts.1 });
+        std::fs::write(
+            dir.join(format!("{name}.transcripts.json")),
+            serde_json::to_string_pretty(&json).unwrap_or_default(),
+        )
+        .map_err(io)?;
+        Ok(Finding {
+            signature: signature.into(),
+            file: format!("{name}.toml"),
+            sequence_seed,
+            drawn_actions: drawn,
+            actions: actions.len(),
+            reproduced,
+            found_after_secs: after.as_secs_f64(),
+            after_sequences,
+        })
+    }
+
+    /// Fills the totals in.
+    pub fn finish(&mut self, stats: &Stats) {
+        self.secs = stats.secs;
+        self.sequences = stats.sequences;
+        self.requests = stats.requests;
+        let per = |n: u64| match stats.secs > 0.0 {
+            true => n as f64 / stats.secs,
+            false => 0.0,
+        };
+        self.sequences_per_sec = per(stats.sequences);
+        self.requests_per_sec = per(stats.requests);
+        self.verdict = match self.findings.is_empty() {
+            true => "passed",
+            false => "failed",
+        }
+        .into();
+    }
+
+    /// The terminal summary.
+    pub fn terminal(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} against {}, seed {}: {} sequences in {:.0} s ({:.1}/s), {} requests to {} ({:.0}/s)",
+            self.target,
+            self.oracle,
+            self.seed,
+            self.sequences,
+            self.secs,
+            self.sequences_per_sec,
+            self.requests,
+            self.target,
+            self.requests_per_sec
+        );
+        for (id, n) in &self.documented {
+            let _ = writeln!(out, "documented {id}: matched {n} times");
+        }
+        if self.flaky > 0 {
+            let _ = writeln!(
+                out,
+                "{} sequences showed a difference a second run did not (timing; not findings)",
+                self.flaky
+            );
+        }
+        for f in &self.findings {
+            let _ = writeln!(
+                out,
+                "FINDING {}: {} ({} of {} actions, after {:.0} s){}",
+                f.file,
+                f.signature,
+                f.actions,
+                f.drawn_actions,
+                f.found_after_secs,
+                if f.reproduced {
+                    ""
+                } else {
+                    "; the shrunk sequence did not show it again"
+                }
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{}: {} new findings in {}",
+            match self.findings.is_empty() {
+                true => "PASSED",
+                false => "FAILED",
+            },
+            self.findings.len(),
+            self.findings_dir
+        );
+        out
+    }
+
+    /// The report as JSON.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Markdown for a pull-request comment or a morning's read.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "### kconform fuzz: {} against {}\n\nseed {}, {:.0} s: {} sequences ({:.1}/s), {} requests ({:.0}/s)\n\n",
+            self.target,
+            self.oracle,
+            self.seed,
+            self.secs,
+            self.sequences,
+            self.sequences_per_sec,
+            self.requests,
+            self.requests_per_sec
+        );
+        if !self.findings.is_empty() {
+            out.push_str("| finding | file | actions |\n|---|---|---|\n");
+            for f in &self.findings {
+                let _ = writeln!(
+                    out,
+                    "| {} | `{}` | {} of {} |",
+                    f.signature.replace('|', "\\|"),
+                    f.file,
+                    f.actions,
+                    f.drawn_actions
+                );
+            }
+        }
+        let _ = writeln!(out, "\n**{}**", self.verdict.to_uppercase());
+        out
+    }
+}

@@ -1,0 +1,142 @@
+//! `kconform fuzz` finds bugs: each bug planted in kaas-ref on purpose (`planted-bugs`, a
+//! test-only feature) is found from a fixed seed within a stated budget, against a live
+//! Apache 3.7 as the oracle, and shrunk to a scenario of at most six actions that replays.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kconform::fuzz::report::Finding;
+use kconform::fuzz::{FuzzOptions, Progress, Stats};
+use kconform::target::{Running, TargetSpec};
+use reference_broker::planted::{Bug, Planted};
+use reference_broker::{Broker, BrokerConfig};
+
+/// The longest each bug may take to be found.
+const BUDGET: Duration = Duration::from_secs(150);
+const SEED: u64 = 20261201;
+
+struct Quiet;
+
+impl Progress for Quiet {
+    fn update(&self, _: &Stats) {}
+    fn finding(&self, _: &Finding) {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_planted_bug_is_found_and_shrunk() {
+    if let Err(why) = kconform::apache::available() {
+        println!("SKIPPED: no live Apache to judge against ({why})");
+        return;
+    }
+    let oracle = Running::start(&TargetSpec::Apache(kconform::apache::Backend::Jvm))
+        .await
+        .expect("Apache starts");
+    let source = kconform::data::Source::BuiltInScenarios;
+    let ledger = kconform::ledger::Ledger::read(&source).unwrap();
+    // The same broker without the bug, to show each finding is the bug's.
+    let clean = Broker::start(BrokerConfig {
+        txn_reaper_interval: Duration::from_millis(500),
+        offsets_topic_partitions: 1,
+        ..BrokerConfig::for_tests()
+    })
+    .await
+    .expect("kaas-ref starts");
+    let clean_target = Running::start(&TargetSpec::External(clean.addr()))
+        .await
+        .expect("the clean broker answers");
+    let mut found = Vec::new();
+    for (bug, api) in [
+        (Bug::EndTxnEpochOffByOne, "EndTxn"),
+        (Bug::EndTxnFromEmpty, "EndTxn"),
+        (Bug::AbortKeepsStagedOffsets, "OffsetFetch"),
+    ] {
+        let broker = Broker::start(BrokerConfig {
+            planted: Planted::default().with(bug),
+            txn_reaper_interval: Duration::from_millis(500),
+            offsets_topic_partitions: 1,
+            ..BrokerConfig::for_tests()
+        })
+        .await
+        .expect("kaas-ref starts");
+        let target = Running::start(&TargetSpec::External(broker.addr()))
+            .await
+            .expect("the planted broker answers");
+        let dir = tempfile::tempdir().unwrap();
+        let options = FuzzOptions {
+            duration: BUDGET,
+            seed: SEED,
+            max_actions: 8,
+            findings: dir.path().to_owned(),
+            deadline: Duration::from_secs(10),
+            shrink_runs: 40,
+            jobs: 4,
+            stop_after_findings: Some(1),
+        };
+        let started = Instant::now();
+        let report = kconform::fuzz::run(
+            &target,
+            &oracle,
+            &ledger,
+            &source,
+            &options,
+            Arc::new(Quiet),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .expect("fuzzing runs");
+        let took = started.elapsed();
+        println!("{bug:?}: {}", report.terminal());
+        let finding = report
+            .findings
+            .first()
+            .unwrap_or_else(|| panic!("{bug:?} not found within {BUDGET:?} (seed {SEED})"));
+        assert!(
+            finding.actions <= 6,
+            "{bug:?}: shrunk to {} actions",
+            finding.actions
+        );
+        let file = std::fs::read_to_string(dir.path().join(&finding.file)).unwrap();
+        assert!(
+            file.contains("# replay: kconform run --scenarios"),
+            "{file}"
+        );
+        assert!(
+            finding.signature.starts_with(api),
+            "{bug:?} shows at {api}: {}",
+            finding.signature
+        );
+        // The finding replays as it is written: it shows on the broker with the bug, and not
+        // on the same broker without it.
+        let scenario = kconform::scenario::Scenario::load(&dir.path().join(&finding.file))
+            .expect("the finding is a scenario");
+        let deadline = Duration::from_secs(10);
+        let with_bug =
+            kconform::fuzz::findings_of(&scenario, &target, &oracle, &ledger, deadline).await;
+        assert!(
+            with_bug.contains(&finding.signature),
+            "{bug:?}: {with_bug:?}"
+        );
+        let without =
+            kconform::fuzz::findings_of(&scenario, &clean_target, &oracle, &ledger, deadline).await;
+        assert!(
+            without.is_empty(),
+            "{bug:?} on the clean broker: {without:?}"
+        );
+        found.push(format!(
+            "{bug:?}: found after {:.0} s ({} sequences), shrunk from {} to {} actions; the whole run {:.0} s: {}",
+            finding.found_after_secs,
+            finding.after_sequences,
+            finding.drawn_actions,
+            finding.actions,
+            took.as_secs_f64(),
+            finding.signature
+        ));
+        target.stop().await;
+        broker.shutdown().await;
+    }
+    clean_target.stop().await;
+    clean.shutdown().await;
+    oracle.stop().await;
+    println!("{}", found.join("\n"));
+}

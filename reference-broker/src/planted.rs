@@ -1,0 +1,56 @@
+//! Bugs planted on purpose, to prove that kconform's fuzzers find what they are for (a test
+//! plants one, fuzzes, and must see it found and shrunk). Only a build with the
+//! `planted-bugs` feature can plant one ([`Planted::with`]); without it every
+//! [`Planted::has`] is a constant `false` the compiler removes, so a release `kaas-ref`
+//! carries none.
+
+/// A bug that can be planted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bug {
+    /// EndTxn's epoch check is off by one: the epoch before the current one passes.
+    EndTxnEpochOffByOne,
+    /// EndTxn commits from Empty (answers NONE) where the spec refuses the transition.
+    EndTxnFromEmpty,
+    /// An aborted transaction's staged offsets are not discarded but committed.
+    AbortKeepsStagedOffsets,
+}
+
+impl Bug {
+    /// Every bug, for tests that plant each in turn.
+    pub const ALL: [Bug; 3] = [
+        Bug::EndTxnEpochOffByOne,
+        Bug::EndTxnFromEmpty,
+        Bug::AbortKeepsStagedOffsets,
+    ];
+
+    #[cfg(feature = "planted-bugs")]
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// The bugs planted in a broker: none, unless a `planted-bugs` build said otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Planted(#[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))] u8);
+
+impl Planted {
+    /// Whether `bug` is planted (always false without the `planted-bugs` feature).
+    #[inline]
+    pub fn has(self, bug: Bug) -> bool {
+        #[cfg(feature = "planted-bugs")]
+        {
+            self.0 & bug.bit() != 0
+        }
+        #[cfg(not(feature = "planted-bugs"))]
+        {
+            let _ = bug;
+            false
+        }
+    }
+
+    /// These bugs and `bug` (only a `planted-bugs` build can plant one).
+    #[cfg(feature = "planted-bugs")]
+    pub fn with(self, bug: Bug) -> Planted {
+        Planted(self.0 | bug.bit())
+    }
+}
