@@ -471,8 +471,8 @@ impl TxnCoordinator {
 
     /// One reaper + reconcile tick over the transactional ids this broker coordinates:
     /// Ongoing transactions past their timeout become PrepareAbort
-    /// with an epoch bump; then every Prepare* entry with partitions gets its markers and
-    /// completes. Failures are retried on the next tick.
+    /// with an epoch bump; then every Prepare* entry gets its markers (if it has partitions)
+    /// and completes. Failures are retried on the next tick.
     pub fn tick(&self, host: &dyn Host) {
         let _g = self.guard();
         let now = now_ms();
@@ -504,7 +504,11 @@ impl TxnCoordinator {
         let entries = self.slots.all().unwrap_or_default();
         for (id, e) in entries.into_iter().filter(|(id, _)| host.coordinates(id)) {
             let prepared = matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort);
-            if prepared && !e.partitions.is_empty() {
+            // A transaction with groups and no partition (offsets only) owes no marker, but
+            // completes all the same: its staged offsets are discarded and its id is free
+            // again (without this its InitProducerId answered 51 for ever; found by kconform
+            // fuzz, scenario reaper-aborts-offsets-only-transaction).
+            if prepared {
                 if let Err(err) = self.dispatch_and_complete(host, &id, &e) {
                     tracing::warn!(transactional_id = %id, error = %err, "reconcile failed; retrying next tick");
                 }
