@@ -816,41 +816,28 @@ trait Renders {
     fn markdown(&self) -> String;
 }
 
-impl Renders for Report {
-    fn json(&self) -> String {
-        Report::json(self)
-    }
-    fn junit(&self) -> String {
-        Report::junit(self)
-    }
-    fn markdown(&self) -> String {
-        Report::markdown(self)
-    }
+/// [`Renders`] for reports whose own methods have the three forms.
+macro_rules! renders {
+    ($($report:ty),*) => {$(
+        impl Renders for $report {
+            fn json(&self) -> String {
+                Self::json(self)
+            }
+            fn junit(&self) -> String {
+                Self::junit(self)
+            }
+            fn markdown(&self) -> String {
+                Self::markdown(self)
+            }
+        }
+    )*};
 }
 
-impl Renders for kconform::peers::report::PeersReport {
-    fn json(&self) -> String {
-        Self::json(self)
-    }
-    fn junit(&self) -> String {
-        Self::junit(self)
-    }
-    fn markdown(&self) -> String {
-        Self::markdown(self)
-    }
-}
-
-impl Renders for kconform::clients::report::ClientsReport {
-    fn json(&self) -> String {
-        Self::json(self)
-    }
-    fn junit(&self) -> String {
-        Self::junit(self)
-    }
-    fn markdown(&self) -> String {
-        Self::markdown(self)
-    }
-}
+renders!(
+    Report,
+    kconform::peers::report::PeersReport,
+    kconform::clients::report::ClientsReport
+);
 
 /// Progress of `kconform clients` on stderr, a line per workload run.
 struct ClientLines;
@@ -891,12 +878,7 @@ impl Renders for kconform::fuzz::report::FuzzReport {
             out.push_str("  <testcase classname=\"fuzz\" name=\"no new finding\"/>\n");
         }
         for f in &self.findings {
-            let esc = |s: &str| {
-                s.replace('&', "&amp;")
-                    .replace('<', "&lt;")
-                    .replace('>', "&gt;")
-                    .replace('"', "&quot;")
-            };
+            let esc = kconform::report::xml;
             out.push_str(&format!(
                 "  <testcase classname=\"fuzz\" name=\"{}\"><failure message=\"{}\"/></testcase>\n",
                 esc(&f.file),

@@ -581,7 +581,8 @@ impl Report {
     }
 }
 
-fn xml(s: &str) -> String {
+/// `s` as XML attribute text (the JUnit forms of every report).
+pub fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

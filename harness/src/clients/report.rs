@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::judge::{self, JudgedDiff, StaleClaim};
 use super::transcript::{self, ClientTranscript};
 use crate::ledger::Ledger;
+use crate::report::xml as esc;
 
 /// One target's run.
 #[derive(Debug, Clone, Serialize)]
@@ -274,12 +275,6 @@ impl ClientsReport {
     /// JUnit XML: a test case per workload and client, failed for a run without a transcript,
     /// an undocumented difference or a stale claim.
     pub fn junit(&self) -> String {
-        fn esc(s: &str) -> String {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-        }
         let cases = self.workloads();
         let failing = |w: &str, c: &str| {
             let v = self.verdict_of(w, c);

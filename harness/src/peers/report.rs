@@ -7,6 +7,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::report::xml as esc;
+
 use super::judge::{Allowed, Finding, Kind};
 use super::suite::{Outcome, TestResult};
 
@@ -212,12 +214,6 @@ impl PeersReport {
     /// JUnit XML: one test case per suite test, failed for an undocumented finding; one per
     /// stale entry.
     pub fn junit(&self) -> String {
-        fn esc(s: &str) -> String {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-        }
         let failures = self
             .findings
             .iter()
