@@ -48,7 +48,7 @@ async fn every_planted_bug_is_found_and_shrunk() {
     let mut found = Vec::new();
     for (bug, api) in [
         (Bug::EndTxnEpochOffByOne, "EndTxn"),
-        (Bug::EndTxnFromEmpty, "EndTxn"),
+        (Bug::OffsetsOutsideTransaction, "TxnOffsetCommit"),
         (Bug::AbortKeepsStagedOffsets, "OffsetFetch"),
     ] {
         let broker = Broker::start(BrokerConfig {

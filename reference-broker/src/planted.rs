@@ -9,8 +9,9 @@
 pub enum Bug {
     /// EndTxn's epoch check is off by one: the epoch before the current one passes.
     EndTxnEpochOffByOne,
-    /// EndTxn commits from Empty (answers NONE) where the spec refuses the transition.
-    EndTxnFromEmpty,
+    /// TxnOffsetCommit stages offsets whatever the transaction's state, where the spec
+    /// wants it Ongoing with the group added (INVALID_TXN_STATE otherwise).
+    OffsetsOutsideTransaction,
     /// An aborted transaction's staged offsets are not discarded but committed.
     AbortKeepsStagedOffsets,
 }
@@ -19,7 +20,7 @@ impl Bug {
     /// Every bug, for tests that plant each in turn.
     pub const ALL: [Bug; 3] = [
         Bug::EndTxnEpochOffByOne,
-        Bug::EndTxnFromEmpty,
+        Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
     ];
 

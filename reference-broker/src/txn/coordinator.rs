@@ -306,7 +306,6 @@ impl TxnCoordinator {
             }
             let e = entry.as_mut().expect("checked");
             match e.state {
-                TxnState::Empty if planted.has(Bug::EndTxnFromEmpty) => (Ok(None), false),
                 TxnState::Ongoing => {
                     e.state = prepare;
                     (Ok(Some(e.clone())), true)
@@ -435,6 +434,9 @@ impl TxnCoordinator {
             Err(e) => io_code(e),
             Ok(None) => ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING),
             Ok(Some(e)) if e.pid != pid => ErrorCode(errors::INVALID_PRODUCER_ID_MAPPING),
+            Ok(Some(_)) if self.planted.has(Bug::OffsetsOutsideTransaction) => {
+                ErrorCode(errors::NONE)
+            }
             Ok(Some(e)) if e.state == TxnState::Ongoing && e.groups.iter().any(|g| g == group) => {
                 ErrorCode(errors::NONE)
             }
