@@ -440,6 +440,23 @@ impl Running {
             .join(",")
     }
 
+    /// Starts `spec` and checks that it answers ApiVersions within `deadline`, stopping it
+    /// when it does not: for commands whose every step would otherwise fail slowly on a target
+    /// that cannot answer (a peer's suite, client workloads).
+    pub async fn start_answering(
+        spec: &TargetSpec,
+        deadline: std::time::Duration,
+    ) -> Result<Running, TargetError> {
+        let target = Running::start(spec).await?;
+        match target.reachable(deadline).await {
+            Ok(()) => Ok(target),
+            Err(e) => {
+                target.stop().await;
+                Err(e)
+            }
+        }
+    }
+
     /// Whether the target answers ApiVersions within `deadline`: a target that does not cannot
     /// be judged at all (the one failure that ends a run).
     pub async fn reachable(&self, deadline: std::time::Duration) -> Result<(), TargetError> {

@@ -238,11 +238,7 @@ async fn run_target(
 ) -> Result<(TargetRun, Vec<RunRow>), ClientsError> {
     let name = spec.name();
     progress.note(&format!("starting {name}"));
-    let target = Running::start(spec).await?;
-    if let Err(e) = target.reachable(Duration::from_secs(10)).await {
-        target.stop().await;
-        return Err(e.into());
-    }
+    let target = Running::start_answering(spec, Duration::from_secs(10)).await?;
     let started = Instant::now();
     let bootstrap = target.bootstrap_servers();
     let mut threads = Vec::new();

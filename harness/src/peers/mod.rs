@@ -76,12 +76,8 @@ async fn run_one(
 ) -> Result<(String, String, SuiteRun), PeersError> {
     let name = spec.name();
     progress.note(&format!("starting {name}"));
-    let target = Running::start(spec).await?;
     // A broker that does not answer would fail every test slowly; say so at once.
-    if let Err(e) = target.reachable(std::time::Duration::from_secs(10)).await {
-        target.stop().await;
-        return Err(e.into());
-    }
+    let target = Running::start_answering(spec, std::time::Duration::from_secs(10)).await?;
     progress.start(&name, total);
     let (suite, options, seeds, who, p) = (
         suite.clone(),
