@@ -172,7 +172,10 @@ async fn handle_frame(
         // The six transaction APIs: decoded once by the broker's own codecs (Apache ignores
         // bytes after a request body; so does the broker), handled off the async workers (the
         // store fsyncs under locks), encoded once.
-        let (header, decoded, _trailing) = codec::header::decode_request_ignoring_trailing(&frame)
+        let (header, decoded, _trailing) = state
+            .config
+            .planted
+            .decoding(|| codec::header::decode_request_ignoring_trailing(&frame))
             .map_err(|e| malformed(e.to_string()))?;
         let ctx = handlers::Ctx {
             state: state.clone(),

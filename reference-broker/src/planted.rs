@@ -14,14 +14,22 @@ pub enum Bug {
     OffsetsOutsideTransaction,
     /// An aborted transaction's staged offsets are not discarded but committed.
     AbortKeepsStagedOffsets,
+    /// AddOffsetsToTxn v3's decoder reads `group_id`'s compact length as one byte, as if a
+    /// varint never took two: a group id of 127 bytes or more is misread (and what follows it).
+    GroupIdLengthOneByte,
+    /// AddPartitionsToTxn's handler panics on partition index 2147483647 (an index + 1 that
+    /// overflows): the connection closes without an answer.
+    PanicOnLastPartitionIndex,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 3] = [
+    pub const ALL: [Bug; 5] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
+        Bug::GroupIdLengthOneByte,
+        Bug::PanicOnLastPartitionIndex,
     ];
 
     #[cfg(feature = "planted-bugs")]
@@ -53,5 +61,47 @@ impl Planted {
     #[cfg(feature = "planted-bugs")]
     pub fn with(self, bug: Bug) -> Planted {
         Planted(self.0 | bug.bit())
+    }
+
+    /// Runs `decode` with this broker's codec bugs planted on this thread for its duration
+    /// ([`in_codec`]): the codecs are pure functions with no configuration to carry them.
+    #[inline]
+    pub fn decoding<T>(self, decode: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "planted-bugs")]
+        {
+            struct Reset;
+            impl Drop for Reset {
+                fn drop(&mut self) {
+                    IN_CODEC.with(|c| c.set(0));
+                }
+            }
+            IN_CODEC.with(|c| c.set(self.0));
+            let _reset = Reset;
+            decode()
+        }
+        #[cfg(not(feature = "planted-bugs"))]
+        {
+            decode()
+        }
+    }
+}
+
+#[cfg(feature = "planted-bugs")]
+thread_local! {
+    static IN_CODEC: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether `bug` is planted in the decoding running on this thread ([`Planted::decoding`];
+/// always false without the `planted-bugs` feature).
+#[inline]
+pub fn in_codec(bug: Bug) -> bool {
+    #[cfg(feature = "planted-bugs")]
+    {
+        IN_CODEC.with(|c| c.get() & bug.bit() != 0)
+    }
+    #[cfg(not(feature = "planted-bugs"))]
+    {
+        let _ = bug;
+        false
     }
 }

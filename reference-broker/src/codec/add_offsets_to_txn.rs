@@ -1,6 +1,17 @@
 //! AddOffsetsToTxn (key 25), v0–3, flexible from v3.
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
+use crate::planted::Bug;
+
+/// The planted misread ([`Bug::GroupIdLengthOneByte`], only in a `planted-bugs` build's
+/// tests): a compact length taken from its first byte alone.
+fn one_byte_length_string(r: &mut Reader<'_>, field: &'static str) -> Result<CompactString> {
+    let len = usize::from(r.i8(field)? as u8).saturating_sub(1);
+    let bytes = (0..len)
+        .map(|_| r.i8(field).map(|b| b as u8))
+        .collect::<Result<Vec<u8>>>()?;
+    Ok(CompactString::from_utf8_lossy(&bytes))
+}
 
 /// Adds a consumer group's offsets partition to the producer's transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,12 +32,15 @@ impl Message for AddOffsetsToTxnRequest {
     const API: ApiKey = ApiKey::AddOffsetsToTxn;
     const DIRECTION: Direction = Direction::Request;
 
-    fn read(r: &mut Reader<'_>, _version: i16) -> Result<Self> {
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self> {
         Ok(AddOffsetsToTxnRequest {
             transactional_id: r.string("AddOffsetsToTxnRequest.transactional_id")?,
             producer_id: r.i64("AddOffsetsToTxnRequest.producer_id")?,
             producer_epoch: r.i16("AddOffsetsToTxnRequest.producer_epoch")?,
-            group_id: r.string("AddOffsetsToTxnRequest.group_id")?,
+            group_id: match version == 3 && crate::planted::in_codec(Bug::GroupIdLengthOneByte) {
+                true => one_byte_length_string(r, "AddOffsetsToTxnRequest.group_id")?,
+                false => r.string("AddOffsetsToTxnRequest.group_id")?,
+            },
             unknown_tagged_fields: r.tagged_fields("AddOffsetsToTxnRequest._tagged_fields")?,
         })
     }

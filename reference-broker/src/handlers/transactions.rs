@@ -91,6 +91,17 @@ fn add_partitions_to_txn(ctx: &Ctx, req: &AddPartitionsToTxnRequest) -> AddParti
         .iter()
         .flat_map(|t| t.partitions.iter().map(|p| (t.name.to_string(), *p)))
         .collect();
+    if state
+        .config
+        .planted
+        .has(crate::planted::Bug::PanicOnLastPartitionIndex)
+    {
+        for (_, p) in &requested {
+            let _next = p
+                .checked_add(1)
+                .expect("planted: partition index + 1 overflows");
+        }
+    }
     let mut codes: BTreeMap<(String, i32), i16> = BTreeMap::new();
     if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
         for tp in &requested {
