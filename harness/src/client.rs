@@ -123,7 +123,20 @@ impl Connection {
         request
             .encode(&mut frame, version)
             .map_err(|e| encode_error(&e))?;
-        let deadline = self.deadline;
+        let body = self.send_raw(&frame, self.deadline).await?;
+        frame::decode(api, version, correlation, &body).map_err(ClientError::Malformed)
+    }
+
+    /// Sends `frame` (a request frame without its 4-byte size, which this adds) as it is and
+    /// waits for one answer frame, returned without its size and undecoded: how the live-wire
+    /// fuzzer sends frames no encoder would make. The answer's size is bounded
+    /// ([`MAX_RESPONSE_BYTES`]) before anything is allocated for it; `deadline` bounds the
+    /// whole exchange.
+    pub async fn send_raw(
+        &mut self,
+        frame: &[u8],
+        deadline: Duration,
+    ) -> Result<Vec<u8>, ClientError> {
         let io = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::UnexpectedEof
             | std::io::ErrorKind::ConnectionReset
@@ -137,15 +150,22 @@ impl Connection {
                 .write_all(&(frame.len() as i32).to_be_bytes())
                 .await
                 .map_err(io)?;
-            stream.write_all(&frame).await.map_err(io)?;
+            stream.write_all(frame).await.map_err(io)?;
             let mut size = [0u8; 4];
             stream.read_exact(&mut size).await.map_err(io)?;
             let announced = i32::from_be_bytes(size);
             if announced < 0 || announced as usize > MAX_RESPONSE_BYTES {
+                let (key, version) = match frame {
+                    [a, b, c, d, ..] => {
+                        (i16::from_be_bytes([*a, *b]), i16::from_be_bytes([*c, *d]))
+                    }
+                    _ => (-1, -1),
+                };
                 return Err(ClientError::Malformed(Box::new(Malformed {
-                    api: crate::errors::api_name(api as i16),
+                    api: crate::errors::api_name(key),
                     version,
-                    header_version: api.response_header_version(version),
+                    header_version: ApiKey::try_from(key)
+                        .map_or(0, |api| api.response_header_version(version)),
                     problem: format!(
                         "the size prefix announces {announced} bytes (the limit is {MAX_RESPONSE_BYTES})"
                     ),
@@ -165,20 +185,17 @@ impl Connection {
             }
             Ok(body)
         };
-        let body = match tokio::time::timeout(deadline, exchange).await {
-            Ok(body) => body?,
-            Err(_) => {
-                return Err(match got {
-                    Some((got, size)) if got > 0 => ClientError::Cut {
-                        got,
-                        size,
-                        deadline,
-                    },
-                    _ => ClientError::Timeout(deadline),
-                })
-            }
-        };
-        frame::decode(api, version, correlation, &body).map_err(ClientError::Malformed)
+        match tokio::time::timeout(deadline, exchange).await {
+            Ok(body) => body,
+            Err(_) => Err(match got {
+                Some((got, size)) if got > 0 => ClientError::Cut {
+                    got,
+                    size,
+                    deadline,
+                },
+                _ => ClientError::Timeout(deadline),
+            }),
+        }
     }
 
     /// The (min, max) versions the broker serves per API key, from ApiVersions v0.

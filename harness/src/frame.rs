@@ -361,6 +361,26 @@ pub fn walk(
     Ok((w.spans, w.pos))
 }
 
+/// Walks a tagged-field section alone (a count, then tag, size and value each) at
+/// `bytes[from..]`, as a flexible request header ends: the spans of its tags and where it
+/// ended.
+pub fn walk_tagged_section(
+    bytes: &[u8],
+    from: usize,
+    path: &str,
+) -> Result<(Vec<Span>, usize), WalkError> {
+    let mut w = Walker {
+        bytes,
+        pos: from,
+        end: bytes.len(),
+        version: 0,
+        flexible: true,
+        spans: Vec::new(),
+    };
+    w.tags(path, &[])?;
+    Ok((w.spans, w.pos))
+}
+
 /// The schema name of an API (`EndTxn`).
 fn api_name(api: ApiKey) -> String {
     errors::api_name(api as i16)

@@ -1,9 +1,12 @@
-//! Apache Kafka 3.7's own definitions of the responses kconform reads: the message JSON files
-//! that kafka-clients 3.7.2 ships (`common/message/*Response.json`), kept unchanged in
-//! `harness/schema/`. They say, for every version, which fields a response has, in what order,
-//! of what type, which may be null and which are tagged — what [`crate::frame`] needs to walk
-//! a broker's answer byte by byte, name the field where it goes wrong, and refuse a count or a
-//! length past the end before anything is allocated for it.
+//! Apache Kafka 3.7's own definitions of the responses kconform reads and of the six
+//! transaction requests: the message JSON files that kafka-clients 3.7.2 ships
+//! (`common/message/*Response.json`, `*Request.json`), kept unchanged in `harness/schema/`.
+//! They say, for every version, which fields a message has, in what order, of what type, which
+//! may be null and which are tagged — what [`crate::frame`] needs to walk a broker's answer byte
+//! by byte, name the field where it goes wrong, and refuse a count or a length past the end
+//! before anything is allocated for it; and what the live-wire fuzzer
+//! ([`crate::fuzz::wire`]) needs to find the fields of a request frame it mutates and to tell
+//! a well-formed request from a malformed one.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -207,18 +210,52 @@ const FILES: [(&str, &str); 26] = [
     ),
 ];
 
-/// The file names of [`FILES`], for the test that they are Apache's.
+/// The request files, by API name: the six transaction APIs, whose request frames the
+/// live-wire fuzzer mutates.
+const REQUEST_FILES: [(&str, &str); 6] = [
+    (
+        "InitProducerId",
+        include_str!("../schema/InitProducerIdRequest.json"),
+    ),
+    (
+        "AddPartitionsToTxn",
+        include_str!("../schema/AddPartitionsToTxnRequest.json"),
+    ),
+    (
+        "AddOffsetsToTxn",
+        include_str!("../schema/AddOffsetsToTxnRequest.json"),
+    ),
+    ("EndTxn", include_str!("../schema/EndTxnRequest.json")),
+    (
+        "WriteTxnMarkers",
+        include_str!("../schema/WriteTxnMarkersRequest.json"),
+    ),
+    (
+        "TxnOffsetCommit",
+        include_str!("../schema/TxnOffsetCommitRequest.json"),
+    ),
+];
+
+/// The file names of [`FILES`] and [`REQUEST_FILES`], for the test that they are Apache's.
 pub fn file_names() -> impl Iterator<Item = String> {
-    FILES.iter().map(|(name, _)| match *name {
-        "ResponseHeader" => "ResponseHeader.json".to_owned(),
-        api => format!("{api}Response.json"),
-    })
+    FILES
+        .iter()
+        .map(|(name, _)| match *name {
+            "ResponseHeader" => "ResponseHeader.json".to_owned(),
+            api => format!("{api}Response.json"),
+        })
+        .chain(
+            REQUEST_FILES
+                .iter()
+                .map(|(api, _)| format!("{api}Request.json")),
+        )
 }
 
 /// The embedded text of a schema file, by its file name.
 pub fn file_text(file: &str) -> Option<&'static str> {
     FILES
         .iter()
+        .chain(REQUEST_FILES.iter())
         .zip(file_names())
         .find(|(_, name)| name == file)
         .map(|((_, text), _)| *text)
@@ -247,6 +284,25 @@ pub fn response(api: &str) -> Option<&'static Message> {
 /// The response header.
 pub fn response_header() -> &'static Message {
     &parsed()["ResponseHeader"]
+}
+
+/// The request of a transaction API named as Apache names it (`EndTxn`); `None` for the
+/// others.
+pub fn request(api: &str) -> Option<&'static Message> {
+    static PARSED: OnceLock<BTreeMap<&'static str, Message>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            REQUEST_FILES
+                .iter()
+                .map(|(name, text)| {
+                    let message = parse(text).unwrap_or_else(|e| {
+                        panic!("the embedded schema of {name}Request does not parse: {e}")
+                    });
+                    (*name, message)
+                })
+                .collect()
+        })
+        .get(api)
 }
 
 /// Parses one message file (JSON with `//` comment lines).
@@ -358,6 +414,13 @@ mod tests {
             let m = &parsed()[name];
             assert!(!m.fields.is_empty(), "{name}");
         }
+        for (name, _) in REQUEST_FILES {
+            assert!(!request(name).unwrap().fields.is_empty(), "{name}Request");
+        }
+        let apt = request("AddPartitionsToTxn").unwrap();
+        assert!(apt.valid.contains(4) && apt.flexible.contains(3) && !apt.flexible.contains(2));
+        assert_eq!(apt.fields[0].name, "transactions");
+        assert!(request("Fetch").is_none());
         let end = response("EndTxn").unwrap();
         assert!(end.valid.contains(3) && !end.valid.contains(4));
         assert!(end.flexible.contains(3) && !end.flexible.contains(2));
