@@ -47,6 +47,13 @@ use kconform::data::Source;
 
 #[path = "cli/progress.rs"]
 mod progress;
+
+/// kaas-ref runs in this process (`--target ref`), and a hostile element count in a frame
+/// (what `kconform fuzz --mode frames` sends) must reserve address space, not abort the
+/// process: the allocator the `kaas-ref` binary installs (see `reference_broker::alloc`).
+#[global_allocator]
+static ALLOCATOR: reference_broker::alloc::ReservingAllocator =
+    reference_broker::alloc::ReservingAllocator;
 use kconform::report::Report;
 use kconform::scenario::Scenario;
 use kconform::target::TargetSpec;
@@ -58,6 +65,17 @@ use kconform::target::TargetSpec;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// `kconform fuzz --mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FuzzMode {
+    /// Stateful differential fuzzing against the oracle.
+    Sequences,
+    /// Live-wire fuzzing of the target's decoders.
+    Frames,
+    /// Both at once (the sequences wait on the brokers; the frames use the cores meanwhile).
+    Both,
 }
 
 /// `--apache-backend`: how to launch Apache ([`Backend`]).
@@ -312,9 +330,19 @@ enum Command {
         /// The target under test: ref, ref:N, external=HOST:PORT...
         #[arg(long, default_value = "ref")]
         target: String,
-        /// The oracle: apache (kept up by `kconform apache up`, else launched).
+        /// The oracle: apache (kept up by `kconform apache up`, else launched); `none` with
+        /// `--mode frames` (closes on well-formed frames are then judged by the schema alone).
         #[arg(long, default_value = "apache")]
         oracle: String,
+        /// What to fuzz: `sequences` (stateful, against the oracle), `frames` (the target's
+        /// decoders, live: mutated request frames of the six APIs, each finding saved as a raw
+        /// frame `frame-*.bin` that `kconform replay-frame` sends again), or `both` at once.
+        #[arg(long, value_enum, default_value_t = FuzzMode::Both)]
+        mode: FuzzMode,
+        /// Go on from where the last run into the same findings directory stopped (its seed
+        /// and the next sequence and frame), instead of drawing the same inputs again.
+        #[arg(long)]
+        resume: bool,
         /// How long: 90s, 10m, 8h (or seconds).
         #[arg(long, default_value = "60s", value_parser = parse_duration)]
         duration: Duration,
@@ -346,6 +374,20 @@ enum Command {
         apache_backend: BackendArg,
         #[command(flatten)]
         files: ReportFiles,
+    },
+    /// Send raw frames that `kconform fuzz` saved (`frame-*.bin`: a 4-byte size, then the
+    /// frame) to a target, each on a fresh connection, and judge what it does as the fuzzer
+    /// did. Exit 0: no frame shows a finding; 1: some do; 2: a file or the target is unusable.
+    ReplayFrame {
+        /// The frame files.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The target: ref, external=HOST:PORT...
+        #[arg(long, default_value = "ref")]
+        target: String,
+        /// Deadline for every network wait, in milliseconds.
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+        deadline_ms: u64,
     },
     /// Relay to a broker, changing the answers of one API at one version: the way to see what
     /// kconform makes of a broker that answers wrongly. Prints the address to give as
@@ -464,24 +506,69 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(n * secs))
 }
 
-/// Progress of `kconform fuzz`: a spinner with the counters, a line per finding.
+/// Progress of `kconform fuzz`: a spinner with both fuzzers' counters, a line per finding.
 struct FuzzLine {
     bar: indicatif::ProgressBar,
+    last: std::sync::Mutex<(
+        Option<kconform::fuzz::Stats>,
+        Option<kconform::fuzz::wire::FrameStats>,
+    )>,
+}
+
+impl FuzzLine {
+    fn new(bar: indicatif::ProgressBar) -> FuzzLine {
+        FuzzLine {
+            bar,
+            last: Default::default(),
+        }
+    }
+
+    fn show(&self) {
+        let Ok(last) = self.last.lock() else { return };
+        let mut parts = Vec::new();
+        let mut findings = 0;
+        if let Some(s) = &last.0 {
+            let per = |n: u64| n as f64 / s.secs.max(0.001);
+            parts.push(format!(
+                "{} sequences ({:.1}/s), {} requests ({:.0}/s)",
+                s.sequences,
+                per(s.sequences),
+                s.requests,
+                per(s.requests)
+            ));
+            findings += s.findings;
+        }
+        if let Some(f) = &last.1 {
+            parts.push(format!(
+                "{} frames ({:.0}/s)",
+                f.frames,
+                f.frames as f64 / f.secs.max(0.001)
+            ));
+            findings += f.findings;
+        }
+        parts.push(format!("{findings} findings"));
+        self.bar.set_message(parts.join(", "));
+    }
 }
 
 impl kconform::fuzz::Progress for FuzzLine {
     fn update(&self, s: &kconform::fuzz::Stats) {
-        let per = |n: u64| n as f64 / s.secs.max(0.001);
-        self.bar.set_message(format!(
-            "{} sequences ({:.1}/s), {} requests ({:.0}/s), {} findings",
-            s.sequences,
-            per(s.sequences),
-            s.requests,
-            per(s.requests),
-            s.findings
-        ));
+        if let Ok(mut last) = self.last.lock() {
+            last.0 = Some(s.clone());
+        }
+        self.show();
     }
     fn finding(&self, f: &kconform::fuzz::report::Finding) {
+        self.bar
+            .println(format!("kconform: FINDING {}: {}", f.file, f.signature));
+    }
+    fn frames(&self, s: &kconform::fuzz::wire::FrameStats) {
+        if let Ok(mut last) = self.last.lock() {
+            last.1 = Some(s.clone());
+        }
+        self.show();
+    }
+    fn frame_finding(&self, f: &kconform::fuzz::wire::FrameFinding) {
         self.bar
             .println(format!("kconform: FINDING {}: {}", f.file, f.signature));
     }
@@ -1020,6 +1107,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fuzz {
             target,
             oracle,
+            mode,
+            resume,
             duration,
             seed,
             findings,
@@ -1032,36 +1121,73 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             apache_backend,
             files,
         } => {
-            let backend: Backend = apache_backend.into();
-            let specs = specs(&[target, oracle], backend, None, false)?;
-            let source = scenarios.source();
-            let ledger = kconform::ledger::Ledger::read(&source)?;
-            let seed = seed.unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(1, |d| d.as_nanos() as u64)
-            });
-            eprintln!("kconform: fuzzing with --seed {seed}");
-            let spinner =
-                progress::starting(&format!("{} and {}", specs[0].name(), specs[1].name()));
-            let (under_test, judge) = tokio::join!(
-                kconform::target::Running::start(&specs[0]),
-                kconform::target::Running::start(&specs[1])
-            );
-            spinner.finish_and_clear();
-            let (under_test, judge) = match (under_test, judge) {
-                (Ok(a), Ok(b)) => (a, b),
-                (a, b) => {
-                    let mut why = Vec::new();
-                    for r in [a, b] {
-                        match r {
-                            Ok(t) => t.stop().await,
-                            Err(e) => why.push(e.to_string()),
-                        }
-                    }
-                    anyhow::bail!("{}", why.join("; "));
-                }
+            use kconform::fuzz::resume as saved;
+            let (sequences, frames) = (mode != FuzzMode::Frames, mode != FuzzMode::Sequences);
+            let with_oracle = oracle != "none";
+            if sequences && !with_oracle {
+                anyhow::bail!(
+                    "--oracle none: sequences are judged against an oracle; use --mode frames to fuzz the decoders alone"
+                );
+            }
+            let places = match resume {
+                true => (
+                    saved::load(&findings, "sequences")?,
+                    saved::load(&findings, "frames")?,
+                ),
+                false => (None, None),
             };
+            let saved_seed = places.0.or(places.1).map(|p| p.seed);
+            if resume && saved_seed.is_none() {
+                anyhow::bail!("--resume: no run saved its place in {}", findings.display());
+            }
+            let seed = match (seed, saved_seed) {
+                (Some(s), Some(t)) if s != t => {
+                    anyhow::bail!(
+                        "--seed {s}, but the run to resume in {} has seed {t}",
+                        findings.display()
+                    )
+                }
+                (Some(s), _) | (None, Some(s)) => s,
+                (None, None) => std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64),
+            };
+            eprintln!("kconform: fuzzing with --seed {seed}");
+            let mut names = vec![target];
+            if with_oracle {
+                names.push(oracle);
+            }
+            let specs = specs(&names, apache_backend.into(), None, false)?;
+            let ledger = match sequences {
+                true => Some(kconform::ledger::Ledger::read(&scenarios.source())?),
+                false => None,
+            };
+            let deadline = Duration::from_millis(deadline_ms);
+            let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
+            let spinner = progress::starting(&names.join(" and "));
+            let started = futures::future::join_all(
+                specs
+                    .iter()
+                    .map(|s| kconform::target::Running::start_answering(s, deadline)),
+            )
+            .await;
+            spinner.finish_and_clear();
+            let mut running = Vec::new();
+            let mut why = Vec::new();
+            for r in started {
+                match r {
+                    Ok(t) => running.push(t),
+                    Err(e) => why.push(e.to_string()),
+                }
+            }
+            if !why.is_empty() {
+                for t in running {
+                    t.stop().await;
+                }
+                anyhow::bail!("{}", why.join("; "));
+            }
+            let under_test = &running[0];
+            let judge = running.get(1);
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             let on_ctrl_c = stop.clone();
             tokio::spawn(async move {
@@ -1071,35 +1197,121 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             });
             let bar = progress::starting("fuzzing");
+            let line: std::sync::Arc<FuzzLine> = std::sync::Arc::new(FuzzLine::new(bar.clone()));
             let options = kconform::fuzz::FuzzOptions {
                 duration,
                 seed,
                 max_actions: max_actions as usize,
-                findings,
-                deadline: Duration::from_millis(deadline_ms),
+                findings: findings.clone(),
+                deadline,
                 shrink_runs,
                 jobs: jobs as usize,
                 stop_after_findings,
+                first_sequence: places.0.map_or(0, |p| p.next),
             };
-            let result = kconform::fuzz::run(
-                &under_test,
-                &judge,
-                &ledger,
-                &source,
-                &options,
-                std::sync::Arc::new(FuzzLine { bar: bar.clone() }),
-                stop,
-            )
-            .await;
+            let wire_options = kconform::fuzz::wire::WireOptions {
+                duration,
+                seed,
+                first_frame: places.1.map_or(0, |p| p.next),
+                findings,
+                deadline,
+                jobs: jobs as usize,
+                stop_after_findings,
+            };
+            let clock = std::time::Instant::now();
+            let source = scenarios.source();
+            let sequence_run = async {
+                match (sequences, judge, &ledger) {
+                    (true, Some(judge), Some(ledger)) => Some(
+                        kconform::fuzz::run(
+                            under_test,
+                            judge,
+                            ledger,
+                            &source,
+                            &options,
+                            line.clone(),
+                            stop.clone(),
+                        )
+                        .await,
+                    ),
+                    _ => None,
+                }
+            };
+            let frame_run = async {
+                match frames {
+                    true => Some(
+                        kconform::fuzz::wire::run(
+                            under_test,
+                            judge,
+                            &wire_options,
+                            line.clone(),
+                            stop.clone(),
+                        )
+                        .await,
+                    ),
+                    false => None,
+                }
+            };
+            let (sequence_result, frame_result) = tokio::join!(sequence_run, frame_run);
             bar.finish_and_clear();
-            under_test.stop().await;
-            judge.stop().await;
-            let report = result?;
+            for t in running {
+                t.stop().await;
+            }
+            let oracle_name = names.get(1).cloned().unwrap_or_else(|| "none".into());
+            let mut report = match sequence_result {
+                Some(r) => r?,
+                None => {
+                    let mut r =
+                        kconform::fuzz::report::FuzzReport::new(&names[0], &oracle_name, &options);
+                    r.finish(&kconform::fuzz::Stats::default());
+                    r
+                }
+            };
+            if let Some(f) = frame_result {
+                report.with_frames(f?, clock.elapsed().as_secs_f64());
+            }
             out!("{}", report.terminal());
             files.write(&report)?;
-            Ok(match report.findings.is_empty() {
-                true => ExitCode::SUCCESS,
-                false => ExitCode::from(1),
+            Ok(match report.new_findings() {
+                0 => ExitCode::SUCCESS,
+                _ => ExitCode::from(1),
+            })
+        }
+        Command::ReplayFrame {
+            files,
+            target,
+            deadline_ms,
+        } => {
+            let deadline = Duration::from_millis(deadline_ms);
+            let specs = specs(&[target], Backend::Auto, None, false)?;
+            let target = kconform::target::Running::start_answering(&specs[0], deadline).await?;
+            let mut shown = 0;
+            let mut failure = None;
+            for file in &files {
+                match kconform::fuzz::wire::replay(file, &target, deadline).await {
+                    Ok(r) => {
+                        let verdict = match &r.finding {
+                            Some(j) => {
+                                shown += 1;
+                                format!("FINDING {}\n  {}", j.signature, j.detail)
+                            }
+                            None => "no finding".into(),
+                        };
+                        outln!("{}: {}: {verdict}", file.display(), r.happened);
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            target.stop().await;
+            if let Some(e) = failure {
+                return Err(e.into());
+            }
+            Ok(match shown {
+                0 => ExitCode::SUCCESS,
+                _ => ExitCode::from(1),
             })
         }
         Command::Clients {

@@ -438,3 +438,96 @@ fn clients_lists_its_workloads_and_refuses_what_it_cannot_run() {
         assert!(err.contains(reason), "{args:?}: {err}");
     }
 }
+
+/// `kconform fuzz --mode frames` on kaas-ref with no oracle: a short run that passes, saves
+/// where it stopped, and goes on from there with `--resume`; `replay-frame` sends a saved
+/// frame again and refuses a file that is no frame; the refusals of `fuzz` are one line each.
+#[test]
+fn frame_fuzzing_resumes_and_replays_and_refuses_with_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let findings = dir.path().join("findings");
+    let findings = findings.to_str().unwrap();
+    let fuzz = |extra: &[&str]| {
+        let mut args = vec![
+            "fuzz",
+            "--target",
+            "ref",
+            "--mode",
+            "frames",
+            "--oracle",
+            "none",
+            "--duration",
+            "2s",
+            "--findings",
+            findings,
+        ];
+        args.extend_from_slice(extra);
+        kconform(&args)
+    };
+    let (code, out, err) = fuzz(&["--seed", "5"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("ref's decoders: ") && out.contains("PASSED"),
+        "{out}"
+    );
+    let saved = std::fs::read_to_string(dir.path().join("findings/.resume-frames")).unwrap();
+    let next: u64 = saved
+        .lines()
+        .find_map(|l| l.strip_prefix("next ")?.parse().ok())
+        .unwrap();
+    assert!(saved.starts_with("seed 5\n") && next > 100, "{saved}");
+    let json = dir.path().join("report.json");
+    let (code, out, err) = fuzz(&["--resume", "--json", json.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("--seed 5"),
+        "the resumed run keeps the seed: {err}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        report["frames"]["next_frame"].as_u64().unwrap() > next,
+        "{report}"
+    );
+
+    let (code, _, err) = fuzz(&["--resume", "--seed", "6"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("has seed 5") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = kconform(&["fuzz", "--oracle", "none", "--duration", "1s"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--mode frames"), "{err}");
+    let (code, _, err) = kconform(&[
+        "fuzz",
+        "--resume",
+        "--findings",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no run saved its place"), "{err}");
+
+    // A saved frame (an EndTxn v3, well-formed) replays; a file that is no frame is refused.
+    let frame: Vec<u8> = [0, 26, 0, 3, 0, 0, 0, 9, 0, 1, b'c', 0, 2, b't']
+        .into_iter()
+        .chain([0, 0, 0, 0, 0, 0, 0, 7, 0, 1, 1, 0])
+        .collect();
+    let mut raw = (frame.len() as u32).to_be_bytes().to_vec();
+    raw.extend(&frame);
+    let file = dir.path().join("frame.bin");
+    std::fs::write(&file, &raw).unwrap();
+    let (code, out, err) = kconform(&["replay-frame", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("EndTxn v3: answered") && out.contains("no finding"),
+        "{out}"
+    );
+    std::fs::write(&file, &raw[..raw.len() - 1]).unwrap();
+    let (code, _, err) = kconform(&["replay-frame", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("size prefix says 26 bytes, 25 follow"),
+        "{err}"
+    );
+}

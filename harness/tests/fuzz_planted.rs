@@ -72,6 +72,7 @@ async fn every_planted_bug_is_found_and_shrunk() {
             shrink_runs: 40,
             jobs: 4,
             stop_after_findings: Some(1),
+            first_sequence: 0,
         };
         let started = Instant::now();
         let report = kconform::fuzz::run(

@@ -10,6 +10,8 @@
 
 pub mod model;
 pub mod report;
+pub mod resume;
+pub mod wire;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -36,6 +38,9 @@ pub enum FuzzError {
     /// A file the findings need (a fragment, the ledger) could not be read.
     #[error("{0}")]
     Source(String),
+    /// The target cannot be fuzzed (it does not answer, or serves none of the six APIs).
+    #[error("{0}")]
+    Target(String),
     /// A drawn sequence did not load as a scenario: a bug of the generator.
     #[error("a drawn sequence is no scenario ({0}); seed {1}")]
     Generator(String, u64),
@@ -60,6 +65,9 @@ pub struct FuzzOptions {
     pub jobs: usize,
     /// End the run once this many new findings are written (none: run the duration).
     pub stop_after_findings: Option<usize>,
+    /// The number of the first sequence drawn from the seed (a resumed run goes on where
+    /// the last one stopped, [`resume`]).
+    pub first_sequence: u64,
 }
 
 /// Counters shown as the run goes.
@@ -81,6 +89,10 @@ pub trait Progress: Send + Sync {
     fn update(&self, stats: &Stats);
     /// A new finding was written.
     fn finding(&self, finding: &Finding);
+    /// The live-wire fuzzer's counters changed ([`wire`]).
+    fn frames(&self, _stats: &wire::FrameStats) {}
+    /// The live-wire fuzzer wrote a new finding.
+    fn frame_finding(&self, _finding: &wire::FrameFinding) {}
 }
 
 /// The signature of the undocumented differences of one step: what distinguishes one finding
@@ -307,8 +319,12 @@ pub async fn run(
     let mut known = known_signatures(&options.findings);
     let started = Instant::now();
     let mut rng = Rng::new(options.seed);
+    for _ in 0..options.first_sequence {
+        rng.next_u64();
+    }
+    let mut drawn = options.first_sequence;
     let mut stats = Stats::default();
-    let mut report = FuzzReport::new(target, oracle, options);
+    let mut report = FuzzReport::new(&target.name, &oracle.name, options);
     let enough = |found: usize| options.stop_after_findings.is_some_and(|n| found >= n);
     while started.elapsed() < options.duration
         && !stop.load(Ordering::SeqCst)
@@ -324,6 +340,7 @@ pub async fn run(
                 (seed, model::sequence(&mut draw, len))
             })
             .collect();
+        drawn += batch.len() as u64;
         let runs = futures::future::join_all(
             batch
                 .iter()
@@ -369,6 +386,14 @@ pub async fn run(
         }
         stats.secs = started.elapsed().as_secs_f64();
         progress.update(&stats);
+        resume::save(
+            &options.findings,
+            "sequences",
+            resume::Position {
+                seed: options.seed,
+                next: drawn,
+            },
+        )?;
     }
     report.finish(&stats);
     Ok(report)

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::model::{self, Action};
+use super::wire::FramesSummary;
 use super::{FuzzError, FuzzOptions, Stats};
-use crate::target::Running;
 use crate::transcript::Transcript;
 
 /// One distinct finding, as written.
@@ -64,17 +64,20 @@ pub struct FuzzReport {
     pub flaky: u64,
     /// New findings of this run.
     pub findings: Vec<Finding>,
+    /// The live-wire fuzzing of the target's decoders, when it ran (`--mode frames|both`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<FramesSummary>,
     /// "passed" (no new finding) or "failed".
     pub verdict: String,
 }
 
 impl FuzzReport {
-    /// An empty report of a run about to start.
-    pub fn new(target: &Running, oracle: &Running, options: &FuzzOptions) -> FuzzReport {
+    /// An empty report of a run about to start (`oracle` "none": no oracle).
+    pub fn new(target: &str, oracle: &str, options: &FuzzOptions) -> FuzzReport {
         FuzzReport {
             schema_version: 1,
-            target: target.name.clone(),
-            oracle: oracle.name.clone(),
+            target: target.to_owned(),
+            oracle: oracle.to_owned(),
             seed: options.seed,
             findings_dir: options.findings.display().to_string(),
             secs: 0.0,
@@ -85,6 +88,7 @@ impl FuzzReport {
             documented: BTreeMap::new(),
             flaky: 0,
             findings: Vec::new(),
+            frames: None,
             verdict: String::new(),
         }
     }
@@ -166,29 +170,96 @@ impl FuzzReport {
         };
         self.sequences_per_sec = per(stats.sequences);
         self.requests_per_sec = per(stats.requests);
-        self.verdict = match self.findings.is_empty() {
-            true => "passed",
-            false => "failed",
+        self.verdict = match self.new_findings() {
+            0 => "passed",
+            _ => "failed",
         }
         .into();
+    }
+
+    /// Adds the live-wire fuzzing's summary (and its run time, when it ran alone).
+    pub fn with_frames(&mut self, frames: FramesSummary, secs: f64) {
+        self.frames = Some(frames);
+        self.secs = self.secs.max(secs);
+        self.verdict = match self.new_findings() {
+            0 => "passed",
+            _ => "failed",
+        }
+        .into();
+    }
+
+    /// New findings of both fuzzers.
+    pub fn new_findings(&self) -> usize {
+        self.findings.len() + self.frames.as_ref().map_or(0, |f| f.findings.len())
+    }
+
+    /// The lines about the live-wire fuzzing, if it ran.
+    fn frame_lines(&self) -> Vec<String> {
+        let Some(f) = &self.frames else {
+            return Vec::new();
+        };
+        let mut out = vec![format!(
+            "{}'s decoders: {} frames ({:.0}/s), {} answered, {} closed without an answer{}{}",
+            self.target,
+            f.frames,
+            f.frames_per_sec,
+            f.answered,
+            f.closed,
+            match f.oracle_agreed {
+                0 => String::new(),
+                n => format!(", {n} closed on or left unanswered by the oracle too (no finding)"),
+            },
+            match f.flaky {
+                0 => String::new(),
+                n => format!(", {n} not shown again (not findings)"),
+            }
+        )];
+        if f.target_died {
+            out.push(format!(
+                "{} stopped answering: the run ended there",
+                self.target
+            ));
+        }
+        for x in &f.findings {
+            out.push(format!(
+                "FINDING {}: {} (frame {}, after {:.0} s); replay: kconform replay-frame {}/{} --target {}",
+                x.file,
+                x.signature,
+                x.frame_number,
+                x.found_after_secs,
+                self.findings_dir,
+                x.file,
+                self.target
+            ));
+        }
+        out
     }
 
     /// The terminal summary.
     pub fn terminal(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{} against {}, seed {}: {} sequences in {:.0} s ({:.1}/s), {} requests to {} ({:.0}/s)",
-            self.target,
-            self.oracle,
-            self.seed,
-            self.sequences,
-            self.secs,
-            self.sequences_per_sec,
-            self.requests,
-            self.target,
-            self.requests_per_sec
-        );
+        if self.frames.is_some() {
+            let _ = writeln!(out, "seed {}, {:.0} s", self.seed, self.secs);
+        }
+        for line in self.frame_lines() {
+            let _ = writeln!(out, "{line}");
+        }
+        let sequences_ran = self.sequences > 0 || self.frames.is_none();
+        if sequences_ran {
+            let _ = writeln!(
+                out,
+                "{} against {}, seed {}: {} sequences in {:.0} s ({:.1}/s), {} requests to {} ({:.0}/s)",
+                self.target,
+                self.oracle,
+                self.seed,
+                self.sequences,
+                self.secs,
+                self.sequences_per_sec,
+                self.requests,
+                self.target,
+                self.requests_per_sec
+            );
+        }
         for (id, n) in &self.documented {
             let _ = writeln!(out, "documented {id}: matched {n} times");
         }
@@ -218,11 +289,11 @@ impl FuzzReport {
         let _ = writeln!(
             out,
             "{}: {} new findings in {}",
-            match self.findings.is_empty() {
-                true => "PASSED",
-                false => "FAILED",
+            match self.new_findings() {
+                0 => "PASSED",
+                _ => "FAILED",
             },
-            self.findings.len(),
+            self.new_findings(),
             self.findings_dir
         );
         out
@@ -246,8 +317,11 @@ impl FuzzReport {
             self.requests,
             self.requests_per_sec
         );
+        for line in self.frame_lines() {
+            let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+        }
         if !self.findings.is_empty() {
-            out.push_str("| finding | file | actions |\n|---|---|---|\n");
+            out.push_str("\n| finding | file | actions |\n|---|---|---|\n");
             for f in &self.findings {
                 let _ = writeln!(
                     out,
