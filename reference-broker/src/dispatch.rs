@@ -133,6 +133,24 @@ pub async fn handle_as(
     result
 }
 
+/// A null kafka-protocol 0.15 reads where the request's version forbids one: it takes a -1
+/// length for null whatever the version, where Apache's parser refuses the request and closes
+/// the connection (as the broker must: answering would echo a null a v0 response cannot hold).
+/// Metadata is where `kconform fuzz --mode frames` found it: topics null in v0, a topic's name
+/// null before v10.
+fn null_the_version_forbids(request: &RequestKind, version: i16) -> Option<String> {
+    match request {
+        RequestKind::Metadata(r) => match &r.topics {
+            None if version < 1 => Some("topics: null, which Metadata v0 does not allow".into()),
+            Some(topics) if version < 10 && topics.iter().any(|t| t.name.is_none()) => Some(
+                format!("topics[].name: null, which Metadata v{version} does not allow"),
+            ),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 async fn handle_frame(
     state: &Arc<State>,
     principal: Arc<str>,
@@ -196,6 +214,9 @@ async fn handle_frame(
         .map_err(|e| malformed(e.to_string()))?;
     let request =
         RequestKind::decode(api, &mut buf, version).map_err(|e| malformed(e.to_string()))?;
+    if let Some(problem) = null_the_version_forbids(&request, version) {
+        return Err(malformed(problem));
+    }
     let ctx = handlers::Ctx {
         state: state.clone(),
         version,

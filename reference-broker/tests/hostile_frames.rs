@@ -72,6 +72,16 @@ fn hostile_frames_close_only_their_connection() {
             "truncated EndTxn body",
             frame(&[0, 26, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 9, b'x']),
         ),
+        // Null where the version forbids it: Apache's parser refuses these (kafka-protocol
+        // reads them; found by `kconform fuzz --mode frames`, seed 3).
+        (
+            "Metadata v0 with null topics",
+            frame(&[0, 3, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+        ),
+        (
+            "Metadata v1 with a null topic name",
+            frame(&[0, 3, 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 1, 0xff, 0xff]),
+        ),
     ];
     for (what, bytes) in hostile {
         assert!(
