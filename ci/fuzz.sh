@@ -12,6 +12,10 @@
 # FUZZ_CORPUS (default: $XDG_CACHE_HOME/kconform/fuzz-corpus, or ~/.cache/...), one directory
 # per target, so each night starts where the last stopped; nothing there is removed. Its
 # summary adds the runs each target would do in 8 h at the rate measured, and their total.
+# --long builds without AddressSanitizer (FUZZ_SANITIZER=address to keep it): the codecs are
+# safe Rust, where ASan finds nothing the language's own checks miss, and it halves the
+# executions a night runs; debug assertions (overflow checks) stay on, and the RSS limit holds
+# (the single-allocation limit needs a sanitizer's malloc hooks). Other modes keep ASan.
 # --minimize merges the kept corpus into the committed one (libFuzzer -merge=1: only inputs
 # that add coverage are copied); review and commit fuzz/corpus/ after it.
 # Reproducers land in fuzz/artifacts/<target>/; replay one with
@@ -51,12 +55,18 @@ if [[ ${#targets[@]} -eq 0 ]]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
 [[ ${#targets[@]} -gt 0 ]] || { echo "fuzz: no targets found" >&2; exit 1; }
+sanitizer=${FUZZ_SANITIZER:-address}
 if [[ $mode == long ]]; then
   jobs=${#targets[@]}
+  sanitizer=${FUZZ_SANITIZER:-none}
 fi
+case $sanitizer in
+  address|none|memory|thread|leak) ;;
+  *) echo "fuzz: FUZZ_SANITIZER must be address, none, memory, thread or leak, got '$sanitizer'" >&2; exit 2 ;;
+esac
 
-echo "fuzz: building ${#targets[@]} targets (sanitizer: address)"
-(cd fuzz && cargo fuzz build --debug-assertions)
+echo "fuzz: building ${#targets[@]} targets (sanitizer: $sanitizer)"
+(cd fuzz && cargo fuzz build --debug-assertions --sanitizer "$sanitizer")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -67,7 +77,7 @@ if [[ $mode == minimize ]]; then
       continue
     fi
     before=$(ls "fuzz/corpus/$t" | wc -l)
-    (cd fuzz && cargo fuzz run --debug-assertions "$t" "corpus/$t" "$kept/$t" -- -merge=1) \
+    (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "$t" "corpus/$t" "$kept/$t" -- -merge=1) \
       >"$scratch/$t.log" 2>&1 || { tail -n 30 "$scratch/$t.log"; echo "fuzz: merging $t failed" >&2; exit 1; }
     after=$(ls "fuzz/corpus/$t" | wc -l)
     echo "fuzz: $t: $((after - before)) inputs from $(ls "$kept/$t" | wc -l) kept added to fuzz/corpus/$t"
@@ -82,7 +92,7 @@ run_one() {
   mkdir -p "$grown" "fuzz/artifacts/$t" "fuzz/regressions/$t"
   # Corpus dirs: the writable one first (libFuzzer writes new inputs there: scratch, or the
   # kept corpus in --long), then the committed seeds and regressions (read only).
-  if (cd fuzz && cargo fuzz run --debug-assertions "$t" "$grown" "corpus/$t" "regressions/$t" -- \
+  if (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "$t" "$grown" "corpus/$t" "regressions/$t" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1) >"$log" 2>&1; then
     echo ok >"$scratch/$t.status"
@@ -124,7 +134,7 @@ for t in "${targets[@]}"; do
   summary+=("$line")
 done
 echo
-echo "fuzz summary (${seconds}s per target, ${jobs} at a time):"
+echo "fuzz summary (${seconds}s per target, ${jobs} at a time, sanitizer: $sanitizer):"
 printf '  %s\n' "${summary[@]}"
 if [[ $mode == long ]]; then
   echo "  at these rates, 8 h would run ${total_night:-0} inputs across ${#targets[@]} targets (all at once on $(nproc) cores); corpus kept in $kept"
