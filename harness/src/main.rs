@@ -318,14 +318,19 @@ enum Command {
         #[command(flatten)]
         files: ReportFiles,
     },
-    /// Stateful differential fuzzing: sequences drawn from a model of the transaction state
-    /// machine (valid flows, perturbed: wrong, stale and future epochs and producer ids, empty
-    /// ids and groups, every version, odd timeouts, repeated and reordered calls, sleeps past a
-    /// timeout) run on the target and on the oracle; every difference goes through the ledger.
-    /// A difference no entry matches is a finding: confirmed by a second run, shrunk, and
-    /// written once as a scenario file (`finding-*.toml`) that `kconform run --scenarios DIR`
-    /// and `kconform repro` replay. Ctrl-C ends the run with its summary. Exit 0: no new
-    /// finding; 1: new findings; 2: a target could not run.
+    /// Fuzz a broker: stateful differential sequences and live-wire frames (`--mode`).
+    ///
+    /// Sequences are drawn from a model of the transaction state machine (valid flows,
+    /// perturbed: wrong, stale and future epochs and producer ids, empty ids and groups, every
+    /// version, odd timeouts, repeated and reordered calls, sleeps past a timeout) and run on
+    /// the target and on the oracle; a difference no ledger entry matches is a finding,
+    /// confirmed by a second run, shrunk, and written once as a scenario file (`finding-*.toml`)
+    /// that `kconform run --scenarios DIR` and `kconform repro` replay. Frames are mutated
+    /// request frames of the six APIs sent to the target; an undecodable answer, a wrong
+    /// correlation id, a close on a well-formed request, silence or a target that stops
+    /// answering is a finding, written as a raw frame (`frame-*.bin`) that `kconform
+    /// replay-frame` sends again. Ctrl-C ends the run with its summary; `--resume` goes on from
+    /// there. Exit 0: no new finding; 1: new findings; 2: a target could not run.
     Fuzz {
         /// The target under test: ref, ref:N, external=HOST:PORT...
         #[arg(long, default_value = "ref")]
@@ -375,9 +380,10 @@ enum Command {
         #[command(flatten)]
         files: ReportFiles,
     },
-    /// Send raw frames that `kconform fuzz` saved (`frame-*.bin`: a 4-byte size, then the
-    /// frame) to a target, each on a fresh connection, and judge what it does as the fuzzer
-    /// did. Exit 0: no frame shows a finding; 1: some do; 2: a file or the target is unusable.
+    /// Send raw frames that `kconform fuzz` saved to a target, and judge them as it did.
+    ///
+    /// Each frame file (`frame-*.bin`: a 4-byte size, then the frame) goes on a fresh
+    /// connection; a close or silence is followed by an ApiVersions on another. Exit 0: no frame shows a finding; 1: some do; 2: a file or the target is unusable.
     ReplayFrame {
         /// The frame files.
         #[arg(required = true, value_name = "FILE")]
@@ -923,7 +929,8 @@ macro_rules! renders {
 renders!(
     Report,
     kconform::peers::report::PeersReport,
-    kconform::clients::report::ClientsReport
+    kconform::clients::report::ClientsReport,
+    kconform::fuzz::report::FuzzReport
 );
 
 /// Progress of `kconform clients` on stderr, a line per workload run.
@@ -948,35 +955,6 @@ impl kconform::clients::Progress for ClientLines {
             ),
         };
         eprintln!("kconform: {} {workload} on {target}: {how}", client.name());
-    }
-}
-
-impl Renders for kconform::fuzz::report::FuzzReport {
-    fn json(&self) -> String {
-        Self::json(self)
-    }
-    fn junit(&self) -> String {
-        let mut out = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kconform fuzz\" tests=\"{}\" failures=\"{}\">\n",
-            self.findings.len().max(1),
-            self.findings.len()
-        );
-        if self.findings.is_empty() {
-            out.push_str("  <testcase classname=\"fuzz\" name=\"no new finding\"/>\n");
-        }
-        for f in &self.findings {
-            let esc = kconform::report::xml;
-            out.push_str(&format!(
-                "  <testcase classname=\"fuzz\" name=\"{}\"><failure message=\"{}\"/></testcase>\n",
-                esc(&f.file),
-                esc(&f.signature)
-            ));
-        }
-        out.push_str("</testsuite>\n");
-        out
-    }
-    fn markdown(&self) -> String {
-        Self::markdown(self)
     }
 }
 

@@ -489,6 +489,14 @@ fn frame_fuzzing_resumes_and_replays_and_refuses_with_reasons() {
         report["frames"]["next_frame"].as_u64().unwrap() > next,
         "{report}"
     );
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../fuzz-report.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
 
     let (code, _, err) = fuzz(&["--resume", "--seed", "6"]);
     assert_eq!(code, 2);
@@ -499,6 +507,24 @@ fn frame_fuzzing_resumes_and_replays_and_refuses_with_reasons() {
     let (code, _, err) = kconform(&["fuzz", "--oracle", "none", "--duration", "1s"]);
     assert_eq!(code, 2);
     assert!(err.contains("--mode frames"), "{err}");
+    // A target that does not answer: refused before fuzzing, on one line.
+    let (code, _, err) = kconform(&[
+        "fuzz",
+        "--target",
+        "external=127.0.0.1:1",
+        "--mode",
+        "frames",
+        "--oracle",
+        "none",
+        "--findings",
+        findings,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("127.0.0.1:1") && !err.contains("panicked"),
+        "{err}"
+    );
     let (code, _, err) = kconform(&[
         "fuzz",
         "--resume",

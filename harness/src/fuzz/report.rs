@@ -299,6 +299,38 @@ impl FuzzReport {
         out
     }
 
+    /// JUnit XML for CI: a failed test case per new finding of either fuzzer, or one passed
+    /// case.
+    pub fn junit(&self) -> String {
+        let esc = crate::report::xml;
+        let mut cases: Vec<String> = self
+            .findings
+            .iter()
+            .map(|f| (&f.file, &f.signature))
+            .chain(
+                self.frames
+                    .iter()
+                    .flat_map(|w| w.findings.iter().map(|f| (&f.file, &f.signature))),
+            )
+            .map(|(file, signature)| {
+                format!(
+                    "  <testcase classname=\"fuzz\" name=\"{}\"><failure message=\"{}\"/></testcase>\n",
+                    esc(file),
+                    esc(signature)
+                )
+            })
+            .collect();
+        let failures = cases.len();
+        if cases.is_empty() {
+            cases.push("  <testcase classname=\"fuzz\" name=\"no new finding\"/>\n".into());
+        }
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kconform fuzz\" tests=\"{}\" failures=\"{failures}\">\n{}</testsuite>\n",
+            cases.len(),
+            cases.concat()
+        )
+    }
+
     /// The report as JSON.
     pub fn json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
@@ -307,16 +339,17 @@ impl FuzzReport {
     /// Markdown for a pull-request comment or a morning's read.
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "### kconform fuzz: {} against {}\n\nseed {}, {:.0} s: {} sequences ({:.1}/s), {} requests ({:.0}/s)\n\n",
-            self.target,
-            self.oracle,
-            self.seed,
-            self.secs,
-            self.sequences,
-            self.sequences_per_sec,
-            self.requests,
-            self.requests_per_sec
+            "### kconform fuzz: {} against {}\n\nseed {}, {:.0} s",
+            self.target, self.oracle, self.seed, self.secs
         );
+        if self.sequences > 0 || self.frames.is_none() {
+            let _ = write!(
+                out,
+                ": {} sequences ({:.1}/s), {} requests ({:.0}/s)",
+                self.sequences, self.sequences_per_sec, self.requests, self.requests_per_sec
+            );
+        }
+        out.push_str("\n\n");
         for line in self.frame_lines() {
             let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
         }
