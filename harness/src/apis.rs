@@ -85,6 +85,16 @@ pub const TRANSACTION_APIS: [&str; 6] = [
     APIS[5].name,
 ];
 
+/// The six transaction APIs' keys, in key order.
+pub const TRANSACTION_KEYS: [ApiKey; 6] = [
+    APIS[0].key,
+    APIS[1].key,
+    APIS[2].key,
+    APIS[3].key,
+    APIS[4].key,
+    APIS[5].key,
+];
+
 /// The API of an Apache name.
 pub fn by_name(name: &str) -> Option<&'static Api> {
     APIS.iter().find(|a| a.name == name)

@@ -72,6 +72,34 @@ pub enum ClientError {
     },
 }
 
+/// A request frame (without its 4-byte size): the header of `api` at `version` with
+/// `correlation` and `client_id`, then `request` encoded at that version.
+pub fn encode_request(
+    api: ApiKey,
+    version: i16,
+    correlation: i32,
+    client_id: &'static str,
+    request: &RequestKind,
+) -> Result<BytesMut, ClientError> {
+    let encode_error = |e: &dyn std::fmt::Display| ClientError::Encode {
+        api,
+        version,
+        reason: e.to_string(),
+    };
+    let mut frame = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(api as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation)
+        .with_client_id(Some(StrBytes::from_static_str(client_id)))
+        .encode(&mut frame, api.request_header_version(version))
+        .map_err(|e| encode_error(&e))?;
+    request
+        .encode(&mut frame, version)
+        .map_err(|e| encode_error(&e))?;
+    Ok(frame)
+}
+
 /// One connection to a broker.
 #[derive(Debug)]
 pub struct Connection {
@@ -107,22 +135,7 @@ impl Connection {
     ) -> Result<ResponseKind, ClientError> {
         let correlation = self.next_correlation;
         self.next_correlation += 1;
-        let mut frame = BytesMut::new();
-        let encode_error = |e: &dyn std::fmt::Display| ClientError::Encode {
-            api,
-            version,
-            reason: e.to_string(),
-        };
-        RequestHeader::default()
-            .with_request_api_key(api as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation)
-            .with_client_id(Some(StrBytes::from_static_str("kconform")))
-            .encode(&mut frame, api.request_header_version(version))
-            .map_err(|e| encode_error(&e))?;
-        request
-            .encode(&mut frame, version)
-            .map_err(|e| encode_error(&e))?;
+        let frame = encode_request(api, version, correlation, "kconform", request)?;
         let body = self.send_raw(&frame, self.deadline).await?;
         frame::decode(api, version, correlation, &body).map_err(ClientError::Malformed)
     }

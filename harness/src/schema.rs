@@ -261,19 +261,21 @@ pub fn file_text(file: &str) -> Option<&'static str> {
         .map(|((_, text), _)| *text)
 }
 
+/// Each embedded file parsed, by name (a file that does not parse is a bug of this build).
+fn parse_files(files: &[(&'static str, &'static str)]) -> BTreeMap<&'static str, Message> {
+    files
+        .iter()
+        .map(|(name, text)| {
+            let message = parse(text)
+                .unwrap_or_else(|e| panic!("the embedded schema of {name} does not parse: {e}"));
+            (*name, message)
+        })
+        .collect()
+}
+
 fn parsed() -> &'static BTreeMap<&'static str, Message> {
     static PARSED: OnceLock<BTreeMap<&'static str, Message>> = OnceLock::new();
-    PARSED.get_or_init(|| {
-        FILES
-            .iter()
-            .map(|(name, text)| {
-                let message = parse(text).unwrap_or_else(|e| {
-                    panic!("the embedded schema of {name} does not parse: {e}")
-                });
-                (*name, message)
-            })
-            .collect()
-    })
+    PARSED.get_or_init(|| parse_files(&FILES))
 }
 
 /// The response of the API named as Apache names it (`EndTxn`), if kconform knows it.
@@ -290,19 +292,7 @@ pub fn response_header() -> &'static Message {
 /// others.
 pub fn request(api: &str) -> Option<&'static Message> {
     static PARSED: OnceLock<BTreeMap<&'static str, Message>> = OnceLock::new();
-    PARSED
-        .get_or_init(|| {
-            REQUEST_FILES
-                .iter()
-                .map(|(name, text)| {
-                    let message = parse(text).unwrap_or_else(|e| {
-                        panic!("the embedded schema of {name}Request does not parse: {e}")
-                    });
-                    (*name, message)
-                })
-                .collect()
-        })
-        .get(api)
+    PARSED.get_or_init(|| parse_files(&REQUEST_FILES)).get(api)
 }
 
 /// Parses one message file (JSON with `//` comment lines).

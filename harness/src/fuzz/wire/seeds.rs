@@ -4,21 +4,12 @@
 //! kafka-protocol with its request header. Every field a version has is set, so each version
 //! is exercised in full; the mutations ([`super::mutate`]) start from these bytes.
 
-use bytes::BytesMut;
-use kafka_protocol::messages::{ApiKey, RequestHeader};
-use kafka_protocol::protocol::{Encodable, StrBytes};
+use kafka_protocol::messages::ApiKey;
 
 use crate::fuzz::model::Rng;
 
 /// The six transaction APIs, the ones whose frames are fuzzed.
-pub const APIS: [ApiKey; 6] = [
-    ApiKey::InitProducerId,
-    ApiKey::AddPartitionsToTxn,
-    ApiKey::AddOffsetsToTxn,
-    ApiKey::EndTxn,
-    ApiKey::WriteTxnMarkers,
-    ApiKey::TxnOffsetCommit,
-];
+pub const APIS: [ApiKey; 6] = crate::apis::TRANSACTION_KEYS;
 
 /// A well-formed request frame (without its 4-byte size) and where its body starts.
 #[derive(Debug, Clone)]
@@ -178,15 +169,8 @@ fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
 /// `correlation` in its header; `None` when kafka-protocol cannot encode that version.
 pub fn draw(api: ApiKey, version: i16, correlation: i32, rng: &mut Rng) -> Option<Seed> {
     let request = crate::request::build(api, version, &fields(api, version, rng)).ok()?;
-    let mut frame = BytesMut::new();
-    RequestHeader::default()
-        .with_request_api_key(api as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(correlation)
-        .with_client_id(Some(StrBytes::from_static_str("kconform-wire")))
-        .encode(&mut frame, api.request_header_version(version))
-        .ok()?;
-    request.encode(&mut frame, version).ok()?;
+    let frame =
+        crate::client::encode_request(api, version, correlation, "kconform-wire", &request).ok()?;
     Some(Seed {
         api,
         version,
