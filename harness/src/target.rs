@@ -463,6 +463,15 @@ impl Running {
         self.versions(deadline).await.map(|_| ())
     }
 
+    /// The versions the target serves ((key, min, max) per API, from ApiVersions), or why it
+    /// is unreachable.
+    pub async fn served(
+        &self,
+        deadline: std::time::Duration,
+    ) -> Result<Vec<(i16, i16, i16)>, TargetError> {
+        self.versions(deadline).await.map(|(_, served)| served)
+    }
+
     /// A connection to the target and the versions it serves ((key, min, max) per API), or why
     /// it is unreachable.
     async fn versions(

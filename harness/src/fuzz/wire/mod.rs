@@ -265,15 +265,27 @@ async fn exchange(
     happened
 }
 
-/// Whether a fresh connection to `addr` is answered an ApiVersions within `deadline`.
-pub async fn healthy(addr: SocketAddr, deadline: Duration) -> Result<(), String> {
-    let mut c = Connection::connect(addr, deadline)
-        .await
-        .map_err(|e| e.to_string())?;
-    c.api_versions()
-        .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+/// After `frame` went unanswered: the "stopped answering" finding when the target then
+/// refuses ApiVersions on a fresh connection ([`Running::reachable`]); `None` when it answers,
+/// or when `frame` was answered (nothing to check).
+async fn unhealthy(
+    target: &Running,
+    frame: &[u8],
+    happened: &Happened,
+    deadline: Duration,
+) -> Option<Judged> {
+    if matches!(happened, Happened::Answered(_)) {
+        return None;
+    }
+    let why = target.reachable(deadline).await.err()?;
+    Some(Judged {
+        kind: Kind::Unhealthy,
+        signature: format!("{}: after {}", Kind::Unhealthy.word(), named(frame)),
+        detail: format!(
+            "after this frame ({}), a fresh connection's ApiVersions got: {why}",
+            happened.describe()
+        ),
+    })
 }
 
 /// One distinct finding, as written.
@@ -402,14 +414,10 @@ pub async fn run(
 ) -> Result<FramesSummary, FuzzError> {
     let io = |e| FuzzError::Findings(options.findings.display().to_string(), e);
     std::fs::create_dir_all(&options.findings).map_err(io)?;
-    let raw_served = {
-        let mut c = Connection::connect(target.addr, options.deadline)
-            .await
-            .map_err(|e| FuzzError::Target(format!("{}: {e}", target.name)))?;
-        c.api_versions()
-            .await
-            .map_err(|e| FuzzError::Target(format!("{}: ApiVersions: {e}", target.name)))?
-    };
+    let raw_served = target
+        .served(options.deadline)
+        .await
+        .map_err(|e| FuzzError::Target(e.to_string()))?;
     let served: Vec<(ApiKey, i16, i16)> = seeds::APIS
         .iter()
         .filter_map(|&api| {
@@ -449,23 +457,12 @@ pub async fn run(
             let (frame, mutations) = frame(options.seed, n, &served);
             let happened = exchange(&mut conn, target.addr, &frame, options.deadline).await;
             let mut judged = judge(&frame, &happened, &raw_served);
-            let mut health = Ok(());
-            if !matches!(happened, Happened::Answered(_)) {
-                health = healthy(target.addr, options.deadline).await;
-            }
-            if let Err(why) = health {
+            if let Some(dead) = unhealthy(target, &frame, &happened, options.deadline).await {
                 // Nothing more can be learnt of a target that does not answer: both fuzzers
                 // end with their summaries.
                 died.store(true, Ordering::SeqCst);
                 stop.store(true, Ordering::SeqCst);
-                judged = Some(Judged {
-                    kind: Kind::Unhealthy,
-                    signature: format!("{}: after {}", Kind::Unhealthy.word(), named(&frame)),
-                    detail: format!(
-                        "after this frame ({}), a fresh connection's ApiVersions got: {why}",
-                        happened.describe()
-                    ),
-                });
+                judged = Some(dead);
             }
             // A well-formed frame closed on: the same again on a fresh connection (timing?).
             // That or silence: on the oracle too (does Apache answer it in time? It does not
@@ -600,25 +597,15 @@ pub async fn replay(
             format!("its size prefix says {size} bytes, {} follow", frame.len()),
         ));
     }
-    let served = {
-        let mut c = Connection::connect(target.addr, deadline)
-            .await
-            .map_err(|e| ReplayError::Target(format!("{}: {e}", target.name)))?;
-        c.api_versions()
-            .await
-            .map_err(|e| ReplayError::Target(format!("{}: ApiVersions: {e}", target.name)))?
-    };
+    let served = target
+        .served(deadline)
+        .await
+        .map_err(|e| ReplayError::Target(e.to_string()))?;
     let happened = exchange(&mut None, target.addr, frame, deadline).await;
-    let mut finding = judge(frame, &happened, &served);
-    if !matches!(happened, Happened::Answered(_)) {
-        if let Err(why) = healthy(target.addr, deadline).await {
-            finding = Some(Judged {
-                kind: Kind::Unhealthy,
-                signature: format!("{}: after {}", Kind::Unhealthy.word(), named(frame)),
-                detail: format!("a fresh connection's ApiVersions got: {why}"),
-            });
-        }
-    }
+    let finding = match unhealthy(target, frame, &happened, deadline).await {
+        Some(dead) => Some(dead),
+        None => judge(frame, &happened, &served),
+    };
     Ok(Replayed {
         happened: format!("{}: {}", named(frame), happened.describe()),
         finding,
