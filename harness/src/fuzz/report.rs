@@ -115,13 +115,7 @@ impl FuzzReport {
         transcripts: (&Transcript, &Transcript),
         reproduced: bool,
     ) -> Result<Finding, FuzzError> {
-        let hash = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            signature.hash(&mut h);
-            h.finish()
-        };
-        let name = format!("finding-{:08x}", hash as u32);
+        let name = format!("finding-{:08x}", super::stable_hash(signature));
         let header = format!(
             "signature: {signature}\nfound by kconform fuzz --seed {} (sequence seed {sequence_seed}): {drawn} actions drawn, {} after shrinking\ntarget {} against {}\nreplay: kconform run --scenarios {} {name} --target {} --target {}\n   or: kconform repro {name} --scenarios {} --target {} --target {}",
             self.seed,

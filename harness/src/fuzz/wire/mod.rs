@@ -331,15 +331,6 @@ pub struct FramesSummary {
     pub findings: Vec<FrameFinding>,
 }
 
-/// FNV-1a: a file name that stays the same across toolchains.
-fn fnv(text: &str) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in text.bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
 /// Writes the raw frame and its description; the finding.
 #[allow(clippy::too_many_arguments)]
 fn write_finding(
@@ -352,7 +343,7 @@ fn write_finding(
     after: Duration,
     number: u64,
 ) -> Result<FrameFinding, FuzzError> {
-    let name = format!("frame-{:08x}", fnv(&judged.signature));
+    let name = format!("frame-{:08x}", super::stable_hash(&judged.signature));
     let io = |e| FuzzError::Findings(dir.display().to_string(), e);
     let mut raw = (frame.len() as u32).to_be_bytes().to_vec();
     raw.extend_from_slice(frame);
@@ -678,6 +669,5 @@ mod tests {
         let served = [(ApiKey::EndTxn, 0, 3), (ApiKey::TxnOffsetCommit, 0, 3)];
         assert_eq!(frame(5, 17, &served), frame(5, 17, &served));
         assert_ne!(frame(5, 17, &served).0, frame(5, 18, &served).0);
-        assert_eq!(fnv("a"), 0xe40c292c);
     }
 }
