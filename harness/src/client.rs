@@ -133,6 +133,17 @@ impl Connection {
         version: i16,
         request: &RequestKind,
     ) -> Result<ResponseKind, ClientError> {
+        Ok(self.exchange(api, version, request).await?.response)
+    }
+
+    /// Sends `request` as `api` at `version` and waits for its answer, with the notes on how
+    /// it was encoded ([`frame::Note`]): what the scenario runner records.
+    pub async fn exchange(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        request: &RequestKind,
+    ) -> Result<frame::Decoded, ClientError> {
         let correlation = self.next_correlation;
         self.next_correlation += 1;
         let frame = encode_request(api, version, correlation, "kconform", request)?;

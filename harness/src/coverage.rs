@@ -189,6 +189,7 @@ mod tests {
 
     fn step(api: &str, version: i16, outcome: Outcome) -> StepRecord {
         StepRecord {
+            encoding: Vec::new(),
             step: "s".into(),
             api: api.into(),
             version: Some(version),

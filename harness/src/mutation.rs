@@ -45,6 +45,10 @@ pub enum Mutation {
     Close,
     /// Never answer.
     Stall,
+    /// The same values in other bytes that Apache's parser reads alike (a tagged field at its
+    /// default, an unknown tag, long varints): an equivalent mutant, which must change no
+    /// verdict.
+    Equivalent(frame::Equivalent),
 }
 
 impl fmt::Display for Mutation {
@@ -59,6 +63,7 @@ impl fmt::Display for Mutation {
             Mutation::Correlation => f.write_str("correlation"),
             Mutation::Close => f.write_str("close"),
             Mutation::Stall => f.write_str("stall"),
+            Mutation::Equivalent(e) => f.write_str(e.name()),
         }
     }
 }
@@ -67,7 +72,8 @@ impl FromStr for Mutation {
     type Err = String;
 
     /// The form [`fmt::Display`] writes: `insert:PATH`, `drop-last-byte`, `cut:PATH`,
-    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `correlation`, `close`, `stall`.
+    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `correlation`, `close`, `stall`,
+    /// `tags-at-default`, `unknown-tag`, `long-varints`.
     fn from_str(s: &str) -> Result<Mutation, String> {
         let (kind, path) = match s.split_once(':') {
             Some((k, p)) => (k, Some(p.to_owned())),
@@ -89,9 +95,17 @@ impl FromStr for Mutation {
             ("correlation", None) => Mutation::Correlation,
             ("close", None) => Mutation::Close,
             ("stall", None) => Mutation::Stall,
+            (name, None) if frame::Equivalent::ALL.iter().any(|e| e.name() == name) => {
+                Mutation::Equivalent(
+                    frame::Equivalent::ALL
+                        .into_iter()
+                        .find(|e| e.name() == name)
+                        .expect("found above"),
+                )
+            }
             _ => {
                 return Err(format!(
-                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, close or stall"
+                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, close, stall, tags-at-default, unknown-tag or long-varints"
                 ))
             }
         })
@@ -123,7 +137,8 @@ pub enum Scope {
     /// The answers of one API at one version.
     One(Mutant),
     /// Every answer but ApiVersions' (which a broker must answer to be judged at all): a
-    /// broker that answers everything wrongly, for measuring how fast a run gives up.
+    /// broker that answers everything wrongly, for measuring how fast a run gives up. An
+    /// equivalent mutation changes ApiVersions' answers too: it changes no meaning.
     AllBut(Mutation),
 }
 
@@ -133,7 +148,9 @@ impl Scope {
             Scope::One(m) if m.api as i16 == api && m.version == version => {
                 Some((m.api, &m.mutation))
             }
-            Scope::AllBut(m) if api != ApiKey::ApiVersions as i16 => {
+            Scope::AllBut(m)
+                if api != ApiKey::ApiVersions as i16 || matches!(m, Mutation::Equivalent(_)) =>
+            {
                 ApiKey::try_from(api).ok().map(|key| (key, m))
             }
             _ => None,
@@ -256,6 +273,11 @@ pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> An
             }
         }
         Mutation::Correlation => {}
+        Mutation::Equivalent(how) => {
+            if let Some(again) = frame::rewrite(api, version, frame, *how) {
+                out = again;
+            }
+        }
     }
     Answer::Send(out)
 }
@@ -285,9 +307,56 @@ async fn write_frame(s: &mut TcpStream, frame: &[u8]) -> Option<()> {
 /// The first answer seen of each (API key, version), as it came from the broker.
 pub type Seen = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(i16, i16), Vec<u8>>>>;
 
+/// One answer as it came from the broker, with what it answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The request's API key.
+    pub api: i16,
+    /// The request's version.
+    pub version: i16,
+    /// The request's correlation id.
+    pub correlation: i32,
+    /// The answer, after its size.
+    pub answer: Vec<u8>,
+}
+
+/// How many distinct answers a proxy keeps ([`Proxy::answers`]).
+pub const KEPT_ANSWERS: usize = 20_000;
+
+/// The distinct answers seen (by API, version and bytes, correlation ids aside), up to
+/// [`KEPT_ANSWERS`]: a corpus of a broker's real answers.
+#[derive(Debug, Default)]
+pub struct AnswerLog {
+    /// The answers, in the order they came.
+    pub kept: Vec<Exchange>,
+    distinct: std::collections::HashSet<(i16, i16, Vec<u8>)>,
+}
+
+impl AnswerLog {
+    fn note(&mut self, api: i16, version: i16, correlation: i32, answer: &[u8]) {
+        let body = answer.get(4..).unwrap_or_default().to_vec();
+        if self.kept.len() < KEPT_ANSWERS && self.distinct.insert((api, version, body)) {
+            self.kept.push(Exchange {
+                api,
+                version,
+                correlation,
+                answer: answer.to_vec(),
+            });
+        }
+    }
+}
+
+/// A proxy's [`AnswerLog`], shared with its relays.
+pub type Answers = std::sync::Arc<std::sync::Mutex<AnswerLog>>;
+
 /// Relays one client connection to `upstream`, one exchange at a time, mutating the answers
 /// `mutant` names and noting the first answer of each (API, version) in `seen`.
-async fn relay(mut client: TcpStream, upstream: SocketAddr, scope: Scope, seen: Seen) {
+async fn relay(
+    mut client: TcpStream,
+    upstream: SocketAddr,
+    scope: Scope,
+    (seen, answers): (Seen, Answers),
+) {
     let Ok(mut broker) = TcpStream::connect(upstream).await else {
         return;
     };
@@ -304,6 +373,10 @@ async fn relay(mut client: TcpStream, upstream: SocketAddr, scope: Scope, seen: 
         let version = i16::from_be_bytes([request[2], request[3]]);
         if let Ok(mut seen) = seen.lock() {
             seen.entry((api, version)).or_insert_with(|| answer.clone());
+        }
+        if let (Ok(mut log), Some(c)) = (answers.lock(), request.get(4..8)) {
+            let correlation = i32::from_be_bytes(c.try_into().expect("4 bytes"));
+            log.note(api, version, correlation, &answer);
         }
         let answer = match scope.mutation_for(api, version) {
             Some((key, mutation)) => apply(mutation, key, version, &answer),
@@ -333,6 +406,8 @@ pub struct Proxy {
     pub addr: SocketAddr,
     /// The first answer of each (API key, version) that passed, before any mutation.
     pub seen: Seen,
+    /// Every distinct answer that passed, before any mutation.
+    pub answers: Answers,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -353,14 +428,20 @@ impl Proxy {
         let listener = TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
         let seen = Seen::default();
-        let noted = seen.clone();
+        let answers = Answers::default();
+        let noted = (seen.clone(), answers.clone());
         let task = tokio::spawn(async move {
             let mut relays = tokio::task::JoinSet::new();
             while let Ok((client, _)) = listener.accept().await {
                 relays.spawn(relay(client, upstream, scope.clone(), noted.clone()));
             }
         });
-        Ok(Proxy { addr, seen, task })
+        Ok(Proxy {
+            addr,
+            seen,
+            answers,
+            task,
+        })
     }
 }
 

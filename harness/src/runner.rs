@@ -14,6 +14,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::client::{ClientError, Connection};
 use crate::errors;
+use crate::frame;
 use crate::normalise::Normaliser;
 use crate::request::{self, substitute, Var, Vars};
 use crate::response;
@@ -39,7 +40,7 @@ struct InFlight {
     label: String,
     version: i16,
     record: StepRecord,
-    answer: tokio::task::JoinHandle<(Connection, Result<ResponseKind, ClientError>)>,
+    answer: tokio::task::JoinHandle<(Connection, Result<frame::Decoded, ClientError>)>,
 }
 
 /// How long a request may wait before its scenario gives its `--jobs` slot to another: a
@@ -316,6 +317,7 @@ impl Run<'_> {
 
     fn push_unsent(&mut self, label: &str, api: &str, version: Option<i16>, outcome: Outcome) {
         self.records.push(StepRecord {
+            encoding: Vec::new(),
             step: label.to_owned(),
             api: api.to_owned(),
             version,
@@ -468,6 +470,7 @@ impl Run<'_> {
             false => self.down.remove(&node),
         };
         self.records.push(StepRecord {
+            encoding: Vec::new(),
             step: step.name.clone(),
             api: String::new(),
             version: None,
@@ -487,10 +490,10 @@ impl Run<'_> {
         api: ApiKey,
         version: i16,
         request: &RequestKind,
-    ) -> Result<ResponseKind, ClientError> {
+    ) -> Result<frame::Decoded, ClientError> {
         self.connection(connection).await?;
         let conn = self.connections.get_mut(connection).expect("connected");
-        self.slot.wait(conn.send(api, version, request)).await
+        self.slot.wait(conn.exchange(api, version, request)).await
     }
 
     /// The (min, max) versions the target serves of `api`, asking ApiVersions once per run.
@@ -526,6 +529,7 @@ impl Run<'_> {
         if let Some(ms) = step.sleep_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             self.records.push(StepRecord {
+                encoding: Vec::new(),
                 step: step.name.clone(),
                 api: String::new(),
                 version: None,
@@ -606,6 +610,7 @@ impl Run<'_> {
         served: Option<(i16, i16)>,
     ) {
         let mut record = StepRecord {
+            encoding: Vec::new(),
             step: label.to_owned(),
             api: api_name.to_owned(),
             version: Some(version),
@@ -665,7 +670,7 @@ impl Run<'_> {
                 .remove(&step.connection)
                 .expect("connected above");
             let answer = tokio::spawn(async move {
-                let result = conn.send(api, version, &request).await;
+                let result = conn.exchange(api, version, &request).await;
                 (conn, result)
             });
             self.in_flight.push(InFlight {
@@ -738,7 +743,10 @@ impl Run<'_> {
                     self.records.push(record.clone());
                     break None;
                 }
-                Ok(r) => self.answer_tree(&r, api, version),
+                Ok(d) => {
+                    record.encoding = d.notes;
+                    self.answer_tree(&d.response, api, version)
+                }
                 Err(e) => {
                     self.no_answer(&step.connection, label, e, record);
                     break None;
@@ -919,7 +927,7 @@ impl Run<'_> {
                     .send_on(&step.connection, ApiKey::ListOffsets, version, &request)
                     .await;
                 let raw = match answer {
-                    Ok(r) => response::to_value(&r, version),
+                    Ok(d) => response::to_value(&d.response, version),
                     Err(e) => {
                         self.connections.remove(&step.connection);
                         return self.stop(
@@ -990,11 +998,12 @@ impl Run<'_> {
             answer,
         } = pending;
         match self.slot.wait(answer).await {
-            Ok((conn, Ok(response))) => {
+            Ok((conn, Ok(decoded))) => {
                 self.connections.insert(step.connection.clone(), conn);
                 let api = request::api_key(step.api.as_deref().unwrap_or_default())
                     .unwrap_or(ApiKey::ApiVersions);
-                let raw = self.answer_tree(&response, api, version);
+                let raw = self.answer_tree(&decoded.response, api, version);
+                record.encoding = decoded.notes;
                 if let Some(problem) = self.finish(&step, &label, raw, record) {
                     self.stop(&label, problem);
                 } else if let Some(why) = &step.raced {

@@ -99,6 +99,9 @@ pub struct Field {
     pub nullable: Versions,
     /// Its tag and the versions in which it is sent tagged (after the fixed fields).
     pub tagged: Option<(u32, Versions)>,
+    /// Apache's `default`, as written (`-1`, `null`, `true`), if the file gives one: what a
+    /// parser reads when a tagged field is absent, and so what Apache's writer leaves out.
+    pub default: Option<String>,
 }
 
 /// A response message.
@@ -347,6 +350,7 @@ fn field(f: &Value, common: &BTreeMap<String, Value>) -> Result<Field, String> {
         versions: Versions::parse(get("versions").unwrap_or("none"))?,
         nullable: Versions::parse(get("nullableVersions").unwrap_or("none"))?,
         tagged,
+        default: get("default").map(str::to_owned),
     })
 }
 

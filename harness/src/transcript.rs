@@ -59,6 +59,10 @@ pub struct StepRecord {
     pub request: Value,
     /// What came back.
     pub outcome: Outcome,
+    /// What was unusual but valid in how the answer was written (a tagged field at its
+    /// default, an unknown tag, a long varint): shown, never compared, never a verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encoding: Vec<crate::frame::Note>,
 }
 
 /// A scenario's run against one target.

@@ -12,7 +12,9 @@
 pub mod cluster;
 pub mod container;
 pub mod daemon;
+pub mod javac;
 pub mod jvm;
+pub mod parser;
 
 use std::process::{Command, Stdio};
 

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::transcript::ClientTranscript;
+use crate::apache::javac::CompileError;
 use crate::apache::{self, ApacheError};
 
 /// The program's source, built into kconform so that it runs from any directory.
@@ -44,41 +45,13 @@ pub enum JavaError {
     Io(#[from] std::io::Error),
 }
 
-/// The compiled classes, compiling them first when this source has not been compiled yet
-/// (a directory per source hash under the Apache cache, so an edited source compiles again).
+/// The compiled classes, compiling them first when this source has not been compiled yet.
 pub fn compile() -> Result<PathBuf, JavaError> {
-    apache::available()?;
-    let libs = apache::jvm::resolve_jars()?;
-    let hash = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        SOURCE.hash(&mut h);
-        h.finish()
-    };
-    let dir = apache::jvm::cache_dir().join(format!("java-client-{hash:016x}"));
-    let classes = dir.join("classes");
-    if classes.join("KconformClient.class").exists() {
-        return Ok(classes);
-    }
-    let src = dir.join("src");
-    std::fs::create_dir_all(&src)?;
-    std::fs::create_dir_all(&classes)?;
-    let file = src.join("KconformClient.java");
-    std::fs::write(&file, SOURCE)?;
-    let out = Command::new("javac")
-        .arg("-cp")
-        .arg(format!("{}/*", libs.display()))
-        .arg("-d")
-        .arg(&classes)
-        .arg(&file)
-        .output()?;
-    if !out.status.success() {
-        let _ = std::fs::remove_dir_all(&classes);
-        return Err(JavaError::Compile(
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        ));
-    }
-    Ok(classes)
+    apache::javac::compile("KconformClient", SOURCE).map_err(|e| match e {
+        CompileError::Setup(e) => JavaError::Setup(e),
+        CompileError::Javac(e) => JavaError::Compile(e),
+        CompileError::Io(e) => JavaError::Io(e),
+    })
 }
 
 /// Runs `workload` against `bootstrap` (names made unique by `run_id`; on `topic` when one is
@@ -91,7 +64,7 @@ pub fn run(
     topic: Option<&str>,
     deadline: Duration,
 ) -> Result<ClientTranscript, JavaError> {
-    let libs = apache::jvm::resolve_jars()?;
+    let class_path = apache::javac::class_path(classes)?;
     let failed = |reason: String| JavaError::Run {
         workload: workload.into(),
         reason,
@@ -101,7 +74,7 @@ pub fn run(
         .arg("-Dlog4j.configuration=file:/dev/null")
         .arg("-Dlog4j.defaultInitOverride=true")
         .arg("-cp")
-        .arg(format!("{}:{}/*", classes.display(), libs.display()))
+        .arg(class_path)
         .args(["KconformClient", workload, bootstrap, run_id])
         .args(topic)
         .stdout(Stdio::piped())

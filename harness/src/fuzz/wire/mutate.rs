@@ -19,12 +19,23 @@ const BOOLEANS: [&str; 3] = ["committed", "verify_only", "transaction_result"];
 /// Mutates `frame` one to three times (or not at all, one time in eight: the seed itself is
 /// a request with edge values); what was done, in words.
 pub fn mutate(frame: &mut Vec<u8>, rng: &mut Rng) -> Vec<String> {
-    let mut done = Vec::new();
     if rng.one_in(8) {
-        return done;
+        return Vec::new();
     }
+    mutate_along(frame, rng, |f| shape::parse(f).ok())
+}
+
+/// Mutates `frame` one to three times, finding its fields with `parse` (a request's shape, or
+/// an answer's fields along its response schema, as the differential test of Apache's parser
+/// mutates answers); what was done, in words.
+pub fn mutate_along(
+    frame: &mut Vec<u8>,
+    rng: &mut Rng,
+    parse: impl Fn(&[u8]) -> Option<Parsed>,
+) -> Vec<String> {
+    let mut done = Vec::new();
     for _ in 0..1 + rng.below(3) {
-        let parsed = shape::parse(frame).ok();
+        let parsed = parse(frame);
         let what = match parsed {
             Some(p) if !rng.one_in(3) => structural(frame, &p, rng),
             _ => bytewise(frame, rng),

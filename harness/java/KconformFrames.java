@@ -1,0 +1,124 @@
+// Apache's own parser as an oracle: kafka-clients 3.7.2 reads the frames kconform gives it, the
+// way a Java client reads a broker's answer (AbstractResponse.parseResponse with the request's
+// header: response header, correlation id, body) and the way Apache's broker reads a request
+// (RequestHeader.parse, then AbstractRequest.parseRequest). Compiled by kconform against the jars
+// the Apache target caches (src/apache/parser.rs).
+//
+// One frame a line on standard input, one verdict a line on standard output:
+//   response KEY VERSION CORRELATION HEX   (HEX: the frame after its 4-byte size)
+//   request HEX
+// answers
+//   ok HEX        the body as Apache's writer encodes what Apache's parser read, with the unknown
+//                 tagged fields left out (they carry no value a parser knows): equal bytes mean
+//                 equal values
+//   err REASON    Apache's parser refuses the frame, or reads it with bytes left over (the Java
+//                 client ignores trailing bytes; a frame with them is not a well-formed answer)
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Message;
+import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestAndSize;
+import org.apache.kafka.common.requests.RequestHeader;
+
+public class KconformFrames {
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+        PrintStream out = new PrintStream(System.out, false, "US-ASCII");
+        String line;
+        while ((line = in.readLine()) != null) {
+            String verdict;
+            try {
+                verdict = "ok " + hex(judge(line.trim().split(" ")));
+            } catch (Throwable t) {
+                String why = t.getClass().getSimpleName() + ": " + t.getMessage();
+                verdict = "err " + why.replace('\n', ' ').replace('\r', ' ');
+            }
+            out.println(verdict);
+            out.flush();
+        }
+    }
+
+    static byte[] judge(String[] words) throws Exception {
+        ApiMessage data;
+        short version;
+        ByteBuffer buffer;
+        if (words[0].equals("response")) {
+            ApiKeys api = ApiKeys.forId(Short.parseShort(words[1]));
+            version = Short.parseShort(words[2]);
+            int correlation = Integer.parseInt(words[3]);
+            buffer = ByteBuffer.wrap(unhex(words.length > 4 ? words[4] : ""));
+            RequestHeader sent = new RequestHeader(api, version, "kconform", correlation);
+            AbstractResponse response = AbstractResponse.parseResponse(buffer, sent);
+            data = response.data();
+        } else if (words[0].equals("request")) {
+            buffer = ByteBuffer.wrap(unhex(words.length > 1 ? words[1] : ""));
+            RequestHeader header = RequestHeader.parse(buffer);
+            version = header.apiVersion();
+            RequestAndSize request = AbstractRequest.parseRequest(header.apiKey(), version, buffer);
+            data = request.request.data();
+        } else {
+            throw new IllegalArgumentException("a line starts with 'response' or 'request'");
+        }
+        if (buffer.remaining() != 0) {
+            throw new IllegalStateException(buffer.remaining() + " byte(s) left over after the last field");
+        }
+        forgetUnknownTags(data, new IdentityHashMap<>());
+        return MessageUtil.byteBufferToArray(MessageUtil.toByteBuffer(data, version));
+    }
+
+    /** Clears every message's unknown tagged fields, nested ones too. */
+    static void forgetUnknownTags(Object o, Map<Object, Boolean> seen) throws IllegalAccessException {
+        if (o == null || seen.put(o, true) != null) {
+            return;
+        }
+        if (o instanceof Collection) {
+            for (Object e : (Collection<?>) o) {
+                forgetUnknownTags(e, seen);
+            }
+            return;
+        }
+        if (!(o instanceof Message)) {
+            return;
+        }
+        ((Message) o).unknownTaggedFields().clear();
+        for (Class<?> c = o.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                if (Modifier.isStatic(f.getModifiers()) || f.getType().isPrimitive()) {
+                    continue;
+                }
+                f.setAccessible(true);
+                forgetUnknownTags(f.get(o), seen);
+            }
+        }
+    }
+
+    static byte[] unhex(String s) {
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return b;
+    }
+
+    static String hex(byte[] b) {
+        StringBuilder s = new StringBuilder(2 * b.length);
+        for (byte x : b) {
+            s.append(String.format("%02x", x));
+        }
+        return s.toString();
+    }
+}

@@ -1,0 +1,61 @@
+//! One Java program kconform carries as source, compiled with `javac` against the kafka-clients
+//! jars the Apache target caches (no other build tool at run time): the Java client workloads
+//! ([`crate::clients::java`]) and Apache's parser as an oracle ([`super::parser`]). Each source
+//! compiles once into a directory named by its hash, so an edited source compiles again.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::ApacheError;
+
+/// Why a program could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    /// No Java or no jars.
+    #[error(transparent)]
+    Setup(#[from] ApacheError),
+    /// javac refused the program.
+    #[error("javac failed:\n{0}")]
+    Javac(String),
+    /// Local files.
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The directory of `class`'s compiled classes (the public class of `source`), compiling it
+/// first when this source has not been compiled yet.
+pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
+    super::available()?;
+    let libs = super::jvm::resolve_jars()?;
+    let hash = crate::fuzz::stable_hash(source);
+    let dir = super::jvm::cache_dir().join(format!("java-{class}-{hash:08x}"));
+    let classes = dir.join("classes");
+    if classes.join(format!("{class}.class")).exists() {
+        return Ok(classes);
+    }
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src)?;
+    std::fs::create_dir_all(&classes)?;
+    let file = src.join(format!("{class}.java"));
+    std::fs::write(&file, source)?;
+    let out = Command::new("javac")
+        .arg("-cp")
+        .arg(format!("{}/*", libs.display()))
+        .arg("-d")
+        .arg(&classes)
+        .arg(&file)
+        .output()?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&classes);
+        return Err(CompileError::Javac(
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
+    }
+    Ok(classes)
+}
+
+/// The class path for running compiled `classes`: them, then the cached jars.
+pub fn class_path(classes: &std::path::Path) -> Result<String, ApacheError> {
+    let libs = super::jvm::resolve_jars()?;
+    Ok(format!("{}:{}/*", classes.display(), libs.display()))
+}
