@@ -224,3 +224,123 @@ async fn every_mutant_of_every_transaction_api_is_caught() {
         survivors.join("\n")
     );
 }
+
+/// A report's differences as text, one line each: what must not change under an equivalent
+/// mutant.
+fn difference_lines(report: &Report) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .differences
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {}: {} / {} ({})",
+                d.row.scenario,
+                d.row.step,
+                d.row.path,
+                d.row.left,
+                d.row.right,
+                d.documented_by.as_deref().unwrap_or("UNDOCUMENTED")
+            )
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Mutants that change bytes but not meaning ([`kconform::frame::Equivalent`]: every tagged
+/// field written at its default, an unknown tag in every section, every varint in five
+/// bytes), applied to every answer kaas-ref gives the whole one-broker suite, ApiVersions'
+/// included: none may change a verdict. The run through each passes with the same differences
+/// as through a transparent proxy, and each mutant rewrote answers (counted from the answers
+/// the proxy relayed). The score (unchanged/total) is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_equivalent_mutant_changes_a_verdict() {
+    let broker = Running::start(&TargetSpec::Ref)
+        .await
+        .expect("kaas-ref starts");
+    let all = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let chosen: Vec<&Scenario> =
+        kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
+            .into_iter()
+            .filter(|s| !s.slow)
+            .collect();
+    let suite = |scope: Scope| {
+        let chosen = chosen.clone();
+        async move {
+            let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), broker.addr, scope)
+                .await
+                .unwrap();
+            let (scenarios, snapshots) = (
+                Source::Dir(root().join("scenarios")),
+                Source::Dir(root().join("snapshots")),
+            );
+            let session = Session {
+                scenarios: &scenarios,
+                snapshots: &snapshots,
+                deadline: Duration::from_secs(10),
+                provisioned_topics: false,
+            };
+            let (report, _) = session
+                .run(
+                    &chosen,
+                    &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
+                    4,
+                    std::sync::Arc::new(kconform::session::Quiet),
+                )
+                .await
+                .expect("the run reports");
+            let answers = proxy.answers.lock().unwrap().kept.clone();
+            (report, answers)
+        }
+    };
+    let (plain, answers) = suite(Scope::None).await;
+    assert!(
+        plain.passed(),
+        "the suite through a transparent proxy:\n{}",
+        plain.terminal(false)
+    );
+    let expected = difference_lines(&plain);
+    let mut unchanged = 0;
+    let mut changed = Vec::new();
+    for how in kconform::frame::Equivalent::ALL {
+        let rewritten = answers
+            .iter()
+            .filter(|e| {
+                ApiKey::try_from(e.api).is_ok_and(|api| {
+                    kconform::frame::rewrite(api, e.version, &e.answer, how)
+                        .is_some_and(|again| again != e.answer)
+                })
+            })
+            .count();
+        let (report, _) = suite(Scope::AllBut(Mutation::Equivalent(how))).await;
+        let lines = difference_lines(&report);
+        let same = report.passed() && lines == expected && rewritten > 0;
+        println!(
+            "equivalent mutant {}: {rewritten} of {} distinct answers rewritten; {} ({} differences, {} before)",
+            how.name(),
+            answers.len(),
+            if same { "verdict unchanged" } else { "VERDICT CHANGED" },
+            lines.len(),
+            expected.len()
+        );
+        match same {
+            true => unchanged += 1,
+            false => changed.push(format!(
+                "{}: rewrote {rewritten}; passed {}; differences now:\n{}\n{}",
+                how.name(),
+                report.passed(),
+                lines.join("\n"),
+                report.terminal(false)
+            )),
+        }
+    }
+    let total = kconform::frame::Equivalent::ALL.len();
+    let score = format!("equivalent-mutant score: {unchanged}/{total} unchanged");
+    println!("{score}");
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("equivalent-score.txt"),
+        format!("{score} (every answer of the one-broker suite on kaas-ref)\n"),
+    );
+    broker.stop().await;
+    assert!(changed.is_empty(), "{score}:\n{}", changed.join("\n\n"));
+}
