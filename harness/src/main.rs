@@ -164,6 +164,12 @@ struct TargetArgs {
     /// runs left change no verdict.
     #[arg(long)]
     provisioned_topics: bool,
+    /// Fail on answers that Apache's parser reads but no canonical encoder writes (a tagged
+    /// field at its default, an unknown tag, a varint longer than it needs): reported as
+    /// "non-canonical encoding", never as malformed. Off, they are encoding notes, shown by
+    /// --show and repro and kept in the JSON transcripts.
+    #[arg(long)]
+    strict_encoding: bool,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
     /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
     /// `auto` (the container when a Docker engine answers, else the JVM).
@@ -1547,6 +1553,7 @@ async fn compare(
         snapshots: &snapshots,
         deadline: Duration::from_millis(on.deadline_ms),
         provisioned_topics: on.provisioned_topics,
+        strict_encoding: on.strict_encoding,
     };
     Ok(session
         .run(

@@ -417,9 +417,20 @@ impl Report {
                 l.api,
                 l.version.map_or("-".into(), |v| v.to_string())
             );
+            let notes = |out: &mut String, target: &str, step: &crate::transcript::StepRecord| {
+                for n in &step.encoding {
+                    let _ = writeln!(
+                        out,
+                        "  {target:8} encoding note: {} at byte {}: {}",
+                        n.field, n.offset, n.what
+                    );
+                }
+            };
             let _ = writeln!(out, "  {:8} {}", a.target, outcome(&l.outcome));
+            notes(&mut out, &a.target, l);
             if let Some(r) = b.steps.iter().find(|r| r.step == l.step).or(b.steps.get(i)) {
                 let _ = writeln!(out, "  {:8} {}", b.target, outcome(&r.outcome));
+                notes(&mut out, &b.target, r);
             }
             for d in self.differences.iter().filter(|d| d.row.step == l.step) {
                 let _ = writeln!(out, "  ≠ {}: {}", d.row.path, self.values(d));

@@ -58,6 +58,9 @@ pub struct Session<'a> {
     /// Use provisioned topics (`kconform topics`) on every live target, instead of only on
     /// those found to refuse CreateTopics.
     pub provisioned_topics: bool,
+    /// Fail on answers that Apache's parser reads but no canonical encoder writes, as a
+    /// finding of their own ([`Transcript::hold_to_canonical_encoding`]); off, they are notes.
+    pub strict_encoding: bool,
 }
 
 /// What a session tells whoever shows its progress (the binary draws bars; tests show nothing).
@@ -238,10 +241,15 @@ impl Session<'_> {
         // One loop over every kind of target: each gives its transcripts and what a reader
         // must know of where they came from.
         for spec in specs {
-            let (transcripts, notes) = match spec {
+            let (mut transcripts, notes) = match spec {
                 recorded if recorded.is_recorded() => self.recorded(recorded, chosen)?,
                 live => self.live(live, chosen, jobs, &progress).await?,
             };
+            if self.strict_encoding {
+                transcripts
+                    .iter_mut()
+                    .for_each(Transcript::hold_to_canonical_encoding);
+            }
             for note in notes {
                 report.add_origin(&spec.name(), note);
             }

@@ -82,3 +82,60 @@ pub struct Transcript {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
 }
+
+impl Transcript {
+    /// What `--strict-encoding` asks: each encoding note (an answer Apache's parser reads but no
+    /// canonical encoder writes) becomes a failed expectation of its own kind, named
+    /// "non-canonical encoding", so that the run fails on it without calling the answer
+    /// malformed or the values different.
+    pub fn hold_to_canonical_encoding(&mut self) {
+        let held: Vec<String> = self
+            .steps
+            .iter()
+            .flat_map(|s| {
+                s.encoding.iter().map(move |n| {
+                    format!(
+                        "{}: non-canonical encoding (--strict-encoding): {} at byte {}: {}",
+                        s.step, n.field, n.offset, n.what
+                    )
+                })
+            })
+            .collect();
+        self.failed_expectations.extend(held);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_encoding_fails_each_noted_step_by_name_and_leaves_others_alone() {
+        let step = |name: &str, notes: usize| StepRecord {
+            step: name.into(),
+            api: "EndTxn".into(),
+            version: Some(3),
+            request: Value::Null,
+            outcome: Outcome::Response(Value::Null),
+            encoding: (0..notes)
+                .map(|i| crate::frame::Note {
+                    field: "(tagged fields)".into(),
+                    offset: 11 + i,
+                    what: "varint 0 in 2 bytes, where 1 would do".into(),
+                })
+                .collect(),
+        };
+        let mut t = Transcript {
+            scenario: "s".into(),
+            target: "external".into(),
+            steps: vec![step("plain", 0), step("long", 1)],
+            failed_expectations: Vec::new(),
+            stopped: None,
+        };
+        t.hold_to_canonical_encoding();
+        assert_eq!(
+            t.failed_expectations,
+            ["long: non-canonical encoding (--strict-encoding): (tagged fields) at byte 11: varint 0 in 2 bytes, where 1 would do"]
+        );
+    }
+}

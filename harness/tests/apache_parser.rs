@@ -143,6 +143,7 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
         snapshots: &snapshots,
         deadline: Duration::from_secs(10),
         provisioned_topics: false,
+        strict_encoding: false,
     };
     session
         .run(

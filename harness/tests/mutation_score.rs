@@ -67,6 +67,7 @@ async fn judge(scenario: &Scenario, proxy: &Proxy) -> (Report, Vec<Vec<Transcrip
         snapshots: &snapshots,
         deadline: DEADLINE,
         provisioned_topics: false,
+        strict_encoding: false,
     };
     session
         .run(
@@ -279,6 +280,7 @@ async fn no_equivalent_mutant_changes_a_verdict() {
                 snapshots: &snapshots,
                 deadline: Duration::from_secs(10),
                 provisioned_topics: false,
+                strict_encoding: false,
             };
             let (report, _) = session
                 .run(

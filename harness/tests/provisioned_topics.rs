@@ -80,6 +80,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
         snapshots: &snapshots,
         deadline: Duration::from_secs(10),
         provisioned_topics: false,
+        strict_encoding: false,
     };
     let targets = [TargetSpec::External(broker.addr()), TargetSpec::Recorded];
     let mut runs = Vec::new();
