@@ -7,12 +7,14 @@
 // One frame a line on standard input, one verdict a line on standard output:
 //   response KEY VERSION CORRELATION HEX   (HEX: the frame after its 4-byte size)
 //   request HEX
+//   utf8 HEX                               (bytes read as Apache reads a string field)
 // answers
 //   ok HEX        the body as Apache's writer encodes what Apache's parser read, with the unknown
 //                 tagged fields left out (they carry no value a parser knows): equal bytes mean
 //                 equal values
-//   err REASON    Apache's parser refuses the frame, or reads it with bytes left over (the Java
-//                 client ignores trailing bytes; a frame with them is not a well-formed answer)
+//   err REASON    Apache's parser refuses the frame, or reads an answer with bytes left over (the
+//                 Java client ignores trailing bytes; an answer with them is not well-formed);
+//                 after a request, Apache's broker ignores them, and so does this
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -70,8 +72,12 @@ public class KconformFrames {
             version = header.apiVersion();
             RequestAndSize request = AbstractRequest.parseRequest(header.apiKey(), version, buffer);
             data = request.request.data();
+            buffer.position(buffer.limit());
+        } else if (words[0].equals("utf8")) {
+            byte[] bytes = unhex(words.length > 1 ? words[1] : "");
+            return new String(bytes, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8);
         } else {
-            throw new IllegalArgumentException("a line starts with 'response' or 'request'");
+            throw new IllegalArgumentException("a line starts with 'response', 'request' or 'utf8'");
         }
         if (buffer.remaining() != 0) {
             throw new IllegalStateException(buffer.remaining() + " byte(s) left over after the last field");

@@ -238,13 +238,244 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
     let lines: Vec<&String> = tallies.values().flat_map(|t| &t.disagreements).collect();
     assert!(
         lines.is_empty(),
-        "{} disagreements, the first 20:\n{}",
+        "{} disagreements, by kind:\n{}\nthe first 20:\n{}",
         lines.len(),
+        kinds(&lines),
         lines
             .iter()
             .take(20)
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// Mutated request frames per (API, version).
+const REQUEST_MUTATIONS_PER_VERSION: usize = 3_000;
+
+/// The same definition for requests: a request frame Apache's broker reads
+/// (`RequestHeader.parse`, then `AbstractRequest.parseRequest`; trailing bytes ignored, as the
+/// broker ignores them) is one kaas-ref's own codec reads, and the other way round; and it is
+/// one the wire fuzzer's judge calls well-formed ([`kconform::fuzz::wire::shape::parse`], behind
+/// its "closed on a well-formed request" finding). The frames: the wire fuzzer's seeds of the
+/// six transaction APIs at every version Apache 3.7 has, and their mutations. Where Apache and
+/// kaas-ref both read a frame, they read the same values: kaas-ref's encoder writes the
+/// request it read as Apache's writer writes the one Apache read.
+#[test]
+fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
+    use kconform::fuzz::wire::{mutate, seeds, shape};
+    use reference_broker::codec;
+    if let Err(why) = kconform::apache::available() {
+        println!("skipped: no Apache parser here ({why})");
+        return;
+    }
+    let mut parser = ApacheParser::start().expect("Apache's parser starts");
+    let mut rng = Rng::new(424242);
+    let mut tallies: BTreeMap<(String, i16), Tally> = BTreeMap::new();
+    for api in seeds::APIS {
+        for version in 0..=shape::highest_version(api) {
+            let tally = tallies.entry((format!("{api:?}"), version)).or_default();
+            for i in 0..REQUEST_MUTATIONS_PER_VERSION {
+                let seed = seeds::draw(api, version, i as i32, &mut rng).expect("a seed");
+                let mut frame = seed.frame.clone();
+                let done = match i % 10 {
+                    0 => Vec::new(),
+                    _ => mutate::mutate(&mut frame, &mut rng),
+                };
+                let apache = parser.request(&frame).expect("Apache's parser answers");
+                let named = shape::header(&frame);
+                let at = || {
+                    format!(
+                        "{api:?} v{version} ({}; frame {})",
+                        done.join(", "),
+                        frame::hex_compact(&frame)
+                    )
+                };
+                tally.compared += 1;
+                let accepted = matches!(apache, Verdict::Accepted(_));
+                tally.accepted += usize::from(accepted);
+                // The wire judge, on frames naming a transaction API.
+                let transaction =
+                    named.is_some_and(|h| seeds::APIS.iter().any(|a| *a as i16 == h.key));
+                let judged = shape::parse(&frame);
+                if transaction && judged.is_ok() != accepted {
+                    tally.disagreements.push(format!(
+                        "{}: the wire judge says {}, Apache's broker {}",
+                        at(),
+                        match &judged {
+                            Ok(_) => "well-formed".to_owned(),
+                            Err(why) => format!("malformed ({why})"),
+                        },
+                        match &apache {
+                            Verdict::Accepted(_) => "reads it".to_owned(),
+                            Verdict::Refused(why) => format!("refuses it: {why}"),
+                        }
+                    ));
+                }
+                // kaas-ref, on frames naming a version it serves.
+                let served = named.and_then(|h| {
+                    let key = codec::ApiKey::from_key(h.key).ok()?;
+                    key.check_version(h.version).ok()
+                });
+                if served.is_none() {
+                    continue;
+                }
+                let ours = codec::header::decode_request_ignoring_trailing(&frame);
+                match (&ours, &apache) {
+                    (Ok((header, decoded, _)), Verdict::Accepted(apache_body)) => {
+                        let ours = codec::header::encode_request(header, &decoded.message)
+                            .expect("kaas-ref encodes what it read");
+                        let header_len = header
+                            .write(
+                                codec::ApiKey::from_key(header.api_key)
+                                    .expect("read above")
+                                    .request_header_version(header.api_version),
+                            )
+                            .expect("a header")
+                            .len();
+                        // kaas-ref writes back the unknown tags it read; Apache's side leaves
+                        // them out: compare without them.
+                        let schema =
+                            kconform::schema::request(&kconform::errors::api_name(header.api_key))
+                                .expect("a transaction API");
+                        let without_unknown = |body: &[u8]| {
+                            frame::read(schema, header.api_version, body, 0)
+                                .map(|r| r.canonical)
+                                .unwrap_or_else(|e| {
+                                    body.iter()
+                                        .copied()
+                                        .chain(format!("{e:?}").bytes())
+                                        .collect()
+                                })
+                        };
+                        let ours = without_unknown(&ours[header_len..]);
+                        if ours != without_unknown(apache_body) {
+                            tally.disagreements.push(format!(
+                                "{}: values differ: kaas-ref's read encodes as {}, Apache's as {}",
+                                at(),
+                                frame::hex_compact(&ours),
+                                frame::hex_compact(apache_body)
+                            ));
+                        }
+                    }
+                    (Err(_), Verdict::Refused(_)) => {}
+                    (Ok(_), Verdict::Refused(why)) => tally.disagreements.push(format!(
+                        "{}: kaas-ref reads it, Apache's broker refuses: {why}",
+                        at()
+                    )),
+                    (Err(why), Verdict::Accepted(_)) => tally.disagreements.push(format!(
+                        "{}: Apache's broker reads it, kaas-ref refuses: {why}",
+                        at()
+                    )),
+                }
+            }
+        }
+    }
+    let mut total = (0, 0, 0);
+    println!(
+        "{:<22} {:>3} {:>9} {:>9} {:>14}",
+        "request", "v", "compared", "accepted", "disagreements"
+    );
+    for ((api, version), t) in &tallies {
+        println!(
+            "{api:<22} {version:>3} {:>9} {:>9} {:>14}",
+            t.compared,
+            t.accepted,
+            t.disagreements.len()
+        );
+        total.0 += t.compared;
+        total.1 += t.accepted;
+        total.2 += t.disagreements.len();
+    }
+    println!(
+        "Apache's broker, kaas-ref and the wire judge: {} request frames compared ({} read by Apache), {} disagreements",
+        total.0, total.1, total.2
+    );
+    let lines: Vec<&String> = tallies.values().flat_map(|t| &t.disagreements).collect();
+    assert!(
+        lines.is_empty(),
+        "{} disagreements, by kind:\n{}\nthe first 20:\n{}",
+        lines.len(),
+        kinds(&lines),
+        lines
+            .iter()
+            .take(20)
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Disagreements counted by kind: what follows the frame, digits and hex folded.
+fn kinds(lines: &[&String]) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines {
+        let api = l.split(" (").next().unwrap_or_default();
+        let what = l.rsplit("): ").next().unwrap_or_default();
+        let folded: String = what
+            .split(' ')
+            .map(|w| match w.chars().any(|c| c.is_ascii_digit()) {
+                true => "N",
+                false => w,
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let folded: String = folded.chars().take(140).collect();
+        *counts.entry(format!("{api}: {folded}")).or_default() += 1;
+    }
+    counts
+        .iter()
+        .map(|(k, n)| format!("{n:>6}  {k}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Strings as Java reads them: kconform's reading of bytes that are not UTF-8
+/// ([`kconform::frame::java_utf8`]) and `new String(bytes, UTF_8)` on a JVM give the same
+/// characters, over byte strings drawn from the bytes where UTF-8's rules change (lead bytes
+/// of each length, the continuation range's edges, overlong and surrogate starts, bytes no
+/// sequence starts with).
+#[test]
+fn strings_read_as_java_reads_them() {
+    if let Err(why) = kconform::apache::available() {
+        println!("skipped: no JVM here ({why})");
+        return;
+    }
+    const EDGES: [u8; 27] = [
+        0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1,
+        0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf7, 0xf8, 0xff,
+    ];
+    let mut parser = ApacheParser::start().expect("Apache's parser starts");
+    let mut rng = Rng::new(7);
+    let mut differ = Vec::new();
+    let n = 50_000;
+    for _ in 0..n {
+        let len = 1 + rng.below(7) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| EDGES[rng.below(EDGES.len() as u64) as usize])
+            .collect();
+        let ours = kconform::frame::java_utf8::decode(&bytes)
+            .unwrap_or_else(|| String::from_utf8(bytes.clone()).expect("UTF-8"));
+        let Verdict::Accepted(java) = parser.utf8(&bytes).expect("the JVM answers") else {
+            panic!("the JVM refused to read {bytes:02x?}");
+        };
+        if ours.as_bytes() != java {
+            differ.push(format!(
+                "{}: kconform {}, Java {}",
+                frame::hex_compact(&bytes),
+                frame::hex_compact(ours.as_bytes()),
+                frame::hex_compact(&java)
+            ));
+        }
+    }
+    println!(
+        "strings read as Java reads them: {n} byte strings, {} differ",
+        differ.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} differ:\n{}",
+        differ.len(),
+        differ[..differ.len().min(20)].join("\n")
     );
 }

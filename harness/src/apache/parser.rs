@@ -105,6 +105,11 @@ impl ApacheParser {
         self.ask(&format!("request {}", hex_compact(frame)))
     }
 
+    /// Java's reading of `bytes` as a string field (`new String(bytes, UTF_8)`), as UTF-8.
+    pub fn utf8(&mut self, bytes: &[u8]) -> Result<Verdict, ParserError> {
+        self.ask(&format!("utf8 {}", hex_compact(bytes)))
+    }
+
     fn ask(&mut self, line: &str) -> Result<Verdict, ParserError> {
         writeln!(self.stdin, "{line}")?;
         self.stdin.flush()?;

@@ -9,6 +9,7 @@
 //! The read comes before kafka-protocol decodes anything, so a count or a length past the end
 //! of the frame is refused before memory is set aside for it.
 
+pub mod java_utf8;
 mod read;
 
 use std::fmt;

@@ -412,25 +412,23 @@ impl<'a> Reader<'a> {
                             format!("string length {n} is over 32767, which Java refuses"),
                         )
                     }
-                    Some(n) => Some(String::from_utf8_lossy(self.take(path, n)?)),
+                    Some(n) => {
+                        let bytes = self.take(path, n)?;
+                        match super::java_utf8::decode(bytes) {
+                            None => Some(String::from_utf8_lossy(bytes)),
+                            Some(replaced) => {
+                                self.note(
+                                    path,
+                                    start,
+                                    "not UTF-8: Java reads it with replacement characters".into(),
+                                );
+                                Some(std::borrow::Cow::Owned(replaced))
+                            }
+                        }
+                    }
                     None => None,
                 };
-                if text
-                    .as_ref()
-                    .is_some_and(|t| matches!(t, std::borrow::Cow::Owned(_)))
-                {
-                    self.note(
-                        path,
-                        start,
-                        "not UTF-8: Java reads it with replacement characters".into(),
-                    );
-                }
-                put_length(
-                    &mut self.out,
-                    self.flexible,
-                    false,
-                    text.as_ref().map(|t| t.len()),
-                );
+                self.put_len(false, text.as_ref().map(|t| t.len()));
                 if let Some(t) = text {
                     self.out.extend_from_slice(t.as_bytes());
                 }

@@ -407,8 +407,9 @@ pub fn check_body<T: Counterpart>(version: i16, bytes: &[u8]) -> Result<Verdict,
     }
     let expected = decoded.message.to_theirs();
     // Apache-compatible leniencies that kafka-protocol does not share: it refuses those bytes.
-    let theirs_refuses_lenient_input =
-        decoded.leniency.negative_null_length || decoded.leniency.negative_tag_count;
+    let theirs_refuses_lenient_input = decoded.leniency.negative_null_length
+        || decoded.leniency.negative_tag_count
+        || decoded.leniency.lossy_utf8;
     match theirs_decode::<T>(version, bytes) {
         Ok((theirs, 0)) if theirs == expected => {}
         Ok((theirs, left)) => {

@@ -67,12 +67,6 @@ pub enum CodecError {
         /// Field being read.
         field: &'static str,
     },
-    /// A string whose bytes are not UTF-8.
-    #[error("{field}: not valid UTF-8")]
-    InvalidUtf8 {
-        /// Field being read.
-        field: &'static str,
-    },
     /// An unsigned varint whose fifth byte still has the continuation bit set.
     #[error("{field}: varint longer than 5 bytes")]
     VarintTooLong {

@@ -124,6 +124,7 @@ pub fn decode_request_ignoring_trailing(
     leniency.overlong_varint |= header_leniency.overlong_varint;
     leniency.negative_tag_count |= header_leniency.negative_tag_count;
     leniency.negative_null_length |= header_leniency.negative_null_length;
+    leniency.lossy_utf8 |= header_leniency.lossy_utf8;
     Ok((
         header,
         Decoded {

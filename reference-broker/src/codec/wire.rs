@@ -36,6 +36,9 @@ pub struct Leniency {
     pub negative_null_length: bool,
     /// A tagged-field count at or above 2^31 (a negative Java int: Apache reads no fields).
     pub negative_tag_count: bool,
+    /// A string whose bytes are not UTF-8 (read with replacement characters, as Java's
+    /// `new String(bytes, UTF_8)` reads it).
+    pub lossy_utf8: bool,
 }
 
 impl Leniency {
@@ -44,6 +47,60 @@ impl Leniency {
     pub fn is_canonical(&self) -> bool {
         *self == Leniency::default()
     }
+}
+
+/// `bytes` as Java's `new String(bytes, UTF_8)` reads them, which is how Apache's parsers read
+/// every string: each malformed sequence becomes one U+FFFD covering the longest start of a
+/// valid sequence (Unicode's "maximal subpart"), except that Java takes `ed` with any
+/// continuation byte as the start of a three-byte sequence and replaces an encoded surrogate
+/// whole; a sequence cut short by the end is one U+FFFD. (Rust's `from_utf8_lossy` differs on
+/// surrogates; the harness checks this reading against a JVM.)
+fn java_lossy_utf8(bytes: &[u8]) -> CompactString {
+    const REPLACEMENT: &str = "\u{fffd}";
+    let mut out = String::with_capacity(bytes.len() + 8);
+    let mut i = 0;
+    while i < bytes.len() {
+        // The sequence's length and the range its second byte must be in.
+        let (len, second) = match bytes[i] {
+            0x00..=0x7f => (1, 0..=0),
+            0xc2..=0xdf => (2, 0x80..=0xbf),
+            0xe0 => (3, 0xa0..=0xbf),
+            0xe1..=0xef => (3, 0x80..=0xbf),
+            0xf0 => (4, 0x90..=0xbf),
+            0xf1..=0xf3 => (4, 0x80..=0xbf),
+            0xf4 => (4, 0x80..=0x8f),
+            _ => (0, 0..=0),
+        };
+        if len <= 1 {
+            match len {
+                1 => out.push(char::from(bytes[i])),
+                _ => out.push_str(REPLACEMENT),
+            }
+            i += 1;
+            continue;
+        }
+        let mut valid = 1;
+        while valid < len && i + valid < bytes.len() {
+            let b = bytes[i + valid];
+            let fits = match valid {
+                1 => second.contains(&b),
+                _ => b & 0xc0 == 0x80,
+            };
+            if !fits {
+                break;
+            }
+            valid += 1;
+        }
+        match std::str::from_utf8(&bytes[i..i + valid]) {
+            Ok(whole) if valid == len => out.push_str(whole),
+            _ => out.push_str(REPLACEMENT),
+        }
+        i += match valid < len && i + valid == bytes.len() {
+            true => bytes.len() - i,
+            false => valid,
+        };
+    }
+    CompactString::from(out)
 }
 
 impl<'a> Reader<'a> {
@@ -190,10 +247,18 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A string's bytes, as Apache's parsers read them: bytes that are not UTF-8 become
+    /// replacement characters, never a refusal.
     #[inline]
     fn utf8(&mut self, len: usize, field: &'static str) -> Result<CompactString> {
         let bytes = self.take(len, field)?;
-        CompactString::from_utf8(bytes).map_err(|_| CodecError::InvalidUtf8 { field })
+        match CompactString::from_utf8(bytes) {
+            Ok(s) => Ok(s),
+            Err(_) => {
+                self.lenient.lossy_utf8 = true;
+                Ok(java_lossy_utf8(bytes))
+            }
+        }
     }
 
     /// A string that may be null (compact in flexible versions).

@@ -86,9 +86,7 @@ pub fn parse(frame: &[u8]) -> Result<Parsed, String> {
     if at > frame.len() {
         return Err(format!("client id of {len} bytes past the end"));
     }
-    if std::str::from_utf8(&frame[10..at]).is_err() {
-        return Err("client id is not UTF-8".into());
-    }
+    // Bytes that are not UTF-8 are read with replacement characters, as Apache reads them.
     spans.push(Span {
         path: "header.client_id".into(),
         start: 8,
