@@ -479,3 +479,213 @@ fn strings_read_as_java_reads_them() {
         differ[..differ.len().min(20)].join("\n")
     );
 }
+
+/// kfake (franz-go's fake cluster, `harness/kfake/`), built with Go through the module proxy
+/// and started on a free port; stopped when dropped (its standard input closes).
+struct Kfake {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl Drop for Kfake {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kfake() -> Result<Kfake, String> {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let go = kconform::peers::suite::go().map_err(|e| format!("go: {e}"))?;
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kfake");
+    let built = Command::new(go)
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .current_dir(root().join("harness/kfake"))
+        .output()
+        .map_err(|e| format!("go build: {e}"))?;
+    if !built.status.success() {
+        return Err(format!(
+            "go build of harness/kfake failed: {}",
+            String::from_utf8_lossy(&built.stderr)
+        ));
+    }
+    let mut child = Command::new(&binary)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", binary.display()))?;
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .map_err(|_| "kfake printed no address within 30 s".to_owned())?;
+    let addr = line
+        .trim()
+        .parse()
+        .map_err(|_| format!("kfake printed {line:?}, not an address"))?;
+    Ok(Kfake { child, addr })
+}
+
+/// A broker nobody here wrote, as a standing judge: the whole one-broker suite on kfake (through
+/// a recording proxy) against Apache's recorded answers gives a full report, and every answer
+/// kfake gave is judged by kconform and by Apache's parser alike, so every `malformed` in the
+/// report is a frame Apache's parser refuses too. kfake's differences from Apache are its own;
+/// what this asserts is that the verdict can be trusted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_kfake_every_malformed_verdict_is_apaches_too() {
+    if let Err(why) = kconform::apache::available() {
+        println!("skipped: no Apache parser here ({why})");
+        return;
+    }
+    let kfake = match kfake() {
+        Ok(k) => k,
+        Err(why) if why.starts_with("go:") => {
+            println!("skipped: no Go toolchain to build kfake ({why})");
+            return;
+        }
+        Err(why) => panic!("{why}"),
+    };
+    let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), kfake.addr, Scope::None)
+        .await
+        .unwrap();
+    let all = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let chosen: Vec<&Scenario> =
+        kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
+            .into_iter()
+            .filter(|s| !s.slow)
+            .collect();
+    let (scenarios, snapshots) = (
+        Source::Dir(root().join("scenarios")),
+        Source::Dir(root().join("snapshots")),
+    );
+    let session = Session {
+        scenarios: &scenarios,
+        snapshots: &snapshots,
+        deadline: Duration::from_secs(5),
+        provisioned_topics: false,
+        strict_encoding: false,
+    };
+    let started = std::time::Instant::now();
+    let (report, transcripts) = session
+        .run(
+            &chosen,
+            &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
+            4,
+            std::sync::Arc::new(kconform::session::Quiet),
+        )
+        .await
+        .expect("a full report on kfake");
+    let wall = started.elapsed();
+    let malformed: Vec<&kconform::frame::Malformed> = transcripts[0]
+        .iter()
+        .flat_map(|t| &t.steps)
+        .filter_map(|s| match &s.outcome {
+            kconform::runner::Outcome::Malformed(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    let answers: Vec<Exchange> = proxy.answers.lock().unwrap().kept.clone();
+    drop(proxy);
+    // The same suite on kfake behind a proxy that writes every tagged field it leaves out at
+    // its default (as the broker that once got 84 false "malformed" verdicts did): the same
+    // report, difference for difference.
+    let at_default = Proxy::start(
+        "127.0.0.1:0".parse().unwrap(),
+        kfake.addr,
+        Scope::AllBut(kconform::mutation::Mutation::Equivalent(
+            Equivalent::TagsAtDefault,
+        )),
+    )
+    .await
+    .unwrap();
+    let (again, _) = session
+        .run(
+            &chosen,
+            &[TargetSpec::External(at_default.addr), TargetSpec::Recorded],
+            4,
+            std::sync::Arc::new(kconform::session::Quiet),
+        )
+        .await
+        .expect("a full report on kfake with tags at default");
+    drop(at_default);
+    drop(kfake);
+    let rows = |r: &kconform::report::Report| {
+        let mut rows: Vec<String> = r
+            .differences
+            .iter()
+            .map(|d| serde_json::to_string(d).expect("a difference serialises"))
+            .collect();
+        rows.sort();
+        rows
+    };
+    assert_eq!(
+        rows(&again),
+        rows(&report),
+        "kfake's tagged fields written at their defaults changed the report"
+    );
+    let mut parser = ApacheParser::start().expect("Apache's parser starts");
+    let mut disagreements = Vec::new();
+    let mut refused = 0;
+    for e in &answers {
+        let (accepted, disagreement) = compare(&mut parser, e, &e.answer, "as kfake sent it");
+        refused += usize::from(!accepted);
+        disagreements.extend(disagreement);
+    }
+    // Each malformed outcome is one of those frames (correlation ids aside), refused by both.
+    for m in &malformed {
+        let frame: Vec<u8> = m
+            .frame
+            .split(' ')
+            .filter_map(|b| u8::from_str_radix(b, 16).ok())
+            .collect();
+        let logged = answers.iter().find(|e| e.answer.get(4..) == frame.get(4..));
+        let Some(e) = logged else {
+            disagreements.push(format!(
+                "a malformed answer the proxy did not log: {}",
+                m.summary()
+            ));
+            continue;
+        };
+        if let Verdict::Accepted(_) = parser
+            .response(e.api, e.version, e.correlation, &e.answer)
+            .expect("Apache's parser answers")
+        {
+            disagreements.push(format!(
+                "malformed, but Apache's parser reads it: {}",
+                m.summary()
+            ));
+        }
+    }
+    println!(
+        "kfake: {} scenarios in {:.1} s ({} transcripts, {} differences, {} undocumented, {} stopped); {} malformed outcomes; {} distinct answers judged by Apache's parser and kconform, {} refused by both, {} disagreements",
+        chosen.len(),
+        wall.as_secs_f64(),
+        report.runs.len(),
+        report.differences.len(),
+        report.differences.iter().filter(|d| d.documented_by.is_none()).count(),
+        report.runs.iter().filter(|r| r.stopped.is_some()).count(),
+        malformed.len(),
+        answers.len(),
+        refused,
+        disagreements.len()
+    );
+    assert!(
+        answers.len() > 100,
+        "only {} answers from kfake",
+        answers.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements[..disagreements.len().min(20)].join("\n")
+    );
+}

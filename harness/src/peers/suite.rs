@@ -50,7 +50,8 @@ pub struct Suite {
 
 /// The Go toolchain: `$KCONFORM_GO` when set (that one only), else on PATH, else where
 /// `$GOROOT` or the official installer puts it (a CI shell's PATH may lack /usr/local/go/bin).
-fn go() -> Result<PathBuf, SuiteError> {
+/// The tests that build kfake find it here too.
+pub fn go() -> Result<PathBuf, SuiteError> {
     if let Some(chosen) = std::env::var_os("KCONFORM_GO") {
         let chosen = PathBuf::from(chosen);
         return match chosen.is_file() {
