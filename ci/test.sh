@@ -23,7 +23,7 @@ fi
 
 # cargo test through cargo-insta: a snapshot that differs, or one no test references, fails.
 echo "test: cargo insta test --workspace --check --unreferenced=reject"
-rm -f target/tmp/mutation-score.txt target/tmp/equivalent-score.txt target/tmp/apache-parser-agreement.txt
+rm -f target/tmp/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,kfake-judge}.txt
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo insta test --workspace --check --unreferenced=reject 2>&1 | tee "$log"
@@ -33,7 +33,7 @@ ci/fuzz.sh 10
 
 # One closing line for the whole run: cargo test's counts (the fuzz run above passed, or we
 # would have stopped).
-for figure in mutation-score equivalent-score apache-parser-agreement; do
+for figure in mutation-score equivalent-score apache-parser-agreement request-agreement kfake-judge; do
   if [ -f "target/tmp/$figure.txt" ]; then echo "test: $(cat "target/tmp/$figure.txt")"; fi
 done
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"

@@ -39,6 +39,7 @@ struct Tally {
     compared: usize,
     accepted: usize,
     equivalents: usize,
+    proxy_mutants: usize,
     disagreements: Vec<String>,
 }
 
@@ -199,6 +200,22 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
                 }
             }
         }
+        // Every mutant `kconform proxy` makes of the first answers (a byte inserted at each
+        // field boundary, the last byte dropped, a cut, error codes replaced, integers plus
+        // one, another correlation id).
+        for e in answers.iter().take(3) {
+            let Ok(mutants) = kconform::mutation::mutants(api, *version, &e.answer) else {
+                continue;
+            };
+            for m in mutants {
+                if let kconform::mutation::Answer::Send(frame) =
+                    kconform::mutation::apply(&m.mutation, api, *version, &e.answer)
+                {
+                    tally.proxy_mutants += 1;
+                    judge(&frame, e, &m.mutation.to_string(), tally);
+                }
+            }
+        }
         for i in 0..MUTATIONS_PER_VERSION {
             let e = answers[i % answers.len()];
             let mut frame = e.answer.clone();
@@ -209,15 +226,16 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
 
     let mut total = (0, 0, 0);
     println!(
-        "{:<22} {:>3} {:>9} {:>9} {:>12} {:>14}",
-        "API", "v", "compared", "accepted", "equivalents", "disagreements"
+        "{:<22} {:>3} {:>9} {:>9} {:>12} {:>14} {:>14}",
+        "API", "v", "compared", "accepted", "equivalents", "proxy mutants", "disagreements"
     );
     for ((api, version), t) in &tallies {
         println!(
-            "{api:<22} {version:>3} {:>9} {:>9} {:>12} {:>14}",
+            "{api:<22} {version:>3} {:>9} {:>9} {:>12} {:>14} {:>14}",
             t.compared,
             t.accepted,
             t.equivalents,
+            t.proxy_mutants,
             t.disagreements.len()
         );
         total.0 += t.compared;
@@ -231,7 +249,7 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
     let _ = std::fs::write(
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("apache-parser-agreement.txt"),
         format!(
-            "Apache's parser agreement: {} frames, {} disagreements\n",
+            "Apache's parser and kconform: {} answer frames compared, {} disagreements\n",
             total.0, total.2
         ),
     );
@@ -387,9 +405,14 @@ fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
         total.1 += t.accepted;
         total.2 += t.disagreements.len();
     }
-    println!(
+    let figure = format!(
         "Apache's broker, kaas-ref and the wire judge: {} request frames compared ({} read by Apache), {} disagreements",
         total.0, total.1, total.2
+    );
+    println!("{figure}");
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("request-agreement.txt"),
+        format!("{figure}\n"),
     );
     let lines: Vec<&String> = tallies.values().flat_map(|t| &t.disagreements).collect();
     assert!(
@@ -676,6 +699,17 @@ async fn on_kfake_every_malformed_verdict_is_apaches_too() {
         answers.len(),
         refused,
         disagreements.len()
+    );
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("kfake-judge.txt"),
+        format!(
+            "kfake as an external target: {} scenarios in {:.1} s, {} malformed, {} answers judged as Apache's parser judges them, {} disagreements\n",
+            chosen.len(),
+            wall.as_secs_f64(),
+            malformed.len(),
+            answers.len(),
+            disagreements.len()
+        ),
     );
     assert!(
         answers.len() > 100,
