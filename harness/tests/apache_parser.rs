@@ -10,25 +10,20 @@
 //! kconform read. The figures (frames compared per API and version, disagreements) are
 //! printed.
 
+mod util;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
 use kconform::apache::parser::{ApacheParser, Verdict};
-use kconform::data::Source;
 use kconform::frame::{self, Equivalent};
 use kconform::fuzz::model::Rng;
 use kconform::fuzz::wire::mutate::mutate_along;
 use kconform::fuzz::wire::shape::Parsed;
 use kconform::mutation::{Exchange, Proxy, Scope};
-use kconform::scenario::Scenario;
-use kconform::session::Session;
 use kconform::target::{Running, TargetSpec};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// Mutated frames per (API, version).
 const MUTATIONS_PER_VERSION: usize = 2_000;
@@ -129,32 +124,9 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
     let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), apache.addr, Scope::None)
         .await
         .unwrap();
-    let all = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
-    let chosen: Vec<&Scenario> =
-        kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
-            .into_iter()
-            .filter(|s| !s.slow)
-            .collect();
-    let (scenarios, snapshots) = (
-        Source::Dir(root().join("scenarios")),
-        Source::Dir(root().join("snapshots")),
-    );
-    let session = Session {
-        scenarios: &scenarios,
-        snapshots: &snapshots,
-        deadline: Duration::from_secs(10),
-        provisioned_topics: false,
-        strict_encoding: false,
-    };
-    session
-        .run(
-            &chosen,
-            &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
-            4,
-            std::sync::Arc::new(kconform::session::Quiet),
-        )
-        .await
-        .expect("the suite runs against Apache");
+    let all = util::scenarios();
+    let chosen = util::one_broker(&all);
+    util::beside_recorded(proxy.addr, &chosen, 4, Duration::from_secs(10)).await;
     let corpus: Vec<Exchange> = proxy.answers.lock().unwrap().kept.clone();
     drop(proxy);
     apache.stop().await;
@@ -526,7 +498,7 @@ fn kfake() -> Result<Kfake, String> {
         .args(["build", "-o"])
         .arg(&binary)
         .arg(".")
-        .current_dir(root().join("harness/kfake"))
+        .current_dir(util::root().join("harness/kfake"))
         .output()
         .map_err(|e| format!("go build: {e}"))?;
     if !built.status.success() {
@@ -579,33 +551,11 @@ async fn on_kfake_every_malformed_verdict_is_apaches_too() {
     let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), kfake.addr, Scope::None)
         .await
         .unwrap();
-    let all = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
-    let chosen: Vec<&Scenario> =
-        kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
-            .into_iter()
-            .filter(|s| !s.slow)
-            .collect();
-    let (scenarios, snapshots) = (
-        Source::Dir(root().join("scenarios")),
-        Source::Dir(root().join("snapshots")),
-    );
-    let session = Session {
-        scenarios: &scenarios,
-        snapshots: &snapshots,
-        deadline: Duration::from_secs(5),
-        provisioned_topics: false,
-        strict_encoding: false,
-    };
+    let all = util::scenarios();
+    let chosen = util::one_broker(&all);
     let started = std::time::Instant::now();
-    let (report, transcripts) = session
-        .run(
-            &chosen,
-            &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
-            4,
-            std::sync::Arc::new(kconform::session::Quiet),
-        )
-        .await
-        .expect("a full report on kfake");
+    let (report, transcripts) =
+        util::beside_recorded(proxy.addr, &chosen, 4, Duration::from_secs(5)).await;
     let wall = started.elapsed();
     let malformed: Vec<&kconform::frame::Malformed> = transcripts[0]
         .iter()
@@ -629,15 +579,8 @@ async fn on_kfake_every_malformed_verdict_is_apaches_too() {
     )
     .await
     .unwrap();
-    let (again, _) = session
-        .run(
-            &chosen,
-            &[TargetSpec::External(at_default.addr), TargetSpec::Recorded],
-            4,
-            std::sync::Arc::new(kconform::session::Quiet),
-        )
-        .await
-        .expect("a full report on kfake with tags at default");
+    let (again, _) =
+        util::beside_recorded(at_default.addr, &chosen, 4, Duration::from_secs(5)).await;
     drop(at_default);
     drop(kfake);
     let rows = |r: &kconform::report::Report| {

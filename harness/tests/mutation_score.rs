@@ -5,17 +5,17 @@
 //! that fits the mutation. The score (caught/total) is printed; a mutant that survives is a
 //! harness bug.
 
-use std::path::{Path, PathBuf};
+mod util;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
-use kconform::data::Source;
 use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
 use kconform::report::Report;
 use kconform::runner::{Outcome, Transcript};
 use kconform::scenario::Scenario;
-use kconform::session::Session;
 use kconform::target::{Running, TargetSpec};
 
 /// Each transaction API, its lowest and highest version in Apache 3.7, and the scenario that
@@ -50,34 +50,11 @@ const SUBJECTS: [(ApiKey, i16, i16, &str); 6] = [
     ),
 ];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// The deadline of every wait: short, so a stalled answer costs a second.
 const DEADLINE: Duration = Duration::from_millis(1500);
 
 async fn judge(scenario: &Scenario, proxy: &Proxy) -> (Report, Vec<Vec<Transcript>>) {
-    let (scenarios, snapshots) = (
-        Source::Dir(root().join("scenarios")),
-        Source::Dir(root().join("snapshots")),
-    );
-    let session = Session {
-        scenarios: &scenarios,
-        snapshots: &snapshots,
-        deadline: DEADLINE,
-        provisioned_topics: false,
-        strict_encoding: false,
-    };
-    session
-        .run(
-            &[scenario],
-            &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
-            1,
-            std::sync::Arc::new(kconform::session::Quiet),
-        )
-        .await
-        .expect("the run reports")
+    util::beside_recorded(proxy.addr, &[scenario], 1, DEADLINE).await
 }
 
 /// Whether the report shows the mutant as it should: the run fails, and a step of the mutated
@@ -144,7 +121,7 @@ async fn every_mutant_of_every_transaction_api_is_caught() {
         .await
         .expect("kaas-ref starts");
     let upstream = broker.addr;
-    let scenarios = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let scenarios = util::scenarios();
     let scenario = |name: &str| {
         scenarios
             .iter()
@@ -259,38 +236,16 @@ async fn no_equivalent_mutant_changes_a_verdict() {
     let broker = Running::start(&TargetSpec::Ref)
         .await
         .expect("kaas-ref starts");
-    let all = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
-    let chosen: Vec<&Scenario> =
-        kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
-            .into_iter()
-            .filter(|s| !s.slow)
-            .collect();
+    let all = util::scenarios();
+    let chosen = util::one_broker(&all);
     let suite = |scope: Scope| {
         let chosen = chosen.clone();
         async move {
             let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), broker.addr, scope)
                 .await
                 .unwrap();
-            let (scenarios, snapshots) = (
-                Source::Dir(root().join("scenarios")),
-                Source::Dir(root().join("snapshots")),
-            );
-            let session = Session {
-                scenarios: &scenarios,
-                snapshots: &snapshots,
-                deadline: Duration::from_secs(10),
-                provisioned_topics: false,
-                strict_encoding: false,
-            };
-            let (report, _) = session
-                .run(
-                    &chosen,
-                    &[TargetSpec::External(proxy.addr), TargetSpec::Recorded],
-                    4,
-                    std::sync::Arc::new(kconform::session::Quiet),
-                )
-                .await
-                .expect("the run reports");
+            let (report, _) =
+                util::beside_recorded(proxy.addr, &chosen, 4, Duration::from_secs(10)).await;
             let answers = proxy.answers.lock().unwrap().kept.clone();
             (report, answers)
         }

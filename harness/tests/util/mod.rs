@@ -1,0 +1,66 @@
+//! What the harness's test binaries share (each includes it as `mod util;`): the repository
+//! root, the one-broker suite, and a run of scenarios on one broker beside Apache's recorded
+//! answers, the comparison most of them make.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kconform::data::Source;
+use kconform::report::Report;
+use kconform::runner::Transcript;
+use kconform::scenario::Scenario;
+use kconform::session::{Quiet, Session};
+use kconform::target::TargetSpec;
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every scenario in the repository.
+pub fn scenarios() -> Vec<Scenario> {
+    Scenario::load_dir(&root().join("scenarios")).expect("scenarios load")
+}
+
+/// Of `all`, the scenarios `kconform run` gives a plain one-broker target, slow ones left out.
+pub fn one_broker(all: &[Scenario]) -> Vec<&Scenario> {
+    kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
+        .into_iter()
+        .filter(|s| !s.slow)
+        .collect()
+}
+
+/// `chosen` run on the broker at `addr`, `jobs` at a time, beside Apache's recorded answers,
+/// with the repository's scenarios, ledger and snapshots: the report and both sides'
+/// transcripts.
+pub async fn beside_recorded(
+    addr: SocketAddr,
+    chosen: &[&Scenario],
+    jobs: usize,
+    deadline: Duration,
+) -> (Report, Vec<Vec<Transcript>>) {
+    let (scenarios, snapshots) = (
+        Source::Dir(root().join("scenarios")),
+        Source::Dir(root().join("snapshots")),
+    );
+    let session = Session {
+        scenarios: &scenarios,
+        snapshots: &snapshots,
+        deadline,
+        provisioned_topics: false,
+        strict_encoding: false,
+    };
+    session
+        .run(
+            chosen,
+            &[TargetSpec::External(addr), TargetSpec::Recorded],
+            jobs,
+            Arc::new(Quiet),
+        )
+        .await
+        .expect("the run reports")
+}
