@@ -421,7 +421,11 @@ enum Command {
         /// How: insert:PATH (a byte where that field begins; insert:end after the last),
         /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
         /// (becomes 99, or CODE with error-code:PATH=CODE; error-code:* every one),
-        /// add-one:PATH, correlation, close or stall. PATH is a field as
+        /// add-one:PATH, correlation, close or stall; or an equivalent mutation, which
+        /// changes bytes but not meaning and must change no verdict: tags-at-default (every
+        /// tagged field written, at its default where the answer left it out), unknown-tag
+        /// (an unknown tag in every tagged-field section), long-varints (every varint in five
+        /// bytes); with --api all these change ApiVersions' answers too. PATH is a field as
         /// diagnoses name it: error_code, topics[0].partitions[0].error_code,
         /// header.correlation_id.
         #[arg(long, requires = "api")]

@@ -218,26 +218,14 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
         "Apache's parser and kconform: {} frames compared ({} accepted by both, {} answers from a live Apache), {} disagreements",
         total.0, total.1, corpus.len(), total.2
     );
-    let _ = std::fs::write(
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("apache-parser-agreement.txt"),
-        format!(
-            "Apache's parser and kconform: {} answer frames compared, {} disagreements\n",
+    keep_figure(
+        "apache-parser-agreement",
+        &format!(
+            "Apache's parser and kconform: {} answer frames compared, {} disagreements",
             total.0, total.2
         ),
     );
-    let lines: Vec<&String> = tallies.values().flat_map(|t| &t.disagreements).collect();
-    assert!(
-        lines.is_empty(),
-        "{} disagreements, by kind:\n{}\nthe first 20:\n{}",
-        lines.len(),
-        kinds(&lines),
-        lines
-            .iter()
-            .take(20)
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    assert_agreement(&tallies);
 }
 
 /// Mutated request frames per (API, version).
@@ -382,10 +370,12 @@ fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
         total.0, total.1, total.2
     );
     println!("{figure}");
-    let _ = std::fs::write(
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("request-agreement.txt"),
-        format!("{figure}\n"),
-    );
+    keep_figure("request-agreement", &figure);
+    assert_agreement(&tallies);
+}
+
+/// Fails with every disagreement of `tallies`, counted by kind, and the first 20 in full.
+fn assert_agreement(tallies: &BTreeMap<(String, i16), Tally>) {
     let lines: Vec<&String> = tallies.values().flat_map(|t| &t.disagreements).collect();
     assert!(
         lines.is_empty(),
@@ -398,6 +388,14 @@ fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// Keeps a figure for ci/test.sh's closing lines (`target/tmp/NAME.txt`).
+fn keep_figure(name: &str, figure: &str) {
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.txt")),
+        format!("{figure}\n"),
     );
 }
 
@@ -643,10 +641,10 @@ async fn on_kfake_every_malformed_verdict_is_apaches_too() {
         refused,
         disagreements.len()
     );
-    let _ = std::fs::write(
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("kfake-judge.txt"),
-        format!(
-            "kfake as an external target: {} scenarios in {:.1} s, {} malformed, {} answers judged as Apache's parser judges them, {} disagreements\n",
+    keep_figure(
+        "kfake-judge",
+        &format!(
+            "kfake as an external target: {} scenarios in {:.1} s, {} malformed, {} answers judged as Apache's parser judges them, {} disagreements",
             chosen.len(),
             wall.as_secs_f64(),
             malformed.len(),
