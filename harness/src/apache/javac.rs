@@ -27,8 +27,14 @@ pub enum CompileError {
 pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
     super::available()?;
     let libs = super::jvm::resolve_jars()?;
-    let hash = crate::fuzz::stable_hash(source);
-    let dir = super::jvm::cache_dir().join(format!("java-{class}-{hash:08x}"));
+    // A name per source text: a hash that changes with the toolchain only compiles once more.
+    let hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        source.hash(&mut h);
+        h.finish()
+    };
+    let dir = super::jvm::cache_dir().join(format!("java-{class}-{hash:016x}"));
     let classes = dir.join("classes");
     if classes.join(format!("{class}.class")).exists() {
         return Ok(classes);
