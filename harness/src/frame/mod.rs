@@ -173,24 +173,9 @@ pub fn decode(
 /// The frame read as Apache's parser reads an answer (`AbstractResponse.parseResponse` with
 /// the request's header): the response header, the correlation id, the body, and, unlike the
 /// Java client, nothing left over. An ApiVersions body that does not read at the version sent
-/// is read as v0, as Apache's `ApiVersionsResponse.parse` does (KIP-511).
-pub fn read_answer(
-    api: ApiKey,
-    version: i16,
-    correlation: i32,
-    frame: &[u8],
-) -> Result<(Read, i16), String> {
-    read_answer_with(
-        api,
-        version,
-        api.response_header_version(version),
-        correlation,
-        frame,
-    )
-    .map_err(|p| p.text)
-}
-
-fn read_answer_with(
+/// is read as v0, as Apache's `ApiVersionsResponse.parse` does (KIP-511); the version it was
+/// read at comes back with it.
+fn read_answer(
     api: ApiKey,
     version: i16,
     header_version: i16,
@@ -291,7 +276,7 @@ fn strict(
     correlation: i32,
     frame: &[u8],
 ) -> Result<Decoded, Problem> {
-    let (read, read_as) = read_answer_with(api, version, header_version, correlation, frame)?;
+    let (read, read_as) = read_answer(api, version, header_version, correlation, frame)?;
     let mut buf = Bytes::from(read.canonical);
     let response = ResponseKind::decode(api, &mut buf, read_as).map_err(|e| Problem {
         field: None,
@@ -309,14 +294,20 @@ fn strict(
         });
     }
     let mut notes = read.notes;
-    let response = as_apache_sees_it(response, read_as, &mut notes);
+    let response = as_apache_sees_it(response, read_as, &read.spans, &mut notes);
     Ok(Decoded { response, notes })
 }
 
 /// What Apache's response classes change in the values their parser read, before a client
 /// sees them (found by the differential test against Apache's parser): JoinGroup v7+ reads an
 /// empty protocol name as null (`JoinGroupResponse`'s constructor).
-fn as_apache_sees_it(response: ResponseKind, version: i16, notes: &mut Vec<Note>) -> ResponseKind {
+fn as_apache_sees_it(
+    response: ResponseKind,
+    version: i16,
+    spans: &[Span],
+    notes: &mut Vec<Note>,
+) -> ResponseKind {
+    let at = |path: &str| spans.iter().find(|s| s.path == path).map_or(0, |s| s.start);
     match response {
         ResponseKind::JoinGroup(mut r)
             if version >= 7 && r.protocol_name.as_deref() == Some("") =>
@@ -324,7 +315,7 @@ fn as_apache_sees_it(response: ResponseKind, version: i16, notes: &mut Vec<Note>
             r.protocol_name = None;
             notes.push(Note {
                 field: "protocol_name".into(),
-                offset: 0,
+                offset: at("protocol_name"),
                 what: "empty, which Apache's JoinGroupResponse reads as null (v7+)".into(),
             });
             ResponseKind::JoinGroup(r)
@@ -343,14 +334,6 @@ pub fn rewrite(api: ApiKey, version: i16, frame: &[u8], how: Equivalent) -> Opti
     (body.end == frame.len()).then(|| [header.canonical, body.canonical].concat())
 }
 
-/// kafka-protocol's encoding of a decoded answer's body: what the differential test holds
-/// against Apache's writer, so that equal bytes mean equal values.
-pub fn encode_body(response: &ResponseKind, version: i16) -> Result<Vec<u8>, String> {
-    let mut buf = BytesMut::new();
-    encode(response, &mut buf, version)?;
-    Ok(buf.to_vec())
-}
-
 fn left_over(n: usize, at: usize, last: Option<&Span>) -> Problem {
     Problem {
         field: None,
@@ -363,12 +346,14 @@ fn left_over(n: usize, at: usize, last: Option<&Span>) -> Problem {
     }
 }
 
-/// kafka-protocol's encoder for any response kind.
-fn encode(response: &ResponseKind, buf: &mut BytesMut, version: i16) -> Result<(), String> {
+/// kafka-protocol's encoding of a decoded answer's body: what the differential test holds
+/// against Apache's writer, so that equal bytes mean equal values.
+pub fn encode_body(response: &ResponseKind, version: i16) -> Result<Vec<u8>, String> {
+    let mut buf = BytesMut::new();
     macro_rules! each {
         ($($kind:ident),*) => {
             match response {
-                $(ResponseKind::$kind(r) => r.encode(buf, version).map_err(|e| e.to_string()),)*
+                $(ResponseKind::$kind(r) => r.encode(&mut buf, version).map_err(|e| e.to_string()),)*
                 _ => Err("no encoder".to_owned()),
             }
         };
@@ -394,7 +379,8 @@ fn encode(response: &ResponseKind, buf: &mut BytesMut, version: i16) -> Result<(
         EndTxn,
         WriteTxnMarkers,
         TxnOffsetCommit
-    )
+    )?;
+    Ok(buf.to_vec())
 }
 
 /// A diagnosis a kaas engineer can act on: when the frame would be well-formed with the other
