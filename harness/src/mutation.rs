@@ -79,6 +79,10 @@ impl FromStr for Mutation {
             Some((k, p)) => (k, Some(p.to_owned())),
             None => (s, None),
         };
+        let equivalent = frame::Equivalent::ALL.into_iter().find(|e| e.name() == s);
+        if let Some(e) = equivalent {
+            return Ok(Mutation::Equivalent(e));
+        }
         Ok(match (kind, path) {
             ("insert", Some(p)) => Mutation::Insert(p),
             ("cut", Some(p)) => Mutation::Cut(p),
@@ -95,14 +99,6 @@ impl FromStr for Mutation {
             ("correlation", None) => Mutation::Correlation,
             ("close", None) => Mutation::Close,
             ("stall", None) => Mutation::Stall,
-            (name, None) if frame::Equivalent::ALL.iter().any(|e| e.name() == name) => {
-                Mutation::Equivalent(
-                    frame::Equivalent::ALL
-                        .into_iter()
-                        .find(|e| e.name() == name)
-                        .expect("found above"),
-                )
-            }
             _ => {
                 return Err(format!(
                     "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, close, stall, tags-at-default, unknown-tag or long-varints"
@@ -493,6 +489,11 @@ mod tests {
             assert_eq!(&n.parse::<Mutation>().unwrap().to_string(), n);
         }
         assert!("explode".parse::<Mutation>().is_err());
+        for e in frame::Equivalent::ALL {
+            let m: Mutation = e.name().parse().unwrap();
+            assert_eq!(m, Mutation::Equivalent(e));
+            assert_eq!(m.to_string(), e.name());
+        }
     }
 
     #[test]

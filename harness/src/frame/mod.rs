@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::errors;
 use crate::schema::{self, Message};
 
-pub use read::{read, Equivalent, Note, Read, Span, WalkError, UNKNOWN_TAG};
+pub use read::{read, Equivalent, Note, Read, Span, WalkError};
 
 /// An answer that is not a well-formed response: what was wrong, where, and the frame.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -105,7 +105,7 @@ impl Equivalent {
 }
 
 /// The tag [`Equivalent::UnknownTag`] adds: no 3.7 message has one this high.
-pub const UNKNOWN_TAG: u32 = 9999;
+const UNKNOWN_TAG: u32 = 9999;
 
 /// Reads `bytes[from..]` as `message` at `version`.
 pub fn read(message: &Message, version: i16, bytes: &[u8], from: usize) -> Result<Read, WalkError> {
@@ -165,7 +165,7 @@ fn varint_len(v: u32) -> usize {
 }
 
 /// Appends the shortest varint of `v`.
-pub(crate) fn put_uvarint(out: &mut Vec<u8>, mut v: u32) {
+fn put_uvarint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         out.push((v as u8 & 0x7f) | 0x80);
         v >>= 7;
