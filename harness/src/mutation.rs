@@ -319,19 +319,30 @@ pub struct Exchange {
 /// How many distinct answers a proxy keeps ([`Proxy::answers`]).
 pub const KEPT_ANSWERS: usize = 20_000;
 
+/// How many bytes of answers a proxy keeps at most: a `kconform proxy` relaying large Fetch
+/// answers for hours must not grow without bound.
+pub const KEPT_BYTES: usize = 64 * 1024 * 1024;
+
 /// The distinct answers seen (by API, version and bytes, correlation ids aside), up to
-/// [`KEPT_ANSWERS`]: a corpus of a broker's real answers.
+/// [`KEPT_ANSWERS`] and [`KEPT_BYTES`]: a corpus of a broker's real answers.
 #[derive(Debug, Default)]
 pub struct AnswerLog {
     /// The answers, in the order they came.
     pub kept: Vec<Exchange>,
     distinct: std::collections::HashSet<(i16, i16, Vec<u8>)>,
+    bytes: usize,
 }
 
 impl AnswerLog {
     fn note(&mut self, api: i16, version: i16, correlation: i32, answer: &[u8]) {
+        // Each kept answer is held twice: as it came, and without its correlation id.
+        let cost = 2 * answer.len();
+        if self.kept.len() >= KEPT_ANSWERS || self.bytes + cost > KEPT_BYTES {
+            return;
+        }
         let body = answer.get(4..).unwrap_or_default().to_vec();
-        if self.kept.len() < KEPT_ANSWERS && self.distinct.insert((api, version, body)) {
+        if self.distinct.insert((api, version, body)) {
+            self.bytes += cost;
             self.kept.push(Exchange {
                 api,
                 version,
@@ -494,6 +505,29 @@ mod tests {
             assert_eq!(m, Mutation::Equivalent(e));
             assert_eq!(m.to_string(), e.name());
         }
+    }
+
+    #[test]
+    fn the_answer_log_keeps_distinct_answers_within_its_bounds() {
+        let mut log = AnswerLog::default();
+        log.note(26, 3, 1, &[0, 0, 0, 1, 9]);
+        log.note(26, 3, 2, &[0, 0, 0, 2, 9]);
+        log.note(26, 2, 3, &[0, 0, 0, 3, 9]);
+        assert_eq!(
+            log.kept.len(),
+            2,
+            "the same answer with another correlation id is one"
+        );
+        // 1 MiB answers, each different: the byte bound stops them, not the count.
+        let mut big = vec![0u8; 1024 * 1024];
+        let room = (KEPT_BYTES - log.bytes) / (2 * big.len());
+        for i in 0..100u8 {
+            big[4] = i;
+            log.note(1, 12, i32::from(i), &big);
+        }
+        assert_eq!(log.kept.len(), 2 + room);
+        assert!(room > 0 && room < 100);
+        assert!(log.bytes <= KEPT_BYTES);
     }
 
     #[test]
