@@ -155,8 +155,9 @@ struct TargetArgs {
     /// apache-recorded+sasl) unless --target names others.
     #[arg(long)]
     sasl: bool,
-    /// Deadline for every network wait, in milliseconds.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Deadline for every network wait, in milliseconds (Apache's request.timeout.ms, 30 s,
+    /// and 5 s more: Apache may hold an answer back that long).
+    #[arg(long, default_value_t = kconform::runner::DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
     /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
     /// beforehand) instead of creating them; a target that refuses CreateTopics gets them

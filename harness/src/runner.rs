@@ -138,6 +138,15 @@ pub struct Provisioning {
     pub refused: Option<String>,
 }
 
+/// The deadline a scenario's network waits get unless told otherwise: Apache's own
+/// `request.timeout.ms` (30 s), the longest Apache holds an answer back by its defaults, and
+/// 5 s for the answer to come. An InitProducerId or EndTxn waits for its transaction-log append
+/// to reach every in-sync replica; on a cluster where the scenario before killed a broker, that
+/// one stays in sync for up to `replica.lag.time.max.ms` (30 s) or until it is back, and 10 s
+/// cut such answers in CI (cluster-end-txn-retried-on-new-coordinator, two runs in a row). It
+/// bounds only silence: a broker that answers costs nothing.
+pub const DEADLINE: Duration = Duration::from_secs(35);
+
 /// Runs `scenario` against `target`; every wait is bounded by `deadline`. Whatever the target
 /// does, the answer is a transcript: a step that fails (no answer, a malformed one, a broken
 /// expectation, an `until` that cannot hold, a capture that cannot be made) stops the scenario
