@@ -1,38 +1,26 @@
 //! kconform: a conformance harness for the Kafka transaction APIs.
 //!
-//! It drives brokers ([`target`]) through identical request sequences ([`scenario`]) over a
-//! raw wire client ([`client`]) built on the kafka-protocol crate, records what each answers
-//! ([`runner`]), and normalises the answers ([`normalise`]) so transcripts of different brokers
-//! compare field by field.
+//! The pipeline, one folder a stage: [`scenario`] files are run ([`run`]) on brokers
+//! ([`target`]), each run recorded as a [`transcript`]; transcripts are compared ([`compare`]:
+//! normalised, diffed, classified against the ledger of documented deviations) and reported
+//! ([`report`]). Beside it: the wire ([`wire`]: client, frames, schemas, SASL, record batches,
+//! error codes), what kconform knows of each API ([`api`]), the files built in ([`data`]), the
+//! users secured targets share ([`security`]), and the judges that are not scenarios: real
+//! clients ([`clients`]), a peer's test suite ([`peers`]), the fuzzers ([`fuzz`]) and answer
+//! mutations behind a proxy ([`mutation`]).
 #![warn(missing_docs)]
 
-pub mod acls;
-pub mod apache;
-pub mod apis;
-pub mod brokers;
-pub mod client;
+pub mod api;
 pub mod clients;
-pub mod coverage;
+pub mod compare;
 pub mod data;
-pub mod diff;
-pub mod errors;
-pub mod frame;
 pub mod fuzz;
-pub mod ledger;
 pub mod mutation;
-pub mod normalise;
 pub mod peers;
-pub mod recorded;
-pub mod records;
 pub mod report;
-pub mod request;
-pub mod response;
-pub mod runner;
-pub mod sasl;
+pub mod run;
 pub mod scenario;
-pub mod schema;
 pub mod security;
-pub mod session;
 pub mod target;
-pub mod topics;
 pub mod transcript;
+pub mod wire;

@@ -42,8 +42,8 @@ fn stdout_failed(e: std::io::Error) {
     eprintln!("kconform: cannot write to stdout: {e}");
     std::process::exit(2);
 }
-use kconform::apache::Backend;
 use kconform::data::Source;
+use kconform::target::apache::Backend;
 
 #[path = "cli/progress.rs"]
 mod progress;
@@ -157,7 +157,7 @@ struct TargetArgs {
     sasl: bool,
     /// Deadline for every network wait, in milliseconds (Apache's request.timeout.ms, 30 s,
     /// and 5 s more: Apache may hold an answer back that long).
-    #[arg(long, default_value_t = kconform::runner::DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = kconform::run::DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
     /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
     /// beforehand) instead of creating them; a target that refuses CreateTopics gets them
@@ -676,12 +676,12 @@ fn specs(
 
 /// `kconform apache up|down|status|cluster`.
 async fn apache_command(action: ApacheAction, brokers: u8) -> anyhow::Result<ExitCode> {
-    use kconform::apache::daemon;
+    use kconform::target::apache::daemon;
     match action {
         ApacheAction::Cluster => {
             let spinner = progress::starting(&format!("an Apache cluster of {brokers} brokers"));
             let started = tokio::task::spawn_blocking(move || {
-                kconform::apache::cluster::ApacheCluster::start(usize::from(brokers))
+                kconform::target::apache::cluster::ApacheCluster::start(usize::from(brokers))
             })
             .await;
             spinner.finish_and_clear();
@@ -691,7 +691,7 @@ async fn apache_command(action: ApacheAction, brokers: u8) -> anyhow::Result<Exi
             }
             outln!(
                 "Apache Kafka {} cluster: {brokers} brokers and a controller ready in {:.1} s, {} MiB resident; Ctrl-C stops it",
-                kconform::apache::KAFKA_VERSION,
+                kconform::target::apache::KAFKA_VERSION,
                 cluster.start_time.as_secs_f64(),
                 cluster.resident_bytes() / (1024 * 1024)
             );
@@ -760,10 +760,10 @@ async fn proxy_command(
             anyhow::bail!("--api all changes every version: drop --version")
         }
         (Some(api), Some(version), Some(mutation)) => {
-            let key = kconform::request::api_key(api).ok_or_else(|| {
+            let key = kconform::api::request::api_key(api).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--api '{api}': kconform knows all, {}",
-                    kconform::apis::names()
+                    kconform::api::names()
                 )
             })?;
             Scope::One(Mutant {
@@ -809,7 +809,7 @@ struct SessionBars {
     bars: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
 }
 
-impl kconform::session::Progress for SessionBars {
+impl kconform::run::session::Progress for SessionBars {
     fn starting(&self, target: &str) {
         if let Ok(mut s) = self.spinner.lock() {
             *s = Some(progress::starting(target));
@@ -1148,7 +1148,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let specs = specs(&names, apache_backend.into(), None, false)?;
             let ledger = match sequences {
-                true => Some(kconform::ledger::Ledger::read(&scenarios.source())?),
+                true => Some(kconform::compare::ledger::Ledger::read(
+                    &scenarios.source(),
+                )?),
                 false => None,
             };
             let deadline = Duration::from_millis(deadline_ms);
@@ -1321,7 +1323,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let specs = specs(&targets, apache_backend.into(), None, false)?;
-            let ledger = kconform::ledger::Ledger::read(&scenarios.source())?;
+            let ledger = kconform::compare::ledger::Ledger::read(&scenarios.source())?;
             let clients = match clients.is_empty() {
                 true => kconform::clients::Client::ALL.to_vec(),
                 false => clients.into_iter().map(Into::into).collect(),
@@ -1364,7 +1366,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let source = scenarios.source();
                     let all = Scenario::load_all(&source)?;
                     let chosen = pick(&all, &names, &source)?;
-                    kconform::topics::needed(&chosen)
+                    kconform::run::topics::needed(&chosen)
                 }
             };
             match json {
@@ -1438,7 +1440,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &names,
                 &scenarios.source(),
             )?;
-            let mut coverage = kconform::coverage::Coverage::default();
+            let mut coverage = kconform::api::coverage::Coverage::default();
             let mut reports = Vec::new();
             for (brokers, sasl) in shapes {
                 let on = TargetArgs {
@@ -1538,7 +1540,7 @@ async fn compare(
             s.brokers
         );
     }
-    let sized = kconform::session::sized(&picked, size, secured);
+    let sized = kconform::run::session::sized(&picked, size, secured);
     if sized.is_empty() {
         match secured {
             true => anyhow::bail!("no security scenario is chosen"),
@@ -1553,7 +1555,7 @@ async fn compare(
         );
     }
     let snapshots = Source::snapshots(on.snapshots.as_deref());
-    let session = kconform::session::Session {
+    let session = kconform::run::session::Session {
         scenarios: &source,
         snapshots: &snapshots,
         deadline: Duration::from_millis(on.deadline_ms),

@@ -5,7 +5,7 @@
 //! inside a field, an error code replaced, an integer field plus one, another correlation id,
 //! the connection closed, or silence past the deadline.
 //!
-//! Mutations name fields by their path in Apache's schema ([`crate::frame::spans`]), so the
+//! Mutations name fields by their path in Apache's schema ([`crate::wire::frame::spans`]), so the
 //! same mutant applies to every answer of that shape; an answer without the field passes.
 
 use std::fmt;
@@ -16,7 +16,7 @@ use kafka_protocol::messages::ApiKey;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::frame::{self, Span};
+use crate::wire::frame::{self, Span};
 
 /// The byte an insertion puts in: not zero, which often reads as an empty count or tag list.
 const INSERTED: u8 = 0x2a;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::diff::{text as show, DiffRow};
-use crate::ledger::{Deviation, Verdict};
+use crate::compare::diff::{text as show, DiffRow};
+use crate::compare::ledger::{Deviation, Verdict};
 use crate::transcript::Transcript;
 
 /// The version of the JSON report's schema (`harness/report.schema.json`).

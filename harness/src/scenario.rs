@@ -153,10 +153,10 @@ fn check_requests(steps: &[Step], unique: &[String]) -> Result<(), String> {
             continue;
         }
         let Some(api) = &step.api else { continue };
-        if crate::request::api_key(api).is_none() {
+        if crate::api::request::api_key(api).is_none() {
             return Err(format!(
                 "step '{name}': unknown API '{api}' (kconform sends {})",
-                crate::apis::names()
+                crate::api::names()
             ));
         }
         if let Some(version) = &step.version {
@@ -271,7 +271,7 @@ pub fn logins(s: &Scenario) -> BTreeMap<String, (String, String)> {
             let mechanism = step
                 .mechanism
                 .clone()
-                .unwrap_or_else(|| crate::sasl::PLAIN.to_owned());
+                .unwrap_or_else(|| crate::wire::sasl::PLAIN.to_owned());
             (user, mechanism)
         });
     }
@@ -648,7 +648,7 @@ impl AclSpec {
     pub fn wire(
         &self,
         name: impl Fn(&str) -> Result<String, String>,
-    ) -> Result<crate::acls::AclWire, String> {
+    ) -> Result<crate::target::acls::AclWire, String> {
         let (user, permission) = match (&self.allow, &self.deny) {
             (Some(u), None) => (u, 3),
             (None, Some(u)) => (u, 2),
@@ -664,7 +664,7 @@ impl AclSpec {
                     .join(", ")
             ));
         }
-        let operation = crate::acls::ACL_OPERATIONS
+        let operation = crate::target::acls::ACL_OPERATIONS
             .iter()
             .find(|(n, _)| *n == self.operation)
             .map(|(_, c)| *c)
@@ -672,7 +672,7 @@ impl AclSpec {
                 format!(
                     "unknown ACL operation '{}' (one of {})",
                     self.operation,
-                    crate::acls::ACL_OPERATIONS
+                    crate::target::acls::ACL_OPERATIONS
                         .iter()
                         .map(|(n, _)| *n)
                         .collect::<Vec<_>>()
@@ -703,7 +703,7 @@ impl AclSpec {
                 ))
             }
         };
-        Ok(crate::acls::AclWire {
+        Ok(crate::target::acls::AclWire {
             resource_type,
             resource_name: name(raw_name)?,
             pattern_type,

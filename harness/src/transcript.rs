@@ -21,7 +21,7 @@ pub enum Outcome {
     NoAnswer(String),
     /// An answer that is not a well-formed response of the API at the version sent: what was
     /// wrong, where, and the frame.
-    Malformed(crate::frame::Malformed),
+    Malformed(crate::wire::frame::Malformed),
     /// The harness could not build or encode the request at this version (a scenario's
     /// problem, the same on every target).
     Unsendable(String),
@@ -62,7 +62,7 @@ pub struct StepRecord {
     /// What was unusual but valid in how the answer was written (a tagged field at its
     /// default, an unknown tag, a long varint): shown, never compared, never a verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub encoding: Vec<crate::frame::Note>,
+    pub encoding: Vec<crate::wire::frame::Note>,
 }
 
 /// A scenario's run against one target.
@@ -118,7 +118,7 @@ mod tests {
             request: Value::Null,
             outcome: Outcome::Response(Value::Null),
             encoding: (0..notes)
-                .map(|i| crate::frame::Note {
+                .map(|i| crate::wire::frame::Note {
                     field: "(tagged fields)".into(),
                     offset: 11 + i,
                     what: "varint 0 in 2 bytes, where 1 would do".into(),

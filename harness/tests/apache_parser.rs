@@ -1,7 +1,7 @@
-//! Apache's parser decides what is malformed. kconform's frame check ([`kconform::frame::accept`])
-//! and Apache's own parser (kafka-clients 3.7.2, [`kconform::apache::parser`]) are given the same
+//! Apache's parser decides what is malformed. kconform's frame check ([`kconform::wire::frame::accept`])
+//! and Apache's own parser (kafka-clients 3.7.2, [`kconform::target::apache::parser`]) are given the same
 //! frames: every distinct answer a live Apache gave the whole one-broker suite, each written
-//! again in every equivalent encoding ([`kconform::frame::Equivalent`]), and thousands of
+//! again in every equivalent encoding ([`kconform::wire::frame::Equivalent`]), and thousands of
 //! structure-aware mutations per API and version, from the wire fuzzer's mutators (lengths
 //! and counts null, negative, one off, huge or in long varints; unknown tags; tag counts past
 //! the end; integers at their edges; bytes flipped, cut, added, removed, repeated). They must
@@ -10,20 +10,20 @@
 //! kconform read. The figures (frames compared per API and version, disagreements) are
 //! printed.
 
-mod util;
+use crate::util;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
-use kconform::apache::parser::{ApacheParser, Verdict};
-use kconform::frame::{self, Equivalent};
 use kconform::fuzz::model::Rng;
 use kconform::fuzz::wire::mutate::mutate_along;
 use kconform::fuzz::wire::shape::Parsed;
 use kconform::mutation::{Exchange, Proxy, Scope};
+use kconform::target::apache::parser::{ApacheParser, Verdict};
 use kconform::target::{Running, TargetSpec};
+use kconform::wire::frame::{self, Equivalent};
 
 /// Mutated frames per (API, version).
 const MUTATIONS_PER_VERSION: usize = 2_000;
@@ -41,8 +41,8 @@ struct Tally {
 /// The fields of an answer, for the structure-aware mutators (`None` when it does not read).
 fn shape(api: ApiKey, version: i16, frame: &[u8]) -> Option<Parsed> {
     let spans = frame::spans(api, version, frame).ok()?;
-    let name = kconform::errors::api_name(api as i16);
-    let flexible = kconform::schema::response(&name)?
+    let name = kconform::wire::error_codes::api_name(api as i16);
+    let flexible = kconform::wire::schema::response(&name)?
         .flexible
         .contains(version);
     Some(Parsed {
@@ -114,11 +114,11 @@ fn compare(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
-    if let Err(why) = kconform::apache::available() {
+    if let Err(why) = kconform::target::apache::available() {
         println!("skipped: no live Apache and no Apache parser here ({why})");
         return;
     }
-    let apache = Running::start(&TargetSpec::Apache(kconform::apache::Backend::Jvm))
+    let apache = Running::start(&TargetSpec::Apache(kconform::target::apache::Backend::Jvm))
         .await
         .expect("Apache starts");
     let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), apache.addr, Scope::None)
@@ -243,7 +243,7 @@ const REQUEST_MUTATIONS_PER_VERSION: usize = 3_000;
 fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
     use kconform::fuzz::wire::{mutate, seeds, shape};
     use reference_broker::codec;
-    if let Err(why) = kconform::apache::available() {
+    if let Err(why) = kconform::target::apache::available() {
         println!("skipped: no Apache parser here ({why})");
         return;
     }
@@ -313,9 +313,10 @@ fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
                             .len();
                         // kaas-ref writes back the unknown tags it read; Apache's side leaves
                         // them out: compare without them.
-                        let schema =
-                            kconform::schema::request(&kconform::errors::api_name(header.api_key))
-                                .expect("a transaction API");
+                        let schema = kconform::wire::schema::request(
+                            &kconform::wire::error_codes::api_name(header.api_key),
+                        )
+                        .expect("a transaction API");
                         let without_unknown = |body: &[u8]| {
                             frame::read(schema, header.api_version, body, 0)
                                 .map(|r| r.canonical)
@@ -424,13 +425,13 @@ fn kinds(lines: &[&String]) -> String {
 }
 
 /// Strings as Java reads them: kconform's reading of bytes that are not UTF-8
-/// ([`kconform::frame::java_utf8`]) and `new String(bytes, UTF_8)` on a JVM give the same
+/// ([`kconform::wire::frame::java_utf8`]) and `new String(bytes, UTF_8)` on a JVM give the same
 /// characters, over byte strings drawn from the bytes where UTF-8's rules change (lead bytes
 /// of each length, the continuation range's edges, overlong and surrogate starts, bytes no
 /// sequence starts with).
 #[test]
 fn strings_read_as_java_reads_them() {
-    if let Err(why) = kconform::apache::available() {
+    if let Err(why) = kconform::target::apache::available() {
         println!("skipped: no JVM here ({why})");
         return;
     }
@@ -447,7 +448,7 @@ fn strings_read_as_java_reads_them() {
         let bytes: Vec<u8> = (0..len)
             .map(|_| EDGES[rng.below(EDGES.len() as u64) as usize])
             .collect();
-        let ours = kconform::frame::java_utf8::decode(&bytes)
+        let ours = kconform::wire::frame::java_utf8::decode(&bytes)
             .unwrap_or_else(|| String::from_utf8(bytes.clone()).expect("UTF-8"));
         let Verdict::Accepted(java) = parser.utf8(&bytes).expect("the JVM answers") else {
             panic!("the JVM refused to read {bytes:02x?}");
@@ -536,7 +537,7 @@ fn start_kfake() -> Result<Kfake, String> {
 /// its own; what this asserts is that the verdict can be trusted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_kfake_every_malformed_verdict_is_apaches_too() {
-    if let Err(why) = kconform::apache::available() {
+    if let Err(why) = kconform::target::apache::available() {
         println!("skipped: no Apache parser here ({why})");
         return;
     }
@@ -557,11 +558,11 @@ async fn on_kfake_every_malformed_verdict_is_apaches_too() {
     let (report, transcripts) =
         util::beside_recorded(proxy.addr, &chosen, 4, Duration::from_secs(5)).await;
     let wall = started.elapsed();
-    let malformed: Vec<&kconform::frame::Malformed> = transcripts[0]
+    let malformed: Vec<&kconform::wire::frame::Malformed> = transcripts[0]
         .iter()
         .flat_map(|t| &t.steps)
         .filter_map(|s| match &s.outcome {
-            kconform::runner::Outcome::Malformed(m) => Some(m),
+            kconform::run::Outcome::Malformed(m) => Some(m),
             _ => None,
         })
         .collect();

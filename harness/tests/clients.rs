@@ -67,7 +67,7 @@ fn transcript<'a>(
 }
 
 fn apache_here() -> bool {
-    match kconform::apache::available() {
+    match kconform::target::apache::available() {
         Ok(()) => true,
         Err(why) => {
             println!("SKIPPED: no live Apache here ({why})");
@@ -113,7 +113,8 @@ fn both_clients_see_kaas_ref_and_apache_alike_but_where_the_ledger_says() {
         assert_eq!(eos["observed"]["group_offsets"]["partition 0"], 5, "{eos}");
     }
     // Every claim of the ledger was checked by this run, and every difference documented.
-    let ledger = kconform::ledger::Ledger::load(&root().join("scenarios/deviations.toml")).unwrap();
+    let ledger =
+        kconform::compare::ledger::Ledger::load(&root().join("scenarios/deviations.toml")).unwrap();
     let claims: usize = ledger.deviations.iter().map(|d| d.client.len()).sum();
     assert!(claims >= 20, "{claims} claims");
     assert!(report["stale"].as_array().unwrap().is_empty());
@@ -230,7 +231,7 @@ async fn the_workloads_run_on_provisioned_topics_of_a_broker_that_refuses_create
     .expect("kaas-ref starts with its topics");
     let target = format!("external={}", broker.addr());
     let mut clients_wanted = vec!["--client", "librdkafka"];
-    if kconform::apache::available().is_ok() {
+    if kconform::target::apache::available().is_ok() {
         clients_wanted.extend(["--client", "java"]);
     } else {
         println!("SKIPPED the Java client: no Java and jars here");

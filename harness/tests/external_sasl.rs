@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kconform::runner;
+use kconform::run;
 use kconform::scenario::Scenario;
 use kconform::target::{Running, TargetSpec};
 use reference_broker::{Broker, BrokerConfig};
@@ -31,7 +31,7 @@ async fn judged(security: reference_broker::Security) -> Vec<kconform::transcrip
             .await
             .expect("an external target is only named"),
     );
-    let transcripts = runner::run_many(
+    let transcripts = run::run_many(
         &secured,
         &target,
         Duration::from_secs(10),

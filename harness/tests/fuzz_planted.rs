@@ -25,15 +25,15 @@ impl Progress for Quiet {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_planted_bug_is_found_and_shrunk() {
-    if let Err(why) = kconform::apache::available() {
+    if let Err(why) = kconform::target::apache::available() {
         println!("SKIPPED: no live Apache to judge against ({why})");
         return;
     }
-    let oracle = Running::start(&TargetSpec::Apache(kconform::apache::Backend::Jvm))
+    let oracle = Running::start(&TargetSpec::Apache(kconform::target::apache::Backend::Jvm))
         .await
         .expect("Apache starts");
     let source = kconform::data::Source::BuiltInScenarios;
-    let ledger = kconform::ledger::Ledger::read(&source).unwrap();
+    let ledger = kconform::compare::ledger::Ledger::read(&source).unwrap();
     // The same broker without the bug, to show each finding is the bug's.
     let clean = Broker::start(BrokerConfig {
         txn_reaper_interval: Duration::from_millis(500),

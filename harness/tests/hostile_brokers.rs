@@ -10,7 +10,7 @@ use bytes::BytesMut;
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsResponse, ResponseHeader};
 use kafka_protocol::protocol::Encodable;
-use kconform::runner::{self, Outcome};
+use kconform::run::{self, Outcome};
 use kconform::scenario::Scenario;
 use kconform::target::{Running, TargetSpec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -134,7 +134,7 @@ async fn each_misbehaviour_stops_the_scenario_with_a_named_cause() {
         // A safety net against a hang, far above the 200 ms deadline each wait gets.
         let t = tokio::time::timeout(
             Duration::from_secs(30),
-            runner::run(&scenario(), &target, Duration::from_millis(200)),
+            run::run(&scenario(), &target, Duration::from_millis(200)),
         )
         .await
         .unwrap_or_else(|_| panic!("{how:?}: the run hung"));

@@ -1,17 +1,21 @@
 //! No module imports one that imports it back, in either crate: the harness and the broker
-//! each read as one stack. Run it with `cargo test -p harness --test module_cycles -- --nocapture`
+//! each read as one stack. Run it with `cargo test -p harness --test integration module_cycles -- --nocapture`
 //! to see each module's imports.
 //!
-//! A module here is a top-level module of a crate (`src/x.rs` or `src/x/`); it imports `y` when
-//! its code outside `#[cfg(test)]` names `crate::y` (comments aside). Submodules of one module
-//! may use each other freely.
+//! A module here is a top-level module of a crate or a module of a top-level folder (`x::y`, see
+//! [`imports`]): the second level is where the pipeline's stages keep their parts.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Module → the crate modules its code names.
+///
+/// A module is a top-level module of a crate (`src/x.rs`, `src/x/mod.rs`) or one of a top-level
+/// folder's (`src/x/y.rs` or `src/x/y/` is `x::y`): the pipeline's stages and what each holds.
+/// It imports another when its code outside `#[cfg(test)]` names it from the crate's root
+/// (`crate::x::y`, comments aside); `super::` within one module is free.
 fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut raw: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
     let mut pending = vec![src.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
@@ -24,39 +28,62 @@ fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 continue;
             }
             let rel = path.strip_prefix(src).unwrap();
-            let top = rel
+            let parts: Vec<String> = rel
                 .components()
-                .next()
-                .unwrap()
-                .as_os_str()
-                .to_string_lossy()
-                .trim_end_matches(".rs")
-                .to_owned();
-            if top == "lib" || top == "main" {
+                .map(|c| {
+                    c.as_os_str()
+                        .to_string_lossy()
+                        .trim_end_matches(".rs")
+                        .to_owned()
+                })
+                .collect();
+            let node = match parts.as_slice() {
+                [top] => top.clone(),
+                [top, sub, ..] if sub != "mod" => format!("{top}::{sub}"),
+                [top, ..] => top.clone(),
+                [] => continue,
+            };
+            if node == "lib" || node == "main" {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
             let code = text.split("#[cfg(test)]").next().unwrap();
-            let deps = out.entry(top.clone()).or_default();
+            let named = raw.entry(node).or_default();
             for line in code.lines() {
                 let line = line.split("//").next().unwrap();
                 for (i, _) in line.match_indices("crate::") {
-                    let name: String = line[i + 7..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if name != top && !name.is_empty() {
-                        deps.insert(name);
-                    }
+                    let mut names = line[i + 7..].split("::").map(|n| {
+                        n.chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect::<String>()
+                    });
+                    let top = names.next().unwrap_or_default();
+                    let sub = names.next().unwrap_or_default();
+                    named.insert((top, sub));
                 }
             }
         }
     }
-    let modules: BTreeSet<String> = out.keys().cloned().collect();
-    for deps in out.values_mut() {
-        deps.retain(|d| modules.contains(d));
-    }
-    out
+    // A name is the deepest module it reaches: `crate::x::y` is `x::y` where that is a module,
+    // else `x` (an item of `x`).
+    let modules: BTreeSet<String> = raw.keys().cloned().collect();
+    raw.into_iter()
+        .map(|(node, named)| {
+            let deps = named
+                .into_iter()
+                .map(|(top, sub)| {
+                    let deeper = format!("{top}::{sub}");
+                    if modules.contains(&deeper) {
+                        deeper
+                    } else {
+                        top
+                    }
+                })
+                .filter(|d| modules.contains(d) && *d != node)
+                .collect();
+            (node, deps)
+        })
+        .collect()
 }
 
 /// The cycles of a graph: its strongly connected components of more than one module.

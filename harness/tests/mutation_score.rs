@@ -5,7 +5,7 @@
 //! that fits the mutation. The score (caught/total) is printed; a mutant that survives is a
 //! harness bug.
 
-mod util;
+use crate::util;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use std::time::Duration;
 use kafka_protocol::messages::ApiKey;
 use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
 use kconform::report::Report;
-use kconform::runner::{Outcome, Transcript};
+use kconform::run::{Outcome, Transcript};
 use kconform::scenario::Scenario;
 use kconform::target::{Running, TargetSpec};
 
@@ -225,7 +225,7 @@ fn difference_lines(report: &Report) -> Vec<String> {
     lines
 }
 
-/// Mutants that change bytes but not meaning ([`kconform::frame::Equivalent`]: every tagged
+/// Mutants that change bytes but not meaning ([`kconform::wire::frame::Equivalent`]: every tagged
 /// field written at its default, an unknown tag in every section, every varint in five
 /// bytes), applied to every answer kaas-ref gives the whole one-broker suite, ApiVersions'
 /// included: none may change a verdict. The run through each passes with the same differences
@@ -259,12 +259,12 @@ async fn no_equivalent_mutant_changes_a_verdict() {
     let expected = difference_lines(&plain);
     let mut unchanged = 0;
     let mut changed = Vec::new();
-    for how in kconform::frame::Equivalent::ALL {
+    for how in kconform::wire::frame::Equivalent::ALL {
         let rewritten = answers
             .iter()
             .filter(|e| {
                 ApiKey::try_from(e.api).is_ok_and(|api| {
-                    kconform::frame::rewrite(api, e.version, &e.answer, how)
+                    kconform::wire::frame::rewrite(api, e.version, &e.answer, how)
                         .is_some_and(|again| again != e.answer)
                 })
             })
@@ -291,7 +291,7 @@ async fn no_equivalent_mutant_changes_a_verdict() {
             )),
         }
     }
-    let total = kconform::frame::Equivalent::ALL.len();
+    let total = kconform::wire::frame::Equivalent::ALL.len();
     let score = format!("equivalent-mutant score: {unchanged}/{total} unchanged");
     println!("{score}");
     let _ = std::fs::write(

@@ -3,6 +3,7 @@
 //! must pass on kaas-ref within twice its time, or stand in the allowlist with a reason. The
 //! full suite (about a minute per target) runs from `kconform peers` itself.
 
+use crate::util;
 use std::process::Command;
 
 /// The tests CI runs: transactions (consume-transform-produce under rebalances, static
@@ -10,11 +11,9 @@ use std::process::Command;
 /// consumer that needs __consumer_offsets to be internal.
 const CI_TESTS: &str = "^(TestTxnEtl|TestGroupETL|TestGroupSimple|TestClient_Produce|TestClient_ProduceLargeMessages|TestConsumeRegex)$";
 
-/// The runs take turns: two suites at once on two cores would time each other, not the brokers.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn peers(args: &[&str]) -> (i32, String, String) {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Two suites at once on two cores would time each other, not the brokers.
+    let _turn = util::heavy_turn_blocking();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
         .current_dir(root)
@@ -42,7 +41,7 @@ fn cannot_run() -> Option<String> {
     if let Err(why) = kconform::peers::suite::available() {
         return Some(why.to_string());
     }
-    kconform::apache::available()
+    kconform::target::apache::available()
         .err()
         .map(|why| format!("no live Apache: {why}"))
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use kconform::data::Source;
 use kconform::report::Report;
+use kconform::run::session::Session;
 use kconform::scenario::Scenario;
-use kconform::session::Session;
 use kconform::target::TargetSpec;
 use reference_broker::config::TopicSpec;
 use reference_broker::{Broker, BrokerConfig};
@@ -44,7 +44,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
         .iter()
         .filter(|s| !s.slow && s.brokers == 1 && !s.secured())
         .collect();
-    let topics: Vec<TopicSpec> = kconform::topics::needed(&chosen)
+    let topics: Vec<TopicSpec> = kconform::run::topics::needed(&chosen)
         .into_iter()
         .map(|n| TopicSpec {
             name: n.name,
@@ -55,7 +55,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
     assert!(topics.len() > 50, "{} topics", topics.len());
     // The settings the ref target uses, so the answers are those of the usual comparison.
     let setting = |key: &str, default: u64| {
-        kconform::apache::setting(key)
+        kconform::target::apache::setting(key)
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
@@ -90,7 +90,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
                 &chosen,
                 &targets,
                 4,
-                std::sync::Arc::new(kconform::session::Quiet),
+                std::sync::Arc::new(kconform::run::session::Quiet),
             )
             .await
             .expect("a report");
@@ -133,7 +133,8 @@ fn creates_topics_marks_exactly_the_steps_apache_answers_with_success() {
             1 => "apache".to_owned(),
             n => format!("apache-{n}"),
         };
-        let Ok(apache) = kconform::recorded::load(&root().join("snapshots"), &s.name, &label)
+        let Ok(apache) =
+            kconform::target::recorded::load(&root().join("snapshots"), &s.name, &label)
         else {
             continue;
         };
@@ -144,7 +145,7 @@ fn creates_topics_marks_exactly_the_steps_apache_answers_with_success() {
                 .iter()
                 .find(|r| r.step == step.name)
                 .unwrap_or_else(|| panic!("{}: no recorded step {}", s.name, step.name));
-            let kconform::runner::Outcome::Response(v) = &record.outcome else {
+            let kconform::run::Outcome::Response(v) = &record.outcome else {
                 panic!("{} {}: {:?}", s.name, step.name, record.outcome)
             };
             for t in v["topics"].as_array().expect("topics") {

@@ -16,7 +16,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use kconform::acls::AclWire;
+use kconform::target::acls::AclWire;
 use kconform::target::{Running, TargetSpec};
 
 const T: Duration = Duration::from_secs(30);
@@ -268,7 +268,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
     let (addr, user) = (target.addr, "alice");
     let (names, partial) = (Names::fresh(), Names::fresh());
     let acls = [grants(user, &names, true), grants(user, &partial, false)].concat();
-    kconform::acls::create(&[addr], T, &acls)
+    kconform::target::acls::create(&[addr], T, &acls)
         .await
         .expect("ACLs created");
     let admin = Some(kconform::security::SUPER_USER);
@@ -301,7 +301,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
     })
     .await
     .expect("workload");
-    kconform::acls::delete(&[addr], T, &acls)
+    kconform::target::acls::delete(&[addr], T, &acls)
         .await
         .expect("ACLs deleted");
     target.stop().await;
@@ -329,9 +329,12 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
         "{}",
         kaas.without_group
     );
-    match kconform::apache::available() {
+    match kconform::target::apache::available() {
         Ok(()) => {
-            let apache = seen_secured(TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm)).await;
+            let apache = seen_secured(TargetSpec::ApacheSasl(
+                kconform::target::apache::Backend::Jvm,
+            ))
+            .await;
             assert_eq!(
                 kaas, apache,
                 "kaas-ref (left) and Apache (right) differ for librdkafka as a SASL user"
@@ -348,29 +351,41 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
 /// is the one Apache checks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apache_takes_scram_credentials_over_the_wire() {
-    if let Err(why) = kconform::apache::available() {
+    if let Err(why) = kconform::target::apache::available() {
         println!("SKIPPED: {why}");
         return;
     }
-    let target = Running::start(&TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm))
-        .await
-        .expect("target starts");
-    kconform::sasl::upsert_scram_users(target.addr, T)
+    let target = Running::start(&TargetSpec::ApacheSasl(
+        kconform::target::apache::Backend::Jvm,
+    ))
+    .await
+    .expect("target starts");
+    kconform::wire::sasl::upsert_scram_users(target.addr, T)
         .await
         .expect("credentials upserted");
     for (user, password) in kconform::security::USERS {
-        let mut conn = kconform::client::Connection::connect(target.addr, T)
+        let mut conn = kconform::wire::client::Connection::connect(target.addr, T)
             .await
             .unwrap();
-        kconform::sasl::authenticate(&mut conn, kconform::sasl::SCRAM_SHA_512, user, password)
-            .await
-            .unwrap_or_else(|e| panic!("{user}: {e}"));
+        kconform::wire::sasl::authenticate(
+            &mut conn,
+            kconform::wire::sasl::SCRAM_SHA_512,
+            user,
+            password,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{user}: {e}"));
     }
-    let mut conn = kconform::client::Connection::connect(target.addr, T)
+    let mut conn = kconform::wire::client::Connection::connect(target.addr, T)
         .await
         .unwrap();
-    let wrong =
-        kconform::sasl::authenticate(&mut conn, kconform::sasl::SCRAM_SHA_512, "alice", "x").await;
+    let wrong = kconform::wire::sasl::authenticate(
+        &mut conn,
+        kconform::wire::sasl::SCRAM_SHA_512,
+        "alice",
+        "x",
+    )
+    .await;
     assert!(wrong.is_err(), "a wrong password logged in");
     target.stop().await;
 }

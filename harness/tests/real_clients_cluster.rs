@@ -401,16 +401,18 @@ async fn victim_node(target: &Running, victim: Victim, txn: &str, output: &str) 
         ),
     };
     let fields: toml::Table = toml::from_str(&fields).unwrap();
-    let request = kconform::request::build(api, version, &fields).unwrap();
+    let request = kconform::api::request::build(api, version, &fields).unwrap();
     let deadline = Instant::now() + T;
     loop {
-        let mut conn = kconform::client::Connection::connect(target.addr, Duration::from_secs(10))
-            .await
-            .expect("connect");
+        let mut conn =
+            kconform::wire::client::Connection::connect(target.addr, Duration::from_secs(10))
+                .await
+                .expect("connect");
         let answer = conn.send(api, version, &request).await.expect("an answer");
-        let tree = kconform::response::to_value(&answer, version);
-        let node = kconform::response::at(&tree, path).and_then(serde_json::Value::as_i64);
-        let error = kconform::response::at(&tree, "error_code").and_then(serde_json::Value::as_i64);
+        let tree = kconform::api::response::to_value(&answer, version);
+        let node = kconform::api::response::at(&tree, path).and_then(serde_json::Value::as_i64);
+        let error =
+            kconform::api::response::at(&tree, "error_code").and_then(serde_json::Value::as_i64);
         if let (Some(node), None | Some(0)) = (node, error) {
             if node >= 0 {
                 return node as i32;
@@ -549,7 +551,7 @@ async fn both_clusters(victim: Victim) {
     };
     let kaas = run_on(TargetSpec::RefCluster(3), victim).await;
     assert_eq!(kaas, clean, "ref:3, {victim:?} killed: not exactly once");
-    match kconform::apache::available() {
+    match kconform::target::apache::available() {
         Ok(()) => {
             let apache = run_on(TargetSpec::ApacheCluster(3), victim).await;
             assert_eq!(
@@ -568,6 +570,7 @@ async fn both_clusters(victim: Victim) {
 /// was found, now met by replacing the producer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_survives_the_coordinator_or_a_leader_killed() {
+    let _turn = crate::util::heavy_turn().await;
     both_clusters(Victim::Coordinator).await;
     both_clusters(Victim::OutputLeader).await;
 }

@@ -5,20 +5,19 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use kconform::ledger::{Ledger, Verdict};
-use kconform::runner::{self, Transcript};
+use kconform::compare::ledger::{Ledger, Verdict};
+use kconform::run::{self, Transcript};
 use kconform::scenario::Scenario;
 use kconform::target::{snapshot_label, Running, TargetSpec};
 
 async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> {
     let target = Arc::new(Running::start(spec).await.expect("target starts"));
     let chosen: Vec<&Scenario> = scenarios.to_vec();
-    let transcripts = runner::run_many(
+    let transcripts = run::run_many(
         &chosen,
         &target,
-        Duration::from_secs(10),
+        run::DEADLINE,
         4,
         None,
         Arc::new(|_: &str| {}),
@@ -44,7 +43,7 @@ async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> 
 fn check_ledger(root: &Path, scenarios: &[&Scenario], kaas: &[Transcript], apache: &[Transcript]) {
     let ledger = Ledger::load(&root.join("scenarios/deviations.toml")).expect("ledger loads");
     let chosen: Vec<&Scenario> = scenarios.to_vec();
-    let (rows, stale) = kconform::session::compare(&ledger, &chosen, kaas, apache);
+    let (rows, stale) = kconform::run::session::compare(&ledger, &chosen, kaas, apache);
     let undocumented: Vec<_> = rows
         .iter()
         .filter(|(_, v)| matches!(v, Verdict::Undocumented { .. }))
@@ -67,7 +66,7 @@ fn check_ledger(root: &Path, scenarios: &[&Scenario], kaas: &[Transcript], apach
 /// README's coverage table is the one these transcripts give, so it cannot drift from the
 /// scenarios.
 fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
-    let mut coverage = kconform::coverage::Coverage::default();
+    let mut coverage = kconform::api::coverage::Coverage::default();
     transcripts.iter().for_each(|t| coverage.add(t));
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let (begin, end) = ("<!-- coverage:begin -->\n", "<!-- coverage:end -->");
@@ -96,8 +95,8 @@ async fn both_sides(
     let (ours, live, label) = match brokers {
         1 if secured => (
             TargetSpec::RefSasl,
-            TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm),
-            snapshot_label(&TargetSpec::ApacheSasl(kconform::apache::Backend::Jvm).name()),
+            TargetSpec::ApacheSasl(kconform::target::apache::Backend::Jvm),
+            snapshot_label(&TargetSpec::ApacheSasl(kconform::target::apache::Backend::Jvm).name()),
         ),
         n if secured => (
             TargetSpec::RefClusterSasl(n),
@@ -106,7 +105,7 @@ async fn both_sides(
         ),
         1 => (
             TargetSpec::Ref,
-            TargetSpec::Apache(kconform::apache::Backend::Jvm),
+            TargetSpec::Apache(kconform::target::apache::Backend::Jvm),
             "apache".to_owned(),
         ),
         n => (
@@ -118,10 +117,10 @@ async fn both_sides(
     let mut transcripts = run_all(&ours, scenarios).await;
     let mask = |transcripts: &mut Vec<Transcript>| {
         for (t, s) in transcripts.iter_mut().zip(scenarios) {
-            runner::mask_timing(s, t);
+            run::mask_timing(s, t);
         }
     };
-    let apache = match kconform::apache::available() {
+    let apache = match kconform::target::apache::available() {
         Ok(()) => {
             let mut apache = run_all(&live, scenarios).await;
             check_ledger(root, scenarios, &transcripts, &apache);
@@ -138,7 +137,8 @@ async fn both_sides(
             let recorded = scenarios
                 .iter()
                 .map(|s| {
-                    let mut t = kconform::recorded::load(&dir, &s.name, &label).expect("recorded");
+                    let mut t =
+                        kconform::target::recorded::load(&dir, &s.name, &label).expect("recorded");
                     t.target = live.name();
                     t
                 })
@@ -154,13 +154,14 @@ async fn both_sides(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_matches_its_snapshots() {
+    let _turn = crate::util::heavy_turn().await;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scenarios = Scenario::load_dir(&root.join("scenarios")).expect("scenarios load");
     let all: Vec<&Scenario> = scenarios.iter().collect();
-    let one = kconform::session::sized(&all, 1, false);
-    let three = kconform::session::sized(&all, 3, false);
-    let secured = kconform::session::sized(&all, 1, true);
-    let secured_three = kconform::session::sized(&all, 3, true);
+    let one = kconform::run::session::sized(&all, 1, false);
+    let three = kconform::run::session::sized(&all, 3, false);
+    let secured = kconform::run::session::sized(&all, 1, true);
+    let secured_three = kconform::run::session::sized(&all, 3, true);
     assert!(
         one.len() >= 80,
         "only {} scenarios of one broker",

@@ -87,7 +87,7 @@ fn every_spec_line_is_shown_by_a_scenario_or_says_why_not() {
         shown += usize::from(!l.scenarios.is_empty());
     }
     // Every section of every API is represented.
-    for api in kconform::coverage::TRANSACTION_APIS {
+    for api in kconform::api::coverage::TRANSACTION_APIS {
         for part in ["Handling", "Deviations", "Verified by"] {
             let section = format!("{api} — {part}");
             assert!(

@@ -4,7 +4,7 @@
 //! while a peer still owes a marker of its last: the queue file of the next would overwrite
 //! it).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

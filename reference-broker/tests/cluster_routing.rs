@@ -4,7 +4,7 @@
 //! shared volume its ids move to a broker alive, which takes the transaction state over from the
 //! same slot files.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 //! offset hook against OffsetFetch's require_stable check): on that code the broker stopped
 //! answering within the first second. `KAAS_STRESS_SECS` runs it longer (default 8 s).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

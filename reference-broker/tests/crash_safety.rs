@@ -1,7 +1,7 @@
 //! kill -9 of a `kaas-ref` process in the middle of an acks=all produce stream, then a
 //! restart on the same data dir: every acknowledged record is there, in order.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

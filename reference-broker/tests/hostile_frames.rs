@@ -1,7 +1,7 @@
 //! Hostile frames against a running `kaas-ref` process: each closes its own connection, and
 //! the broker keeps serving everyone else.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -3,7 +3,7 @@
 //! still answers. Requests go in as wire frames built with kafka-protocol (not kaas-ref's own
 //! codecs), through the in-process dispatcher, except for the connection bounds, which need TCP.
 
-mod common;
+use crate::common;
 
 use bytes::{Bytes, BytesMut};
 use common::wire::{broker, s};

@@ -3,7 +3,7 @@
 //! client's CreateTopics is TOPIC_AUTHORIZATION_FAILED, Metadata creates nothing, and a
 //! restart on the same data directory keeps the topics (and their records).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

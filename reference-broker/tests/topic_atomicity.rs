@@ -3,7 +3,7 @@
 //! disk). And a full disk: the broker answers KAFKA_STORAGE_ERROR where a write was needed,
 //! keeps serving what it can, and loses nothing it acknowledged.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -3,7 +3,7 @@
 //! transaction whose commit was cut short is all-or-nothing, every slot file parses, and every
 //! prepared or orphaned transaction is completed by the reaper and reconcile.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::errors;
 use crate::transcript::{Outcome, Transcript};
+use crate::wire::error_codes;
 
-pub use crate::apis::TRANSACTION_APIS;
+pub use crate::api::TRANSACTION_APIS;
 
 /// The codes an API can return: Apache 3.7's (its handlers, coordinators and version
 /// rewrites, as `../shared/research/apache-3.7-txn.md` lists them) and kaas's own (wire 50 for
@@ -52,7 +52,7 @@ fn codes_in(value: &Value, out: &mut BTreeSet<i16>) {
             for (k, v) in map {
                 match (k.ends_with("error_code"), v) {
                     (true, Value::String(s)) => {
-                        if let Some(code) = errors::code_of_label(s) {
+                        if let Some(code) = error_codes::code_of_label(s) {
                             out.insert(code);
                         }
                     }
@@ -148,7 +148,7 @@ impl Coverage {
                     None => "·".into(),
                     Some(c) => {
                         let mut parts: Vec<String> =
-                            c.codes.iter().map(|c| errors::label(*c)).collect();
+                            c.codes.iter().map(|c| error_codes::label(*c)).collect();
                         if c.unsupported {
                             parts.push("not served".into());
                         }
@@ -167,7 +167,7 @@ impl Coverage {
             let missing: Vec<String> = self
                 .never_produced(api)
                 .iter()
-                .map(|c| errors::label(*c))
+                .map(|c| error_codes::label(*c))
                 .collect();
             out.push_str(&format!(
                 "- {api}: {}\n",

@@ -2,6 +2,10 @@
 //! 3.7 serves (what `version = "all"` sweeps; read from Apache's own message schema, vendored in
 //! `harness/schema/`), and the highest version a step that names none is built at.
 
+pub mod coverage;
+pub mod request;
+pub mod response;
+
 use kafka_protocol::messages::ApiKey;
 
 /// One API kconform can send.
@@ -19,7 +23,7 @@ pub struct Api {
 impl Api {
     /// The highest version Apache 3.7 serves: its response schema's `validVersions`.
     pub fn apache_max(&self) -> i16 {
-        crate::schema::response(self.name).map_or(0, |m| m.valid.highest())
+        crate::wire::schema::response(self.name).map_or(0, |m| m.valid.highest())
     }
 
     /// The highest version a step without `version` is built at (the lower of this and the

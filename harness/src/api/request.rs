@@ -175,9 +175,9 @@ fn add_partitions_topics(
         .collect()
 }
 
-/// The API key of an Apache API name (one of [`crate::apis::APIS`]).
+/// The API key of an Apache API name (one of [`crate::api::APIS`]).
 pub fn api_key(name: &str) -> Option<ApiKey> {
-    crate::apis::by_name(name).map(|a| a.key)
+    crate::api::by_name(name).map(|a| a.key)
 }
 
 /// Why a request could not be built from a step's fields.
@@ -210,7 +210,7 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
         return Ok(request);
     }
     // Read at another version, perhaps: the fields of every version count.
-    let highest = crate::apis::by_key(api).map_or(version, |a| a.apache_max().max(version));
+    let highest = crate::api::by_key(api).map_or(version, |a| a.apache_max().max(version));
     for v in 0..=highest {
         let _ = build_reading(api, v, table, &read);
     }
@@ -222,7 +222,7 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
             takes.sort_unstable();
             Err(BuildError::UnknownField {
                 field: unknown.clone(),
-                api: crate::errors::api_name(api as i16),
+                api: crate::wire::error_codes::api_name(api as i16),
                 takes: takes.join(", "),
             })
         }
@@ -574,7 +574,7 @@ fn produce(f: &Fields<'_>) -> Result<ProduceRequest, String> {
         .tables("records")?
         .iter()
         .map(|r| {
-            Ok(crate::records::Plain {
+            Ok(crate::wire::record_batch::Plain {
                 key: r.opt_str("key")?.map(|s| s.to_string()),
                 value: r.opt_str("value")?.map(|s| s.to_string()),
             })
@@ -583,8 +583,8 @@ fn produce(f: &Fields<'_>) -> Result<ProduceRequest, String> {
     if records.is_empty() {
         return Err("records: a Produce step needs at least one record".into());
     }
-    let batch = crate::records::encode_batch(
-        crate::records::BatchHeader {
+    let batch = crate::wire::record_batch::encode_batch(
+        crate::wire::record_batch::BatchHeader {
             producer_id: f.int("producer_id", -1)?,
             producer_epoch: f.i16("producer_epoch", -1)?,
             base_sequence: f.i32("base_sequence", -1)?,

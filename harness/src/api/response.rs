@@ -152,7 +152,7 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
             "throttle_time_ms": r.throttle_time_ms,
             "transaction_apis": r.api_keys.iter()
                 .filter(|k| (22..=28).contains(&k.api_key) && k.api_key != 23)
-                .map(|k| (crate::errors::api_name(k.api_key), json!({
+                .map(|k| (crate::wire::error_codes::api_name(k.api_key), json!({
                     "min_version": k.min_version,
                     "max_version": k.max_version,
                 }))).collect::<serde_json::Map<_, _>>(),
@@ -195,7 +195,7 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
                                 "producer_id": producer_id,
                                 "first_offset": first_offset,
                             })).collect::<Vec<_>>()),
-                        "batches": crate::records::describe(&p.records),
+                        "batches": crate::wire::record_batch::describe(&p.records),
                     })
                 }).collect()),
             })).collect()),

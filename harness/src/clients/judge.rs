@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::transcript::ClientDiff;
-use crate::ledger::{ClientShows, Deviation, Ledger};
+use crate::compare::ledger::{ClientShows, Deviation, Ledger};
 
 /// A difference and the entry that documents it, if one does.
 #[derive(Debug, Clone, Serialize)]

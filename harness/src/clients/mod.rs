@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::ledger::Ledger;
+use crate::compare::ledger::Ledger;
 use crate::target::{Running, TargetError, TargetSpec};
 use report::{ClientsReport, RunRow, TargetRun};
 use transcript::ClientTranscript;
@@ -101,11 +101,11 @@ pub fn provisioned_topic(client: Client, workload: &str) -> String {
 }
 
 /// Every provisioned topic the workloads use, for `kconform topics --clients`.
-pub fn provisioned_topics() -> Vec<crate::topics::Needed> {
+pub fn provisioned_topics() -> Vec<crate::run::topics::Needed> {
     Client::ALL
         .iter()
         .flat_map(|c| {
-            WORKLOADS.iter().map(|w| crate::topics::Needed {
+            WORKLOADS.iter().map(|w| crate::run::topics::Needed {
                 name: provisioned_topic(*c, w.name),
                 partitions: 1,
                 configs: Default::default(),

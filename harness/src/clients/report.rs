@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::judge::{self, JudgedDiff, StaleClaim};
 use super::transcript::{self, ClientTranscript};
-use crate::ledger::Ledger;
+use crate::compare::ledger::Ledger;
 use crate::report::xml as esc;
 
 /// One target's run.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::diff::DiffRow;
+use crate::compare::diff::DiffRow;
 use crate::scenario::VersionSpec;
 
 /// One field difference a deviation produces: the value each broker gives there. Values are
@@ -130,8 +130,8 @@ impl Deviation {
                 None => self.api == row.api && self.versions.covers(row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
-                && glob(&f.kaas, &crate::diff::text(&row.left))
-                && glob(&f.apache, &crate::diff::text(&row.right))
+                && glob(&f.kaas, &crate::compare::diff::text(&row.left))
+                && glob(&f.apache, &crate::compare::diff::text(&row.right))
         })
     }
 }

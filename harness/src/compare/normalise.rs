@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::errors;
+use crate::wire::error_codes;
 
 /// Symbol tables for one transcript.
 #[derive(Debug, Default)]
@@ -121,7 +121,7 @@ impl Normaliser {
     fn field(&mut self, key: &str, v: &Value) -> Value {
         if key.ends_with("error_code") {
             if let Some(code) = v.as_i64() {
-                return Value::String(errors::label(code as i16));
+                return Value::String(error_codes::label(code as i16));
             }
         }
         // In a cluster, a marker's coordinator epoch counts how often the transaction-state

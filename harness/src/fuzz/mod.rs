@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::compare::diff::{self, DiffRow};
+use crate::compare::ledger::{Ledger, Verdict};
 use crate::data::Source;
-use crate::diff::{self, DiffRow};
-use crate::ledger::{Ledger, Verdict};
-use crate::runner;
+use crate::run;
 use crate::scenario::Scenario;
 use crate::target::Running;
 use crate::transcript::{Outcome, Transcript};
@@ -185,8 +185,8 @@ pub async fn findings_of(
     deadline: Duration,
 ) -> Vec<String> {
     let (left, right) = tokio::join!(
-        runner::run(scenario, target, deadline),
-        runner::run(scenario, oracle, deadline)
+        run::run(scenario, target, deadline),
+        run::run(scenario, oracle, deadline)
     );
     judge(ledger, &left, &right).findings
 }
@@ -215,8 +215,8 @@ impl Fuzzer<'_> {
         let scenario = Scenario::read(&Source::Dir(self.work.clone()), &file)
             .map_err(|e| FuzzError::Generator(e.to_string(), seed))?;
         let (left, right) = tokio::join!(
-            runner::run(&scenario, self.target, self.deadline),
-            runner::run(&scenario, self.oracle, self.deadline)
+            run::run(&scenario, self.target, self.deadline),
+            run::run(&scenario, self.oracle, self.deadline)
         );
         Ok((judge(self.ledger, &left, &right), left, right))
     }

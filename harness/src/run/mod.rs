@@ -1,6 +1,9 @@
 //! Runs a scenario against a target and records a transcript: each step's request and the
 //! normalised answer, or why there was none.
 
+pub mod session;
+pub mod topics;
+
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
@@ -12,25 +15,24 @@ use std::sync::Arc;
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::client::{ClientError, Connection};
-use crate::errors;
-use crate::frame;
-use crate::normalise::Normaliser;
-use crate::request::{self, substitute, Var, Vars};
-use crate::response;
+use crate::api::request::{self, substitute, Var, Vars};
+use crate::api::response;
+use crate::compare::normalise::Normaliser;
 use crate::scenario::{BrokerRef, Scenario, Step, VersionSpec};
 use crate::target::Running;
-use crate::topics;
 pub use crate::transcript::{Outcome, StepRecord, Transcript};
+use crate::wire::client::{ClientError, Connection};
+use crate::wire::error_codes;
+use crate::wire::frame;
 
 /// The highest version a step that names none is built at.
 fn default_max(api: ApiKey) -> i16 {
-    crate::apis::by_key(api).map_or(0, |a| a.default_max())
+    crate::api::by_key(api).map_or(0, |a| a.default_max())
 }
 
 /// Apache 3.7's highest version of an API: what "all" sweeps.
 fn apache_max(api: ApiKey) -> i16 {
-    crate::apis::by_key(api).map_or(0, |a| a.apache_max())
+    crate::api::by_key(api).map_or(0, |a| a.apache_max())
 }
 
 /// A background step's request on its way: the answer arrives in `answer`, with the
@@ -130,7 +132,7 @@ struct Run<'a> {
     logins: BTreeMap<String, (String, String)>,
 }
 
-/// How a run treats a target whose topics are provisioned ([`crate::topics`]).
+/// How a run treats a target whose topics are provisioned ([`crate::run::topics`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Provisioning {
     /// Why CreateTopics cannot be judged on this target (it refuses it), when it cannot:
@@ -203,7 +205,7 @@ async fn run_in_slot(
         .iter()
         .map(|a| {
             a.wire(|name| {
-                crate::request::substitute(&toml::Value::String(name.to_owned()), &run.vars)
+                crate::api::request::substitute(&toml::Value::String(name.to_owned()), &run.vars)
                     .map(|v| v.as_str().unwrap_or_default().to_owned())
             })
         })
@@ -216,7 +218,7 @@ async fn run_in_slot(
         }
     };
     if !acls.is_empty() && run.stopped.is_none() {
-        if let Err(e) = crate::acls::create(&target.bootstrap, deadline, &acls).await {
+        if let Err(e) = crate::target::acls::create(&target.bootstrap, deadline, &acls).await {
             run.stopped = Some(format!("setting up the scenario's ACLs: {e}"));
         }
     }
@@ -232,7 +234,7 @@ async fn run_in_slot(
         run.land(pending).await;
     }
     if !acls.is_empty() {
-        if let Err(e) = crate::acls::delete(&target.bootstrap, deadline, &acls).await {
+        if let Err(e) = crate::target::acls::delete(&target.bootstrap, deadline, &acls).await {
             run.failed
                 .push(format!("could not delete the scenario's ACLs: {e}"));
         }
@@ -343,7 +345,7 @@ impl Run<'_> {
             if let Some((user, mechanism)) = self.logins.get(base).filter(|_| self.target.secured) {
                 if user != crate::security::NOBODY {
                     let password = crate::security::password(user).unwrap_or_default();
-                    crate::sasl::authenticate(&mut c, mechanism, user, password).await?;
+                    crate::wire::sasl::authenticate(&mut c, mechanism, user, password).await?;
                 }
             }
             self.connections.insert(name.to_owned(), c);
@@ -378,7 +380,8 @@ impl Run<'_> {
             return Ok(());
         }
         let nodes =
-            crate::brokers::of(self.target.addr, self.deadline, self.target.secured).await?;
+            crate::target::brokers::of(self.target.addr, self.deadline, self.target.secured)
+                .await?;
         for (node, addr) in &nodes {
             self.normaliser
                 .learn_port(i64::from(addr.port()), i64::from(*node));
@@ -799,7 +802,7 @@ impl Run<'_> {
             if let Some(code) = final_error(&raw, &step.until) {
                 let why = format!(
                     "'until' cannot hold: the answer carries {}, which retrying cannot change",
-                    errors::label(code)
+                    error_codes::label(code)
                 );
                 self.failed.push(format!("{label}: {why}"));
                 break Some((raw, Some(why)));
@@ -954,7 +957,8 @@ impl Run<'_> {
                         self.bases.insert((n.name.clone(), partition), offset);
                     }
                     _ => {
-                        let code = code.map_or("no answer".into(), |c| errors::label(c as i16));
+                        let code =
+                            code.map_or("no answer".into(), |c| error_codes::label(c as i16));
                         return self.stop(
                             &step.name,
                             format!("found no provisioned partition {} {partition} ({code}): create the topics `kconform topics` lists", n.name),
@@ -1097,22 +1101,22 @@ impl Run<'_> {
 }
 
 /// An error code in the answer that no retry can change, when `until` does not ask for it:
-/// a non-zero code that is not retriable ([`errors::retriable`]) and not OPERATION_NOT_ATTEMPTED
+/// a non-zero code that is not retriable ([`error_codes::retriable`]) and not OPERATION_NOT_ATTEMPTED
 /// (55: the broker did not try this partition because another failed, perhaps retriably).
 fn final_error(raw: &Value, until: &BTreeMap<String, toml::Value>) -> Option<i16> {
     let wanted: Vec<i64> = until.values().filter_map(toml::Value::as_integer).collect();
     let mut codes = Vec::new();
     error_codes(raw, &mut codes);
-    codes
-        .into_iter()
-        .find(|&c| c != 0 && c != 55 && !errors::retriable(c) && !wanted.contains(&i64::from(c)))
+    codes.into_iter().find(|&c| {
+        c != 0 && c != 55 && !error_codes::retriable(c) && !wanted.contains(&i64::from(c))
+    })
 }
 
-/// Whether an answer carries an error code a client retries ([`errors::retriable`]).
+/// Whether an answer carries an error code a client retries ([`error_codes::retriable`]).
 fn carries_retriable(raw: &Value) -> bool {
     let mut codes = Vec::new();
     error_codes(raw, &mut codes);
-    codes.into_iter().any(errors::retriable)
+    codes.into_iter().any(error_codes::retriable)
 }
 
 fn error_codes(v: &Value, out: &mut Vec<i16>) {

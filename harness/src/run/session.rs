@@ -6,13 +6,13 @@ use crate::data::Source;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::apache;
-use crate::diff::{self, DiffRow};
-use crate::ledger::{Ledger, LedgerError, Verdict};
-use crate::recorded::{self, RecordedError};
+use crate::compare::diff::{self, DiffRow};
+use crate::compare::ledger::{Ledger, LedgerError, Verdict};
 use crate::report::{Report, Stale};
-use crate::runner::{self, Transcript};
+use crate::run::{self, Transcript};
 use crate::scenario::Scenario;
+use crate::target::apache;
+use crate::target::recorded::{self, RecordedError};
 use crate::target::{Running, TargetError, TargetSpec};
 
 /// Why a run could not happen.
@@ -162,7 +162,7 @@ impl Session<'_> {
             }
         };
         let provisioning =
-            (self.provisioned_topics || refused.is_some()).then(|| runner::Provisioning {
+            (self.provisioned_topics || refused.is_some()).then(|| run::Provisioning {
                 refused: refused.clone(),
             });
         let mut notes = vec![target.origin.clone()];
@@ -170,11 +170,11 @@ impl Session<'_> {
         progress.running(&target.name, chosen.len());
         let watcher = progress.clone();
         let name = target.name.clone();
-        let done: runner::Done =
+        let done: run::Done =
             Arc::new(move |scenario: &str| watcher.scenario_done(&name, scenario));
         let has_provisioning = provisioning.is_some();
         let transcripts =
-            runner::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
+            run::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
         progress.finished(&target.name);
         // A launched broker that died mid-run: its last words go in the report.
         notes.extend(target.post_mortem());
@@ -193,7 +193,7 @@ impl Session<'_> {
             let not_sent = transcripts
                 .iter()
                 .flat_map(|t| &t.steps)
-                .filter(|s| matches!(s.outcome, runner::Outcome::Provisioned(_)))
+                .filter(|s| matches!(s.outcome, run::Outcome::Provisioned(_)))
                 .count();
             notes.push(format!(
                 "{why}uses the topics `kconform topics` lists; set-up CreateTopics steps are not sent{unjudged}, offsets are read from where each scenario began ({not_sent} CreateTopics requests not sent)"
@@ -260,7 +260,7 @@ impl Session<'_> {
             // Recorded answers keep no timing-dependent answer: compare without them.
             for transcripts in &mut all {
                 for (t, s) in transcripts.iter_mut().zip(chosen.iter()) {
-                    runner::mask_timing(s, t);
+                    run::mask_timing(s, t);
                 }
             }
         }

@@ -93,7 +93,7 @@ fn relative(offset: i64, base: i64) -> i64 {
 }
 
 /// The log offsets of a Produce, Fetch or ListOffsets answer made relative to `bases`, in
-/// place (the answer tree of [`crate::response::to_value`], before it is normalised).
+/// place (the answer tree of [`crate::api::response::to_value`], before it is normalised).
 pub fn rebase_answer(api: &str, raw: &mut Value, bases: &Bases) {
     let topics_key = match api {
         "Produce" | "Fetch" => "responses",

@@ -13,8 +13,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use crate::client::Connection;
-use crate::sasl::super_user;
+use crate::wire::client::Connection;
+use crate::wire::sasl::super_user;
 
 /// Kafka's operation names and their `AclOperation` codes.
 pub const ACL_OPERATIONS: &[(&str, i8)] = &[

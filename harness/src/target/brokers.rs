@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kafka_protocol::messages::{ApiKey, MetadataRequest, RequestKind, ResponseKind};
 
-use crate::client::Connection;
+use crate::wire::client::Connection;
 
 /// The Metadata version asked: one every Apache 3.7 broker and kaas-ref serve, with broker
 /// racks and no topic ids to give.
@@ -65,7 +65,7 @@ async fn metadata(
     topics: Option<Vec<kafka_protocol::messages::metadata_request::MetadataRequestTopic>>,
 ) -> Result<kafka_protocol::messages::MetadataResponse, String> {
     let mut conn = match secured {
-        true => crate::sasl::super_user(bootstrap, deadline).await?,
+        true => crate::wire::sasl::super_user(bootstrap, deadline).await?,
         false => Connection::connect(bootstrap, deadline)
             .await
             .map_err(|e| format!("Metadata: {e}"))?,

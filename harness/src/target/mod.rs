@@ -1,12 +1,19 @@
 //! Brokers the harness can drive. A target may take seconds to start and is shared by many
 //! scenarios, so starting and stopping are separate from using it.
 
+pub mod acls;
+pub mod apache;
+pub mod brokers;
+pub mod recorded;
+
 use std::net::SocketAddr;
 
 use reference_broker::local_cluster::LocalCluster;
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 
-use crate::apache::{self, cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend};
+use crate::target::apache::{
+    cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend,
+};
 
 /// Why a target could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -477,13 +484,13 @@ impl Running {
     async fn versions(
         &self,
         deadline: std::time::Duration,
-    ) -> Result<(crate::client::Connection, Vec<(i16, i16, i16)>), TargetError> {
+    ) -> Result<(crate::wire::client::Connection, Vec<(i16, i16, i16)>), TargetError> {
         let unreachable = |reason: String| TargetError::Unreachable {
             target: self.name.clone(),
             addr: self.addr,
             reason,
         };
-        let mut conn = crate::client::Connection::connect(self.addr, deadline)
+        let mut conn = crate::wire::client::Connection::connect(self.addr, deadline)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
         let served = conn
@@ -494,7 +501,7 @@ impl Running {
             // ApiVersions comes before the login (as clients send it); the rest after.
             let admin = crate::security::SUPER_USER;
             let password = crate::security::password(admin).unwrap_or_default();
-            crate::sasl::authenticate(&mut conn, crate::sasl::PLAIN, admin, password)
+            crate::wire::sasl::authenticate(&mut conn, crate::wire::sasl::PLAIN, admin, password)
                 .await
                 .map_err(|e| unreachable(e.to_string()))?;
         }
@@ -525,7 +532,7 @@ impl Running {
             "validate_only = true\ntopics = [{ name = \"kconform-probe\", num_partitions = 1, replication_factor = 1 }]",
         )
         .expect("a constant table");
-        let request = crate::request::build(ApiKey::CreateTopics, version, &fields)
+        let request = crate::api::request::build(ApiKey::CreateTopics, version, &fields)
             .expect("the probe builds");
         let answer = match conn.send(ApiKey::CreateTopics, version, &request).await {
             Ok(answer) => answer,
@@ -536,15 +543,15 @@ impl Running {
                 return Ok(None);
             }
         };
-        let raw = crate::response::to_value(&answer, version);
-        let code = crate::response::at(&raw, "topics.0.error_code")
+        let raw = crate::api::response::to_value(&answer, version);
+        let code = crate::api::response::at(&raw, "topics.0.error_code")
             .and_then(serde_json::Value::as_i64)
             .unwrap_or(0) as i16;
         // TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED, POLICY_VIOLATION.
         Ok(matches!(code, 29 | 31 | 44).then(|| {
             format!(
                 "{} to a validate-only CreateTopics",
-                crate::errors::label(code)
+                crate::wire::error_codes::label(code)
             )
         }))
     }
@@ -612,7 +619,7 @@ impl Running {
         let started = std::time::Instant::now();
         let mut last;
         loop {
-            last = match crate::brokers::unsettled(
+            last = match crate::target::brokers::unsettled(
                 addr,
                 std::time::Duration::from_secs(5),
                 self.secured,

@@ -12,7 +12,7 @@ use kafka_protocol::protocol::{Encodable, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::frame::{self, Malformed};
+use crate::wire::frame::{self, Malformed};
 
 /// Largest response accepted.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -44,7 +44,7 @@ pub enum ClientError {
         /// Why.
         reason: String,
     },
-    /// The answer is not a well-formed response to the request ([`crate::frame`]).
+    /// The answer is not a well-formed response to the request ([`crate::wire::frame`]).
     #[error("malformed answer: {0}")]
     Malformed(Box<Malformed>),
     /// The answer began and stopped before its end.
@@ -60,7 +60,7 @@ pub enum ClientError {
     /// Transport error.
     #[error("i/o: {0}")]
     Io(String),
-    /// SASL authentication did not succeed ([`crate::sasl`]).
+    /// SASL authentication did not succeed ([`crate::wire::sasl`]).
     #[error("authentication as {user} ({mechanism}) failed: {reason}")]
     Authentication {
         /// The user.
@@ -186,7 +186,7 @@ impl Connection {
                     _ => (-1, -1),
                 };
                 return Err(ClientError::Malformed(Box::new(Malformed {
-                    api: crate::errors::api_name(key),
+                    api: crate::wire::error_codes::api_name(key),
                     version,
                     header_version: ApiKey::try_from(key)
                         .map_or(0, |api| api.response_header_version(version)),

@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use sha2::{Digest, Sha512};
 
-use crate::client::{ClientError, Connection};
+use crate::wire::client::{ClientError, Connection};
 
 /// PLAIN.
 pub const PLAIN: &str = "PLAIN";

@@ -2,7 +2,7 @@
 //! transaction requests: the message JSON files that kafka-clients 3.7.2 ships
 //! (`common/message/*Response.json`, `*Request.json`), kept unchanged in `harness/schema/`.
 //! They say, for every version, which fields a message has, in what order, of what type, which
-//! may be null and which are tagged — what [`crate::frame`] needs to walk a broker's answer byte
+//! may be null and which are tagged — what [`crate::wire::frame`] needs to walk a broker's answer byte
 //! by byte, name the field where it goes wrong, and refuse a count or a length past the end
 //! before anything is allocated for it; and what the live-wire fuzzer
 //! ([`crate::fuzz::wire`]) needs to find the fields of a request frame it mutates and to tell
@@ -121,95 +121,98 @@ pub struct Message {
 const FILES: [(&str, &str); 26] = [
     (
         "ResponseHeader",
-        include_str!("../schema/ResponseHeader.json"),
+        include_str!("../../schema/ResponseHeader.json"),
     ),
     (
         "ApiVersions",
-        include_str!("../schema/ApiVersionsResponse.json"),
+        include_str!("../../schema/ApiVersionsResponse.json"),
     ),
     (
         "SaslHandshake",
-        include_str!("../schema/SaslHandshakeResponse.json"),
+        include_str!("../../schema/SaslHandshakeResponse.json"),
     ),
     (
         "SaslAuthenticate",
-        include_str!("../schema/SaslAuthenticateResponse.json"),
+        include_str!("../../schema/SaslAuthenticateResponse.json"),
     ),
     (
         "CreateAcls",
-        include_str!("../schema/CreateAclsResponse.json"),
+        include_str!("../../schema/CreateAclsResponse.json"),
     ),
     (
         "DescribeAcls",
-        include_str!("../schema/DescribeAclsResponse.json"),
+        include_str!("../../schema/DescribeAclsResponse.json"),
     ),
     (
         "DeleteAcls",
-        include_str!("../schema/DeleteAclsResponse.json"),
+        include_str!("../../schema/DeleteAclsResponse.json"),
     ),
     (
         "CreateTopics",
-        include_str!("../schema/CreateTopicsResponse.json"),
+        include_str!("../../schema/CreateTopicsResponse.json"),
     ),
     (
         "FindCoordinator",
-        include_str!("../schema/FindCoordinatorResponse.json"),
+        include_str!("../../schema/FindCoordinatorResponse.json"),
     ),
-    ("Metadata", include_str!("../schema/MetadataResponse.json")),
-    ("Produce", include_str!("../schema/ProduceResponse.json")),
-    ("Fetch", include_str!("../schema/FetchResponse.json")),
+    (
+        "Metadata",
+        include_str!("../../schema/MetadataResponse.json"),
+    ),
+    ("Produce", include_str!("../../schema/ProduceResponse.json")),
+    ("Fetch", include_str!("../../schema/FetchResponse.json")),
     (
         "ListOffsets",
-        include_str!("../schema/ListOffsetsResponse.json"),
+        include_str!("../../schema/ListOffsetsResponse.json"),
     ),
     (
         "OffsetFetch",
-        include_str!("../schema/OffsetFetchResponse.json"),
+        include_str!("../../schema/OffsetFetchResponse.json"),
     ),
     (
         "JoinGroup",
-        include_str!("../schema/JoinGroupResponse.json"),
+        include_str!("../../schema/JoinGroupResponse.json"),
     ),
     (
         "SyncGroup",
-        include_str!("../schema/SyncGroupResponse.json"),
+        include_str!("../../schema/SyncGroupResponse.json"),
     ),
     (
         "Heartbeat",
-        include_str!("../schema/HeartbeatResponse.json"),
+        include_str!("../../schema/HeartbeatResponse.json"),
     ),
     (
         "LeaveGroup",
-        include_str!("../schema/LeaveGroupResponse.json"),
+        include_str!("../../schema/LeaveGroupResponse.json"),
     ),
     (
         "OffsetCommit",
-        include_str!("../schema/OffsetCommitResponse.json"),
+        include_str!("../../schema/OffsetCommitResponse.json"),
     ),
     (
         "DeleteGroups",
-        include_str!("../schema/DeleteGroupsResponse.json"),
+        include_str!("../../schema/DeleteGroupsResponse.json"),
     ),
     (
         "InitProducerId",
-        include_str!("../schema/InitProducerIdResponse.json"),
+        include_str!("../../schema/InitProducerIdResponse.json"),
     ),
     (
         "AddPartitionsToTxn",
-        include_str!("../schema/AddPartitionsToTxnResponse.json"),
+        include_str!("../../schema/AddPartitionsToTxnResponse.json"),
     ),
     (
         "AddOffsetsToTxn",
-        include_str!("../schema/AddOffsetsToTxnResponse.json"),
+        include_str!("../../schema/AddOffsetsToTxnResponse.json"),
     ),
-    ("EndTxn", include_str!("../schema/EndTxnResponse.json")),
+    ("EndTxn", include_str!("../../schema/EndTxnResponse.json")),
     (
         "WriteTxnMarkers",
-        include_str!("../schema/WriteTxnMarkersResponse.json"),
+        include_str!("../../schema/WriteTxnMarkersResponse.json"),
     ),
     (
         "TxnOffsetCommit",
-        include_str!("../schema/TxnOffsetCommitResponse.json"),
+        include_str!("../../schema/TxnOffsetCommitResponse.json"),
     ),
 ];
 
@@ -218,24 +221,24 @@ const FILES: [(&str, &str); 26] = [
 const REQUEST_FILES: [(&str, &str); 6] = [
     (
         "InitProducerId",
-        include_str!("../schema/InitProducerIdRequest.json"),
+        include_str!("../../schema/InitProducerIdRequest.json"),
     ),
     (
         "AddPartitionsToTxn",
-        include_str!("../schema/AddPartitionsToTxnRequest.json"),
+        include_str!("../../schema/AddPartitionsToTxnRequest.json"),
     ),
     (
         "AddOffsetsToTxn",
-        include_str!("../schema/AddOffsetsToTxnRequest.json"),
+        include_str!("../../schema/AddOffsetsToTxnRequest.json"),
     ),
-    ("EndTxn", include_str!("../schema/EndTxnRequest.json")),
+    ("EndTxn", include_str!("../../schema/EndTxnRequest.json")),
     (
         "WriteTxnMarkers",
-        include_str!("../schema/WriteTxnMarkersRequest.json"),
+        include_str!("../../schema/WriteTxnMarkersRequest.json"),
     ),
     (
         "TxnOffsetCommit",
-        include_str!("../schema/TxnOffsetCommitRequest.json"),
+        include_str!("../../schema/TxnOffsetCommitRequest.json"),
     ),
 ];
 
@@ -452,10 +455,12 @@ mod tests {
     /// Apache target caches, when it is there (skipped, saying why, when it is not).
     #[test]
     fn schema_files_are_apaches() {
-        let jar = crate::apache::jvm::cache_dir().join("libs").join(format!(
-            "kafka-clients-{}.jar",
-            crate::apache::KAFKA_VERSION
-        ));
+        let jar = crate::target::apache::jvm::cache_dir()
+            .join("libs")
+            .join(format!(
+                "kafka-clients-{}.jar",
+                crate::target::apache::KAFKA_VERSION
+            ));
         if !jar.exists() {
             println!(
                 "skipped: {} is not cached (run an Apache target once)",

@@ -1,6 +1,6 @@
-//! What the harness's test binaries share (each includes it as `mod util;`): the repository
-//! root, the one-broker suite, and a run of scenarios on one broker beside Apache's recorded
-//! answers, the comparison most of them make.
+//! What the harness's integration tests share: the repository root, the one-broker suite, a run
+//! of scenarios on one broker beside Apache's recorded answers (the comparison most of them
+//! make), and the turn the heaviest tests take one after the other.
 
 #![allow(dead_code)]
 
@@ -11,10 +11,25 @@ use std::time::Duration;
 
 use kconform::data::Source;
 use kconform::report::Report;
-use kconform::runner::Transcript;
+use kconform::run::session::{Quiet, Session};
+use kconform::run::Transcript;
 use kconform::scenario::Scenario;
-use kconform::session::{Quiet, Session};
 use kconform::target::TargetSpec;
+
+/// The tests that load both cores for minutes (every scenario on every target, a cluster whose
+/// brokers are killed under real clients, franz-go's suite on two brokers) take turns: run side
+/// by side they would time each other, not the brokers. Lighter tests run beside them.
+static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits for the heavy tests' turn, in an async test; the turn lasts while the guard lives.
+pub async fn heavy_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().await
+}
+
+/// [`heavy_turn`] for a test that runs outside a runtime.
+pub fn heavy_turn_blocking() -> tokio::sync::MutexGuard<'static, ()> {
+    HEAVY.blocking_lock()
+}
 
 /// The repository's root.
 pub fn root() -> PathBuf {
@@ -28,7 +43,7 @@ pub fn scenarios() -> Vec<Scenario> {
 
 /// Of `all`, the scenarios `kconform run` gives a plain one-broker target, slow ones left out.
 pub fn one_broker(all: &[Scenario]) -> Vec<&Scenario> {
-    kconform::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
+    kconform::run::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
         .into_iter()
         .filter(|s| !s.slow)
         .collect()

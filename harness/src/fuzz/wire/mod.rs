@@ -2,7 +2,7 @@
 //! at every version the target serves ([`seeds`]), mutated structure-aware and byte-wise
 //! ([`mutate`]), sent through its network port one at a time. A broker may close a connection
 //! on a malformed frame (Apache does), but a finding is:
-//! - an answer that is not an exact response to the request ([`crate::frame::decode`]), or
+//! - an answer that is not an exact response to the request ([`crate::wire::frame::decode`]), or
 //!   that carries another frame's correlation id;
 //! - an answer to a frame naming an API version Apache 3.7 does not have (Apache closes);
 //! - a connection closed without an answer to a *well-formed* request of a version the target
@@ -33,9 +33,9 @@ use serde::Serialize;
 
 use super::model::Rng;
 use super::{FuzzError, Progress};
-use crate::client::{ClientError, Connection};
-use crate::errors;
 use crate::target::Running;
+use crate::wire::client::{ClientError, Connection};
+use crate::wire::error_codes;
 
 /// How the wire fuzzer is told to go.
 #[derive(Debug, Clone)]
@@ -146,7 +146,7 @@ pub struct Judged {
 /// `API vN` of a frame's header, as far as it has one.
 fn named(frame: &[u8]) -> String {
     match shape::header(frame) {
-        Some(h) => format!("{} v{}", errors::api_name(h.key), h.version),
+        Some(h) => format!("{} v{}", error_codes::api_name(h.key), h.version),
         None => format!("a {}-byte frame", frame.len()),
     }
 }
@@ -188,7 +188,7 @@ pub fn judge(frame: &[u8], happened: &Happened, served: &[(i16, i16, i16)]) -> O
                     ),
                 );
             };
-            match crate::frame::decode(api, version, h.correlation, answer) {
+            match crate::wire::frame::decode(api, version, h.correlation, answer) {
                 Ok(_) => None,
                 Err(m) if m.field.as_deref() == Some("header.correlation_id") => {
                     finding(Kind::WrongCorrelation, m.summary())
@@ -358,7 +358,7 @@ fn write_finding(
             false => mutations.join("; "),
         },
         dir.join(format!("{name}.bin")).display(),
-        crate::frame::hex(frame),
+        crate::wire::frame::hex(frame),
     );
     std::fs::write(dir.join(format!("{name}.txt")), text).map_err(io)?;
     Ok(FrameFinding {

@@ -7,8 +7,8 @@
 
 use super::seeds::APIS;
 use super::shape::{self, Parsed};
-use crate::frame::Span;
 use crate::fuzz::model::Rng;
+use crate::wire::frame::Span;
 
 /// The largest frame a mutation makes.
 const MAX_FRAME: usize = 64 * 1024;

@@ -9,7 +9,7 @@ use kafka_protocol::messages::ApiKey;
 use crate::fuzz::model::Rng;
 
 /// The six transaction APIs, the ones whose frames are fuzzed.
-pub const APIS: [ApiKey; 6] = crate::apis::TRANSACTION_KEYS;
+pub const APIS: [ApiKey; 6] = crate::api::TRANSACTION_KEYS;
 
 /// A well-formed request frame (without its 4-byte size) and where its body starts.
 #[derive(Debug, Clone)]
@@ -76,7 +76,7 @@ fn table(pairs: Vec<(&str, toml::Value)>) -> toml::Value {
     toml::Value::Table(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
-/// The fields of a request of `api` at `version`, in the form [`crate::request::build`] reads.
+/// The fields of a request of `api` at `version`, in the form [`crate::api::request::build`] reads.
 fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
     let mut t = toml::Table::new();
     let mut set = |k: &str, v: toml::Value| {
@@ -168,9 +168,10 @@ fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
 /// A well-formed frame of `api` at `version` with fields drawn from `rng`, and
 /// `correlation` in its header; `None` when kafka-protocol cannot encode that version.
 pub fn draw(api: ApiKey, version: i16, correlation: i32, rng: &mut Rng) -> Option<Seed> {
-    let request = crate::request::build(api, version, &fields(api, version, rng)).ok()?;
+    let request = crate::api::request::build(api, version, &fields(api, version, rng)).ok()?;
     let frame =
-        crate::client::encode_request(api, version, correlation, "kconform-wire", &request).ok()?;
+        crate::wire::client::encode_request(api, version, correlation, "kconform-wire", &request)
+            .ok()?;
     Some(Seed {
         api,
         version,

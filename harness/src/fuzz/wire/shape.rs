@@ -1,4 +1,4 @@
-//! What a request frame is, read along Apache's own schemas ([`crate::schema`]): its header,
+//! What a request frame is, read along Apache's own schemas ([`crate::wire::schema`]): its header,
 //! and whether its body is a well-formed request of the API and version the header names
 //! (bytes after the body are allowed: Apache ignores them), with the bytes of every field —
 //! where the structure-aware mutations ([`super::mutate`]) put their values, and how a
@@ -7,9 +7,9 @@
 
 use kafka_protocol::messages::ApiKey;
 
-use crate::errors;
-use crate::frame::{self, Span};
-use crate::schema;
+use crate::wire::error_codes;
+use crate::wire::frame::{self, Span};
+use crate::wire::schema;
 
 /// A request frame's header, read from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub struct Parsed {
 
 /// The highest version of a transaction API's request in Apache 3.7.
 pub fn highest_version(api: ApiKey) -> i16 {
-    schema::request(&errors::api_name(api as i16)).map_or(-1, |m| m.valid.highest())
+    schema::request(&error_codes::api_name(api as i16)).map_or(-1, |m| m.valid.highest())
 }
 
 fn integer(path: &str, start: usize, end: usize) -> Span {
@@ -67,7 +67,7 @@ fn integer(path: &str, start: usize, end: usize) -> Span {
 pub fn parse(frame: &[u8]) -> Result<Parsed, String> {
     let h = header(frame).ok_or_else(|| format!("{} bytes, no request header", frame.len()))?;
     let api = ApiKey::try_from(h.key).map_err(|_| format!("API key {}", h.key))?;
-    let message = schema::request(&errors::api_name(h.key))
+    let message = schema::request(&error_codes::api_name(h.key))
         .ok_or_else(|| format!("{api:?} is not a transaction API"))?;
     if !message.valid.contains(h.version) {
         return Err(format!("{api:?} has no v{}", h.version));

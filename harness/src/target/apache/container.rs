@@ -36,7 +36,7 @@ pub fn env_name(setting: &str) -> String {
 /// through it from inside the container) and the security settings of the JVM backend
 /// ([`crate::security::apache_settings`]). Listener names avoid `SASL_`, which the image
 /// would want KAFKA_OPTS for. SCRAM users come after the start
-/// ([`crate::sasl::upsert_scram_users`]): the image formats storage itself.
+/// ([`crate::wire::sasl::upsert_scram_users`]): the image formats storage itself.
 pub fn secured_request(host_port: u16) -> ContainerRequest<GenericImage> {
     let image = GenericImage::new("apache/kafka", KAFKA_VERSION)
         .with_wait_for(WaitFor::message_on_stdout(super::jvm::READY_LINE));
@@ -142,7 +142,7 @@ impl ApacheContainer {
             .await
             .map_err(|e| ApacheError::Container(e.to_string()))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], host_port));
-        crate::sasl::upsert_scram_users(addr, Duration::from_secs(30))
+        crate::wire::sasl::upsert_scram_users(addr, Duration::from_secs(30))
             .await
             .map_err(ApacheError::Container)?;
         Ok(ApacheContainer {

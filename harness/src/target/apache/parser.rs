@@ -2,7 +2,7 @@
 //! reads a broker's answer and the way Apache's broker reads a request
 //! (`harness/java/KconformFrames.java`, compiled once by [`super::javac`], one JVM for as many
 //! frames as a caller gives it). kconform's definition of a well-formed frame
-//! ([`crate::frame`]) is checked against it: the same frames accepted, the same refused, and
+//! ([`crate::wire::frame`]) is checked against it: the same frames accepted, the same refused, and
 //! where both accept, the same values (Apache's writer encodes what Apache read; kconform's
 //! decoder re-encodes what it read; the bytes must be equal).
 
@@ -12,10 +12,10 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use super::javac::{self, CompileError};
-use crate::frame::hex_compact;
+use crate::wire::frame::hex_compact;
 
 /// The program's source, built into kconform so that it runs from any directory.
-const SOURCE: &str = include_str!("../../java/KconformFrames.java");
+const SOURCE: &str = include_str!("../../../java/KconformFrames.java");
 
 /// How long one frame may take to be judged (the first includes the JVM's start).
 const DEADLINE: Duration = Duration::from_secs(30);

@@ -19,8 +19,8 @@ use kafka_protocol::messages::{ApiKey, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 use serde::{Deserialize, Serialize};
 
-use crate::errors;
-use crate::schema::{self, Message};
+use crate::wire::error_codes;
+use crate::wire::schema::{self, Message};
 
 pub use read::{read, Equivalent, Note, Read, Span, WalkError};
 
@@ -73,7 +73,7 @@ impl fmt::Display for Malformed {
     }
 }
 
-/// `0001ff`: a frame on one line, as Apache's parser is given it ([`crate::apache::parser`]).
+/// `0001ff`: a frame on one line, as Apache's parser is given it ([`crate::target::apache::parser`]).
 pub fn hex_compact(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -111,7 +111,7 @@ pub fn walk_tagged_section(
 
 /// The schema name of an API (`EndTxn`).
 fn api_name(api: ApiKey) -> String {
-    errors::api_name(api as i16)
+    error_codes::api_name(api as i16)
 }
 
 /// Every field of a well-formed answer, header first (paths of the header start with

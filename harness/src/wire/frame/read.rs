@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::schema::{Field, Kind, Message};
+use crate::wire::schema::{Field, Kind, Message};
 
 /// One field's bytes in a frame.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,7 @@
+//! The compare stage: transcripts of two brokers made comparable ([`normalise`]: run-specific
+//! values as symbols), compared field by field ([`diff`]), and each difference classified against
+//! the kaas documentation's deviations ([`ledger`]).
+
+pub mod diff;
+pub mod ledger;
+pub mod normalise;
