@@ -1,7 +1,7 @@
 //! kconform: a conformance harness for the Kafka transaction APIs.
 //!
 //! The pipeline, one folder a stage: [`scenario`] files are run ([`run`]) on brokers
-//! ([`target`]), each run recorded as a [`transcript`]; transcripts are compared ([`compare`]:
+//! ([`targets`]), each run recorded as a [`transcript`]; transcripts are compared ([`compare`]:
 //! normalised, diffed, classified against the ledger of documented deviations) and reported
 //! ([`report`]). Beside it: the wire ([`wire`]: client, frames, schemas, SASL, record batches,
 //! error codes), what kconform knows of each API ([`api`]), the files built in ([`data`]), the
@@ -21,6 +21,6 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod security;
-pub mod target;
+pub mod targets;
 pub mod transcript;
 pub mod wire;

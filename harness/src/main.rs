@@ -43,7 +43,7 @@ fn stdout_failed(e: std::io::Error) {
     std::process::exit(2);
 }
 use kconform::data::Source;
-use kconform::target::apache::Backend;
+use kconform::targets::apache::Backend;
 
 #[path = "cli/progress.rs"]
 mod progress;
@@ -56,7 +56,7 @@ static ALLOCATOR: reference_broker::alloc::ReservingAllocator =
     reference_broker::alloc::ReservingAllocator;
 use kconform::report::Report;
 use kconform::scenario::Scenario;
-use kconform::target::TargetSpec;
+use kconform::targets::TargetSpec;
 
 /// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
 /// shows how their answers differ.
@@ -676,12 +676,12 @@ fn specs(
 
 /// `kconform apache up|down|status|cluster`.
 async fn apache_command(action: ApacheAction, brokers: u8) -> anyhow::Result<ExitCode> {
-    use kconform::target::apache::daemon;
+    use kconform::targets::apache::daemon;
     match action {
         ApacheAction::Cluster => {
             let spinner = progress::starting(&format!("an Apache cluster of {brokers} brokers"));
             let started = tokio::task::spawn_blocking(move || {
-                kconform::target::apache::cluster::ApacheCluster::start(usize::from(brokers))
+                kconform::targets::apache::cluster::ApacheCluster::start(usize::from(brokers))
             })
             .await;
             spinner.finish_and_clear();
@@ -691,7 +691,7 @@ async fn apache_command(action: ApacheAction, brokers: u8) -> anyhow::Result<Exi
             }
             outln!(
                 "Apache Kafka {} cluster: {brokers} brokers and a controller ready in {:.1} s, {} MiB resident; Ctrl-C stops it",
-                kconform::target::apache::KAFKA_VERSION,
+                kconform::targets::apache::KAFKA_VERSION,
                 cluster.start_time.as_secs_f64(),
                 cluster.resident_bytes() / (1024 * 1024)
             );
@@ -753,7 +753,7 @@ async fn proxy_command(
         other => TargetSpec::parse(&format!("external={other}"))
             .map_err(|_| anyhow::anyhow!("--upstream '{other}': expected HOST:PORT or ref"))?,
     };
-    let running = kconform::target::Running::start(&target).await?;
+    let running = kconform::targets::Running::start(&target).await?;
     let scope = match (api.as_deref(), version, mutation) {
         (Some("all"), None, Some(mutation)) => Scope::AllBut(mutation),
         (Some("all"), Some(_), _) => {
@@ -1159,7 +1159,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let started = futures::future::join_all(
                 specs
                     .iter()
-                    .map(|s| kconform::target::Running::start_answering(s, deadline)),
+                    .map(|s| kconform::targets::Running::start_answering(s, deadline)),
             )
             .await;
             spinner.finish_and_clear();
@@ -1275,7 +1275,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let deadline = Duration::from_millis(deadline_ms);
             let specs = specs(&[target], Backend::Auto, None, false)?;
-            let target = kconform::target::Running::start_answering(&specs[0], deadline).await?;
+            let target = kconform::targets::Running::start_answering(&specs[0], deadline).await?;
             let mut shown = 0;
             let mut failure = None;
             for file in &files {

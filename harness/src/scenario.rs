@@ -648,7 +648,7 @@ impl AclSpec {
     pub fn wire(
         &self,
         name: impl Fn(&str) -> Result<String, String>,
-    ) -> Result<crate::target::acls::AclWire, String> {
+    ) -> Result<crate::targets::acls::AclWire, String> {
         let (user, permission) = match (&self.allow, &self.deny) {
             (Some(u), None) => (u, 3),
             (None, Some(u)) => (u, 2),
@@ -664,7 +664,7 @@ impl AclSpec {
                     .join(", ")
             ));
         }
-        let operation = crate::target::acls::ACL_OPERATIONS
+        let operation = crate::targets::acls::ACL_OPERATIONS
             .iter()
             .find(|(n, _)| *n == self.operation)
             .map(|(_, c)| *c)
@@ -672,7 +672,7 @@ impl AclSpec {
                 format!(
                     "unknown ACL operation '{}' (one of {})",
                     self.operation,
-                    crate::target::acls::ACL_OPERATIONS
+                    crate::targets::acls::ACL_OPERATIONS
                         .iter()
                         .map(|(n, _)| *n)
                         .collect::<Vec<_>>()
@@ -703,7 +703,7 @@ impl AclSpec {
                 ))
             }
         };
-        Ok(crate::target::acls::AclWire {
+        Ok(crate::targets::acls::AclWire {
             resource_type,
             resource_name: name(raw_name)?,
             pattern_type,
@@ -740,11 +740,11 @@ impl Scenario {
         let text = source.read(file).map_err(|e| err(e.reason))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
         s.steps = expand(s.steps, source, 0).map_err(err)?;
-        if !(1..=crate::target::MAX_BROKERS).contains(&s.brokers) {
+        if !(1..=crate::targets::MAX_BROKERS).contains(&s.brokers) {
             return Err(err(format!(
                 "brokers = {}: a scenario runs on 1 to {} brokers",
                 s.brokers,
-                crate::target::MAX_BROKERS
+                crate::targets::MAX_BROKERS
             )));
         }
         check_steps(&s.steps, s.brokers > 1).map_err(err)?;

@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use kconform::target::apache::cluster::ApacheCluster;
+use kconform::targets::apache::cluster::ApacheCluster;
 
 #[test]
 fn three_brokers_form_lose_one_and_take_it_back() {
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("SKIPPED: the jvm backend cannot run here: {why}");
         return;
     }
@@ -21,17 +21,17 @@ fn three_brokers_form_lose_one_and_take_it_back() {
     );
     assert_eq!(cluster.live_addrs().len(), 3);
     for addr in cluster.addrs() {
-        kconform::target::apache::answers_api_versions(*addr).expect("every broker answers");
+        kconform::targets::apache::answers_api_versions(*addr).expect("every broker answers");
     }
     let killed = cluster.addrs()[1];
     cluster.kill(1);
     assert_eq!(cluster.live_addrs().len(), 2);
     assert!(
-        kconform::target::apache::answers_api_versions(killed).is_err(),
+        kconform::targets::apache::answers_api_versions(killed).is_err(),
         "a killed broker answers nothing"
     );
     for addr in cluster.live_addrs() {
-        kconform::target::apache::answers_api_versions(addr).expect("the others keep serving");
+        kconform::targets::apache::answers_api_versions(addr).expect("the others keep serving");
     }
     let restarted = Instant::now();
     cluster.restart(1).expect("the broker restarts on its data");
@@ -40,6 +40,6 @@ fn three_brokers_form_lose_one_and_take_it_back() {
         restarted.elapsed().as_secs_f64()
     );
     assert_eq!(cluster.live_addrs().len(), 3);
-    kconform::target::apache::answers_api_versions(killed).expect("the restarted broker answers");
+    kconform::targets::apache::answers_api_versions(killed).expect("the restarted broker answers");
     assert!(cluster.start_time < Duration::from_secs(600));
 }

@@ -1,5 +1,5 @@
 //! Apache's parser decides what is malformed. kconform's frame check ([`kconform::wire::frame::accept`])
-//! and Apache's own parser (kafka-clients 3.7.2, [`kconform::target::apache::parser`]) are given the same
+//! and Apache's own parser (kafka-clients 3.7.2, [`kconform::targets::apache::parser`]) are given the same
 //! frames: every distinct answer a live Apache gave the whole one-broker suite, each written
 //! again in every equivalent encoding ([`kconform::wire::frame::Equivalent`]), and thousands of
 //! structure-aware mutations per API and version, from the wire fuzzer's mutators (lengths
@@ -21,8 +21,8 @@ use kconform::fuzz::model::Rng;
 use kconform::fuzz::wire::mutate::mutate_along;
 use kconform::fuzz::wire::shape::Parsed;
 use kconform::mutation::{Exchange, Proxy, Scope};
-use kconform::target::apache::parser::{ApacheParser, Verdict};
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::apache::parser::{ApacheParser, Verdict};
+use kconform::targets::{Running, TargetSpec};
 use kconform::wire::frame::{self, Equivalent};
 
 /// Mutated frames per (API, version).
@@ -114,11 +114,11 @@ fn compare(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("skipped: no live Apache and no Apache parser here ({why})");
         return;
     }
-    let apache = Running::start(&TargetSpec::Apache(kconform::target::apache::Backend::Jvm))
+    let apache = Running::start(&TargetSpec::Apache(kconform::targets::apache::Backend::Jvm))
         .await
         .expect("Apache starts");
     let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), apache.addr, Scope::None)
@@ -243,7 +243,7 @@ const REQUEST_MUTATIONS_PER_VERSION: usize = 3_000;
 fn kaas_ref_and_the_wire_judge_read_requests_as_apaches_broker_does() {
     use kconform::fuzz::wire::{mutate, seeds, shape};
     use reference_broker::codec;
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("skipped: no Apache parser here ({why})");
         return;
     }
@@ -431,7 +431,7 @@ fn kinds(lines: &[&String]) -> String {
 /// sequence starts with).
 #[test]
 fn strings_read_as_java_reads_them() {
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("skipped: no JVM here ({why})");
         return;
     }
@@ -537,7 +537,7 @@ fn start_kfake() -> Result<Kfake, String> {
 /// its own; what this asserts is that the verdict can be trusted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_kfake_every_malformed_verdict_is_apaches_too() {
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("skipped: no Apache parser here ({why})");
         return;
     }

@@ -67,7 +67,7 @@ fn transcript<'a>(
 }
 
 fn apache_here() -> bool {
-    match kconform::target::apache::available() {
+    match kconform::targets::apache::available() {
         Ok(()) => true,
         Err(why) => {
             println!("SKIPPED: no live Apache here ({why})");
@@ -231,7 +231,7 @@ async fn the_workloads_run_on_provisioned_topics_of_a_broker_that_refuses_create
     .expect("kaas-ref starts with its topics");
     let target = format!("external={}", broker.addr());
     let mut clients_wanted = vec!["--client", "librdkafka"];
-    if kconform::target::apache::available().is_ok() {
+    if kconform::targets::apache::available().is_ok() {
         clients_wanted.extend(["--client", "java"]);
     } else {
         println!("SKIPPED the Java client: no Java and jars here");

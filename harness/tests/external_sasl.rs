@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kconform::run;
 use kconform::scenario::Scenario;
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::{Running, TargetSpec};
 use reference_broker::{Broker, BrokerConfig};
 
 async fn judged(security: reference_broker::Security) -> Vec<kconform::transcript::Transcript> {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use kconform::fuzz::report::Finding;
 use kconform::fuzz::{FuzzOptions, Progress, Stats};
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::{Running, TargetSpec};
 use reference_broker::planted::{Bug, Planted};
 use reference_broker::{Broker, BrokerConfig};
 
@@ -25,11 +25,11 @@ impl Progress for Quiet {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_planted_bug_is_found_and_shrunk() {
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("SKIPPED: no live Apache to judge against ({why})");
         return;
     }
-    let oracle = Running::start(&TargetSpec::Apache(kconform::target::apache::Backend::Jvm))
+    let oracle = Running::start(&TargetSpec::Apache(kconform::targets::apache::Backend::Jvm))
         .await
         .expect("Apache starts");
     let source = kconform::data::Source::BuiltInScenarios;

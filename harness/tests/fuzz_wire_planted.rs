@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use kconform::fuzz::report::Finding;
 use kconform::fuzz::wire::{self, WireOptions};
 use kconform::fuzz::{Progress, Stats};
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::{Running, TargetSpec};
 use reference_broker::alloc::ReservingAllocator;
 use reference_broker::planted::{Bug, Planted};
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};

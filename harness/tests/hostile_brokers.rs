@@ -12,7 +12,7 @@ use kafka_protocol::messages::{ApiVersionsResponse, ResponseHeader};
 use kafka_protocol::protocol::Encodable;
 use kconform::run::{self, Outcome};
 use kconform::scenario::Scenario;
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::{Running, TargetSpec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -16,7 +16,7 @@ use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
 use kconform::report::Report;
 use kconform::run::{Outcome, Transcript};
 use kconform::scenario::Scenario;
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::{Running, TargetSpec};
 
 /// Each transaction API, its lowest and highest version in Apache 3.7, and the scenario that
 /// sweeps them.

@@ -41,7 +41,7 @@ fn cannot_run() -> Option<String> {
     if let Err(why) = kconform::peers::suite::available() {
         return Some(why.to_string());
     }
-    kconform::target::apache::available()
+    kconform::targets::apache::available()
         .err()
         .map(|why| format!("no live Apache: {why}"))
 }

@@ -12,7 +12,7 @@ use kconform::data::Source;
 use kconform::report::Report;
 use kconform::run::session::Session;
 use kconform::scenario::Scenario;
-use kconform::target::TargetSpec;
+use kconform::targets::TargetSpec;
 use reference_broker::config::TopicSpec;
 use reference_broker::{Broker, BrokerConfig};
 
@@ -55,7 +55,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
     assert!(topics.len() > 50, "{} topics", topics.len());
     // The settings the ref target uses, so the answers are those of the usual comparison.
     let setting = |key: &str, default: u64| {
-        kconform::target::apache::setting(key)
+        kconform::targets::apache::setting(key)
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
@@ -134,7 +134,7 @@ fn creates_topics_marks_exactly_the_steps_apache_answers_with_success() {
             n => format!("apache-{n}"),
         };
         let Ok(apache) =
-            kconform::target::recorded::load(&root().join("snapshots"), &s.name, &label)
+            kconform::targets::recorded::load(&root().join("snapshots"), &s.name, &label)
         else {
             continue;
         };

@@ -16,8 +16,8 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use kconform::target::acls::AclWire;
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::acls::AclWire;
+use kconform::targets::{Running, TargetSpec};
 
 const T: Duration = Duration::from_secs(30);
 
@@ -268,7 +268,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
     let (addr, user) = (target.addr, "alice");
     let (names, partial) = (Names::fresh(), Names::fresh());
     let acls = [grants(user, &names, true), grants(user, &partial, false)].concat();
-    kconform::target::acls::create(&[addr], T, &acls)
+    kconform::targets::acls::create(&[addr], T, &acls)
         .await
         .expect("ACLs created");
     let admin = Some(kconform::security::SUPER_USER);
@@ -301,7 +301,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
     })
     .await
     .expect("workload");
-    kconform::target::acls::delete(&[addr], T, &acls)
+    kconform::targets::acls::delete(&[addr], T, &acls)
         .await
         .expect("ACLs deleted");
     target.stop().await;
@@ -329,10 +329,10 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
         "{}",
         kaas.without_group
     );
-    match kconform::target::apache::available() {
+    match kconform::targets::apache::available() {
         Ok(()) => {
             let apache = seen_secured(TargetSpec::ApacheSasl(
-                kconform::target::apache::Backend::Jvm,
+                kconform::targets::apache::Backend::Jvm,
             ))
             .await;
             assert_eq!(
@@ -351,12 +351,12 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
 /// is the one Apache checks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apache_takes_scram_credentials_over_the_wire() {
-    if let Err(why) = kconform::target::apache::available() {
+    if let Err(why) = kconform::targets::apache::available() {
         println!("SKIPPED: {why}");
         return;
     }
     let target = Running::start(&TargetSpec::ApacheSasl(
-        kconform::target::apache::Backend::Jvm,
+        kconform::targets::apache::Backend::Jvm,
     ))
     .await
     .expect("target starts");

@@ -20,7 +20,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use kconform::target::{Running, TargetSpec};
+use kconform::targets::{Running, TargetSpec};
 
 /// Records in the input topic.
 const RECORDS: usize = 240;
@@ -551,7 +551,7 @@ async fn both_clusters(victim: Victim) {
     };
     let kaas = run_on(TargetSpec::RefCluster(3), victim).await;
     assert_eq!(kaas, clean, "ref:3, {victim:?} killed: not exactly once");
-    match kconform::target::apache::available() {
+    match kconform::targets::apache::available() {
         Ok(()) => {
             let apache = run_on(TargetSpec::ApacheCluster(3), victim).await;
             assert_eq!(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use kconform::compare::ledger::{Ledger, Verdict};
 use kconform::run::{self, Transcript};
 use kconform::scenario::Scenario;
-use kconform::target::{snapshot_label, Running, TargetSpec};
+use kconform::targets::{snapshot_label, Running, TargetSpec};
 
 async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> {
     let target = Arc::new(Running::start(spec).await.expect("target starts"));
@@ -95,8 +95,8 @@ async fn both_sides(
     let (ours, live, label) = match brokers {
         1 if secured => (
             TargetSpec::RefSasl,
-            TargetSpec::ApacheSasl(kconform::target::apache::Backend::Jvm),
-            snapshot_label(&TargetSpec::ApacheSasl(kconform::target::apache::Backend::Jvm).name()),
+            TargetSpec::ApacheSasl(kconform::targets::apache::Backend::Jvm),
+            snapshot_label(&TargetSpec::ApacheSasl(kconform::targets::apache::Backend::Jvm).name()),
         ),
         n if secured => (
             TargetSpec::RefClusterSasl(n),
@@ -105,7 +105,7 @@ async fn both_sides(
         ),
         1 => (
             TargetSpec::Ref,
-            TargetSpec::Apache(kconform::target::apache::Backend::Jvm),
+            TargetSpec::Apache(kconform::targets::apache::Backend::Jvm),
             "apache".to_owned(),
         ),
         n => (
@@ -120,7 +120,7 @@ async fn both_sides(
             run::mask_timing(s, t);
         }
     };
-    let apache = match kconform::target::apache::available() {
+    let apache = match kconform::targets::apache::available() {
         Ok(()) => {
             let mut apache = run_all(&live, scenarios).await;
             check_ledger(root, scenarios, &transcripts, &apache);
@@ -138,7 +138,7 @@ async fn both_sides(
                 .iter()
                 .map(|s| {
                     let mut t =
-                        kconform::target::recorded::load(&dir, &s.name, &label).expect("recorded");
+                        kconform::targets::recorded::load(&dir, &s.name, &label).expect("recorded");
                     t.target = live.name();
                     t
                 })

@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::transcript::ClientTranscript;
-use crate::target::apache::javac::CompileError;
-use crate::target::apache::{self, ApacheError};
+use crate::targets::apache::javac::CompileError;
+use crate::targets::apache::{self, ApacheError};
 
 /// The program's source, built into kconform so that it runs from any directory.
 const SOURCE: &str = include_str!("../../java/KconformClient.java");

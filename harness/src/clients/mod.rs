@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::compare::ledger::Ledger;
-use crate::target::{Running, TargetError, TargetSpec};
+use crate::targets::{Running, TargetError, TargetSpec};
 use report::{ClientsReport, RunRow, TargetRun};
 use transcript::ClientTranscript;
 

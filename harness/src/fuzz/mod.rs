@@ -24,7 +24,7 @@ use crate::compare::ledger::{Ledger, Verdict};
 use crate::data::Source;
 use crate::run;
 use crate::scenario::Scenario;
-use crate::target::Running;
+use crate::targets::Running;
 use crate::transcript::{Outcome, Transcript};
 use model::{Action, Rng};
 use report::{Finding, FuzzReport};

@@ -10,7 +10,7 @@ pub mod suite;
 
 use std::collections::BTreeMap;
 
-use crate::target::{Running, TargetError, TargetSpec};
+use crate::targets::{Running, TargetError, TargetSpec};
 use judge::Allowlist;
 use report::{Judged, PeersReport, Stale, TargetRun};
 use suite::{Outcome, RunOptions, Suite, SuiteError, SuiteRun};

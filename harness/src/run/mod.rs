@@ -19,7 +19,7 @@ use crate::api::request::{self, substitute, Var, Vars};
 use crate::api::response;
 use crate::compare::normalise::Normaliser;
 use crate::scenario::{BrokerRef, Scenario, Step, VersionSpec};
-use crate::target::Running;
+use crate::targets::Running;
 pub use crate::transcript::{Outcome, StepRecord, Transcript};
 use crate::wire::client::{ClientError, Connection};
 use crate::wire::error_codes;
@@ -218,7 +218,7 @@ async fn run_in_slot(
         }
     };
     if !acls.is_empty() && run.stopped.is_none() {
-        if let Err(e) = crate::target::acls::create(&target.bootstrap, deadline, &acls).await {
+        if let Err(e) = crate::targets::acls::create(&target.bootstrap, deadline, &acls).await {
             run.stopped = Some(format!("setting up the scenario's ACLs: {e}"));
         }
     }
@@ -234,7 +234,7 @@ async fn run_in_slot(
         run.land(pending).await;
     }
     if !acls.is_empty() {
-        if let Err(e) = crate::target::acls::delete(&target.bootstrap, deadline, &acls).await {
+        if let Err(e) = crate::targets::acls::delete(&target.bootstrap, deadline, &acls).await {
             run.failed
                 .push(format!("could not delete the scenario's ACLs: {e}"));
         }
@@ -380,7 +380,7 @@ impl Run<'_> {
             return Ok(());
         }
         let nodes =
-            crate::target::brokers::of(self.target.addr, self.deadline, self.target.secured)
+            crate::targets::brokers::of(self.target.addr, self.deadline, self.target.secured)
                 .await?;
         for (node, addr) in &nodes {
             self.normaliser

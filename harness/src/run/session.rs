@@ -11,9 +11,9 @@ use crate::compare::ledger::{Ledger, LedgerError, Verdict};
 use crate::report::{Report, Stale};
 use crate::run::{self, Transcript};
 use crate::scenario::Scenario;
-use crate::target::apache;
-use crate::target::recorded::{self, RecordedError};
-use crate::target::{Running, TargetError, TargetSpec};
+use crate::targets::apache;
+use crate::targets::recorded::{self, RecordedError};
+use crate::targets::{Running, TargetError, TargetSpec};
 
 /// Why a run could not happen.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +123,7 @@ impl Session<'_> {
             (n, false) => TargetSpec::ApacheCluster(n),
             (n, true) => TargetSpec::ApacheClusterSasl(n),
         };
-        let label = crate::target::snapshot_label(&live.name());
+        let label = crate::targets::snapshot_label(&live.name());
         let transcripts = chosen
             .iter()
             .map(|s| {

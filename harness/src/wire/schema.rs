@@ -455,11 +455,11 @@ mod tests {
     /// Apache target caches, when it is there (skipped, saying why, when it is not).
     #[test]
     fn schema_files_are_apaches() {
-        let jar = crate::target::apache::jvm::cache_dir()
+        let jar = crate::targets::apache::jvm::cache_dir()
             .join("libs")
             .join(format!(
                 "kafka-clients-{}.jar",
-                crate::target::apache::KAFKA_VERSION
+                crate::targets::apache::KAFKA_VERSION
             ));
         if !jar.exists() {
             println!(

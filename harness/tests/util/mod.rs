@@ -14,7 +14,7 @@ use kconform::report::Report;
 use kconform::run::session::{Quiet, Session};
 use kconform::run::Transcript;
 use kconform::scenario::Scenario;
-use kconform::target::TargetSpec;
+use kconform::targets::TargetSpec;
 
 /// The tests that load both cores for minutes (every scenario on every target, a cluster whose
 /// brokers are killed under real clients, franz-go's suite on two brokers) take turns: run side

@@ -33,7 +33,7 @@ use serde::Serialize;
 
 use super::model::Rng;
 use super::{FuzzError, Progress};
-use crate::target::Running;
+use crate::targets::Running;
 use crate::wire::client::{ClientError, Connection};
 use crate::wire::error_codes;
 

@@ -73,7 +73,7 @@ impl fmt::Display for Malformed {
     }
 }
 
-/// `0001ff`: a frame on one line, as Apache's parser is given it ([`crate::target::apache::parser`]).
+/// `0001ff`: a frame on one line, as Apache's parser is given it ([`crate::targets::apache::parser`]).
 pub fn hex_compact(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

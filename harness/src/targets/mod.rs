@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use reference_broker::local_cluster::LocalCluster;
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 
-use crate::target::apache::{
+use crate::targets::apache::{
     cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend,
 };
 
@@ -619,7 +619,7 @@ impl Running {
         let started = std::time::Instant::now();
         let mut last;
         loop {
-            last = match crate::target::brokers::unsettled(
+            last = match crate::targets::brokers::unsettled(
                 addr,
                 std::time::Duration::from_secs(5),
                 self.secured,
