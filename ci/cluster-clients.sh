@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 runs="${1:-1}"
 passed=0
 for i in $(seq 1 "$runs"); do
-  if cargo test -p harness --test integration real_clients_cluster -- --nocapture; then
+  if cargo test -p harness --test real_clients_cluster -- --nocapture; then
     passed=$((passed + 1))
   fi
   echo "cluster clients: run $i/$runs, $passed passed so far"

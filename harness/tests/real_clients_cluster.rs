@@ -6,6 +6,13 @@
 //! documentation asks (retry a retriable commit, abort and rewind to the committed offsets on an
 //! abortable error). What must hold, on both clusters alike: a read_committed consumer reads
 //! every input record from the output exactly once, and nothing of an aborted transaction.
+//!
+//! It runs as a binary of its own, alone. Run inside the shared test binary, beside lighter tests
+//! on two cores (CI, 2026-12-02), it failed once on ref:3 with the OutputLeader killed: librdkafka's
+//! send_offsets_to_transaction stalled past 75 s, a new producer took over, and the output held
+//! input partition 2's first 20 records twice and its last 20 not at all, as if the rewind had
+//! found no committed offset for partition 2 and started it from the beginning. Not explained
+//! yet; `ci/cluster-clients.sh` runs this test many times in a row to chase it.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -570,7 +577,6 @@ async fn both_clusters(victim: Victim) {
 /// was found, now met by replacing the producer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_survives_the_coordinator_or_a_leader_killed() {
-    let _turn = crate::util::heavy_turn().await;
     both_clusters(Victim::Coordinator).await;
     both_clusters(Victim::OutputLeader).await;
 }

@@ -16,8 +16,8 @@ use kconform::run::Transcript;
 use kconform::scenario::Scenario;
 use kconform::targets::TargetSpec;
 
-/// The tests that load both cores for minutes (every scenario on every target, a cluster whose
-/// brokers are killed under real clients, franz-go's suite on two brokers) take turns: run side
+/// The tests that load both cores for minutes (every scenario on every target, franz-go's suite
+/// on two brokers) take turns: run side
 /// by side they would time each other, not the brokers. Lighter tests run beside them.
 static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
