@@ -47,7 +47,10 @@ fn pom() -> String {
     )
 }
 
-/// The jar directory, resolving it with Maven the first time.
+/// The jar directory, resolving it with Maven the first time. Resolution holds a lock on the
+/// cache (every thread and process of every kconform, so two tests starting Apache at once on
+/// a fresh machine do not copy jars over each other) and copies into a directory of its own,
+/// renamed into place once whole: a resolution killed halfway leaves no half a `libs`.
 pub fn resolve_jars() -> Result<PathBuf, ApacheError> {
     let dir = cache_dir();
     let libs = dir.join("libs");
@@ -56,34 +59,86 @@ pub fn resolve_jars() -> Result<PathBuf, ApacheError> {
         return Ok(libs);
     }
     std::fs::create_dir_all(&dir)?;
+    let _lock = CacheLock::take(&dir.join("resolve.lock"))?;
+    // Another holder may have resolved while this one waited.
+    if done.exists() {
+        return Ok(libs);
+    }
     std::fs::write(dir.join("pom.xml"), pom())?;
     tracing::info!(
         version = KAFKA_VERSION,
         "resolving Apache Kafka jars with Maven"
     );
+    let partial = dir.join(format!("libs.partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
     let out = Command::new("mvn")
         .args(["-B", "-q", "-f"])
         .arg(dir.join("pom.xml"))
         .arg("org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies")
         .arg("-DincludeScope=runtime")
-        .arg(format!("-DoutputDirectory={}", libs.display()))
+        .arg(format!("-DoutputDirectory={}", partial.display()))
         .output()
         .map_err(|e| ApacheError::Resolve(e.to_string()))?;
     if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&partial);
         return Err(ApacheError::Resolve(tail(
             &String::from_utf8_lossy(&out.stdout),
             20,
         )));
     }
-    let broker_jar = libs.join(format!("kafka_2.13-{KAFKA_VERSION}.jar"));
-    if !broker_jar.exists() {
+    let broker_jar = format!("kafka_2.13-{KAFKA_VERSION}.jar");
+    if !partial.join(&broker_jar).exists() {
+        let _ = std::fs::remove_dir_all(&partial);
         return Err(ApacheError::Resolve(format!(
             "{} missing after resolution",
-            broker_jar.display()
+            libs.join(&broker_jar).display()
         )));
     }
+    let _ = std::fs::remove_dir_all(&libs);
+    std::fs::rename(&partial, &libs)?;
     std::fs::write(&done, KAFKA_VERSION)?;
     Ok(libs)
+}
+
+/// An exclusive lock on a file (`flock`), held until dropped: across threads (each takes its
+/// own descriptor) and processes. Waiting is said once in the log; a holder that never lets go
+/// (a hung Maven) is given up on after [`LOCK_PATIENCE`].
+struct CacheLock {
+    /// The locked file: closing it (on drop) lets the next holder in.
+    _held: std::fs::File,
+}
+
+/// How long a resolution waits for another to finish: a first resolution downloads about
+/// 100 jars.
+const LOCK_PATIENCE: Duration = Duration::from_secs(15 * 60);
+
+impl CacheLock {
+    fn take(path: &Path) -> Result<CacheLock, ApacheError> {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        let started = Instant::now();
+        let mut said = false;
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            if started.elapsed() > LOCK_PATIENCE {
+                return Err(ApacheError::Resolve(format!(
+                    "another resolution has held {} for over {} s",
+                    path.display(),
+                    LOCK_PATIENCE.as_secs()
+                )));
+            }
+            if !said {
+                tracing::info!("waiting for another resolution of the Apache jars to finish");
+                said = true;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Ok(CacheLock { _held: file })
+    }
 }
 
 pub(crate) fn tail(text: &str, lines: usize) -> String {
@@ -510,6 +565,32 @@ impl Drop for ApacheJvm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two resolutions at once (two tests starting Apache on a fresh machine raced Maven's copies
+    /// into one `libs` and one failed): the second waits until the first lets go.
+    #[test]
+    fn the_cache_lock_lets_one_holder_in_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("resolve.lock");
+        let first = CacheLock::take(&path).unwrap();
+        let released = Arc::new(Mutex::new(None::<Instant>));
+        let (p, r) = (path.clone(), released.clone());
+        let second = std::thread::spawn(move || {
+            let _lock = CacheLock::take(&p).unwrap();
+            let at = Instant::now();
+            (
+                at,
+                r.lock()
+                    .unwrap()
+                    .expect("taken only after the first let go"),
+            )
+        });
+        std::thread::sleep(Duration::from_millis(400));
+        *released.lock().unwrap() = Some(Instant::now());
+        drop(first);
+        let (taken, let_go) = second.join().unwrap();
+        assert!(taken >= let_go);
+    }
 
     #[test]
     fn config_has_single_broker_transaction_settings() {
