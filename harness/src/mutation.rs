@@ -138,7 +138,47 @@ pub enum Scope {
     AllBut(Mutation),
 }
 
+/// Why the flags of `kconform proxy` name no scope.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    /// `--api all` with a version.
+    #[error("--api all changes every version: drop --version")]
+    VersionBesideAll,
+    /// An API without a version.
+    #[error("--api needs --version (or use --api all)")]
+    NoVersion,
+    /// An API kconform does not know.
+    #[error("--api '{0}': kconform knows all, {1}")]
+    UnknownApi(String, String),
+}
+
 impl Scope {
+    /// The scope `--api`, `--version` and `--mutation` name: `all` for every answer but
+    /// ApiVersions', an API by Apache's name (`EndTxn`) at one version, or none (a transparent
+    /// relay) when no mutation is given.
+    pub fn from_flags(
+        api: Option<&str>,
+        version: Option<i16>,
+        mutation: Option<Mutation>,
+    ) -> Result<Scope, ScopeError> {
+        match (api, version, mutation) {
+            (Some("all"), None, Some(mutation)) => Ok(Scope::AllBut(mutation)),
+            (Some("all"), Some(_), _) => Err(ScopeError::VersionBesideAll),
+            (Some(api), Some(version), Some(mutation)) => {
+                let key = crate::api::by_name(api)
+                    .map(|a| a.key)
+                    .ok_or_else(|| ScopeError::UnknownApi(api.to_owned(), crate::api::names()))?;
+                Ok(Scope::One(Mutant {
+                    api: key,
+                    version,
+                    mutation,
+                }))
+            }
+            (Some(_), None, _) => Err(ScopeError::NoVersion),
+            _ => Ok(Scope::None),
+        }
+    }
+
     fn mutation_for(&self, api: i16, version: i16) -> Option<(ApiKey, &Mutation)> {
         match self {
             Scope::One(m) if m.api as i16 == api && m.version == version => {
@@ -456,6 +496,34 @@ impl Proxy {
 mod tests {
     use super::*;
     use bytes::BytesMut;
+
+    #[test]
+    fn the_proxy_flags_name_a_scope_or_the_mend() {
+        let m = || Some("drop-last-byte".parse::<Mutation>().unwrap());
+        assert_eq!(Scope::from_flags(None, None, None), Ok(Scope::None));
+        assert!(matches!(
+            Scope::from_flags(Some("all"), None, m()),
+            Ok(Scope::AllBut(_))
+        ));
+        assert_eq!(
+            Scope::from_flags(Some("all"), Some(3), m()),
+            Err(ScopeError::VersionBesideAll)
+        );
+        assert_eq!(
+            Scope::from_flags(Some("EndTxn"), None, m()),
+            Err(ScopeError::NoVersion)
+        );
+        match Scope::from_flags(Some("EndTxn"), Some(3), m()) {
+            Ok(Scope::One(mutant)) => assert_eq!((mutant.api, mutant.version), (ApiKey::EndTxn, 3)),
+            other => panic!("{other:?}"),
+        }
+        let e = Scope::from_flags(Some("EndTx"), Some(3), m()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--api 'EndTx': kconform knows all, "),
+            "{e}"
+        );
+    }
     use kafka_protocol::messages::{EndTxnResponse, ResponseHeader};
     use kafka_protocol::protocol::Encodable;
 

@@ -359,3 +359,5 @@ impl ClientsReport {
         out
     }
 }
+
+crate::report_forms!(ClientsReport);

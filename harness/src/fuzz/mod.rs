@@ -8,6 +8,7 @@
 //! and written once per distinct difference as a scenario file that `kconform run
 //! --scenarios <findings>` replays as it is.
 
+pub mod campaign;
 pub mod model;
 pub mod report;
 pub mod resume;

@@ -364,3 +364,5 @@ impl FuzzReport {
         out
     }
 }
+
+crate::report_forms!(FuzzReport);

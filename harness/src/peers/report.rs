@@ -306,3 +306,5 @@ impl PeersReport {
         out
     }
 }
+
+crate::report_forms!(PeersReport);

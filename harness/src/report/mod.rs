@@ -2,6 +2,8 @@
 //! `harness/report.schema.json`), JUnit XML for CI dashboards, Markdown for a pull-request
 //! comment, and `repro`'s step-by-step view of one scenario.
 
+pub mod forms;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -591,6 +593,8 @@ impl Report {
         out
     }
 }
+
+crate::report_forms!(Report);
 
 /// `s` as XML attribute text (the JUnit forms of every report).
 pub fn xml(s: &str) -> String {

@@ -1,6 +1,7 @@
 //! Runs a scenario against a target and records a transcript: each step's request and the
 //! normalised answer, or why there was none.
 
+pub mod plan;
 pub mod session;
 pub mod topics;
 

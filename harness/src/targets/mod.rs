@@ -4,6 +4,7 @@
 pub mod acls;
 pub mod apache;
 pub mod brokers;
+pub mod choice;
 pub mod recorded;
 
 use std::net::SocketAddr;

@@ -1,0 +1,519 @@
+//! The command line as clap reads it: one `Args` struct per command, and the flag groups several
+//! share (where the scenarios come from, which targets, which report files). Values are
+//! checked here as far as a flag alone can be; what depends on several flags is the library's
+//! policy (`kconform::targets::choice`, `kconform::run::plan`, `kconform::fuzz::campaign`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use kconform::data::Source;
+use kconform::report::forms::Files;
+use kconform::targets::apache::Backend;
+
+/// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
+/// shows how their answers differ.
+#[derive(Debug, Parser)]
+#[command(name = "kconform", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `kconform fuzz --mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FuzzMode {
+    /// Stateful differential fuzzing against the oracle.
+    Sequences,
+    /// Live-wire fuzzing of the target's decoders.
+    Frames,
+    /// Both at once (the sequences wait on the brokers; the frames use the cores meanwhile).
+    Both,
+}
+
+/// `--apache-backend`: how to launch Apache ([`Backend`]).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum BackendArg {
+    /// The container when a Docker engine answers, else the JVM.
+    Auto,
+    /// The broker's jars, launched as a JVM (needs java and mvn).
+    Jvm,
+    /// The official apache/kafka image through testcontainers (needs Docker).
+    Container,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(b: BackendArg) -> Backend {
+        match b {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Jvm => Backend::Jvm,
+            BackendArg::Container => Backend::Container,
+        }
+    }
+}
+
+/// `--client`: a client library that runs the workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientArg {
+    /// Java kafka-clients 3.7.2 (needs java; the jars the Apache target caches).
+    Java,
+    /// librdkafka (built into kconform).
+    Librdkafka,
+}
+
+impl From<ClientArg> for kconform::clients::Client {
+    fn from(c: ClientArg) -> Self {
+        match c {
+            ClientArg::Java => kconform::clients::Client::Java,
+            ClientArg::Librdkafka => kconform::clients::Client::Librdkafka,
+        }
+    }
+}
+
+/// Where the scenarios come from.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScenarioArgs {
+    /// Directory of scenario files, their fragments/, deviations.toml and
+    /// peers-allowlist.toml (default: the ones built into this kconform, so it works from any
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub scenarios: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    /// The scenarios' source: the directory given, else those built in.
+    pub fn source(&self) -> Source {
+        Source::scenarios(self.scenarios.as_deref())
+    }
+}
+
+/// The brokers a command runs on, and how it reaches them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TargetArgs {
+    /// A target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7:
+    /// the one `kconform apache up` keeps, else one launched by --apache-backend),
+    /// `apache-recorded` (Apache's recorded answers) or `external=HOST:PORT` (any running
+    /// broker). Repeat for several, each once. Default: ref and apache, or ref and
+    /// apache-recorded where Apache cannot run (said so).
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// Directory of Apache's recorded answers, `<scenario>__apache.snap` (default: the ones
+    /// built into this kconform).
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<PathBuf>,
+    /// Run the scenarios written for a cluster of N brokers, on ref:N and apache:N (or
+    /// apache-recorded:N) unless --target names others. Default: one broker.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=9))]
+    pub brokers: Option<u64>,
+    /// Run the security scenarios (SASL logins and ACLs) on ref+sasl and apache+sasl (or
+    /// apache-recorded+sasl) unless --target names others.
+    #[arg(long)]
+    pub sasl: bool,
+    /// Deadline for every network wait, in milliseconds (Apache's request.timeout.ms, 30 s,
+    /// and 5 s more: Apache may hold an answer back that long).
+    #[arg(long, default_value_t = kconform::run::DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline_ms: u64,
+    /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
+    /// beforehand) instead of creating them; a target that refuses CreateTopics gets them
+    /// anyway. Offsets are then read relative to where each scenario began, so records earlier
+    /// runs left change no verdict.
+    #[arg(long)]
+    pub provisioned_topics: bool,
+    /// Fail on answers that Apache's parser reads but no canonical encoder writes (a tagged
+    /// field at its default, an unknown tag, a varint longer than it needs): reported as
+    /// "non-canonical encoding", never as malformed. Off, they are encoding notes, shown by
+    /// --show and repro and kept in the JSON transcripts.
+    #[arg(long)]
+    pub strict_encoding: bool,
+    /// How `--target apache` launches Apache when `kconform apache up` is not running one:
+    /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
+    /// `auto` (the container when a Docker engine answers, else the JVM).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub apache_backend: BackendArg,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ApacheAction {
+    /// Start one broker and keep it running between runs.
+    Up,
+    /// Stop the broker `up` started.
+    Down,
+    /// Say whether it runs (exit 3 when not).
+    Status,
+    /// Run a cluster of `--brokers` brokers and a KRaft controller, each its own JVM, in the
+    /// foreground until Ctrl-C: prints each broker's address, the start time and the memory.
+    Cluster,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scenarios (all, or those named) against each target; with two targets, diff them
+    /// and classify every difference against the ledger.
+    Run(RunArgs),
+    /// One scenario on two targets, transcripts in full, each difference with its ledger entry
+    /// or "undocumented".
+    Repro(ReproArgs),
+    /// Run every scenario and print, per target, the (API, version, error code) cells the
+    /// transaction APIs produced, then the codes each API can return that no scenario reached.
+    Coverage(CoverageArgs),
+    /// Run a peer's test suite against each target and judge each against Apache: franz-go's
+    /// kgo integration tests (github.com/twmb/franz-go v1.22.3, pkg/kgo), fetched through the
+    /// Go module proxy and built once into the cache (needs `go`). A test that passes on
+    /// Apache and fails, hangs, skips or takes more than twice as long on a target is a
+    /// finding; reviewed reasons live in <scenarios>/peers-allowlist.toml, and an entry that no
+    /// longer shows is stale. Exit 0: no undocumented finding, nothing stale; 1: otherwise;
+    /// 2: the suite or a target could not run.
+    Peers(PeersArgs),
+    /// Run client workloads with the Java kafka-clients 3.7 and librdkafka on two targets, diff
+    /// what each client saw (each call's result or exception, what consumers read, the group's
+    /// offsets) and judge every difference against the ledger's client claims
+    /// ([[deviation.client]] in deviations.toml): documented, UNDOCUMENTED, or a claim that did
+    /// not show (STALE). Exit 0: every workload ran, nothing undocumented or stale; 1:
+    /// otherwise; 2: a target or a client could not run.
+    Clients(ClientsArgs),
+    /// Fuzz a broker: stateful differential sequences and live-wire frames (`--mode`).
+    ///
+    /// Sequences are drawn from a model of the transaction state machine (valid flows,
+    /// perturbed: wrong, stale and future epochs and producer ids, empty ids and groups, every
+    /// version, odd timeouts, repeated and reordered calls, sleeps past a timeout) and run on
+    /// the target and on the oracle; a difference no ledger entry matches is a finding,
+    /// confirmed by a second run, shrunk, and written once as a scenario file (`finding-*.toml`)
+    /// that `kconform run --scenarios DIR` and `kconform repro` replay. Frames are mutated
+    /// request frames of the six APIs sent to the target; an undecodable answer, a wrong
+    /// correlation id, a close on a well-formed request, silence or a target that stops
+    /// answering is a finding, written as a raw frame (`frame-*.bin`) that `kconform
+    /// replay-frame` sends again. Ctrl-C ends the run with its summary; `--resume` goes on from
+    /// there. Exit 0: no new finding; 1: new findings; 2: a target could not run.
+    Fuzz(FuzzArgs),
+    /// Send raw frames that `kconform fuzz` saved to a target, and judge them as it did.
+    ///
+    /// Each frame file (`frame-*.bin`: a 4-byte size, then the frame) goes on a fresh
+    /// connection; a close or silence is followed by an ApiVersions on another. Exit 0: no frame shows a finding; 1: some do; 2: a file or the target is unusable.
+    ReplayFrame(ReplayFrameArgs),
+    /// Relay to a broker, changing the answers of one API at one version: the way to see what
+    /// kconform makes of a broker that answers wrongly. Prints the address to give as
+    /// `--target external=ADDR` and relays until interrupted.
+    Proxy(ProxyArgs),
+    /// Print the topics a run needs, for a broker where clients cannot create topics: name
+    /// and partitions (and the topic configs a scenario needs), one per line, or with --json
+    /// `[{"name": ..., "partitions": N}]` (what `kaas-ref --topics` reads). Create them once;
+    /// runs against that broker then use them (see --provisioned-topics).
+    Topics(TopicsArgs),
+    /// List the scenarios.
+    List(ListArgs),
+    /// Keep one Apache broker running between runs (`up`), stop it (`down`), or say whether it
+    /// runs (`status`). While it is up, `--target apache` uses it instead of starting one.
+    /// `cluster` runs a cluster of several brokers in the foreground.
+    Apache(ApacheArgs),
+}
+
+/// The arguments of `kconform run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Scenario names (file stems); all when none.
+    pub names: Vec<String>,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    #[command(flatten)]
+    pub on: TargetArgs,
+    /// Print each transcript.
+    #[arg(long)]
+    pub show: bool,
+    /// Scenarios run at once on each target (they make their names unique, so they share
+    /// the broker).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub jobs: u64,
+    /// Also run the scenarios marked slow (minutes each; epoch overflow).
+    #[arg(long)]
+    pub include_slow: bool,
+    /// List every documented difference, not one line per ledger entry.
+    #[arg(long, short)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub files: ReportFiles,
+}
+
+/// The arguments of `kconform repro`.
+#[derive(Debug, clap::Args)]
+pub struct ReproArgs {
+    /// Scenario name.
+    pub name: String,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    #[command(flatten)]
+    pub on: TargetArgs,
+}
+
+/// The arguments of `kconform coverage`.
+#[derive(Debug, clap::Args)]
+pub struct CoverageArgs {
+    /// Scenario names (file stems); all when none.
+    pub names: Vec<String>,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    #[command(flatten)]
+    pub on: TargetArgs,
+    /// Also write the table to this Markdown file.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Also run the scenarios marked slow.
+    #[arg(long)]
+    pub include_slow: bool,
+    /// Scenarios run at once on each target.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub jobs: u64,
+}
+
+/// The arguments of `kconform peers`.
+#[derive(Debug, clap::Args)]
+pub struct PeersArgs {
+    /// Targets: ref, apache or external=HOST:PORT (default ref and apache; a live broker
+    /// each, recorded answers cannot run a suite). The judge is the apache target, else
+    /// the last one named.
+    #[arg(long = "target")]
+    pub targets: Vec<String>,
+    /// Go test regexp: the tests to run (default all). CI runs
+    /// '^(TestTxnEtl|TestGroupETL|TestGroupSimple|TestClient_Produce.*|TestConsumeRegex)$'.
+    #[arg(long, default_value = ".")]
+    pub run: String,
+    /// KGO_TEST_RECORDS: records each produce/consume test moves.
+    #[arg(long, default_value_t = 20_000)]
+    pub records: u32,
+    /// The suite's timeout on each target, in seconds; a binary still running 30 s later
+    /// is killed and its unfinished tests reported.
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(10..=86_400))]
+    pub timeout_secs: u64,
+    /// Tests run at once (-test.parallel); default the suite's own (one per core).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub parallel: Option<u32>,
+    /// Run every target's suite at the same time (faster; times then share the machine).
+    #[arg(long)]
+    pub concurrent: bool,
+    /// A slower test is a finding only when it is also this many seconds longer.
+    #[arg(long, default_value_t = 1.0)]
+    pub floor_secs: f64,
+    /// The allowlist (default: peers-allowlist.toml of the scenarios).
+    #[arg(long, value_name = "PATH")]
+    pub allowlist: Option<PathBuf>,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    /// How `--target apache` launches Apache (see `kconform run --help`).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub apache_backend: BackendArg,
+    #[command(flatten)]
+    pub files: ReportFiles,
+}
+
+/// The arguments of `kconform clients`.
+#[derive(Debug, clap::Args)]
+pub struct ClientsArgs {
+    /// Workloads to run (all when none; --list shows them).
+    pub names: Vec<String>,
+    /// List the workloads and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Targets: ref, apache, ref:N, apache:N or external=HOST:PORT (default ref and apache).
+    /// The first Apache target is the one the other is judged against.
+    #[arg(long = "target")]
+    pub targets: Vec<String>,
+    /// A client to run (java or librdkafka); repeat for both (the default).
+    #[arg(long = "client", value_enum)]
+    pub clients: Vec<ClientArg>,
+    /// Use provisioned topics (one partition each, `kconform topics` lists them) instead
+    /// of creating topics; reads start where each topic ended when the workload began.
+    #[arg(long)]
+    pub provisioned_topics: bool,
+    /// Seconds one workload may take before it is killed and reported.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline_secs: u64,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    /// How `--target apache` launches Apache (see `kconform run --help`).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub apache_backend: BackendArg,
+    #[command(flatten)]
+    pub files: ReportFiles,
+}
+
+/// The arguments of `kconform fuzz`.
+#[derive(Debug, clap::Args)]
+pub struct FuzzArgs {
+    /// The target under test: ref, ref:N, external=HOST:PORT...
+    #[arg(long, default_value = "ref")]
+    pub target: String,
+    /// The oracle: apache (kept up by `kconform apache up`, else launched); `none` with
+    /// `--mode frames` (closes on well-formed frames are then judged by the schema alone).
+    #[arg(long, default_value = "apache")]
+    pub oracle: String,
+    /// What to fuzz: `sequences` (stateful, against the oracle), `frames` (the target's
+    /// decoders, live: mutated request frames of the six APIs, each finding saved as a raw
+    /// frame `frame-*.bin` that `kconform replay-frame` sends again), or `both` at once.
+    #[arg(long, value_enum, default_value_t = FuzzMode::Both)]
+    pub mode: FuzzMode,
+    /// Go on from where the last run into the same findings directory stopped (its seed
+    /// and the next sequence and frame), instead of drawing the same inputs again.
+    #[arg(long)]
+    pub resume: bool,
+    /// How long: 90s, 10m, 8h (or seconds).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// The seed (default: from the clock, printed so the run can be repeated).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where findings are written; findings already there are not written again.
+    #[arg(long, default_value = "kconform-findings", value_name = "DIR")]
+    pub findings: PathBuf,
+    /// The most actions a sequence has (after the set-up).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub max_actions: u64,
+    /// The most runs spent shrinking one finding.
+    #[arg(long, default_value_t = 40)]
+    pub shrink_runs: usize,
+    /// Sequences run at once (they share the brokers, each with its own names).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub jobs: u64,
+    /// End once this many new findings are written.
+    #[arg(long, value_name = "N")]
+    pub stop_after_findings: Option<usize>,
+    /// Deadline for every network wait, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline_ms: u64,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    /// How `--oracle apache` launches Apache (see `kconform run --help`).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub apache_backend: BackendArg,
+    #[command(flatten)]
+    pub files: ReportFiles,
+}
+
+/// The arguments of `kconform replay-frame`.
+#[derive(Debug, clap::Args)]
+pub struct ReplayFrameArgs {
+    /// The frame files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The target: ref, external=HOST:PORT...
+    #[arg(long, default_value = "ref")]
+    pub target: String,
+    /// Deadline for every network wait, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline_ms: u64,
+}
+
+/// The arguments of `kconform proxy`.
+#[derive(Debug, clap::Args)]
+pub struct ProxyArgs {
+    /// The broker to relay to: HOST:PORT, or `ref` for a kaas-ref started here.
+    #[arg(long)]
+    pub upstream: String,
+    /// Where to listen.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: std::net::SocketAddr,
+    /// The API whose answers change, as Apache names it (EndTxn), or `all`: every answer
+    /// but ApiVersions', at every version.
+    #[arg(long, requires = "mutation")]
+    pub api: Option<String>,
+    /// The version whose answers change (needed unless --api all).
+    #[arg(long, requires = "api")]
+    pub version: Option<i16>,
+    /// How: insert:PATH (a byte where that field begins; insert:end after the last),
+    /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
+    /// (becomes 99, or CODE with error-code:PATH=CODE; error-code:* every one),
+    /// add-one:PATH, correlation, close or stall; or an equivalent mutation, which
+    /// changes bytes but not meaning and must change no verdict: tags-at-default (every
+    /// tagged field written, at its default where the answer left it out), unknown-tag
+    /// (an unknown tag in every tagged-field section), long-varints (every varint in five
+    /// bytes); with --api all these change ApiVersions' answers too. PATH is a field as
+    /// diagnoses name it: error_code, topics[0].partitions[0].error_code,
+    /// header.correlation_id.
+    #[arg(long, requires = "api")]
+    pub mutation: Option<kconform::mutation::Mutation>,
+}
+
+/// The arguments of `kconform topics`.
+#[derive(Debug, clap::Args)]
+pub struct TopicsArgs {
+    /// Scenario names (file stems); all when none.
+    pub names: Vec<String>,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// List the topics of the client workloads (`kconform clients --provisioned-topics`)
+    /// instead of the scenarios'.
+    #[arg(long, conflicts_with = "names")]
+    pub clients: bool,
+}
+
+/// The arguments of `kconform list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+}
+
+/// The arguments of `kconform apache`.
+#[derive(Debug, clap::Args)]
+pub struct ApacheArgs {
+    /// up, down, status or cluster.
+    #[arg(value_enum)]
+    pub action: ApacheAction,
+    /// Brokers of `cluster`.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
+    pub brokers: u8,
+}
+
+/// The report files a command that reports can write, the same flags for each.
+#[derive(Debug, clap::Args)]
+pub struct ReportFiles {
+    /// Write the report as JSON.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the report as JUnit XML.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write the report as Markdown (for a pull-request comment).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+}
+
+impl ReportFiles {
+    /// The library's report files.
+    pub fn files(&self) -> Files {
+        Files {
+            json: self.json.clone(),
+            junit: self.junit.clone(),
+            markdown: self.markdown.clone(),
+        }
+    }
+}
+
+impl From<FuzzMode> for kconform::fuzz::campaign::Mode {
+    fn from(m: FuzzMode) -> Self {
+        use kconform::fuzz::campaign::Mode;
+        match m {
+            FuzzMode::Sequences => Mode::Sequences,
+            FuzzMode::Frames => Mode::Frames,
+            FuzzMode::Both => Mode::Both,
+        }
+    }
+}
+
+/// `90s`, `10m`, `8h`, `1d` or plain seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is no duration (90s, 10m, 8h)"))?;
+    let secs = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("'{text}': the unit is s, m, h or d")),
+    };
+    Ok(Duration::from_secs(n * secs))
+}

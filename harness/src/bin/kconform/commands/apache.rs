@@ -1,0 +1,81 @@
+//! `kconform apache up|down|status|cluster`: one Apache kept running between runs, or a cluster
+//! in the foreground.
+
+use std::process::ExitCode;
+
+use kconform::targets::apache::{cluster::ApacheCluster, daemon, KAFKA_VERSION};
+
+use crate::args::{ApacheAction, ApacheArgs};
+use crate::progress;
+
+/// Runs `kconform apache`.
+pub async fn run(a: ApacheArgs) -> anyhow::Result<ExitCode> {
+    match a.action {
+        ApacheAction::Cluster => cluster(a.brokers).await,
+        ApacheAction::Up => up(),
+        ApacheAction::Down => {
+            match daemon::down()? {
+                true => outln!("Apache stopped"),
+                false => outln!("no Apache was up"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ApacheAction::Status => Ok(status()),
+    }
+}
+
+/// Runs a cluster of `brokers` brokers and a controller until Ctrl-C.
+async fn cluster(brokers: u8) -> anyhow::Result<ExitCode> {
+    let spinner = progress::starting(&format!("an Apache cluster of {brokers} brokers"));
+    let started =
+        tokio::task::spawn_blocking(move || ApacheCluster::start(usize::from(brokers))).await;
+    spinner.finish_and_clear();
+    let cluster = started.map_err(|e| anyhow::anyhow!("the launcher failed: {e}"))??;
+    for (i, addr) in cluster.addrs().iter().enumerate() {
+        outln!("broker {i}: {addr}");
+    }
+    outln!(
+        "Apache Kafka {KAFKA_VERSION} cluster: {brokers} brokers and a controller ready in {:.1} s, {} MiB resident; Ctrl-C stops it",
+        cluster.start_time.as_secs_f64(),
+        cluster.resident_bytes() / (1024 * 1024)
+    );
+    tokio::signal::ctrl_c().await?;
+    drop(cluster);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts one broker and leaves it running (or says it already runs).
+fn up() -> anyhow::Result<ExitCode> {
+    let spinner = progress::starting("Apache (kept up)");
+    let result = daemon::up();
+    spinner.finish_and_clear();
+    let (d, started) = result?;
+    outln!(
+        "Apache Kafka {} {} at {} (pid {}); `kconform apache down` stops it",
+        d.version,
+        if started { "started" } else { "already up" },
+        d.addr,
+        d.pid
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Says whether the kept broker runs: exit 3 when not.
+fn status() -> ExitCode {
+    match daemon::running() {
+        Some(d) => {
+            outln!(
+                "up: Apache Kafka {} at {} (pid {}, log {})",
+                d.version,
+                d.addr,
+                d.pid,
+                daemon::dir().join("broker.log").display()
+            );
+            ExitCode::SUCCESS
+        }
+        None => {
+            outln!("down");
+            ExitCode::from(3)
+        }
+    }
+}

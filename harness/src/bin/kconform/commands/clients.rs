@@ -1,0 +1,38 @@
+//! `kconform clients`: client workloads with the Java kafka-clients and librdkafka on two
+//! targets, what each client saw compared and judged against the ledger's client claims.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kconform::clients::{Client, ClientsOptions, WORKLOADS};
+use kconform::compare::ledger::Ledger;
+
+use crate::args::ClientsArgs;
+use crate::progress::ClientLines;
+
+/// Runs `kconform clients`.
+pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
+    if a.list {
+        for w in WORKLOADS {
+            outln!("{:26} {}", w.name, w.about);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
+    let ledger = Ledger::read(&a.scenarios.source())?;
+    let clients = match a.clients.is_empty() {
+        true => Client::ALL.to_vec(),
+        false => a.clients.into_iter().map(Into::into).collect(),
+    };
+    let options = ClientsOptions {
+        workloads: a.names,
+        clients,
+        provisioned_topics: a.provisioned_topics,
+        deadline: Duration::from_secs(a.deadline_secs),
+    };
+    let report = kconform::clients::run(&specs, &options, &ledger, Arc::new(ClientLines)).await?;
+    out!("{}", report.terminal());
+    a.files.files().write(&report)?;
+    Ok(super::verdict(report.passed()))
+}

@@ -1,0 +1,70 @@
+//! `kconform fuzz`: stateful differential sequences and live-wire frames against a target. The
+//! run itself is the library's (`kconform::fuzz::campaign`); this starts the targets behind a
+//! spinner, turns Ctrl-C into an orderly end with the summary, and prints the report.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kconform::fuzz::campaign::{self, Campaign, Mode};
+use kconform::fuzz::FuzzOptions;
+
+use crate::args::FuzzArgs;
+use crate::progress::{self, FuzzLine};
+
+/// Runs `kconform fuzz`: exit 1 when it wrote new findings.
+pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
+    let mode: Mode = a.mode.into();
+    let oracle = (a.oracle != "none").then_some(a.oracle.clone());
+    campaign::check_oracle(mode, oracle.is_some())?;
+    let start = campaign::start(&a.findings, a.resume, a.seed)?;
+    eprintln!("kconform: fuzzing with --seed {}", start.seed);
+    let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
+    let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
+    let deadline = Duration::from_millis(a.deadline_ms);
+    let options = FuzzOptions {
+        duration: a.duration,
+        seed: start.seed,
+        max_actions: a.max_actions as usize,
+        findings: a.findings.clone(),
+        deadline,
+        shrink_runs: a.shrink_runs,
+        jobs: a.jobs as usize,
+        stop_after_findings: a.stop_after_findings,
+        first_sequence: start.first_sequence,
+    };
+    let source = a.scenarios.source();
+    let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
+    let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
+    let spinner = progress::starting(&names.join(" and "));
+    let started = campaign::start_all(&specs, deadline).await;
+    spinner.finish_and_clear();
+    let running = started?;
+    let bar = progress::starting("fuzzing");
+    let line = Arc::new(FuzzLine::new(bar.clone()));
+    let report = fuzzing
+        .run(&running[0], running.get(1), line, stop_on_ctrl_c())
+        .await;
+    bar.finish_and_clear();
+    for t in running {
+        t.stop().await;
+    }
+    let report = report?;
+    out!("{}", report.terminal());
+    a.files.files().write(&report)?;
+    Ok(super::verdict(report.new_findings() == 0))
+}
+
+/// A flag Ctrl-C sets: the fuzzers then finish and the summary is printed.
+fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let on_ctrl_c = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("kconform: interrupted; finishing with the summary");
+            on_ctrl_c.store(true, Ordering::SeqCst);
+        }
+    });
+    stop
+}

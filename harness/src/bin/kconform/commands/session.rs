@@ -1,0 +1,59 @@
+//! What `run`, `coverage` and `repro` share: the scenarios planned for the targets chosen, run
+//! as one session with bars on stderr.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kconform::data::Source;
+use kconform::report::Report;
+use kconform::run::plan;
+use kconform::scenario::Scenario;
+use kconform::transcript::Transcript;
+
+use crate::args::{ScenarioArgs, TargetArgs};
+use crate::progress::SessionBars;
+
+/// The scenarios named (all when none; slow ones only when asked or named, the others said to
+/// be left out) on the targets `on` gives (exactly `targets` of them when said), the first two
+/// compared.
+pub async fn compare(
+    scenarios: &ScenarioArgs,
+    on: &TargetArgs,
+    names: &[String],
+    include_slow: bool,
+    jobs: usize,
+    targets: Option<usize>,
+) -> anyhow::Result<(Report, Vec<Vec<Transcript>>)> {
+    let source = scenarios.source();
+    let all = Scenario::load_all(&source)?;
+    // An unknown name is refused before any target is looked at.
+    plan::pick(&all, names, &source)?;
+    let specs = super::targets(&on.targets, on.apache_backend.into(), on.brokers, on.sasl)?;
+    let planned = plan::plan(&all, names, &source, &specs, include_slow)?;
+    if !planned.slow_left_out.is_empty() {
+        eprintln!(
+            "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
+            planned.slow_left_out.len(),
+            planned.slow_left_out.join(", ")
+        );
+    }
+    if let Some(n) = targets {
+        plan::exactly(n, &specs)?;
+    }
+    let snapshots = Source::snapshots(on.snapshots.as_deref());
+    let session = kconform::run::session::Session {
+        scenarios: &source,
+        snapshots: &snapshots,
+        deadline: Duration::from_millis(on.deadline_ms),
+        provisioned_topics: on.provisioned_topics,
+        strict_encoding: on.strict_encoding,
+    };
+    Ok(session
+        .run(
+            &planned.chosen,
+            &specs,
+            jobs,
+            Arc::new(SessionBars::default()),
+        )
+        .await?)
+}

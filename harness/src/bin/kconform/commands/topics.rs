@@ -1,0 +1,32 @@
+//! `kconform topics`: the topics a run needs, for a broker where clients cannot create them.
+
+use std::process::ExitCode;
+
+use kconform::run::plan;
+use kconform::scenario::Scenario;
+
+use crate::args::TopicsArgs;
+
+/// Runs `kconform topics`.
+pub fn run(a: TopicsArgs) -> anyhow::Result<ExitCode> {
+    let needed = match a.clients {
+        true => kconform::clients::provisioned_topics(),
+        false => {
+            let source = a.scenarios.source();
+            let all = Scenario::load_all(&source)?;
+            let chosen = plan::pick(&all, &a.names, &source)?;
+            kconform::run::topics::needed(&chosen)
+        }
+    };
+    match a.json {
+        true => outln!("{}", serde_json::to_string_pretty(&needed)?),
+        false => {
+            for t in &needed {
+                let configs: Vec<String> =
+                    t.configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                outln!("{} {} {}", t.name, t.partitions, configs.join(","));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

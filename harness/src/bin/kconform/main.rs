@@ -1,0 +1,67 @@
+//! `kconform`: a thin binary over the `kconform` library. It sets up (the allocator, logs,
+//! Ctrl-C), hands the command to its module (`commands`), and turns the outcome into an exit
+//! code.
+//!
+//! Exit codes: 0 when every expectation held and every difference is documented; 1 for an
+//! undocumented difference, a stale ledger entry, a failed expectation or a scenario that
+//! stopped on a target (no answer, a malformed one, a set-up step that failed), always with
+//! the full report (snapshot drift is what `cargo insta test --check` reports); 2 when the run
+//! could not happen at all (a broker did not start or does not answer ApiVersions, a scenario
+//! file does not load), with the reason on one line.
+
+#[macro_use]
+mod output;
+mod args;
+mod commands;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+/// kaas-ref runs in this process (`--target ref`), and a hostile element count in a frame
+/// (what `kconform fuzz --mode frames` sends) must reserve address space, not abort the
+/// process: the allocator the `kaas-ref` binary installs (see `reference_broker::alloc`).
+#[global_allocator]
+static ALLOCATOR: reference_broker::alloc::ReservingAllocator =
+    reference_broker::alloc::ReservingAllocator;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            // librdkafka's own error lines are silenced: what a client raised is in the
+            // transcript of `kconform clients`, said once.
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,rdkafka=off,librdkafka=off".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    // Ctrl-C drops the run, and with it the brokers it started (the JVM is stopped, the
+    // container removed) before exiting; `fuzz` instead ends its run and prints the summary.
+    let outcome = match cli.command {
+        command @ Command::Fuzz(_) => commands::dispatch(command).await,
+        command => tokio::select! {
+            outcome = commands::dispatch(command) => outcome,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("kconform: interrupted");
+                return ExitCode::from(130);
+            }
+        },
+    };
+    outcome.unwrap_or_else(|e| refusal(&e))
+}
+
+/// The reason on one line, a dead broker's log (when there is one) below it: exit 2.
+fn refusal(e: &anyhow::Error) -> ExitCode {
+    let text = format!("{e:#}");
+    let (reason, details) = text.split_once('\n').unwrap_or((&text, ""));
+    eprintln!("kconform: could not run: {reason}");
+    if !details.is_empty() {
+        eprintln!("{details}");
+    }
+    ExitCode::from(2)
+}

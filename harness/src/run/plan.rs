@@ -1,0 +1,329 @@
+//! Which scenarios a command runs: those named (all when none), of the size and security of
+//! the targets, the slow ones only when asked for or named. Each refusal names the mend in one
+//! line. `run`, `coverage`, `repro` and `topics` choose through here, and tests reach it.
+
+use crate::data::Source;
+use crate::scenario::Scenario;
+use crate::targets::TargetSpec;
+
+/// Why the scenarios asked for cannot run on the targets given.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A name no scenario has; the nearest name when one is close.
+    #[error("no scenario named '{name}' in {place}{}", nearest.as_ref().map(|n| format!(" (did you mean '{n}'?)")).unwrap_or_default())]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// Where the scenarios were read from.
+        place: String,
+        /// The scenario whose name is nearest, when it is near enough to be a typo.
+        nearest: Option<String>,
+    },
+    /// A security scenario named for plain targets, or a plain one for secured targets.
+    #[error("scenario '{name}' is {} security scenario: run it with {hint}", if *.secured { "a" } else { "no" })]
+    Security {
+        /// The scenario.
+        name: String,
+        /// Whether it is a security scenario.
+        secured: bool,
+        /// The targets to run it on.
+        hint: String,
+    },
+    /// A scenario written for another number of brokers than the targets have.
+    #[error("scenario '{name}' is written for {brokers} broker(s), these targets have {size}: run it with {hint}")]
+    Size {
+        /// The scenario.
+        name: String,
+        /// The brokers it is written for.
+        brokers: usize,
+        /// The brokers the targets have.
+        size: usize,
+        /// The targets to run it on.
+        hint: String,
+    },
+    /// Secured targets, and no security scenario among those chosen.
+    #[error("no security scenario is chosen")]
+    NoSecurityScenario,
+    /// No scenario chosen is written for the targets' size.
+    #[error("no scenario is written for {0} brokers")]
+    NoneOfSize(usize),
+    /// A command that compares a fixed number of targets was given another.
+    #[error("this command compares exactly {wanted} targets ({given} given)")]
+    TargetCount {
+        /// What the command compares.
+        wanted: usize,
+        /// What it was given.
+        given: usize,
+    },
+}
+
+/// The scenarios a run takes, and the slow ones it left out (to be said).
+#[derive(Debug)]
+pub struct Plan<'a> {
+    /// The scenarios to run, in the order loaded.
+    pub chosen: Vec<&'a Scenario>,
+    /// The slow scenarios left out because they were neither asked for nor named.
+    pub slow_left_out: Vec<String>,
+}
+
+/// The scenarios named (all when none), refusing an unknown name with the nearest one.
+pub fn pick<'a>(
+    scenarios: &'a [Scenario],
+    names: &[String],
+    source: &Source,
+) -> Result<Vec<&'a Scenario>, PlanError> {
+    if let Some(missing) = names
+        .iter()
+        .find(|n| !scenarios.iter().any(|s| &s.name == *n))
+    {
+        let nearest = scenarios
+            .iter()
+            .map(|s| (edit_distance(missing, &s.name), &s.name))
+            .min()
+            .filter(|(d, _)| *d <= missing.len().max(4) / 2)
+            .map(|(_, n)| n.clone());
+        return Err(PlanError::Unknown {
+            name: missing.clone(),
+            place: source.describe(),
+            nearest,
+        });
+    }
+    Ok(scenarios
+        .iter()
+        .filter(|s| names.is_empty() || names.contains(&s.name))
+        .collect())
+}
+
+/// The scenarios of `all` named by `names` (all when none) that run on `specs`, whose first
+/// target sets the size and security: a scenario named for other targets is refused with the
+/// targets to run it on; the slow ones are left out unless `include_slow` or named.
+pub fn plan<'a>(
+    all: &'a [Scenario],
+    names: &[String],
+    source: &Source,
+    specs: &[TargetSpec],
+    include_slow: bool,
+) -> Result<Plan<'a>, PlanError> {
+    let picked = pick(all, names, source)?;
+    let size = specs.first().map_or(1, TargetSpec::brokers);
+    let secured = specs.first().is_some_and(TargetSpec::secured);
+    if !names.is_empty() {
+        if let Some(s) = picked.iter().find(|s| s.secured() != secured) {
+            let hint = match (s.secured(), s.brokers) {
+                (true, 1) => "--sasl (ref+sasl and apache+sasl)".to_owned(),
+                (true, n) => format!("--brokers {n} --sasl (ref:{n}+sasl and apache:{n}+sasl)"),
+                (false, _) => "targets without SASL".to_owned(),
+            };
+            return Err(PlanError::Security {
+                name: s.name.clone(),
+                secured: s.secured(),
+                hint,
+            });
+        }
+        if let Some(s) = picked.iter().find(|s| s.brokers != size) {
+            let hint = match s.brokers {
+                1 => "targets of one broker (ref and apache)".to_owned(),
+                n => format!("--brokers {n} (ref:{n} and apache:{n})"),
+            };
+            return Err(PlanError::Size {
+                name: s.name.clone(),
+                brokers: s.brokers,
+                size,
+                hint,
+            });
+        }
+    }
+    let mut chosen = crate::run::session::sized(&picked, size, secured);
+    if chosen.is_empty() {
+        return Err(match secured {
+            true => PlanError::NoSecurityScenario,
+            false => PlanError::NoneOfSize(size),
+        });
+    }
+    let slow_left_out: Vec<String> = chosen
+        .iter()
+        .filter(|s| s.slow && !include_slow && !names.contains(&s.name))
+        .map(|s| s.name.clone())
+        .collect();
+    chosen.retain(|s| !slow_left_out.contains(&s.name));
+    Ok(Plan {
+        chosen,
+        slow_left_out,
+    })
+}
+
+/// Refuses a number of targets other than `wanted`, for a command that compares exactly that
+/// many (`repro`: two).
+pub fn exactly(wanted: usize, specs: &[TargetSpec]) -> Result<(), PlanError> {
+    match specs.len() == wanted {
+        true => Ok(()),
+        false => Err(PlanError::TargetCount {
+            wanted,
+            given: specs.len(),
+        }),
+    }
+}
+
+/// The shapes (brokers when more than one, secured) of the scenarios named (all when none), in
+/// order, each once: `coverage` with no target named runs each shape on its own pair.
+pub fn shapes(
+    all: &[Scenario],
+    names: &[String],
+    source: &Source,
+) -> Result<Vec<(Option<u64>, bool)>, PlanError> {
+    let mut shapes: Vec<(usize, bool)> = pick(all, names, source)?
+        .iter()
+        .map(|s| (s.brokers, s.secured()))
+        .collect();
+    shapes.sort();
+    shapes.dedup();
+    Ok(shapes
+        .into_iter()
+        .map(|(n, sasl)| ((n > 1).then_some(n as u64), sasl))
+        .collect())
+}
+
+/// Levenshtein distance: how many single-character edits turn `a` into `b`.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> (Vec<Scenario>, Source) {
+        let source = Source::scenarios(None);
+        (
+            Scenario::load_all(&source).expect("the built-in scenarios load"),
+            source,
+        )
+    }
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn edit_distance_counts_single_character_edits() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("end-txn", "end-txn"), 0);
+        assert_eq!(edit_distance("ab", "ba"), 2);
+    }
+
+    #[test]
+    fn an_unknown_name_is_refused_with_the_nearest() {
+        let (all, source) = all();
+        let real = all.iter().find(|s| s.name.len() > 8).unwrap().name.clone();
+        let typo = format!("{}x", &real);
+        let e = pick(&all, &names(&[&typo]), &source).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with(&format!("(did you mean '{real}'?)")),
+            "{e}"
+        );
+        let e = pick(&all, &names(&["zzzzzzzzzzzzzzzzzzzzzz"]), &source).unwrap_err();
+        assert!(!e.to_string().contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_scenario_named_for_other_targets_is_refused_with_the_targets_to_use() {
+        let (all, source) = all();
+        let cluster = all.iter().find(|s| s.brokers == 3 && !s.secured()).unwrap();
+        let e = plan(
+            &all,
+            &names(&[&cluster.name]),
+            &source,
+            &[TargetSpec::Ref],
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("--brokers 3 (ref:3 and apache:3)"),
+            "{e}"
+        );
+        let secured = all.iter().find(|s| s.secured() && s.brokers == 1).unwrap();
+        let e = plan(
+            &all,
+            &names(&[&secured.name]),
+            &source,
+            &[TargetSpec::Ref],
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("--sasl (ref+sasl and apache+sasl)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn slow_scenarios_run_only_when_asked_for_or_named() {
+        let (all, source) = all();
+        let slow = all
+            .iter()
+            .find(|s| s.slow && s.brokers == 1 && !s.secured())
+            .expect("a slow one-broker scenario");
+        let p = plan(&all, &[], &source, &[TargetSpec::Ref], false).unwrap();
+        assert!(p.slow_left_out.contains(&slow.name));
+        assert!(p.chosen.iter().all(|s| s.name != slow.name));
+        let p = plan(&all, &[], &source, &[TargetSpec::Ref], true).unwrap();
+        assert!(p.slow_left_out.is_empty());
+        assert!(p.chosen.iter().any(|s| s.name == slow.name));
+        let p = plan(
+            &all,
+            &names(&[&slow.name]),
+            &source,
+            &[TargetSpec::Ref],
+            false,
+        )
+        .unwrap();
+        assert_eq!(p.chosen.len(), 1);
+    }
+
+    #[test]
+    fn every_chosen_scenario_has_the_targets_shape() {
+        let (all, source) = all();
+        let p = plan(&all, &[], &source, &[TargetSpec::RefCluster(3)], true).unwrap();
+        assert!(!p.chosen.is_empty());
+        assert!(p.chosen.iter().all(|s| s.brokers == 3 && !s.secured()));
+        let p = plan(&all, &[], &source, &[TargetSpec::RefSasl], true).unwrap();
+        assert!(p.chosen.iter().all(|s| s.brokers == 1 && s.secured()));
+        let e = plan(&all, &[], &source, &[TargetSpec::RefCluster(7)], true).unwrap_err();
+        assert_eq!(e.to_string(), "no scenario is written for 7 brokers");
+    }
+
+    #[test]
+    fn shapes_list_each_shape_once() {
+        let (all, source) = all();
+        let s = shapes(&all, &[], &source).unwrap();
+        assert!(s.contains(&(None, false)) && s.contains(&(Some(3), false)));
+        let mut deduped = s.clone();
+        deduped.dedup();
+        assert_eq!(s, deduped);
+    }
+
+    #[test]
+    fn exactly_refuses_another_count() {
+        assert!(exactly(2, &[TargetSpec::Ref, TargetSpec::Recorded]).is_ok());
+        let e = exactly(2, &[TargetSpec::Ref]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "this command compares exactly 2 targets (1 given)"
+        );
+    }
+}
