@@ -19,6 +19,7 @@ mod provisioned_topics;
 mod rdkafka_clients;
 mod rdkafka_transactions;
 mod roundtrip;
+mod served_apis;
 mod spec_verified_by;
 mod topic_atomicity;
 mod txn_crash_safety;

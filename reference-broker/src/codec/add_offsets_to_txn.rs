@@ -3,6 +3,16 @@
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 use crate::planted::Bug;
 
+/// AddOffsetsToTxn as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
+/// version checks and the broker's ApiVersions answer both read.
+pub const SPEC: super::ApiSpec = super::ApiSpec {
+    api: ApiKey::AddOffsetsToTxn,
+    key: 25,
+    name: "AddOffsetsToTxn",
+    versions: (0, 3),
+    first_flexible: 3,
+};
+
 /// The planted misread ([`Bug::GroupIdLengthOneByte`], only in a `planted-bugs` build's
 /// tests): a compact length taken from its first byte alone.
 fn one_byte_length_string(r: &mut Reader<'_>, field: &'static str) -> Result<CompactString> {

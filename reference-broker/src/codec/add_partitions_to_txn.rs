@@ -6,6 +6,16 @@
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
+/// AddPartitionsToTxn as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
+/// version checks and the broker's ApiVersions answer both read.
+pub const SPEC: super::ApiSpec = super::ApiSpec {
+    api: ApiKey::AddPartitionsToTxn,
+    key: 24,
+    name: "AddPartitionsToTxn",
+    versions: (0, 3),
+    first_flexible: 3,
+};
+
 /// Adds partitions to the producer's transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddPartitionsToTxnRequest {

@@ -2,6 +2,16 @@
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
+/// EndTxn as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
+/// version checks and the broker's ApiVersions answer both read.
+pub const SPEC: super::ApiSpec = super::ApiSpec {
+    api: ApiKey::EndTxn,
+    key: 26,
+    name: "EndTxn",
+    versions: (0, 3),
+    first_flexible: 3,
+};
+
 /// Commits (`committed = true`) or aborts the producer's open transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EndTxnRequest {

@@ -2,6 +2,16 @@
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
+/// InitProducerId as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
+/// version checks and the broker's ApiVersions answer both read.
+pub const SPEC: super::ApiSpec = super::ApiSpec {
+    api: ApiKey::InitProducerId,
+    key: 22,
+    name: "InitProducerId",
+    versions: (0, 4),
+    first_flexible: 2,
+};
+
 /// Asks for a (producer id, epoch): idempotent when `transactional_id` is null, transactional
 /// otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]

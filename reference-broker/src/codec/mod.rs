@@ -59,6 +59,34 @@ pub enum ApiKey {
     TxnOffsetCommit,
 }
 
+/// One transaction API as kaas-ref serves it: the one place its key, name, versions served and
+/// first flexible version are written, in the API's own codec file (`end_txn::SPEC`...). The
+/// codec's version checks, the header versions and the broker's ApiVersions answer
+/// (`crate::apis`) are all read from [`TRANSACTION_APIS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiSpec {
+    /// The API.
+    pub api: ApiKey,
+    /// Its key on the wire.
+    pub key: i16,
+    /// The name Apache gives it.
+    pub name: &'static str,
+    /// Lowest and highest version served.
+    pub versions: (i16, i16),
+    /// The first flexible version (compact strings and arrays, tagged fields).
+    pub first_flexible: i16,
+}
+
+/// The six transaction APIs, in [`ApiKey`]'s order (which is key order).
+pub const TRANSACTION_APIS: [ApiSpec; 6] = [
+    init_producer_id::SPEC,
+    add_partitions_to_txn::SPEC,
+    add_offsets_to_txn::SPEC,
+    end_txn::SPEC,
+    write_txn_markers::SPEC,
+    txn_offset_commit::SPEC,
+];
+
 impl ApiKey {
     /// All six, in key order.
     pub const ALL: [ApiKey; 6] = [
@@ -70,45 +98,33 @@ impl ApiKey {
         ApiKey::TxnOffsetCommit,
     ];
 
+    /// This API's row of [`TRANSACTION_APIS`] (a test holds the rows to the variants' order).
+    pub const fn spec(self) -> &'static ApiSpec {
+        &TRANSACTION_APIS[self as usize]
+    }
+
     /// The key on the wire.
     pub fn key(self) -> i16 {
-        match self {
-            ApiKey::InitProducerId => 22,
-            ApiKey::AddPartitionsToTxn => 24,
-            ApiKey::AddOffsetsToTxn => 25,
-            ApiKey::EndTxn => 26,
-            ApiKey::WriteTxnMarkers => 27,
-            ApiKey::TxnOffsetCommit => 28,
-        }
+        self.spec().key
     }
 
     /// The API with this wire key, if it is one of the six.
     pub fn from_key(key: i16) -> Result<ApiKey> {
-        ApiKey::ALL
-            .into_iter()
-            .find(|a| a.key() == key)
+        TRANSACTION_APIS
+            .iter()
+            .find(|s| s.key == key)
+            .map(|s| s.api)
             .ok_or(CodecError::UnknownApiKey(key))
     }
 
     /// Lowest and highest version served.
     pub fn versions(self) -> (i16, i16) {
-        match self {
-            ApiKey::InitProducerId => (0, 4),
-            ApiKey::AddPartitionsToTxn => (0, 3),
-            ApiKey::AddOffsetsToTxn => (0, 3),
-            ApiKey::EndTxn => (0, 3),
-            ApiKey::WriteTxnMarkers => (0, 1),
-            ApiKey::TxnOffsetCommit => (0, 3),
-        }
+        self.spec().versions
     }
 
     /// First flexible version (compact strings and arrays, tagged fields).
     pub fn first_flexible_version(self) -> i16 {
-        match self {
-            ApiKey::InitProducerId => 2,
-            ApiKey::WriteTxnMarkers => 1,
-            _ => 3,
-        }
+        self.spec().first_flexible
     }
 
     /// Fails with [`CodecError::UnsupportedVersion`] outside [`ApiKey::versions`].
@@ -148,14 +164,7 @@ impl ApiKey {
 
     /// The name Apache gives the API.
     pub fn name(self) -> &'static str {
-        match self {
-            ApiKey::InitProducerId => "InitProducerId",
-            ApiKey::AddPartitionsToTxn => "AddPartitionsToTxn",
-            ApiKey::AddOffsetsToTxn => "AddOffsetsToTxn",
-            ApiKey::EndTxn => "EndTxn",
-            ApiKey::WriteTxnMarkers => "WriteTxnMarkers",
-            ApiKey::TxnOffsetCommit => "TxnOffsetCommit",
-        }
+        self.spec().name
     }
 }
 
@@ -329,5 +338,39 @@ impl Response {
             Response::WriteTxnMarkers(m) => m.encode(version),
             Response::TxnOffsetCommit(m) => m.encode(version),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row of the table is its variant's, in order, and says what its codec file's first
+    /// line says (`//! EndTxn (key 26), v0–3, flexible from v3.`): nothing else writes them.
+    #[test]
+    fn the_table_is_the_variants_and_matches_each_codec_files_header() {
+        let headers = [
+            include_str!("init_producer_id.rs"),
+            include_str!("add_partitions_to_txn.rs"),
+            include_str!("add_offsets_to_txn.rs"),
+            include_str!("end_txn.rs"),
+            include_str!("write_txn_markers.rs"),
+            include_str!("txn_offset_commit.rs"),
+        ];
+        for ((api, spec), file) in ApiKey::ALL.iter().zip(TRANSACTION_APIS).zip(headers) {
+            assert_eq!(spec.api, *api);
+            assert_eq!(api.spec(), &spec);
+            let said = format!(
+                "//! {} (key {}), v{}–{}, flexible from v{}.",
+                spec.name, spec.key, spec.versions.0, spec.versions.1, spec.first_flexible
+            );
+            let first = file.lines().next().unwrap_or_default();
+            assert!(
+                first.starts_with(&said),
+                "{first:?} does not start {said:?}"
+            );
+        }
+        let keys: Vec<i16> = TRANSACTION_APIS.iter().map(|s| s.key).collect();
+        assert_eq!(keys, [22, 24, 25, 26, 27, 28]);
     }
 }

@@ -4,6 +4,16 @@
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
+/// TxnOffsetCommit as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
+/// version checks and the broker's ApiVersions answer both read.
+pub const SPEC: super::ApiSpec = super::ApiSpec {
+    api: ApiKey::TxnOffsetCommit,
+    key: 28,
+    name: "TxnOffsetCommit",
+    versions: (0, 3),
+    first_flexible: 3,
+};
+
 /// Stages consumer offsets inside the producer's transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnOffsetCommitRequest {

@@ -3,6 +3,16 @@
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
 
+/// WriteTxnMarkers as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
+/// version checks and the broker's ApiVersions answer both read.
+pub const SPEC: super::ApiSpec = super::ApiSpec {
+    api: ApiKey::WriteTxnMarkers,
+    key: 27,
+    name: "WriteTxnMarkers",
+    versions: (0, 1),
+    first_flexible: 1,
+};
+
 /// The markers to write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteTxnMarkersRequest {

@@ -4,13 +4,12 @@ use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
 use super::Ctx;
-use crate::apis::SERVED;
+use crate::apis::served_apis;
 use crate::errors;
 
 fn versions() -> Vec<ApiVersion> {
-    let mut v: Vec<ApiVersion> = SERVED
-        .iter()
-        .map(|&(api, min, max)| {
+    let mut v: Vec<ApiVersion> = served_apis()
+        .map(|(api, min, max)| {
             ApiVersion::default()
                 .with_api_key(api as i16)
                 .with_min_version(min)

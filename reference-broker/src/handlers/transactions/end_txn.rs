@@ -1,0 +1,33 @@
+//! EndTxn (26): commits or aborts the open transaction.
+
+use super::super::Ctx;
+use crate::auth::{Operation, Resource};
+use crate::codec::{EndTxnRequest, EndTxnResponse};
+use crate::errors;
+
+/// Answers EndTxn.
+pub(super) fn handle(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
+    let id = req.transactional_id.as_str();
+    let code = if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
+        errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    } else if id.is_empty() {
+        errors::INVALID_REQUEST
+    } else if !ctx.state.membership.owns(id) {
+        errors::NOT_COORDINATOR
+    } else {
+        ctx.state
+            .txn
+            .end_txn(
+                &*ctx.state,
+                id,
+                req.producer_id,
+                req.producer_epoch,
+                req.committed,
+            )
+            .code()
+    };
+    EndTxnResponse {
+        error_code: code,
+        ..Default::default()
+    }
+}
