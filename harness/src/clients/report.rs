@@ -3,6 +3,7 @@
 //! that gave no transcript; and the same as JSON (`harness/clients-report.schema.json`),
 //! JUnit and Markdown.
 
+use crate::report::junit::Case;
 use std::fmt::Write;
 
 use serde::Serialize;
@@ -10,7 +11,6 @@ use serde::Serialize;
 use super::judge::{self, JudgedDiff, StaleClaim};
 use super::transcript::{self, ClientTranscript};
 use crate::compare::ledger::Ledger;
-use crate::report::xml as esc;
 
 /// One target's run.
 #[derive(Debug, Clone, Serialize)]
@@ -275,40 +275,21 @@ impl ClientsReport {
     /// JUnit XML: a test case per workload and client, failed for a run without a transcript,
     /// an undocumented difference or a stale claim.
     pub fn junit(&self) -> String {
-        let cases = self.workloads();
-        let failing = |w: &str, c: &str| {
-            let v = self.verdict_of(w, c);
-            v.contains("UNDOCUMENTED") || v.contains("STALE") || v.contains("NO TRANSCRIPT")
-        };
-        let failures = cases.iter().filter(|(w, c)| failing(w, c)).count();
-        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            out,
-            "<testsuite name=\"kconform clients\" tests=\"{}\" failures=\"{failures}\">",
-            cases.len()
-        );
-        for (w, c) in &cases {
-            let _ = write!(
-                out,
-                "  <testcase classname=\"clients.{}\" name=\"{}\"",
-                esc(c),
-                esc(w)
-            );
-            match failing(w, c) {
-                false => {
-                    let _ = writeln!(out, "/>");
+        let cases: Vec<Case> = self
+            .workloads()
+            .iter()
+            .map(|(w, c)| {
+                let verdict = self.verdict_of(w, c);
+                let failing = ["UNDOCUMENTED", "STALE", "NO TRANSCRIPT"]
+                    .iter()
+                    .any(|word| verdict.contains(word));
+                match failing {
+                    false => Case::passed(format!("clients.{c}"), w),
+                    true => Case::failed(format!("clients.{c}"), w, verdict, ""),
                 }
-                true => {
-                    let _ = writeln!(
-                        out,
-                        "><failure message=\"{}\"/></testcase>",
-                        esc(&self.verdict_of(w, c))
-                    );
-                }
-            }
-        }
-        out.push_str("</testsuite>\n");
-        out
+            })
+            .collect();
+        crate::report::junit::suite("kconform clients", &cases)
     }
 
     /// Markdown for a pull-request comment.

@@ -1,6 +1,7 @@
 //! The summary of a `kconform fuzz` run (terminal, JSON, Markdown) and the finding files it
 //! writes.
 
+use crate::report::junit::Case;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -296,8 +297,7 @@ impl FuzzReport {
     /// JUnit XML for CI: a failed test case per new finding of either fuzzer, or one passed
     /// case.
     pub fn junit(&self) -> String {
-        let esc = crate::report::xml;
-        let mut cases: Vec<String> = self
+        let mut cases: Vec<Case> = self
             .findings
             .iter()
             .map(|f| (&f.file, &f.signature))
@@ -306,23 +306,12 @@ impl FuzzReport {
                     .iter()
                     .flat_map(|w| w.findings.iter().map(|f| (&f.file, &f.signature))),
             )
-            .map(|(file, signature)| {
-                format!(
-                    "  <testcase classname=\"fuzz\" name=\"{}\"><failure message=\"{}\"/></testcase>\n",
-                    esc(file),
-                    esc(signature)
-                )
-            })
+            .map(|(file, signature)| Case::failed("fuzz", file, signature, ""))
             .collect();
-        let failures = cases.len();
         if cases.is_empty() {
-            cases.push("  <testcase classname=\"fuzz\" name=\"no new finding\"/>\n".into());
+            cases.push(Case::passed("fuzz", "no new finding"));
         }
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kconform fuzz\" tests=\"{}\" failures=\"{failures}\">\n{}</testsuite>\n",
-            cases.len(),
-            cases.concat()
-        )
+        crate::report::junit::suite("kconform fuzz", &cases)
     }
 
     /// The report as JSON.

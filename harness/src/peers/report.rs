@@ -2,12 +2,12 @@
 //! findings with their allowlist reasons, stale entries, and the same as JSON, JUnit and
 //! Markdown.
 
+use crate::report::junit::Case;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::report::xml as esc;
 
 use super::judge::{Allowed, Finding, Kind};
 use super::suite::{Outcome, TestResult};
@@ -214,52 +214,26 @@ impl PeersReport {
     /// JUnit XML: one test case per suite test, failed for an undocumented finding; one per
     /// stale entry.
     pub fn junit(&self) -> String {
-        let failures = self
-            .findings
-            .iter()
-            .filter(|f| f.documented_by.is_none())
-            .count()
-            + self.stale.len();
-        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            out,
-            "<testsuite name=\"kconform peers ({})\" tests=\"{}\" failures=\"{failures}\">",
-            esc(&self.suite),
-            self.tests.len() + self.stale.len()
-        );
-        for test in self.tests.keys() {
-            let _ = write!(
-                out,
-                "  <testcase classname=\"peers\" name=\"{}\"",
-                esc(test)
-            );
-            let undocumented: Vec<&Judged> = self
+        let tests = self.tests.keys().map(|test| {
+            let undocumented = self
                 .findings
                 .iter()
-                .filter(|f| &f.finding.test == test && f.documented_by.is_none())
-                .collect();
-            if undocumented.is_empty() {
-                let _ = writeln!(out, "/>");
-                continue;
+                .any(|f| &f.finding.test == test && f.documented_by.is_none());
+            match undocumented {
+                false => Case::passed("peers", test),
+                true => Case::failed("peers", test, self.verdict_of(test), ""),
             }
-            let _ = writeln!(out, ">");
-            let _ = writeln!(
-                out,
-                "    <failure message=\"{}\"/>",
-                esc(&self.verdict_of(test))
-            );
-            let _ = writeln!(out, "  </testcase>");
-        }
-        for s in &self.stale {
-            let _ = writeln!(
-                out,
-                "  <testcase classname=\"peers.allowlist\" name=\"{}\"><failure message=\"stale: did not show on {}\"/></testcase>",
-                esc(&s.entry.test),
-                esc(&s.on)
-            );
-        }
-        out.push_str("</testsuite>\n");
-        out
+        });
+        let stale = self.stale.iter().map(|s| {
+            Case::failed(
+                "peers.allowlist",
+                &s.entry.test,
+                format!("stale: did not show on {}", s.on),
+                "",
+            )
+        });
+        let cases: Vec<Case> = tests.chain(stale).collect();
+        crate::report::junit::suite(&format!("kconform peers ({})", self.suite), &cases)
     }
 
     /// Markdown for a pull-request comment: totals, then findings and stale entries.

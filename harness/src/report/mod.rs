@@ -3,6 +3,7 @@
 //! comment, and `repro`'s step-by-step view of one scenario.
 
 pub mod forms;
+pub mod junit;
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use serde::Serialize;
 use crate::compare::diff::{text as show, DiffRow};
 use crate::compare::ledger::{Deviation, Verdict};
 use crate::transcript::Transcript;
+use junit::Case;
 
 /// The version of the JSON report's schema (`harness/report.schema.json`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -465,31 +467,19 @@ impl Report {
     /// The JUnit XML report: one test case per (scenario, target) for expectations, and one per
     /// scenario for the comparison.
     pub fn junit(&self) -> String {
-        let mut cases = String::new();
-        let mut failures = 0;
-        let mut case = |class: &str, name: &str, message: &str, problems: &[String]| {
-            cases.push_str(&format!(
-                "  <testcase classname=\"kconform.{}\" name=\"{}\">",
-                xml(class),
-                xml(name)
-            ));
-            if !problems.is_empty() {
-                failures += 1;
-                cases.push_str(&format!(
-                    "<failure message=\"{message}\">{}</failure>",
-                    xml(&problems.join("\n"))
-                ));
-            }
-            cases.push_str("</testcase>\n");
-        };
-        for r in &self.runs {
-            case(
-                &r.target,
-                &r.scenario,
-                "expectations failed",
-                &r.failed_expectations,
-            );
-        }
+        let mut cases: Vec<Case> = self
+            .runs
+            .iter()
+            .map(|r| match r.failed_expectations.is_empty() {
+                true => Case::passed(format!("kconform.{}", r.target), &r.scenario),
+                false => Case::failed(
+                    format!("kconform.{}", r.target),
+                    &r.scenario,
+                    "expectations failed",
+                    r.failed_expectations.join("\n"),
+                ),
+            })
+            .collect();
         if self.targets.len() >= 2 {
             for s in self.scenarios() {
                 let bad: Vec<String> = self
@@ -511,13 +501,18 @@ impl Report {
                             .map(|st| format!("STALE {}", st.entry)),
                     )
                     .collect();
-                case("compare", s, "undocumented or stale", &bad);
+                cases.push(match bad.is_empty() {
+                    true => Case::passed("kconform.compare", s),
+                    false => Case::failed(
+                        "kconform.compare",
+                        s,
+                        "undocumented or stale",
+                        bad.join("\n"),
+                    ),
+                });
             }
         }
-        let tests = cases.matches("<testcase").count();
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kconform\" tests=\"{tests}\" failures=\"{failures}\">\n{cases}</testsuite>\n"
-        )
+        junit::suite("kconform", &cases)
     }
 
     /// The Markdown report, for a pull-request comment: undocumented differences and stale
@@ -596,13 +591,6 @@ impl Report {
 
 crate::report_forms!(Report);
 
-/// `s` as XML attribute text (the JUnit forms of every report).
-pub fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
