@@ -11,21 +11,10 @@ use crate::wire::error_codes;
 
 pub use crate::api::TRANSACTION_APIS;
 
-/// The codes an API can return: Apache 3.7's (its handlers, coordinators and version
-/// rewrites, as `../shared/research/apache-3.7-txn.md` lists them) and kaas's own (wire 50 for
-/// an invalid transition, 15 while its store is not wired).
+/// The codes an API can return ([`crate::api::Api::codes`]); none for an API kconform does not
+/// know.
 pub fn possible_codes(api: &str) -> &'static [i16] {
-    match api {
-        "InitProducerId" => &[-1, 0, 14, 15, 16, 31, 42, 47, 50, 51, 53, 90],
-        "AddPartitionsToTxn" => &[0, 3, 14, 15, 16, 29, 31, 42, 47, 48, 49, 51, 53, 55, 90],
-        "AddOffsetsToTxn" => &[0, 14, 15, 16, 30, 42, 47, 49, 50, 51, 53, 90],
-        "EndTxn" => &[0, 14, 15, 16, 42, 47, 48, 49, 50, 51, 53, 90],
-        "WriteTxnMarkers" => &[-1, 0, 3, 6, 7, 19, 20, 31, 43, 47, 52],
-        "TxnOffsetCommit" => &[
-            -1, 0, 3, 12, 13, 14, 15, 16, 22, 24, 25, 28, 29, 30, 42, 47, 48, 49, 53, 82,
-        ],
-        _ => &[],
-    }
+    crate::api::by_name(api).map_or(&[], |a| a.codes)
 }
 
 /// What a cell holds for one target.

@@ -8,7 +8,6 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-
 use super::judge::{Allowed, Finding, Kind};
 use super::suite::{Outcome, TestResult};
 

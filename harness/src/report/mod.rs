@@ -591,7 +591,6 @@ impl Report {
 
 crate::report_forms!(Report);
 
-
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }

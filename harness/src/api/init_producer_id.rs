@@ -1,0 +1,41 @@
+//! InitProducerId: how a scenario step's fields become its request, and its answer the tree a
+//! transcript records.
+
+use kafka_protocol::messages::*;
+use serde_json::{json, Value};
+
+use super::request::Fields;
+
+/// InitProducerId's row of [`super::APIS`].
+pub(super) const API: super::Api = super::Api {
+    name: "InitProducerId",
+    key: ApiKey::InitProducerId,
+    cap: None,
+    codes: &[-1, 0, 14, 15, 16, 31, 42, 47, 50, 51, 53, 90],
+    build,
+    read,
+};
+
+/// The request at `version` from a step's fields.
+fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
+    Ok(RequestKind::InitProducerId(
+        InitProducerIdRequest::default()
+            .with_transactional_id(f.opt_str("transactional_id")?.map(TransactionalId))
+            .with_transaction_timeout_ms(f.i32("transaction_timeout_ms", 60_000)?)
+            .with_producer_id(ProducerId(f.int("producer_id", -1)?))
+            .with_producer_epoch(f.i16("producer_epoch", -1)?),
+    ))
+}
+
+/// The answer at `version` as a tree, when it is InitProducerId's.
+fn read(response: &ResponseKind, _version: i16) -> Option<Value> {
+    let ResponseKind::InitProducerId(r) = response else {
+        return None;
+    };
+    Some(json!({
+        "throttle_time_ms": r.throttle_time_ms,
+        "error_code": r.error_code,
+        "producer_id": r.producer_id.0,
+        "producer_epoch": r.producer_epoch,
+    }))
+}
