@@ -86,7 +86,7 @@ pub fn suite(name: &str, cases: &[Case]) -> String {
 }
 
 /// `s` as XML text or attribute text.
-pub fn xml(s: &str) -> String {
+fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

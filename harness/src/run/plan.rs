@@ -94,17 +94,15 @@ pub fn pick<'a>(
         .collect())
 }
 
-/// The scenarios of `all` named by `names` (all when none) that run on `specs`, whose first
-/// target sets the size and security: a scenario named for other targets is refused with the
-/// targets to run it on; the slow ones are left out unless `include_slow` or named.
+/// Of the scenarios [`pick`]ed for `names` (all when none), those that run on `specs`, whose
+/// first target sets the size and security: a scenario named for other targets is refused with
+/// the targets to run it on; the slow ones are left out unless `include_slow` or named.
 pub fn plan<'a>(
-    all: &'a [Scenario],
+    picked: Vec<&'a Scenario>,
     names: &[String],
-    source: &Source,
     specs: &[TargetSpec],
     include_slow: bool,
 ) -> Result<Plan<'a>, PlanError> {
-    let picked = pick(all, names, source)?;
     let size = specs.first().map_or(1, TargetSpec::brokers);
     let secured = specs.first().is_some_and(TargetSpec::secured);
     if !names.is_empty() {
@@ -164,23 +162,16 @@ pub fn exactly(wanted: usize, specs: &[TargetSpec]) -> Result<(), PlanError> {
     }
 }
 
-/// The shapes (brokers when more than one, secured) of the scenarios named (all when none), in
-/// order, each once: `coverage` with no target named runs each shape on its own pair.
-pub fn shapes(
-    all: &[Scenario],
-    names: &[String],
-    source: &Source,
-) -> Result<Vec<(Option<u64>, bool)>, PlanError> {
-    let mut shapes: Vec<(usize, bool)> = pick(all, names, source)?
-        .iter()
-        .map(|s| (s.brokers, s.secured()))
-        .collect();
+/// The shapes (brokers when more than one, secured) of the scenarios [`pick`]ed, in order, each
+/// once: `coverage` with no target named runs each shape on its own pair.
+pub fn shapes(picked: &[&Scenario]) -> Vec<(Option<u64>, bool)> {
+    let mut shapes: Vec<(usize, bool)> = picked.iter().map(|s| (s.brokers, s.secured())).collect();
     shapes.sort();
     shapes.dedup();
-    Ok(shapes
+    shapes
         .into_iter()
         .map(|(n, sasl)| ((n > 1).then_some(n as u64), sasl))
-        .collect())
+        .collect()
 }
 
 /// Levenshtein distance: how many single-character edits turn `a` into `b`.
@@ -244,10 +235,10 @@ mod tests {
     fn a_scenario_named_for_other_targets_is_refused_with_the_targets_to_use() {
         let (all, source) = all();
         let cluster = all.iter().find(|s| s.brokers == 3 && !s.secured()).unwrap();
+        let named = names(&[&cluster.name]);
         let e = plan(
-            &all,
-            &names(&[&cluster.name]),
-            &source,
+            pick(&all, &named, &source).unwrap(),
+            &named,
             &[TargetSpec::Ref],
             false,
         )
@@ -257,10 +248,10 @@ mod tests {
             "{e}"
         );
         let secured = all.iter().find(|s| s.secured() && s.brokers == 1).unwrap();
+        let named = names(&[&secured.name]);
         let e = plan(
-            &all,
-            &names(&[&secured.name]),
-            &source,
+            pick(&all, &named, &source).unwrap(),
+            &named,
             &[TargetSpec::Ref],
             false,
         )
@@ -274,20 +265,21 @@ mod tests {
     #[test]
     fn slow_scenarios_run_only_when_asked_for_or_named() {
         let (all, source) = all();
+        let every: Vec<&Scenario> = all.iter().collect();
         let slow = all
             .iter()
             .find(|s| s.slow && s.brokers == 1 && !s.secured())
             .expect("a slow one-broker scenario");
-        let p = plan(&all, &[], &source, &[TargetSpec::Ref], false).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::Ref], false).unwrap();
         assert!(p.slow_left_out.contains(&slow.name));
         assert!(p.chosen.iter().all(|s| s.name != slow.name));
-        let p = plan(&all, &[], &source, &[TargetSpec::Ref], true).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::Ref], true).unwrap();
         assert!(p.slow_left_out.is_empty());
         assert!(p.chosen.iter().any(|s| s.name == slow.name));
+        let named = names(&[&slow.name]);
         let p = plan(
-            &all,
-            &names(&[&slow.name]),
-            &source,
+            pick(&all, &named, &source).unwrap(),
+            &named,
             &[TargetSpec::Ref],
             false,
         )
@@ -297,20 +289,21 @@ mod tests {
 
     #[test]
     fn every_chosen_scenario_has_the_targets_shape() {
-        let (all, source) = all();
-        let p = plan(&all, &[], &source, &[TargetSpec::RefCluster(3)], true).unwrap();
+        let (all, _) = all();
+        let every: Vec<&Scenario> = all.iter().collect();
+        let p = plan(every.clone(), &[], &[TargetSpec::RefCluster(3)], true).unwrap();
         assert!(!p.chosen.is_empty());
         assert!(p.chosen.iter().all(|s| s.brokers == 3 && !s.secured()));
-        let p = plan(&all, &[], &source, &[TargetSpec::RefSasl], true).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::RefSasl], true).unwrap();
         assert!(p.chosen.iter().all(|s| s.brokers == 1 && s.secured()));
-        let e = plan(&all, &[], &source, &[TargetSpec::RefCluster(7)], true).unwrap_err();
+        let e = plan(every, &[], &[TargetSpec::RefCluster(7)], true).unwrap_err();
         assert_eq!(e.to_string(), "no scenario is written for 7 brokers");
     }
 
     #[test]
     fn shapes_list_each_shape_once() {
-        let (all, source) = all();
-        let s = shapes(&all, &[], &source).unwrap();
+        let (all, _) = all();
+        let s = shapes(&all.iter().collect::<Vec<_>>());
         assert!(s.contains(&(None, false)) && s.contains(&(Some(3), false)));
         let mut deduped = s.clone();
         deduped.dedup();

@@ -108,7 +108,7 @@ pub fn choose(
 }
 
 /// `named` parsed, Apache launched by `backend`, refusing a target named twice.
-pub fn parse_each_once(named: &[String], backend: Backend) -> Result<Vec<TargetSpec>, ChoiceError> {
+fn parse_each_once(named: &[String], backend: Backend) -> Result<Vec<TargetSpec>, ChoiceError> {
     let mut specs: Vec<TargetSpec> = Vec::with_capacity(named.len());
     for name in named {
         let spec = match TargetSpec::parse(name)? {

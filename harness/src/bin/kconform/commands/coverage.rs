@@ -16,9 +16,9 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
     let source = a.scenarios.source();
     let all = Scenario::load_all(&source)?;
     // An unknown name is refused whatever the shapes.
-    plan::pick(&all, &a.names, &source)?;
+    let picked = plan::pick(&all, &a.names, &source)?;
     let shapes = match (a.on.targets.is_empty(), a.on.brokers, a.on.sasl) {
-        (true, None, false) => plan::shapes(&all, &a.names, &source)?,
+        (true, None, false) => plan::shapes(&picked),
         (_, brokers, sasl) => vec![(brokers, sasl)],
     };
     let mut coverage = Coverage::default();

@@ -27,9 +27,9 @@ pub async fn compare(
     let source = scenarios.source();
     let all = Scenario::load_all(&source)?;
     // An unknown name is refused before any target is looked at.
-    plan::pick(&all, names, &source)?;
+    let picked = plan::pick(&all, names, &source)?;
     let specs = super::targets(&on.targets, on.apache_backend.into(), on.brokers, on.sasl)?;
-    let planned = plan::plan(&all, names, &source, &specs, include_slow)?;
+    let planned = plan::plan(picked, names, &specs, include_slow)?;
     if !planned.slow_left_out.is_empty() {
         eprintln!(
             "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
