@@ -5,6 +5,7 @@
 //! sweeps) is read from Apache's own message schema, vendored in `harness/schema/`.
 
 pub mod coverage;
+#[macro_use]
 pub mod request;
 #[macro_use]
 pub mod response;

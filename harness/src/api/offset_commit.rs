@@ -20,34 +20,18 @@ pub(super) const API: super::Api = super::Api {
 /// The request at `version` from a step's fields.
 fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
     Ok(RequestKind::OffsetCommit(
-            OffsetCommitRequest::default()
-                .with_group_id(GroupId(f.str("group_id")?))
-                .with_generation_id_or_member_epoch(f.i32("generation_id", -1)?)
-                .with_member_id(f.str("member_id")?)
-                .with_group_instance_id(f.opt_str("group_instance_id")?)
-                .with_retention_time_ms(f.int("retention_time_ms", -1)?)
-                .with_topics(
-                    f.tables("topics")?
-                        .iter()
-                        .map(|t| {
-                            Ok(offset_commit_request::OffsetCommitRequestTopic::default()
-                                .with_name(TopicName(t.str("name")?))
-                                .with_partitions(
-                                    t.tables("partitions")?
-                                        .iter()
-                                        .map(|p| {
-                                            Ok(offset_commit_request::OffsetCommitRequestPartition::default()
-                                                .with_partition_index(p.i32("partition_index", 0)?)
-                                                .with_committed_offset(p.int("committed_offset", 0)?)
-                                                .with_committed_leader_epoch(p.i32("committed_leader_epoch", -1)?)
-                                                .with_committed_metadata(p.opt_str("committed_metadata")?))
-                                        })
-                                        .collect::<Result<_, String>>()?,
-                                ))
-                        })
-                        .collect::<Result<_, String>>()?,
-                ),
-        ))
+        OffsetCommitRequest::default()
+            .with_group_id(GroupId(f.str("group_id")?))
+            .with_generation_id_or_member_epoch(f.i32("generation_id", -1)?)
+            .with_member_id(f.str("member_id")?)
+            .with_group_instance_id(f.opt_str("group_instance_id")?)
+            .with_retention_time_ms(f.int("retention_time_ms", -1)?)
+            .with_topics(committed_topics!(
+                f,
+                offset_commit_request::OffsetCommitRequestTopic,
+                offset_commit_request::OffsetCommitRequestPartition
+            )),
+    ))
 }
 
 /// The answer at `version` as a tree, when it is OffsetCommit's.

@@ -58,6 +58,36 @@ pub fn substitute(value: &toml::Value, vars: &Vars) -> Result<toml::Value, Strin
     })
 }
 
+/// The `topics` of an offset commit, [{ name, partitions = [{ partition_index,
+/// committed_offset, committed_leader_epoch, committed_metadata }] }], as `$topic` and
+/// `$partition`: OffsetCommit and TxnOffsetCommit carry the same fields in generated types of
+/// their own.
+macro_rules! committed_topics {
+    ($f:expr, $topic:ty, $partition:ty) => {
+        $f.tables("topics")?
+            .iter()
+            .map(|t| {
+                Ok(<$topic>::default()
+                    .with_name(TopicName(t.str("name")?))
+                    .with_partitions(
+                        t.tables("partitions")?
+                            .iter()
+                            .map(|p| {
+                                Ok(<$partition>::default()
+                                    .with_partition_index(p.i32("partition_index", 0)?)
+                                    .with_committed_offset(p.int("committed_offset", 0)?)
+                                    .with_committed_leader_epoch(
+                                        p.i32("committed_leader_epoch", -1)?,
+                                    )
+                                    .with_committed_metadata(p.opt_str("committed_metadata")?))
+                            })
+                            .collect::<Result<_, String>>()?,
+                    ))
+            })
+            .collect::<Result<_, String>>()?
+    };
+}
+
 /// A request table as the builder reads it: every key read is noted (`topics[].name`), so
 /// that a key no version of the API reads, a typo, is refused instead of silently dropped.
 pub(super) struct Fields<'a> {

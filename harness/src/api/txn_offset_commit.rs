@@ -21,36 +21,20 @@ pub(super) const API: super::Api = super::Api {
 /// The request at `version` from a step's fields.
 fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
     Ok(RequestKind::TxnOffsetCommit(
-            TxnOffsetCommitRequest::default()
-                .with_transactional_id(TransactionalId(f.str("transactional_id")?))
-                .with_group_id(GroupId(f.str("group_id")?))
-                .with_producer_id(ProducerId(f.int("producer_id", 0)?))
-                .with_producer_epoch(f.i16("producer_epoch", 0)?)
-                .with_generation_id(f.i32("generation_id", -1)?)
-                .with_member_id(f.str("member_id")?)
-                .with_group_instance_id(f.opt_str("group_instance_id")?)
-                .with_topics(
-                    f.tables("topics")?
-                        .iter()
-                        .map(|t| {
-                            Ok(txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
-                                .with_name(TopicName(t.str("name")?))
-                                .with_partitions(
-                                    t.tables("partitions")?
-                                        .iter()
-                                        .map(|p| {
-                                            Ok(txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
-                                                .with_partition_index(p.i32("partition_index", 0)?)
-                                                .with_committed_offset(p.int("committed_offset", 0)?)
-                                                .with_committed_leader_epoch(p.i32("committed_leader_epoch", -1)?)
-                                                .with_committed_metadata(p.opt_str("committed_metadata")?))
-                                        })
-                                        .collect::<Result<_, String>>()?,
-                                ))
-                        })
-                        .collect::<Result<_, String>>()?,
-                ),
-        ))
+        TxnOffsetCommitRequest::default()
+            .with_transactional_id(TransactionalId(f.str("transactional_id")?))
+            .with_group_id(GroupId(f.str("group_id")?))
+            .with_producer_id(ProducerId(f.int("producer_id", 0)?))
+            .with_producer_epoch(f.i16("producer_epoch", 0)?)
+            .with_generation_id(f.i32("generation_id", -1)?)
+            .with_member_id(f.str("member_id")?)
+            .with_group_instance_id(f.opt_str("group_instance_id")?)
+            .with_topics(committed_topics!(
+                f,
+                txn_offset_commit_request::TxnOffsetCommitRequestTopic,
+                txn_offset_commit_request::TxnOffsetCommitRequestPartition
+            )),
+    ))
 }
 
 /// The answer at `version` as a tree, when it is TxnOffsetCommit's.
