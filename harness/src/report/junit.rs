@@ -104,10 +104,11 @@ mod tests {
             &[
                 Case::passed("a", "one"),
                 Case::failed("b", "t\"wo", "bad & worse", "line 1\n<line 2>"),
+                Case::passed("a", "three"),
             ],
         );
         assert!(doc.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
-        assert!(doc.contains("<testsuite name=\"kconform &lt;x&gt;\" tests=\"2\" failures=\"1\">"));
+        assert!(doc.contains("<testsuite name=\"kconform &lt;x&gt;\" tests=\"3\" failures=\"1\">"));
         assert!(doc.contains("  <testcase classname=\"a\" name=\"one\"/>\n"));
         assert!(doc.contains(
             "<testcase classname=\"b\" name=\"t&quot;wo\"><failure message=\"bad &amp; worse\">line 1\n&lt;line 2&gt;</failure></testcase>"
