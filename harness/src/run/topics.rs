@@ -36,8 +36,9 @@ pub fn provisioned_name(scenario: &str, var: &str) -> String {
 /// The topics a scenario's set-up steps create: (`var`, what it needs), in step order.
 pub fn of(scenario: &Scenario) -> Vec<(String, Needed)> {
     let mut out = Vec::new();
-    for step in scenario.steps.iter().filter(|s| s.creates_topics) {
-        let topics = step.request.get("topics").and_then(toml::Value::as_array);
+    let setup = scenario.steps.iter().filter_map(|s| s.request());
+    for request in setup.filter(|r| r.creates_topics) {
+        let topics = request.fields.get("topics").and_then(toml::Value::as_array);
         for t in topics.into_iter().flatten() {
             let Some(var) = crate::scenario::topic_var(t) else {
                 continue;

@@ -1,0 +1,161 @@
+//! A run on a target whose topics are provisioned ([`super::topics`]): the scenario's topics
+//! bound to their fixed names, its set-up CreateTopics replaced by asking where each partition
+//! ends, and its offsets read relative to that.
+
+use kafka_protocol::messages::ApiKey;
+use serde_json::Value;
+
+use super::topics::{self, Bases, Needed};
+use super::{default_max, Outcome, Provisioning, Run};
+use crate::api::{request, response};
+use crate::scenario::{Request, Scenario};
+use crate::wire::error_codes;
+
+/// What a run does where topics are provisioned; nothing where they are not.
+pub(super) struct Provisioned {
+    /// How the target treats CreateTopics; `None` where topics are not provisioned.
+    provisioning: Option<Provisioning>,
+    /// The scenario's provisioned topics: var → what it needs.
+    needed: Vec<(String, Needed)>,
+    /// Where each of them ended when the scenario began.
+    bases: Bases,
+}
+
+impl Provisioned {
+    /// For `scenario`'s run, under `provisioning` (`None`: topics are not provisioned).
+    pub(super) fn new(scenario: &Scenario, provisioning: Option<Provisioning>) -> Provisioned {
+        let needed = match provisioning {
+            Some(_) => topics::of(scenario),
+            None => Vec::new(),
+        };
+        Provisioned {
+            provisioning,
+            needed,
+            bases: Bases::new(),
+        }
+    }
+
+    /// The fixed name of the topic `${var}`, when it is provisioned.
+    pub(super) fn name_of(&self, var: &str) -> Option<&str> {
+        let (_, needed) = self.needed.iter().find(|(v, _)| v == var)?;
+        Some(&needed.name)
+    }
+
+    /// Whether the target's topics are provisioned.
+    pub(super) fn active(&self) -> bool {
+        self.provisioning.is_some()
+    }
+
+    /// Why CreateTopics cannot be judged on the target, when it cannot.
+    pub(super) fn refused(&self) -> Option<&str> {
+        self.provisioning.as_ref()?.refused.as_deref()
+    }
+
+    /// A Fetch's offsets made absolute ([`topics::rebase_fetch`]).
+    pub(super) fn rebase_fetch(&self, fields: &mut toml::Table) {
+        if !self.bases.is_empty() {
+            topics::rebase_fetch(fields, &self.bases);
+        }
+    }
+
+    /// An answer's offsets made relative ([`topics::rebase_answer`]).
+    pub(super) fn rebase_answer(&self, api: &str, raw: &mut Value) {
+        if !self.bases.is_empty() {
+            topics::rebase_answer(api, raw, &self.bases);
+        }
+    }
+}
+
+impl Run<'_> {
+    /// A set-up CreateTopics on a broker whose topics are provisioned: not sent; instead, where
+    /// each partition's log ends now, so the scenario reads only what it writes.
+    pub(super) async fn provisioned_setup(&mut self, name: &str, step: &Request) {
+        let created: Vec<String> = step
+            .fields
+            .get("topics")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| crate::scenario::topic_var(t).map(str::to_owned))
+            .collect();
+        let needed: Vec<Needed> = self
+            .provisioned
+            .needed
+            .iter()
+            .filter(|(var, _)| created.contains(var))
+            .map(|(_, n)| n.clone())
+            .collect();
+        let names: Vec<&str> = needed.iter().map(|n| n.name.as_str()).collect();
+        let note = format!("not sent: provisioned beforehand ({})", names.join(", "));
+        self.record_unsent(name, Some(step), Outcome::Provisioned(note));
+        let version = match self.served(ApiKey::ListOffsets).await {
+            Ok(Some((min, max))) if min <= 1 && max >= 1 => max.min(default_max(ApiKey::ListOffsets)),
+            Ok(_) => {
+                return self.log.stop(name, "needs ListOffsets v1+ to learn where the provisioned topics end, which the broker does not serve")
+            }
+            Err(e) => {
+                return self.log.stop(
+                    name,
+                    format!("could not learn the versions served: ApiVersions got {e}"),
+                )
+            }
+        };
+        for n in needed {
+            for partition in 0..n.partitions {
+                if let Err(e) = self
+                    .learn_base(&step.connection, &n.name, partition, version)
+                    .await
+                {
+                    return self.log.stop(name, e);
+                }
+            }
+        }
+    }
+
+    /// Asks where one provisioned partition's log ends (ListOffsets, latest) and keeps it as
+    /// the partition's base.
+    async fn learn_base(
+        &mut self,
+        connection: &str,
+        topic: &str,
+        partition: i32,
+        version: i16,
+    ) -> Result<(), String> {
+        let fields: toml::Table = [
+            ("topic".to_owned(), toml::Value::String(topic.to_owned())),
+            (
+                "partition".to_owned(),
+                toml::Value::Integer(partition.into()),
+            ),
+            ("timestamp".to_owned(), toml::Value::Integer(-1)),
+        ]
+        .into_iter()
+        .collect();
+        let request = request::build(ApiKey::ListOffsets, version, &fields)
+            .map_err(|e| format!("cannot ask where {topic} ends: {e}"))?;
+        let answer = self
+            .send_on(connection, ApiKey::ListOffsets, version, &request)
+            .await;
+        let raw = match answer {
+            Ok(d) => response::to_value(&d.response, version),
+            Err(e) => {
+                self.connections.drop(connection);
+                return Err(format!("could not learn where {topic} ends: {e}"));
+            }
+        };
+        let code = response::at(&raw, "topics.0.partitions.0.error_code").and_then(Value::as_i64);
+        let offset = response::at(&raw, "topics.0.partitions.0.offset").and_then(Value::as_i64);
+        match (code, offset) {
+            (Some(0), Some(offset)) if offset >= 0 => {
+                self.provisioned
+                    .bases
+                    .insert((topic.to_owned(), partition), offset);
+                Ok(())
+            }
+            _ => {
+                let code = code.map_or("no answer".into(), |c| error_codes::label(c as i16));
+                Err(format!("found no provisioned partition {topic} {partition} ({code}): create the topics `kconform topics` lists"))
+            }
+        }
+    }
+}
