@@ -118,7 +118,7 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
         println!("skipped: no live Apache and no Apache parser here ({why})");
         return;
     }
-    let apache = Running::start(&TargetSpec::Apache(kconform::targets::apache::Backend::Jvm))
+    let apache = Running::start(&TargetSpec::apache(kconform::targets::apache::Backend::Jvm))
         .await
         .expect("Apache starts");
     let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), apache.addr, Scope::None)

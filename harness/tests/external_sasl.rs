@@ -27,7 +27,7 @@ async fn judged(security: reference_broker::Security) -> Vec<kconform::transcrip
         .collect();
     assert!(secured.len() >= 10, "{} security scenarios", secured.len());
     let target = Arc::new(
-        Running::start(&TargetSpec::ExternalSasl(broker.addr()))
+        Running::start(&TargetSpec::external(broker.addr()).sasl())
             .await
             .expect("an external target is only named"),
     );

@@ -6,8 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kconform::fuzz::report::Finding;
-use kconform::fuzz::{FuzzOptions, Progress, Stats};
+use kconform::fuzz::FuzzOptions;
 use kconform::targets::{Running, TargetSpec};
 use reference_broker::planted::{Bug, Planted};
 use reference_broker::{Broker, BrokerConfig};
@@ -16,20 +15,13 @@ use reference_broker::{Broker, BrokerConfig};
 const BUDGET: Duration = Duration::from_secs(150);
 const SEED: u64 = 20261201;
 
-struct Quiet;
-
-impl Progress for Quiet {
-    fn update(&self, _: &Stats) {}
-    fn finding(&self, _: &Finding) {}
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_planted_bug_is_found_and_shrunk() {
     if let Err(why) = kconform::targets::apache::available() {
         println!("SKIPPED: no live Apache to judge against ({why})");
         return;
     }
-    let oracle = Running::start(&TargetSpec::Apache(kconform::targets::apache::Backend::Jvm))
+    let oracle = Running::start(&TargetSpec::apache(kconform::targets::apache::Backend::Jvm))
         .await
         .expect("Apache starts");
     let source = kconform::data::Source::BuiltInScenarios;
@@ -42,7 +34,7 @@ async fn every_planted_bug_is_found_and_shrunk() {
     })
     .await
     .expect("kaas-ref starts");
-    let clean_target = Running::start(&TargetSpec::External(clean.addr()))
+    let clean_target = Running::start(&TargetSpec::external(clean.addr()))
         .await
         .expect("the clean broker answers");
     let mut found = Vec::new();
@@ -59,7 +51,7 @@ async fn every_planted_bug_is_found_and_shrunk() {
         })
         .await
         .expect("kaas-ref starts");
-        let target = Running::start(&TargetSpec::External(broker.addr()))
+        let target = Running::start(&TargetSpec::external(broker.addr()))
             .await
             .expect("the planted broker answers");
         let dir = tempfile::tempdir().unwrap();
@@ -81,7 +73,7 @@ async fn every_planted_bug_is_found_and_shrunk() {
             &ledger,
             &source,
             &options,
-            Arc::new(Quiet),
+            Arc::new(kconform::report::progress::Quiet),
             Arc::new(AtomicBool::new(false)),
         )
         .await

@@ -9,9 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kconform::fuzz::report::Finding;
 use kconform::fuzz::wire::{self, WireOptions};
-use kconform::fuzz::{Progress, Stats};
 use kconform::targets::{Running, TargetSpec};
 use reference_broker::alloc::ReservingAllocator;
 use reference_broker::planted::{Bug, Planted};
@@ -24,13 +22,6 @@ static ALLOCATOR: ReservingAllocator = ReservingAllocator;
 /// The longest each bug may take to be found.
 const BUDGET: Duration = Duration::from_secs(60);
 const SEED: u64 = 20261201;
-
-struct Quiet;
-
-impl Progress for Quiet {
-    fn update(&self, _: &Stats) {}
-    fn finding(&self, _: &Finding) {}
-}
 
 fn options(dir: &Path, duration: Duration, stop_after: Option<usize>) -> WireOptions {
     WireOptions {
@@ -51,7 +42,7 @@ async fn broker(planted: Planted) -> (BrokerHandle, Running) {
     })
     .await
     .expect("kaas-ref starts");
-    let target = Running::start(&TargetSpec::External(broker.addr()))
+    let target = Running::start(&TargetSpec::external(broker.addr()))
         .await
         .expect("kaas-ref answers");
     (broker, target)
@@ -67,7 +58,7 @@ async fn every_planted_decoder_and_handler_bug_is_found_as_one_frame() {
         }
     }));
     let (_clean, clean) = broker(Planted::default()).await;
-    let quiet = Arc::new(Quiet);
+    let quiet = Arc::new(kconform::report::progress::Quiet);
     for (bug, signature) in [
         (
             Bug::GroupIdLengthOneByte,
@@ -175,13 +166,13 @@ async fn a_target_that_closes_every_connection_ends_the_run_with_a_finding() {
             s.write_all(&answer).await.unwrap();
         }
     });
-    let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+    let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let summary = wire::run(
         &target,
         None,
         &options(dir.path(), BUDGET, None),
-        Arc::new(Quiet),
+        Arc::new(kconform::report::progress::Quiet),
         Arc::new(AtomicBool::new(false)),
     )
     .await

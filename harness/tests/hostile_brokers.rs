@@ -130,7 +130,7 @@ async fn each_misbehaviour_stops_the_scenario_with_a_named_cause() {
         ),
     ] {
         let addr = broker(how).await;
-        let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+        let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
         // A safety net against a hang, far above the 200 ms deadline each wait gets.
         let t = tokio::time::timeout(
             Duration::from_secs(30),
@@ -167,7 +167,7 @@ async fn an_unreachable_broker_is_refused_before_any_scenario() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+    let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
     let e = target
         .reachable(Duration::from_millis(500))
         .await
@@ -186,7 +186,7 @@ async fn an_unreachable_broker_is_refused_before_any_scenario() {
             held.push(s);
         }
     });
-    let target = Running::start(&TargetSpec::External(addr)).await.unwrap();
+    let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
     let e = target
         .reachable(Duration::from_millis(300))
         .await
@@ -195,6 +195,6 @@ async fn an_unreachable_broker_is_refused_before_any_scenario() {
     assert!(e.contains("ApiVersions v0 got no answer within"), "{e}");
     // One that answers ApiVersions is reachable, however it answers the rest.
     let silent = broker(Misbehaviour::Silent).await;
-    let target = Running::start(&TargetSpec::External(silent)).await.unwrap();
+    let target = Running::start(&TargetSpec::external(silent)).await.unwrap();
     assert!(target.reachable(Duration::from_millis(300)).await.is_ok());
 }

@@ -117,7 +117,7 @@ fn caught(m: &Mutant, report: &Report, transcript: &Transcript) -> Result<String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_mutant_of_every_transaction_api_is_caught() {
-    let broker = Running::start(&TargetSpec::Ref)
+    let broker = Running::start(&TargetSpec::REF)
         .await
         .expect("kaas-ref starts");
     let upstream = broker.addr;
@@ -233,7 +233,7 @@ fn difference_lines(report: &Report) -> Vec<String> {
 /// the proxy relayed). The score (unchanged/total) is printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_equivalent_mutant_changes_a_verdict() {
-    let broker = Running::start(&TargetSpec::Ref)
+    let broker = Running::start(&TargetSpec::REF)
         .await
         .expect("kaas-ref starts");
     let all = util::scenarios();

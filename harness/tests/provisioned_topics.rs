@@ -82,7 +82,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
         provisioned_topics: false,
         strict_encoding: false,
     };
-    let targets = [TargetSpec::External(broker.addr()), TargetSpec::Recorded];
+    let targets = [TargetSpec::external(broker.addr()), TargetSpec::RECORDED];
     let mut runs = Vec::new();
     for run in 1..=2 {
         let (report, all) = session
@@ -90,7 +90,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
                 &chosen,
                 &targets,
                 4,
-                std::sync::Arc::new(kconform::run::session::Quiet),
+                std::sync::Arc::new(kconform::report::progress::Quiet),
             )
             .await
             .expect("a report");

@@ -310,7 +310,7 @@ async fn seen_secured(spec: TargetSpec) -> SeenSecured {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
-    let kaas = seen_secured(TargetSpec::RefSasl).await;
+    let kaas = seen_secured(TargetSpec::REF.sasl()).await;
     let mut expected: Vec<String> = values("c", 5);
     expected.extend(values("x", 1));
     assert_eq!(
@@ -331,10 +331,9 @@ async fn librdkafka_as_a_sasl_user_sees_the_same_on_both_secured_brokers() {
     );
     match kconform::targets::apache::available() {
         Ok(()) => {
-            let apache = seen_secured(TargetSpec::ApacheSasl(
-                kconform::targets::apache::Backend::Jvm,
-            ))
-            .await;
+            let apache =
+                seen_secured(TargetSpec::apache(kconform::targets::apache::Backend::Jvm).sasl())
+                    .await;
             assert_eq!(
                 kaas, apache,
                 "kaas-ref (left) and Apache (right) differ for librdkafka as a SASL user"
@@ -355,11 +354,10 @@ async fn apache_takes_scram_credentials_over_the_wire() {
         println!("SKIPPED: {why}");
         return;
     }
-    let target = Running::start(&TargetSpec::ApacheSasl(
-        kconform::targets::apache::Backend::Jvm,
-    ))
-    .await
-    .expect("target starts");
+    let target =
+        Running::start(&TargetSpec::apache(kconform::targets::apache::Backend::Jvm).sasl())
+            .await
+            .expect("target starts");
     kconform::wire::sasl::upsert_scram_users(target.addr, T)
         .await
         .expect("credentials upserted");

@@ -556,11 +556,15 @@ async fn both_clusters(victim: Victim) {
         duplicated: Vec::new(),
         foreign: Vec::new(),
     };
-    let kaas = run_on(TargetSpec::RefCluster(3), victim).await;
+    let kaas = run_on(TargetSpec::REF.cluster(3), victim).await;
     assert_eq!(kaas, clean, "ref:3, {victim:?} killed: not exactly once");
     match kconform::targets::apache::available() {
         Ok(()) => {
-            let apache = run_on(TargetSpec::ApacheCluster(3), victim).await;
+            let apache = run_on(
+                TargetSpec::apache(kconform::targets::apache::Backend::Jvm).cluster(3),
+                victim,
+            )
+            .await;
             assert_eq!(
                 apache, clean,
                 "apache:3, {victim:?} killed: not exactly once"

@@ -94,24 +94,39 @@ async fn both_sides(
 ) -> Vec<Transcript> {
     let (ours, live, label) = match brokers {
         1 if secured => (
-            TargetSpec::RefSasl,
-            TargetSpec::ApacheSasl(kconform::targets::apache::Backend::Jvm),
-            snapshot_label(&TargetSpec::ApacheSasl(kconform::targets::apache::Backend::Jvm).name()),
+            TargetSpec::REF.sasl(),
+            TargetSpec::apache(kconform::targets::apache::Backend::Jvm).sasl(),
+            snapshot_label(
+                &TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
+                    .sasl()
+                    .name(),
+            ),
         ),
         n if secured => (
-            TargetSpec::RefClusterSasl(n),
-            TargetSpec::ApacheClusterSasl(n),
-            snapshot_label(&TargetSpec::ApacheClusterSasl(n).name()),
+            TargetSpec::REF.cluster(n).sasl(),
+            TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
+                .cluster(n)
+                .sasl(),
+            snapshot_label(
+                &TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
+                    .cluster(n)
+                    .sasl()
+                    .name(),
+            ),
         ),
         1 => (
-            TargetSpec::Ref,
-            TargetSpec::Apache(kconform::targets::apache::Backend::Jvm),
+            TargetSpec::REF,
+            TargetSpec::apache(kconform::targets::apache::Backend::Jvm),
             "apache".to_owned(),
         ),
         n => (
-            TargetSpec::RefCluster(n),
-            TargetSpec::ApacheCluster(n),
-            snapshot_label(&TargetSpec::ApacheCluster(n).name()),
+            TargetSpec::REF.cluster(n),
+            TargetSpec::apache(kconform::targets::apache::Backend::Jvm).cluster(n),
+            snapshot_label(
+                &TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
+                    .cluster(n)
+                    .name(),
+            ),
         ),
     };
     let mut transcripts = run_all(&ours, scenarios).await;

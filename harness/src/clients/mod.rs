@@ -157,14 +157,6 @@ pub struct ClientsOptions {
     pub deadline: Duration,
 }
 
-/// What `clients` tells its caller as it goes.
-pub trait Progress: Send + Sync {
-    /// A slow step is starting (building the Java runner, starting a broker).
-    fn note(&self, what: &str);
-    /// A workload ended with a client on a target (`error` when it gave no transcript).
-    fn done(&self, target: &str, client: Client, workload: &str, error: Option<&str>);
-}
-
 /// Runs the workloads with one client on one broker, one after the other.
 fn run_client(
     client: Client,
@@ -173,7 +165,7 @@ fn run_client(
     workloads: &[&'static str],
     options: &ClientsOptions,
     classes: Option<&PathBuf>,
-    progress: &dyn Progress,
+    progress: &dyn crate::report::progress::Progress,
 ) -> Vec<RunRow> {
     let mut rows = Vec::new();
     for workload in workloads {
@@ -198,12 +190,14 @@ fn run_client(
                     .map_err(|e| e.to_string())
             }
         };
-        progress.done(
-            target,
-            client,
-            workload,
-            result.as_ref().err().map(String::as_str),
-        );
+        let how = match &result {
+            Ok(_) => "ran".to_owned(),
+            Err(e) => format!(
+                "gave no transcript: {}",
+                e.lines().next().unwrap_or_default()
+            ),
+        };
+        progress.done(target, &format!("{} {workload}", client.name()), &how);
         let (transcript, error) = match result {
             Ok(t) => (Some(t), None),
             Err(e) => (None, Some(e)),
@@ -224,7 +218,7 @@ fn run_client(
 fn baseline(specs: &[TargetSpec]) -> usize {
     specs
         .iter()
-        .position(|s| matches!(s, TargetSpec::Apache(_) | TargetSpec::ApacheCluster(_)))
+        .position(|s| s.is_apache() && !s.secured)
         .unwrap_or(specs.len().saturating_sub(1))
 }
 
@@ -234,7 +228,7 @@ async fn run_target(
     workloads: &[&'static str],
     options: &ClientsOptions,
     classes: Option<PathBuf>,
-    progress: Arc<dyn Progress>,
+    progress: Arc<dyn crate::report::progress::Progress>,
 ) -> Result<(TargetRun, Vec<RunRow>), ClientsError> {
     let name = spec.name();
     progress.note(&format!("starting {name}"));
@@ -291,7 +285,7 @@ pub async fn run(
     specs: &[TargetSpec],
     options: &ClientsOptions,
     ledger: &Ledger,
-    progress: Arc<dyn Progress>,
+    progress: Arc<dyn crate::report::progress::Progress>,
 ) -> Result<ClientsReport, ClientsError> {
     if specs.len() > 2 {
         return Err(ClientsError::TooManyTargets(specs.len()));
@@ -299,7 +293,7 @@ pub async fn run(
     if let Some(s) = specs.iter().find(|s| s.is_recorded()) {
         return Err(ClientsError::NotLive(s.name()));
     }
-    if let Some(s) = specs.iter().find(|s| s.secured()) {
+    if let Some(s) = specs.iter().find(|s| s.secured) {
         return Err(ClientsError::Secured(s.name()));
     }
     let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();

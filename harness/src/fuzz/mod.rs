@@ -28,7 +28,7 @@ use crate::scenario::Scenario;
 use crate::targets::Running;
 use crate::transcript::{Outcome, Transcript};
 use model::{Action, Rng};
-use report::{Finding, FuzzReport};
+use report::FuzzReport;
 
 /// Why fuzzing could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -84,17 +84,23 @@ pub struct Stats {
     pub secs: f64,
 }
 
-/// What `fuzz` tells its caller as it goes.
-pub trait Progress: Send + Sync {
-    /// The counters changed.
-    fn update(&self, stats: &Stats);
-    /// A new finding was written.
-    fn finding(&self, finding: &Finding);
-    /// The live-wire fuzzer's counters changed ([`wire`]).
-    fn frames(&self, _stats: &wire::FrameStats) {}
-    /// The live-wire fuzzer wrote a new finding.
-    fn frame_finding(&self, _finding: &wire::FrameFinding) {}
+impl Stats {
+    /// The counters as a progress line: "120 sequences (6.4/s), 1440 requests (72/s), 0
+    /// findings".
+    pub fn line(&self) -> String {
+        let per = |n: u64| n as f64 / self.secs.max(0.001);
+        format!(
+            "{} sequences ({:.1}/s), {} requests ({:.0}/s), {} findings",
+            self.sequences,
+            per(self.sequences),
+            self.requests,
+            per(self.requests),
+            self.findings
+        )
+    }
 }
+
+pub use crate::report::progress::Progress;
 
 /// The signature of the undocumented differences of one step: what distinguishes one finding
 /// from another (the step's API and version, each field with both values), not where in a
@@ -390,13 +396,13 @@ pub async fn run(
                 (&left, &right),
                 last.findings.contains(&sig),
             )?;
-            progress.finding(&finding);
+            progress.finding(&finding.file, &finding.signature);
             known.insert(sig);
             report.findings.push(finding);
             stats.findings = report.findings.len();
         }
         stats.secs = started.elapsed().as_secs_f64();
-        progress.update(&stats);
+        progress.counters("sequences", &stats.line());
         resume::save(
             &options.findings,
             "sequences",

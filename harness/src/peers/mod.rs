@@ -47,23 +47,11 @@ pub struct PeersOptions {
     pub floor_secs: f64,
 }
 
-/// What `peers` tells its caller as it goes (the binary draws bars from it).
-pub trait Progress: Send + Sync {
-    /// A slow step is starting (building the suite, starting a broker).
-    fn note(&self, what: &str);
-    /// `target` starts `total` tests.
-    fn start(&self, target: &str, total: usize);
-    /// One test ended on `target`.
-    fn done(&self, target: &str, test: &str, outcome: Outcome);
-    /// `target`'s run ended.
-    fn finish(&self, target: &str);
-}
-
 /// The baseline: the first Apache target, else the last one named.
 fn baseline(specs: &[TargetSpec]) -> usize {
     specs
         .iter()
-        .position(|s| matches!(s, TargetSpec::Apache(_)))
+        .position(|s| s.is_apache() && s.brokers == 1 && !s.secured)
         .unwrap_or(specs.len().saturating_sub(1))
 }
 
@@ -72,13 +60,13 @@ async fn run_one(
     spec: &TargetSpec,
     options: &RunOptions,
     total: usize,
-    progress: &std::sync::Arc<dyn Progress>,
+    progress: &std::sync::Arc<dyn crate::report::progress::Progress>,
 ) -> Result<(String, String, SuiteRun), PeersError> {
     let name = spec.name();
-    progress.note(&format!("starting {name}"));
+    progress.starting(&name);
     // A broker that does not answer would fail every test slowly; say so at once.
     let target = Running::start_answering(spec, std::time::Duration::from_secs(10)).await?;
-    progress.start(&name, total);
+    progress.running(&name, total);
     let (suite, options, seeds, who, p) = (
         suite.clone(),
         options.clone(),
@@ -88,7 +76,7 @@ async fn run_one(
     );
     let result = tokio::task::spawn_blocking(move || {
         suite.run(&who, &seeds, &options, |test, r| {
-            p.done(&who, test, r.outcome)
+            p.done(&who, test, &format!("{:?}", r.outcome))
         })
     })
     .await
@@ -96,7 +84,7 @@ async fn run_one(
         target: name.clone(),
         reason: e.to_string(),
     });
-    progress.finish(&name);
+    progress.finished(&name);
     let origin = target.origin.clone();
     target.stop().await;
     Ok((name, origin, result??))
@@ -107,9 +95,9 @@ pub async fn run(
     specs: &[TargetSpec],
     options: &PeersOptions,
     allowlist: Allowlist,
-    progress: std::sync::Arc<dyn Progress>,
+    progress: std::sync::Arc<dyn crate::report::progress::Progress>,
 ) -> Result<PeersReport, PeersError> {
-    if let Some(s) = specs.iter().find(|s| **s == TargetSpec::Recorded) {
+    if let Some(s) = specs.iter().find(|s| **s == TargetSpec::RECORDED) {
         return Err(PeersError::NotLive(s.name()));
     }
     let suite = {

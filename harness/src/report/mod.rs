@@ -4,6 +4,7 @@
 
 pub mod forms;
 pub mod junit;
+pub mod progress;
 
 use std::collections::BTreeMap;
 

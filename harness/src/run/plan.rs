@@ -103,8 +103,8 @@ pub fn plan<'a>(
     specs: &[TargetSpec],
     include_slow: bool,
 ) -> Result<Plan<'a>, PlanError> {
-    let size = specs.first().map_or(1, TargetSpec::brokers);
-    let secured = specs.first().is_some_and(TargetSpec::secured);
+    let size = specs.first().map_or(1, |s: &TargetSpec| s.brokers);
+    let secured = specs.first().is_some_and(|s: &TargetSpec| s.secured);
     if !names.is_empty() {
         if let Some(s) = picked.iter().find(|s| s.secured() != secured) {
             let hint = match (s.secured(), s.brokers) {
@@ -239,7 +239,7 @@ mod tests {
         let e = plan(
             pick(&all, &named, &source).unwrap(),
             &named,
-            &[TargetSpec::Ref],
+            &[TargetSpec::REF],
             false,
         )
         .unwrap_err();
@@ -252,7 +252,7 @@ mod tests {
         let e = plan(
             pick(&all, &named, &source).unwrap(),
             &named,
-            &[TargetSpec::Ref],
+            &[TargetSpec::REF],
             false,
         )
         .unwrap_err();
@@ -270,17 +270,17 @@ mod tests {
             .iter()
             .find(|s| s.slow && s.brokers == 1 && !s.secured())
             .expect("a slow one-broker scenario");
-        let p = plan(every.clone(), &[], &[TargetSpec::Ref], false).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::REF], false).unwrap();
         assert!(p.slow_left_out.contains(&slow.name));
         assert!(p.chosen.iter().all(|s| s.name != slow.name));
-        let p = plan(every.clone(), &[], &[TargetSpec::Ref], true).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::REF], true).unwrap();
         assert!(p.slow_left_out.is_empty());
         assert!(p.chosen.iter().any(|s| s.name == slow.name));
         let named = names(&[&slow.name]);
         let p = plan(
             pick(&all, &named, &source).unwrap(),
             &named,
-            &[TargetSpec::Ref],
+            &[TargetSpec::REF],
             false,
         )
         .unwrap();
@@ -291,12 +291,12 @@ mod tests {
     fn every_chosen_scenario_has_the_targets_shape() {
         let (all, _) = all();
         let every: Vec<&Scenario> = all.iter().collect();
-        let p = plan(every.clone(), &[], &[TargetSpec::RefCluster(3)], true).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::REF.cluster(3)], true).unwrap();
         assert!(!p.chosen.is_empty());
         assert!(p.chosen.iter().all(|s| s.brokers == 3 && !s.secured()));
-        let p = plan(every.clone(), &[], &[TargetSpec::RefSasl], true).unwrap();
+        let p = plan(every.clone(), &[], &[TargetSpec::REF.sasl()], true).unwrap();
         assert!(p.chosen.iter().all(|s| s.brokers == 1 && s.secured()));
-        let e = plan(every, &[], &[TargetSpec::RefCluster(7)], true).unwrap_err();
+        let e = plan(every, &[], &[TargetSpec::REF.cluster(7)], true).unwrap_err();
         assert_eq!(e.to_string(), "no scenario is written for 7 brokers");
     }
 
@@ -312,8 +312,8 @@ mod tests {
 
     #[test]
     fn exactly_refuses_another_count() {
-        assert!(exactly(2, &[TargetSpec::Ref, TargetSpec::Recorded]).is_ok());
-        let e = exactly(2, &[TargetSpec::Ref]).unwrap_err();
+        assert!(exactly(2, &[TargetSpec::REF, TargetSpec::RECORDED]).is_ok());
+        let e = exactly(2, &[TargetSpec::REF]).unwrap_err();
         assert_eq!(
             e.to_string(),
             "this command compares exactly 2 targets (1 given)"

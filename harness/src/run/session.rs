@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::compare::diff::{self, DiffRow};
 use crate::compare::ledger::{Ledger, LedgerError, Verdict};
+use crate::report::progress::Progress;
 use crate::report::{Report, Stale};
 use crate::run::{self, Transcript};
 use crate::scenario::Scenario;
@@ -63,24 +64,6 @@ pub struct Session<'a> {
     pub strict_encoding: bool,
 }
 
-/// What a session tells whoever shows its progress (the binary draws bars; tests show nothing).
-pub trait Progress: Send + Sync {
-    /// `target` is starting (Apache takes seconds).
-    fn starting(&self, _target: &str) {}
-    /// `target` is up; `total` scenarios will run on it.
-    fn running(&self, _target: &str, _total: usize) {}
-    /// A scenario finished on `target`.
-    fn scenario_done(&self, _target: &str, _scenario: &str) {}
-    /// Every scenario finished on `target`.
-    fn finished(&self, _target: &str) {}
-}
-
-/// Progress nobody watches.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Quiet;
-
-impl Progress for Quiet {}
-
 /// A target's transcripts, and what a reader must know of where they came from.
 type Answers = (Vec<Transcript>, Vec<String>);
 
@@ -117,11 +100,10 @@ impl Session<'_> {
     /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`, and
     /// where they come from.
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
-        let live = match (spec.brokers(), spec.secured()) {
-            (1, false) => TargetSpec::Apache(apache::Backend::Auto),
-            (1, true) => TargetSpec::ApacheSasl(apache::Backend::Auto),
-            (n, false) => TargetSpec::ApacheCluster(n),
-            (n, true) => TargetSpec::ApacheClusterSasl(n),
+        // The live Apache of the same shape, whose answers were recorded.
+        let live = TargetSpec {
+            kind: crate::targets::Kind::Apache(apache::Backend::Auto),
+            ..*spec
         };
         let label = crate::targets::snapshot_label(&live.name());
         let transcripts = chosen
@@ -170,8 +152,7 @@ impl Session<'_> {
         progress.running(&target.name, chosen.len());
         let watcher = progress.clone();
         let name = target.name.clone();
-        let done: run::Done =
-            Arc::new(move |scenario: &str| watcher.scenario_done(&name, scenario));
+        let done: run::Done = Arc::new(move |scenario: &str| watcher.done(&name, scenario, ""));
         let has_provisioning = provisioning.is_some();
         let transcripts =
             run::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
@@ -216,16 +197,16 @@ impl Session<'_> {
             ..Default::default()
         };
         if let Some(first) = specs.first() {
-            if let Some(other) = specs.iter().find(|s| s.brokers() != first.brokers()) {
+            if let Some(other) = specs.iter().find(|s| s.brokers != first.brokers) {
                 return Err(SessionError::Sizes(
                     first.name(),
-                    first.brokers(),
+                    first.brokers,
                     other.name(),
-                    other.brokers(),
+                    other.brokers,
                 ));
             }
-            if let Some(other) = specs.iter().find(|s| s.secured() != first.secured()) {
-                let (secured, plain) = match first.secured() {
+            if let Some(other) = specs.iter().find(|s| s.secured != first.secured) {
+                let (secured, plain) = match first.secured {
                     true => (first, other),
                     false => (other, first),
                 };
@@ -234,8 +215,8 @@ impl Session<'_> {
         }
         let chosen = &sized(
             chosen,
-            specs.first().map_or(1, TargetSpec::brokers),
-            specs.first().is_some_and(TargetSpec::secured),
+            specs.first().map_or(1, |s: &TargetSpec| s.brokers),
+            specs.first().is_some_and(|s: &TargetSpec| s.secured),
         );
         let mut all = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader

@@ -4,7 +4,7 @@
 //! here, not in the binary, so that tests reach it.
 
 use crate::targets::apache::Backend;
-use crate::targets::{TargetError, TargetSpec};
+use crate::targets::{Kind, TargetError, TargetSpec};
 
 /// The targets chosen, and why Apache's recorded answers stand in for a live Apache when they
 /// do (the caller says so: the report then names recorded answers as the judge).
@@ -40,35 +40,28 @@ pub fn defaults(
     sasl: bool,
     backend: Backend,
 ) -> (TargetSpec, TargetSpec, TargetSpec) {
-    match (brokers.map(|n| n as usize), sasl) {
-        (None, true) => (
-            TargetSpec::RefSasl,
-            TargetSpec::ApacheSasl(backend),
-            TargetSpec::RecordedSasl,
-        ),
-        (None, false) => (
-            TargetSpec::Ref,
-            TargetSpec::Apache(backend),
-            TargetSpec::Recorded,
-        ),
-        (Some(n), true) => (
-            TargetSpec::RefClusterSasl(n),
-            TargetSpec::ApacheClusterSasl(n),
-            TargetSpec::RecordedClusterSasl(n),
-        ),
-        (Some(n), false) => (
-            TargetSpec::RefCluster(n),
-            TargetSpec::ApacheCluster(n),
-            TargetSpec::RecordedCluster(n),
-        ),
-    }
+    let shape = |one: TargetSpec| {
+        let spec = match brokers.map(|n| n as usize) {
+            Some(n) => one.cluster(n),
+            None => one,
+        };
+        match sasl {
+            true => spec.sasl(),
+            false => spec,
+        }
+    };
+    (
+        shape(TargetSpec::REF),
+        shape(TargetSpec::apache(backend)),
+        shape(TargetSpec::RECORDED),
+    )
 }
 
 /// Whether `live` can run here: a cluster runs as JVMs whatever the backend.
 fn live_usable(live: &TargetSpec, backend: Backend) -> Result<(), String> {
-    match live {
-        TargetSpec::ApacheCluster(_) | TargetSpec::ApacheClusterSasl(_) => Backend::Jvm.usable(),
-        _ => backend.usable(),
+    match live.brokers {
+        1 => backend.usable(),
+        _ => Backend::Jvm.usable(),
     }
     .map_err(|e| e.to_string())
 }
@@ -111,11 +104,10 @@ pub fn choose(
 fn parse_each_once(named: &[String], backend: Backend) -> Result<Vec<TargetSpec>, ChoiceError> {
     let mut specs: Vec<TargetSpec> = Vec::with_capacity(named.len());
     for name in named {
-        let spec = match TargetSpec::parse(name)? {
-            TargetSpec::Apache(_) => TargetSpec::Apache(backend),
-            TargetSpec::ApacheSasl(_) => TargetSpec::ApacheSasl(backend),
-            other => other,
-        };
+        let mut spec = TargetSpec::parse(name)?;
+        if spec.is_apache() && spec.brokers == 1 {
+            spec.kind = Kind::Apache(backend);
+        }
         if specs.iter().any(|earlier| earlier.name() == spec.name()) {
             return Err(ChoiceError::Twice(spec.name()));
         }
@@ -135,7 +127,7 @@ mod tests {
     #[test]
     fn named_targets_take_the_backend_and_keep_their_order() {
         let c = choose(&named(&["apache", "ref"]), Backend::Jvm, None, false).unwrap();
-        assert_eq!(c.specs, [TargetSpec::Apache(Backend::Jvm), TargetSpec::Ref]);
+        assert_eq!(c.specs, [TargetSpec::apache(Backend::Jvm), TargetSpec::REF]);
         assert_eq!(c.recorded_because, None);
     }
 
@@ -174,20 +166,20 @@ mod tests {
         let b = Backend::Container;
         assert_eq!(
             defaults(None, false, b),
-            (TargetSpec::Ref, TargetSpec::Apache(b), TargetSpec::Recorded)
+            (TargetSpec::REF, TargetSpec::apache(b), TargetSpec::RECORDED)
         );
         assert_eq!(
             defaults(Some(3), true, b),
             (
-                TargetSpec::RefClusterSasl(3),
-                TargetSpec::ApacheClusterSasl(3),
-                TargetSpec::RecordedClusterSasl(3)
+                TargetSpec::REF.cluster(3).sasl(),
+                TargetSpec::apache(Backend::Jvm).cluster(3).sasl(),
+                TargetSpec::RECORDED.cluster(3).sasl()
             )
         );
         let (ours, live, recorded) = defaults(Some(5), false, b);
         for spec in [&ours, &live, &recorded] {
-            assert_eq!(spec.brokers(), 5);
-            assert!(!spec.secured());
+            assert_eq!(spec.brokers, 5);
+            assert!(!spec.secured);
         }
         assert!(recorded.is_recorded() && !live.is_recorded());
     }
@@ -195,11 +187,11 @@ mod tests {
     #[test]
     fn with_no_target_named_the_pair_is_ref_and_an_apache_live_or_recorded() {
         let c = choose(&[], Backend::Jvm, None, false).unwrap();
-        assert_eq!(c.specs[0], TargetSpec::Ref);
+        assert_eq!(c.specs[0], TargetSpec::REF);
         match &c.recorded_because {
-            None => assert_eq!(c.specs[1], TargetSpec::Apache(Backend::Jvm)),
+            None => assert_eq!(c.specs[1], TargetSpec::apache(Backend::Jvm)),
             Some(why) => {
-                assert_eq!(c.specs[1], TargetSpec::Recorded);
+                assert_eq!(c.specs[1], TargetSpec::RECORDED);
                 assert!(!why.is_empty());
             }
         }

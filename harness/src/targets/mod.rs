@@ -6,6 +6,7 @@ pub mod apache;
 pub mod brokers;
 pub mod choice;
 pub mod recorded;
+mod spec;
 
 use std::net::SocketAddr;
 
@@ -15,6 +16,7 @@ use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 use crate::targets::apache::{
     cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend,
 };
+pub use spec::{Kind, TargetSpec};
 
 /// Why a target could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -52,154 +54,6 @@ pub enum TargetError {
 
 /// The most brokers a cluster target has.
 pub const MAX_BROKERS: usize = 9;
-
-/// What a target specification names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetSpec {
-    /// The bundled reference broker, in process.
-    Ref,
-    /// A real Apache Kafka 3.7: the broker `kconform apache up` keeps running, or one launched
-    /// for the run by the backend given.
-    Apache(Backend),
-    /// A Kafka-compatible broker that is already running.
-    External(SocketAddr),
-    /// Apache's recorded answers (`snapshots/<scenario>__apache.snap`), for a machine where
-    /// no Apache can run.
-    Recorded,
-    /// A kaas-ref cluster of N brokers on one shared data directory, in process
-    /// ([`reference_broker::local_cluster`]).
-    RefCluster(usize),
-    /// A real Apache Kafka 3.7 cluster of N brokers and a KRaft controller, each its own JVM.
-    ApacheCluster(usize),
-    /// Apache's recorded answers of the cluster scenarios (`<scenario>__apache-N.snap`).
-    RecordedCluster(usize),
-    /// kaas-ref, in process, requiring SASL and applying ACLs ([`crate::security`]): the
-    /// target of the security scenarios.
-    RefSasl,
-    /// A real Apache Kafka 3.7 with SASL and `StandardAuthorizer`, launched for the run by the
-    /// backend given (`kconform apache up` keeps a plain one, never used here).
-    ApacheSasl(Backend),
-    /// Apache's recorded answers of the security scenarios (`<scenario>__apache-sasl.snap`).
-    RecordedSasl,
-    /// A running broker that requires SASL and applies ACLs (a secured kaas build), with the
-    /// users of [`crate::security::USERS`] and `admin` a super user: judged by the security
-    /// scenarios.
-    ExternalSasl(SocketAddr),
-    /// A kaas-ref cluster of N brokers with SASL and ACLs (shared on the volume).
-    RefClusterSasl(usize),
-    /// An Apache cluster of N brokers with SASL and `StandardAuthorizer`.
-    ApacheClusterSasl(usize),
-    /// Apache's recorded answers of the security scenarios for N brokers
-    /// (`<scenario>__apache-N-sasl.snap`).
-    RecordedClusterSasl(usize),
-}
-
-impl TargetSpec {
-    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`, and the clusters
-    /// `ref:N`, `apache:N` and `apache-recorded:N`.
-    pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
-        if let Some((base, n)) = s.split_once(':').filter(|_| !s.starts_with("external")) {
-            let (n, sasl) = match n.strip_suffix("+sasl") {
-                Some(n) => (n, true),
-                None => (n, false),
-            };
-            let n = n
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (2..=MAX_BROKERS).contains(n))
-                .ok_or_else(|| TargetError::Unknown(s.to_owned()))?;
-            return match (base, sasl) {
-                ("ref", false) => Ok(TargetSpec::RefCluster(n)),
-                ("apache", false) => Ok(TargetSpec::ApacheCluster(n)),
-                ("apache-recorded", false) => Ok(TargetSpec::RecordedCluster(n)),
-                ("ref", true) => Ok(TargetSpec::RefClusterSasl(n)),
-                ("apache", true) => Ok(TargetSpec::ApacheClusterSasl(n)),
-                ("apache-recorded", true) => Ok(TargetSpec::RecordedClusterSasl(n)),
-                _ => Err(TargetError::Unknown(s.to_owned())),
-            };
-        }
-        match s.split_once('=') {
-            None if s == "ref" => Ok(TargetSpec::Ref),
-            None if s == "ref+sasl" => Ok(TargetSpec::RefSasl),
-            None if s == "apache+sasl" => Ok(TargetSpec::ApacheSasl(Backend::Auto)),
-            None if s == "apache-recorded+sasl" => Ok(TargetSpec::RecordedSasl),
-            None if s == "apache" => Ok(TargetSpec::Apache(Backend::Auto)),
-            None if s == "apache-recorded" => Ok(TargetSpec::Recorded),
-            Some((kind @ ("external" | "external+sasl"), addr)) => {
-                use std::net::ToSocketAddrs;
-                let addr = addr
-                    .to_socket_addrs()
-                    .ok()
-                    .and_then(|mut a| a.next())
-                    .ok_or_else(|| TargetError::Unknown(s.to_owned()))?;
-                Ok(match kind {
-                    "external" => TargetSpec::External(addr),
-                    _ => TargetSpec::ExternalSasl(addr),
-                })
-            }
-            _ => Err(TargetError::Unknown(s.to_owned())),
-        }
-    }
-
-    /// The short name used in reports and snapshot file names.
-    pub fn name(&self) -> String {
-        match self {
-            TargetSpec::Ref => "ref".into(),
-            TargetSpec::Apache(_) => "apache".into(),
-            TargetSpec::Recorded => "apache-recorded".into(),
-            TargetSpec::External(_) => "external".into(),
-            TargetSpec::ExternalSasl(_) => "external+sasl".into(),
-            TargetSpec::RefCluster(n) => format!("ref:{n}"),
-            TargetSpec::ApacheCluster(n) => format!("apache:{n}"),
-            TargetSpec::RecordedCluster(n) => format!("apache-recorded:{n}"),
-            TargetSpec::RefSasl => "ref+sasl".into(),
-            TargetSpec::ApacheSasl(_) => "apache+sasl".into(),
-            TargetSpec::RecordedSasl => "apache-recorded+sasl".into(),
-            TargetSpec::RefClusterSasl(n) => format!("ref:{n}+sasl"),
-            TargetSpec::ApacheClusterSasl(n) => format!("apache:{n}+sasl"),
-            TargetSpec::RecordedClusterSasl(n) => format!("apache-recorded:{n}+sasl"),
-        }
-    }
-
-    /// Whether connections must log in and ACLs apply: such a target runs the security
-    /// scenarios, and only those.
-    pub fn secured(&self) -> bool {
-        matches!(
-            self,
-            TargetSpec::RefSasl
-                | TargetSpec::ApacheSasl(_)
-                | TargetSpec::RecordedSasl
-                | TargetSpec::ExternalSasl(_)
-                | TargetSpec::RefClusterSasl(_)
-                | TargetSpec::ApacheClusterSasl(_)
-                | TargetSpec::RecordedClusterSasl(_)
-        )
-    }
-
-    /// How many brokers the target has: scenarios run on targets of their own size.
-    pub fn brokers(&self) -> usize {
-        match self {
-            TargetSpec::RefCluster(n)
-            | TargetSpec::ApacheCluster(n)
-            | TargetSpec::RecordedCluster(n)
-            | TargetSpec::RefClusterSasl(n)
-            | TargetSpec::ApacheClusterSasl(n)
-            | TargetSpec::RecordedClusterSasl(n) => *n,
-            _ => 1,
-        }
-    }
-
-    /// Whether the target is Apache's recorded answers (of one broker or a cluster).
-    pub fn is_recorded(&self) -> bool {
-        matches!(
-            self,
-            TargetSpec::Recorded
-                | TargetSpec::RecordedCluster(_)
-                | TargetSpec::RecordedSasl
-                | TargetSpec::RecordedClusterSasl(_)
-        )
-    }
-}
 
 /// The label of a target in snapshot file names (`<scenario>__<label>.snap`): its name, a
 /// cluster's `:N` as `-N` (a colon is no file-name character everywhere), `+sasl` as `-sasl`.
@@ -245,18 +99,13 @@ fn ref_config(brokers: usize) -> BrokerConfig {
 /// count it down: short, so that kill scenarios take seconds, and well above the 1 s stamp.
 pub const REF_MEMBER_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(3000);
 
-/// Clusters run as JVMs: the container backend starts one broker.
-fn backend_of_clusters() -> Backend {
-    Backend::Jvm
-}
-
 /// How long a restarted broker's cluster may take to have every partition's replicas in sync
 /// again (Apache's followers catch up in a second or two here).
 pub const SETTLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a report says of a target's security after its origin: nothing for a plain one.
 fn security_note(spec: &TargetSpec) -> &'static str {
-    match spec.secured() {
+    match spec.secured {
         true => ", with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and ACLs",
         false => "",
     }
@@ -312,15 +161,15 @@ impl Running {
             name: name.clone(),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             origin: String::new(),
-            brokers: spec.brokers(),
-            secured: spec.secured(),
+            brokers: spec.brokers,
+            secured: spec.secured,
             bootstrap: Vec::new(),
             held: Default::default(),
         };
-        match spec {
-            TargetSpec::Ref | TargetSpec::RefSasl => {
+        match (spec.kind, spec.brokers) {
+            (Kind::Ref, 1) => {
                 let broker = Broker::start(BrokerConfig {
-                    security: spec.secured().then(crate::security::ref_security),
+                    security: spec.secured.then(crate::security::ref_security),
                     ..ref_config(1)
                 })
                 .await
@@ -329,8 +178,8 @@ impl Running {
                 running.origin = format!("kaas-ref, in process{}", security_note(spec));
                 running.held = std::sync::Arc::new(Held::Ref(broker).into());
             }
-            TargetSpec::Apache(backend) | TargetSpec::ApacheSasl(backend) => {
-                let secured = spec.secured();
+            (Kind::Apache(backend), 1) => {
+                let secured = spec.secured;
                 // The broker `kconform apache up` keeps has no SASL: a secured target starts its own.
                 if let Some(d) = apache::daemon::running().filter(|_| !secured) {
                     running.addr = d.addr;
@@ -373,21 +222,18 @@ impl Running {
                     }
                 }
             }
-            TargetSpec::Recorded
-            | TargetSpec::RecordedCluster(_)
-            | TargetSpec::RecordedSasl
-            | TargetSpec::RecordedClusterSasl(_) => {
+            (Kind::Recorded, _) => {
                 return Err(failed(
                     "recorded answers are read from snapshots, not started".into(),
                 ))
             }
-            TargetSpec::RefCluster(n) | TargetSpec::RefClusterSasl(n) => {
+            (Kind::Ref, n) => {
                 let cluster = LocalCluster::start(
-                    *n,
+                    n,
                     BrokerConfig {
                         member_timeout: REF_MEMBER_TIMEOUT,
-                        security: spec.secured().then(crate::security::ref_security),
-                        ..ref_config(*n)
+                        security: spec.secured.then(crate::security::ref_security),
+                        ..ref_config(n)
                     },
                 )
                 .await
@@ -401,11 +247,11 @@ impl Running {
                 );
                 running.held = std::sync::Arc::new(Held::RefCluster(cluster).into());
             }
-            TargetSpec::ApacheCluster(n) | TargetSpec::ApacheClusterSasl(n) => {
-                if let Backend::Container = backend_of_clusters() {
+            (Kind::Apache(backend), n) => {
+                if backend == Backend::Container {
                     return Err(failed("a cluster runs as JVMs only".into()));
                 }
-                let (n, secured) = (*n, spec.secured());
+                let secured = spec.secured;
                 let cluster =
                     tokio::task::spawn_blocking(move || ApacheCluster::start_with(n, secured))
                         .await
@@ -422,15 +268,14 @@ impl Running {
                 );
                 running.held = std::sync::Arc::new(Held::ApacheCluster(cluster).into());
             }
-            TargetSpec::External(addr) => {
-                running.addr = *addr;
-                running.origin = format!("an external broker at {addr}");
-            }
-            TargetSpec::ExternalSasl(addr) => {
-                running.addr = *addr;
-                running.origin = format!(
-                    "an external broker at {addr}, logged in over SASL as kconform's users"
-                );
+            (Kind::External(addr), _) => {
+                running.addr = addr;
+                running.origin = match spec.secured {
+                    false => format!("an external broker at {addr}"),
+                    true => format!(
+                        "an external broker at {addr}, logged in over SASL as kconform's users"
+                    ),
+                };
             }
         }
         if running.bootstrap.is_empty() {
@@ -704,56 +549,5 @@ impl Running {
                 let _ = std::fs::remove_dir_all(data_dir);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn target_specs_parse() {
-        assert_eq!(TargetSpec::parse("ref").unwrap(), TargetSpec::Ref);
-        assert_eq!(
-            TargetSpec::parse("apache").unwrap(),
-            TargetSpec::Apache(Backend::Auto)
-        );
-        assert_eq!(
-            TargetSpec::parse("external=127.0.0.1:9092").unwrap(),
-            TargetSpec::External("127.0.0.1:9092".parse().unwrap())
-        );
-        assert!(TargetSpec::parse("apache-ish").is_err());
-        assert_eq!(
-            TargetSpec::parse("ref:3").unwrap(),
-            TargetSpec::RefCluster(3)
-        );
-        assert_eq!(
-            TargetSpec::parse("apache:3").unwrap(),
-            TargetSpec::ApacheCluster(3)
-        );
-        assert_eq!(
-            TargetSpec::parse("apache-recorded:3").unwrap().name(),
-            "apache-recorded:3"
-        );
-        for bad in ["ref:1", "ref:10", "ref:x", "external:3", "apache-ish:3"] {
-            assert!(TargetSpec::parse(bad).is_err(), "{bad}");
-        }
-        assert_eq!(TargetSpec::RefCluster(3).brokers(), 3);
-        assert_eq!(snapshot_label("apache:3"), "apache-3");
-        assert!(TargetSpec::parse("external=nowhere").is_err());
-        let secured = TargetSpec::parse("external+sasl=127.0.0.1:9092").unwrap();
-        assert_eq!(
-            secured,
-            TargetSpec::ExternalSasl("127.0.0.1:9092".parse().unwrap())
-        );
-        assert!(
-            secured.secured() && !TargetSpec::External("127.0.0.1:9092".parse().unwrap()).secured()
-        );
-        assert_eq!(snapshot_label(&secured.name()), "external-sasl");
-        assert_eq!(
-            TargetSpec::parse("apache:3+sasl").unwrap(),
-            TargetSpec::ApacheClusterSasl(3)
-        );
-        assert!(TargetSpec::parse("apache:3+tls").is_err());
     }
 }

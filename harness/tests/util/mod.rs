@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kconform::data::Source;
+use kconform::report::progress::Quiet;
 use kconform::report::Report;
-use kconform::run::session::{Quiet, Session};
+use kconform::run::session::Session;
 use kconform::run::Transcript;
 use kconform::scenario::Scenario;
 use kconform::targets::TargetSpec;
@@ -72,7 +73,7 @@ pub async fn beside_recorded(
     session
         .run(
             chosen,
-            &[TargetSpec::External(addr), TargetSpec::Recorded],
+            &[TargetSpec::external(addr), TargetSpec::RECORDED],
             jobs,
             Arc::new(Quiet),
         )

@@ -1,7 +1,7 @@
 //! Progress on stderr while brokers start and scenarios run: a spinner for a broker that takes
 //! seconds to start (Apache), a bar per target for the scenarios, a line per client workload,
-//! the fuzzers' counters. The library tells what happens through its `Progress` traits; this
-//! draws it. Bars hide themselves when stderr is not a terminal, so CI logs stay clean.
+//! the fuzzers' counters. The library tells what happens through its one `Progress` trait
+//! (`kconform::report::progress`); [`Bars`] draws it for every command. Bars hide themselves when stderr is not a terminal, so CI logs stay clean.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -34,163 +34,93 @@ pub fn scenarios(target: &str, count: usize) -> ProgressBar {
     bar
 }
 
-/// Progress of a session on stderr: a spinner while a target starts, a bar per target.
+/// Every command's progress on stderr: a spinner while a target starts, a bar per target
+/// over its scenarios or tests, a line per item on a target without a bar (client workloads),
+/// a line per note and per finding, and the fuzzers' counters on one spinner.
 #[derive(Default)]
-pub struct SessionBars {
+pub struct Bars {
     spinner: Mutex<Option<ProgressBar>>,
     bars: Mutex<HashMap<String, ProgressBar>>,
+    /// The fuzzers' counter lines, by fuzzer.
+    counters: Mutex<Vec<(String, String)>>,
+    /// The spinner that shows them, lines printed above it.
+    counter_bar: Option<ProgressBar>,
 }
 
-impl kconform::run::session::Progress for SessionBars {
+impl Bars {
+    /// Counters shown on `bar` (the fuzzers').
+    pub fn with_counters(bar: ProgressBar) -> Bars {
+        Bars {
+            counter_bar: Some(bar),
+            ..Bars::default()
+        }
+    }
+
+    fn clear_spinner(&self) {
+        if let Some(s) = self.spinner.lock().ok().and_then(|mut s| s.take()) {
+            s.finish_and_clear();
+        }
+    }
+
+    fn bar(&self, target: &str) -> Option<ProgressBar> {
+        self.bars.lock().ok().and_then(|b| b.get(target).cloned())
+    }
+
+    /// Prints a line above the bars (or plainly, with none).
+    fn line(&self, text: String) {
+        match &self.counter_bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+}
+
+impl kconform::report::progress::Progress for Bars {
+    fn note(&self, what: &str) {
+        self.line(format!("kconform: {what}"));
+    }
     fn starting(&self, target: &str) {
         if let Ok(mut s) = self.spinner.lock() {
             *s = Some(starting(target));
         }
     }
     fn running(&self, target: &str, total: usize) {
-        if let Some(s) = self.spinner.lock().ok().and_then(|mut s| s.take()) {
-            s.finish_and_clear();
-        }
+        self.clear_spinner();
         if let Ok(mut bars) = self.bars.lock() {
             bars.insert(target.to_owned(), scenarios(target, total));
         }
     }
-    fn scenario_done(&self, target: &str, scenario: &str) {
-        if let Some(bar) = self.bars.lock().ok().and_then(|b| b.get(target).cloned()) {
-            bar.inc(1);
-            bar.set_message(scenario.to_owned());
-        }
+    fn done(&self, target: &str, item: &str, how: &str) {
+        let Some(bar) = self.bar(target) else {
+            return self.line(format!("kconform: {item} on {target}: {how}"));
+        };
+        bar.inc(1);
+        bar.set_message(match how {
+            "" => item.to_owned(),
+            how => format!("{item}: {how}"),
+        });
     }
     fn finished(&self, target: &str) {
-        if let Some(s) = self.spinner.lock().ok().and_then(|mut s| s.take()) {
-            s.finish_and_clear();
-        }
+        self.clear_spinner();
         if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(target)) {
             bar.finish_and_clear();
         }
     }
-}
-
-/// Progress of `peers`: a line for each slow step, a bar per target.
-#[derive(Default)]
-pub struct PeerBars {
-    bars: Mutex<HashMap<String, ProgressBar>>,
-}
-
-impl kconform::peers::Progress for PeerBars {
-    fn note(&self, what: &str) {
-        eprintln!("kconform: {what}");
-    }
-    fn start(&self, target: &str, total: usize) {
-        let bar = scenarios(target, total);
-        if let Ok(mut bars) = self.bars.lock() {
-            bars.insert(target.to_owned(), bar);
-        }
-    }
-    fn done(&self, target: &str, test: &str, outcome: kconform::peers::suite::Outcome) {
-        if let Some(bar) = self.bars.lock().ok().and_then(|b| b.get(target).cloned()) {
-            bar.inc(1);
-            bar.set_message(format!("{test}: {outcome:?}"));
-        }
-    }
-    fn finish(&self, target: &str) {
-        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(target)) {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-/// Progress of `kconform clients` on stderr, a line per workload run.
-pub struct ClientLines;
-
-impl kconform::clients::Progress for ClientLines {
-    fn note(&self, what: &str) {
-        eprintln!("kconform: {what}");
-    }
-    fn done(
-        &self,
-        target: &str,
-        client: kconform::clients::Client,
-        workload: &str,
-        error: Option<&str>,
-    ) {
-        let how = match error {
-            None => "ran".to_owned(),
-            Some(e) => format!(
-                "gave no transcript: {}",
-                e.lines().next().unwrap_or_default()
-            ),
+    fn counters(&self, source: &str, line: &str) {
+        let Ok(mut c) = self.counters.lock() else {
+            return;
         };
-        eprintln!("kconform: {} {workload} on {target}: {how}", client.name());
-    }
-}
-
-/// Progress of `kconform fuzz`: a spinner with both fuzzers' counters, a line per finding.
-pub struct FuzzLine {
-    bar: ProgressBar,
-    last: Mutex<(
-        Option<kconform::fuzz::Stats>,
-        Option<kconform::fuzz::wire::FrameStats>,
-    )>,
-}
-
-impl FuzzLine {
-    /// Counters shown on `bar`.
-    pub fn new(bar: ProgressBar) -> FuzzLine {
-        FuzzLine {
-            bar,
-            last: Default::default(),
+        match c.iter_mut().find(|(s, _)| s == source) {
+            Some((_, l)) => *l = line.to_owned(),
+            None => c.push((source.to_owned(), line.to_owned())),
+        }
+        let shown: Vec<&str> = c.iter().map(|(_, l)| l.as_str()).collect();
+        if let Some(bar) = &self.counter_bar {
+            bar.set_message(shown.join("; "));
         }
     }
-
-    fn show(&self) {
-        let Ok(last) = self.last.lock() else { return };
-        let mut parts = Vec::new();
-        let mut findings = 0;
-        if let Some(s) = &last.0 {
-            let per = |n: u64| n as f64 / s.secs.max(0.001);
-            parts.push(format!(
-                "{} sequences ({:.1}/s), {} requests ({:.0}/s)",
-                s.sequences,
-                per(s.sequences),
-                s.requests,
-                per(s.requests)
-            ));
-            findings += s.findings;
-        }
-        if let Some(f) = &last.1 {
-            parts.push(format!(
-                "{} frames ({:.0}/s)",
-                f.frames,
-                f.frames as f64 / f.secs.max(0.001)
-            ));
-            findings += f.findings;
-        }
-        parts.push(format!("{findings} findings"));
-        self.bar.set_message(parts.join(", "));
-    }
-}
-
-impl kconform::fuzz::Progress for FuzzLine {
-    fn update(&self, s: &kconform::fuzz::Stats) {
-        if let Ok(mut last) = self.last.lock() {
-            last.0 = Some(s.clone());
-        }
-        self.show();
-    }
-    fn finding(&self, f: &kconform::fuzz::report::Finding) {
-        self.bar
-            .println(format!("kconform: FINDING {}: {}", f.file, f.signature));
-    }
-    fn frames(&self, s: &kconform::fuzz::wire::FrameStats) {
-        if let Ok(mut last) = self.last.lock() {
-            last.1 = Some(s.clone());
-        }
-        self.show();
-    }
-    fn frame_finding(&self, f: &kconform::fuzz::wire::FrameFinding) {
-        self.bar
-            .println(format!("kconform: FINDING {}: {}", f.file, f.signature));
+    fn finding(&self, file: &str, signature: &str) {
+        self.line(format!("kconform: FINDING {file}: {signature}"));
     }
 }
 
@@ -203,5 +133,28 @@ mod tests {
         assert_eq!(b.position(), 2);
         assert_eq!(b.length(), Some(3));
         super::starting("ref").finish_and_clear();
+    }
+
+    #[test]
+    fn an_item_done_moves_its_targets_bar_and_counters_keep_one_line_per_fuzzer() {
+        use kconform::report::progress::Progress;
+        let bars = super::Bars::with_counters(indicatif::ProgressBar::hidden());
+        bars.running("ref", 3);
+        bars.done("ref", "s1", "");
+        bars.done("ref", "s2", "PASS");
+        assert_eq!(bars.bar("ref").map(|b| b.position()), Some(2));
+        bars.finished("ref");
+        assert!(bars.bar("ref").is_none());
+        bars.counters("sequences", "1 sequences");
+        bars.counters("frames", "9 frames");
+        bars.counters("sequences", "2 sequences");
+        let shown = bars.counters.lock().unwrap().clone();
+        assert_eq!(
+            shown,
+            [
+                ("sequences".to_owned(), "2 sequences".to_owned()),
+                ("frames".to_owned(), "9 frames".to_owned())
+            ]
+        );
     }
 }

@@ -71,6 +71,18 @@ pub struct FrameStats {
     pub secs: f64,
 }
 
+impl FrameStats {
+    /// The counters as a progress line: "5120 frames (850/s), 0 findings".
+    pub fn line(&self) -> String {
+        format!(
+            "{} frames ({:.0}/s), {} findings",
+            self.frames,
+            self.frames as f64 / self.secs.max(0.001),
+            self.findings
+        )
+    }
+}
+
 /// The kinds of finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -493,14 +505,14 @@ pub async fn run(
                         started.elapsed(),
                         n,
                     )?;
-                    progress.frame_finding(&f);
+                    progress.finding(&f.file, &f.signature);
                     s.summary.findings.push(f);
                     s.stats.findings = s.summary.findings.len();
                 }
             }
             if s.stats.frames % 64 == 0 {
                 s.stats.secs = started.elapsed().as_secs_f64();
-                progress.frames(&s.stats);
+                progress.counters("frames", &s.stats.line());
                 // Every frame below the lowest one a worker may still be sending is done.
                 let done = next
                     .load(Ordering::SeqCst)
@@ -525,7 +537,7 @@ pub async fn run(
         r?;
     }
     s.stats.secs = started.elapsed().as_secs_f64();
-    progress.frames(&s.stats);
+    progress.counters("frames", &s.stats.line());
     s.summary.frames = s.stats.frames;
     s.summary.answered = s.stats.answered;
     s.summary.closed = s.stats.closed;

@@ -9,7 +9,7 @@ use kconform::clients::{Client, ClientsOptions, WORKLOADS};
 use kconform::compare::ledger::Ledger;
 
 use crate::args::ClientsArgs;
-use crate::progress::ClientLines;
+use crate::progress::Bars;
 
 /// Runs `kconform clients`.
 pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
@@ -31,7 +31,8 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         provisioned_topics: a.provisioned_topics,
         deadline: Duration::from_secs(a.deadline_secs),
     };
-    let report = kconform::clients::run(&specs, &options, &ledger, Arc::new(ClientLines)).await?;
+    let report =
+        kconform::clients::run(&specs, &options, &ledger, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
     Ok(super::verdict(report.passed()))

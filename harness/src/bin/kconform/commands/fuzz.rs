@@ -11,7 +11,7 @@ use kconform::fuzz::campaign::{self, Campaign, Mode};
 use kconform::fuzz::FuzzOptions;
 
 use crate::args::FuzzArgs;
-use crate::progress::{self, FuzzLine};
+use crate::progress::{self, Bars};
 
 /// Runs `kconform fuzz`: exit 1 when it wrote new findings.
 pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
@@ -42,7 +42,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     spinner.finish_and_clear();
     let running = started?;
     let bar = progress::starting("fuzzing");
-    let line = Arc::new(FuzzLine::new(bar.clone()));
+    let line = Arc::new(Bars::with_counters(bar.clone()));
     let report = fuzzing
         .run(&running[0], running.get(1), line, stop_on_ctrl_c())
         .await;

@@ -9,7 +9,7 @@ use kconform::peers::suite::RunOptions;
 use kconform::peers::PeersOptions;
 
 use crate::args::PeersArgs;
-use crate::progress::PeerBars;
+use crate::progress::Bars;
 
 /// Runs `kconform peers`.
 pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
@@ -33,7 +33,7 @@ pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let report =
-        kconform::peers::run(&specs, &options, allowlist, Arc::new(PeerBars::default())).await?;
+        kconform::peers::run(&specs, &options, allowlist, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
     Ok(super::verdict(report.passed()))

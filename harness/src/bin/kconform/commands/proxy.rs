@@ -12,7 +12,7 @@ use crate::args::ProxyArgs;
 pub async fn run(a: ProxyArgs) -> anyhow::Result<ExitCode> {
     let scope = Scope::from_flags(a.api.as_deref(), a.version, a.mutation)?;
     let target = match a.upstream.as_str() {
-        "ref" => TargetSpec::Ref,
+        "ref" => TargetSpec::REF,
         other => TargetSpec::parse(&format!("external={other}"))
             .map_err(|_| anyhow::anyhow!("--upstream '{other}': expected HOST:PORT or ref"))?,
     };

@@ -11,7 +11,7 @@ use kconform::scenario::Scenario;
 use kconform::transcript::Transcript;
 
 use crate::args::{ScenarioArgs, TargetArgs};
-use crate::progress::SessionBars;
+use crate::progress::Bars;
 
 /// The scenarios named (all when none; slow ones only when asked or named, the others said to
 /// be left out) on the targets `on` gives (exactly `targets` of them when said), the first two
@@ -49,11 +49,6 @@ pub async fn compare(
         strict_encoding: on.strict_encoding,
     };
     Ok(session
-        .run(
-            &planned.chosen,
-            &specs,
-            jobs,
-            Arc::new(SessionBars::default()),
-        )
+        .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))
         .await?)
 }

@@ -1,0 +1,243 @@
+//! What `--target` names: a kind of broker (kaas-ref, Apache, Apache's recorded answers, a
+//! running broker), how many brokers, and whether connections log in and ACLs apply. The
+//! three are independent, so each question about a target (its name, its size, whether it is
+//! secured) is answered once, not once per combination.
+
+use std::net::SocketAddr;
+
+use super::apache::Backend;
+use super::{TargetError, MAX_BROKERS};
+
+/// A target as `--target` names it (`ref`, `apache:3`, `apache-recorded+sasl`,
+/// `external=HOST:PORT`...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TargetSpec {
+    /// Which broker.
+    pub kind: Kind,
+    /// How many brokers it has: scenarios run on targets of their own size. An external
+    /// broker is named by one address, so it is one broker.
+    pub brokers: usize,
+    /// Whether connections must log in (SASL) and ACLs apply: such a target runs the
+    /// security scenarios, and only those.
+    pub secured: bool,
+}
+
+/// Which broker a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The bundled reference broker (a cluster of them on one shared data directory), in
+    /// process.
+    Ref,
+    /// A real Apache Kafka 3.7: the broker `kconform apache up` keeps running, or one launched
+    /// for the run by the backend given (clusters run as JVMs).
+    Apache(Backend),
+    /// Apache's recorded answers (`snapshots/<scenario>__<label>.snap`), for a machine where
+    /// no Apache can run.
+    Recorded,
+    /// A Kafka-compatible broker that is already running; secured, it knows the users of
+    /// [`crate::security::USERS`] with `admin` a super user.
+    External(SocketAddr),
+}
+
+impl TargetSpec {
+    /// kaas-ref, one broker, plain.
+    pub const REF: TargetSpec = TargetSpec::one(Kind::Ref);
+    /// Apache's recorded answers of one plain broker.
+    pub const RECORDED: TargetSpec = TargetSpec::one(Kind::Recorded);
+
+    /// One plain broker of `kind`.
+    pub const fn one(kind: Kind) -> TargetSpec {
+        TargetSpec {
+            kind,
+            brokers: 1,
+            secured: false,
+        }
+    }
+
+    /// One plain Apache, launched by `backend`.
+    pub const fn apache(backend: Backend) -> TargetSpec {
+        TargetSpec::one(Kind::Apache(backend))
+    }
+
+    /// The running broker at `addr`, plain.
+    pub const fn external(addr: SocketAddr) -> TargetSpec {
+        TargetSpec::one(Kind::External(addr))
+    }
+
+    /// The same kind of broker, `n` of them (Apache's as JVMs).
+    pub const fn cluster(self, n: usize) -> TargetSpec {
+        let kind = match self.kind {
+            Kind::Apache(_) => Kind::Apache(Backend::Jvm),
+            other => other,
+        };
+        TargetSpec {
+            kind,
+            brokers: n,
+            ..self
+        }
+    }
+
+    /// The same target with SASL logins and ACLs.
+    pub const fn sasl(self) -> TargetSpec {
+        TargetSpec {
+            secured: true,
+            ..self
+        }
+    }
+
+    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`; `:N` after the first
+    /// three for a cluster of N; `+sasl` after any of them for SASL and ACLs (before the `=`
+    /// of an external one: `external+sasl=HOST:PORT`).
+    pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
+        let unknown = || TargetError::Unknown(s.to_owned());
+        if let Some((head, addr)) = s.split_once('=') {
+            let secured = match head {
+                "external" => false,
+                "external+sasl" => true,
+                _ => return Err(unknown()),
+            };
+            use std::net::ToSocketAddrs;
+            let addr = addr
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut a| a.next())
+                .ok_or_else(unknown)?;
+            return Ok(TargetSpec {
+                secured,
+                ..TargetSpec::external(addr)
+            });
+        }
+        let (rest, secured) = match s.strip_suffix("+sasl") {
+            Some(rest) => (rest, true),
+            None => (s, false),
+        };
+        let (base, brokers) = match rest.split_once(':') {
+            Some((base, n)) => {
+                let n = n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (2..=MAX_BROKERS).contains(n))
+                    .ok_or_else(unknown)?;
+                (base, n)
+            }
+            None => (rest, 1),
+        };
+        let one = match base {
+            "ref" => TargetSpec::REF,
+            "apache" => TargetSpec::apache(Backend::Auto),
+            "apache-recorded" => TargetSpec::RECORDED,
+            _ => return Err(unknown()),
+        };
+        let spec = match brokers {
+            1 => one,
+            n => one.cluster(n),
+        };
+        Ok(match secured {
+            true => spec.sasl(),
+            false => spec,
+        })
+    }
+
+    /// The short name used in reports and snapshot file names: the text [`TargetSpec::parse`]
+    /// reads, without an external broker's address.
+    pub fn name(&self) -> String {
+        let base = match self.kind {
+            Kind::Ref => "ref",
+            Kind::Apache(_) => "apache",
+            Kind::Recorded => "apache-recorded",
+            Kind::External(_) => "external",
+        };
+        let size = match self.brokers {
+            1 => String::new(),
+            n => format!(":{n}"),
+        };
+        let security = if self.secured { "+sasl" } else { "" };
+        format!("{base}{size}{security}")
+    }
+
+    /// Whether the target is Apache's recorded answers (of one broker or a cluster).
+    pub fn is_recorded(&self) -> bool {
+        self.kind == Kind::Recorded
+    }
+
+    /// Whether the target is a live Apache (of one broker or a cluster).
+    pub fn is_apache(&self) -> bool {
+        matches!(self.kind, Kind::Apache(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_specs_parse() {
+        assert_eq!(TargetSpec::parse("ref").unwrap(), TargetSpec::REF);
+        assert_eq!(
+            TargetSpec::parse("apache").unwrap(),
+            TargetSpec::apache(Backend::Auto)
+        );
+        let addr: SocketAddr = "127.0.0.1:9092".parse().unwrap();
+        assert_eq!(
+            TargetSpec::parse("external=127.0.0.1:9092").unwrap(),
+            TargetSpec::external(addr)
+        );
+        assert!(TargetSpec::parse("apache-ish").is_err());
+        assert_eq!(
+            TargetSpec::parse("ref:3").unwrap(),
+            TargetSpec::REF.cluster(3)
+        );
+        let apache3 = TargetSpec::parse("apache:3").unwrap();
+        assert_eq!(apache3.kind, Kind::Apache(Backend::Jvm));
+        assert_eq!(apache3.brokers, 3);
+        assert_eq!(
+            TargetSpec::parse("apache-recorded:3").unwrap().name(),
+            "apache-recorded:3"
+        );
+        for bad in [
+            "ref:1",
+            "ref:10",
+            "ref:x",
+            "external:3",
+            "apache-ish:3",
+            "external:3=127.0.0.1:9092",
+            "ref=127.0.0.1:9092",
+            "ref+sasl:3",
+        ] {
+            assert!(TargetSpec::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(super::super::snapshot_label("apache:3"), "apache-3");
+        assert!(TargetSpec::parse("external=nowhere").is_err());
+        let secured = TargetSpec::parse("external+sasl=127.0.0.1:9092").unwrap();
+        assert_eq!(secured, TargetSpec::external(addr).sasl());
+        assert!(secured.secured && !TargetSpec::external(addr).secured);
+        assert_eq!(
+            super::super::snapshot_label(&secured.name()),
+            "external-sasl"
+        );
+        assert_eq!(
+            TargetSpec::parse("apache:3+sasl").unwrap(),
+            TargetSpec::apache(Backend::Auto).cluster(3).sasl()
+        );
+        assert!(TargetSpec::parse("apache:3+tls").is_err());
+    }
+
+    #[test]
+    fn every_name_parses_back_to_its_target() {
+        for kind in [Kind::Ref, Kind::Apache(Backend::Jvm), Kind::Recorded] {
+            for brokers in [1, 3, MAX_BROKERS] {
+                for secured in [false, true] {
+                    let spec = TargetSpec {
+                        kind,
+                        brokers,
+                        secured,
+                    };
+                    let back = TargetSpec::parse(&spec.name()).unwrap();
+                    assert_eq!(back.name(), spec.name());
+                    assert_eq!((back.brokers, back.secured), (brokers, secured));
+                    assert_eq!(back.is_recorded(), spec.is_recorded());
+                }
+            }
+        }
+    }
+}
