@@ -92,43 +92,10 @@ async fn both_sides(
     brokers: usize,
     secured: bool,
 ) -> Vec<Transcript> {
-    let (ours, live, label) = match brokers {
-        1 if secured => (
-            TargetSpec::REF.sasl(),
-            TargetSpec::apache(kconform::targets::apache::Backend::Jvm).sasl(),
-            snapshot_label(
-                &TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
-                    .sasl()
-                    .name(),
-            ),
-        ),
-        n if secured => (
-            TargetSpec::REF.cluster(n).sasl(),
-            TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
-                .cluster(n)
-                .sasl(),
-            snapshot_label(
-                &TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
-                    .cluster(n)
-                    .sasl()
-                    .name(),
-            ),
-        ),
-        1 => (
-            TargetSpec::REF,
-            TargetSpec::apache(kconform::targets::apache::Backend::Jvm),
-            "apache".to_owned(),
-        ),
-        n => (
-            TargetSpec::REF.cluster(n),
-            TargetSpec::apache(kconform::targets::apache::Backend::Jvm).cluster(n),
-            snapshot_label(
-                &TargetSpec::apache(kconform::targets::apache::Backend::Jvm)
-                    .cluster(n)
-                    .name(),
-            ),
-        ),
-    };
+    let size = (brokers > 1).then_some(brokers as u64);
+    let (ours, live, _) =
+        kconform::targets::choice::defaults(size, secured, kconform::targets::apache::Backend::Jvm);
+    let label = snapshot_label(&live.name());
     let mut transcripts = run_all(&ours, scenarios).await;
     let mask = |transcripts: &mut Vec<Transcript>| {
         for (t, s) in transcripts.iter_mut().zip(scenarios) {

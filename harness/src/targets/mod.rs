@@ -5,17 +5,16 @@ pub mod acls;
 pub mod apache;
 pub mod brokers;
 pub mod choice;
+mod launch;
 pub mod recorded;
 mod spec;
 
 use std::net::SocketAddr;
 
 use reference_broker::local_cluster::LocalCluster;
-use reference_broker::{Broker, BrokerConfig, BrokerHandle};
+use reference_broker::{BrokerConfig, BrokerHandle};
 
-use crate::targets::apache::{
-    cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend,
-};
+use crate::targets::apache::{cluster::ApacheCluster, container::ApacheContainer, ApacheJvm};
 pub use spec::{Kind, TargetSpec};
 
 /// Why a target could not be used.
@@ -64,7 +63,7 @@ pub fn snapshot_label(target: &str) -> String {
 /// kaas-ref configured as Apache is ([`apache::SETTINGS`], or [`apache::cluster_settings`]
 /// for a cluster of `brokers`): the reaper interval, the offsets topic's partitions and the
 /// default replication factor.
-fn ref_config(brokers: usize) -> BrokerConfig {
+pub(crate) fn ref_config(brokers: usize) -> BrokerConfig {
     let settings = match brokers {
         1 => apache::SETTINGS
             .iter()
@@ -102,14 +101,6 @@ pub const REF_MEMBER_TIMEOUT: std::time::Duration = std::time::Duration::from_mi
 /// How long a restarted broker's cluster may take to have every partition's replicas in sync
 /// again (Apache's followers catch up in a second or two here).
 pub const SETTLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// What a report says of a target's security after its origin: nothing for a plain one.
-fn security_note(spec: &TargetSpec) -> &'static str {
-    match spec.secured {
-        true => ", with SASL_PLAINTEXT (PLAIN, SCRAM-SHA-512) and ACLs",
-        false => "",
-    }
-}
 
 /// A started target.
 #[derive(Debug)]
@@ -153,135 +144,33 @@ impl Running {
     /// target.
     pub async fn start(spec: &TargetSpec) -> Result<Running, TargetError> {
         let name = spec.name();
-        let failed = |reason: String| TargetError::Start {
+        let started = match (spec.kind, spec.brokers) {
+            (Kind::Ref, 1) => launch::kaas_ref(spec).await,
+            (Kind::Ref, n) => launch::kaas_ref_cluster(spec, n).await,
+            (Kind::Apache(backend), 1) => launch::apache(spec, backend).await,
+            (Kind::Apache(backend), n) => launch::apache_cluster(spec, backend, n).await,
+            (Kind::Recorded, _) => {
+                Err("recorded answers are read from snapshots, not started".into())
+            }
+            (Kind::External(addr), _) => Ok(launch::external(spec, addr)),
+        };
+        let started = started.map_err(|reason| TargetError::Start {
             target: name.clone(),
             reason,
+        })?;
+        let bootstrap = match started.bootstrap.is_empty() {
+            true => vec![started.addr],
+            false => started.bootstrap,
         };
-        let mut running = Running {
-            name: name.clone(),
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            origin: String::new(),
+        Ok(Running {
+            name,
+            addr: started.addr,
+            origin: started.origin,
             brokers: spec.brokers,
             secured: spec.secured,
-            bootstrap: Vec::new(),
-            held: Default::default(),
-        };
-        match (spec.kind, spec.brokers) {
-            (Kind::Ref, 1) => {
-                let broker = Broker::start(BrokerConfig {
-                    security: spec.secured.then(crate::security::ref_security),
-                    ..ref_config(1)
-                })
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-                running.addr = broker.addr();
-                running.origin = format!("kaas-ref, in process{}", security_note(spec));
-                running.held = std::sync::Arc::new(Held::Ref(broker).into());
-            }
-            (Kind::Apache(backend), 1) => {
-                let secured = spec.secured;
-                // The broker `kconform apache up` keeps has no SASL: a secured target starts its own.
-                if let Some(d) = apache::daemon::running().filter(|_| !secured) {
-                    running.addr = d.addr;
-                    running.origin = format!(
-                        "Apache Kafka {} kept up by `kconform apache up` (pid {})",
-                        d.version, d.pid
-                    );
-                    running.bootstrap = vec![d.addr];
-                    return Ok(running);
-                }
-                match backend.resolve().map_err(|e| failed(e.to_string()))? {
-                    Backend::Container => {
-                        let c = match secured {
-                            true => ApacheContainer::start_secured().await,
-                            false => ApacheContainer::start().await,
-                        }
-                        .map_err(|e| failed(e.to_string()))?;
-                        running.addr = c.addr;
-                        running.origin = format!(
-                            "Apache Kafka {} in the apache/kafka container{}",
-                            apache::KAFKA_VERSION,
-                            security_note(spec)
-                        );
-                        running.held = std::sync::Arc::new(Held::Container(Box::new(c)).into());
-                    }
-                    _ => {
-                        let jvm =
-                            tokio::task::spawn_blocking(move || ApacheJvm::start_with(secured))
-                                .await
-                                .map_err(|e| failed(e.to_string()))?
-                                .map_err(|e| failed(e.to_string()))?;
-                        running.addr = jvm.addr;
-                        running.origin = format!(
-                            "Apache Kafka {} launched as a JVM{}, started in {:.1} s",
-                            apache::KAFKA_VERSION,
-                            security_note(spec),
-                            jvm.start_time.as_secs_f64()
-                        );
-                        running.held = std::sync::Arc::new(Held::Jvm(jvm).into());
-                    }
-                }
-            }
-            (Kind::Recorded, _) => {
-                return Err(failed(
-                    "recorded answers are read from snapshots, not started".into(),
-                ))
-            }
-            (Kind::Ref, n) => {
-                let cluster = LocalCluster::start(
-                    n,
-                    BrokerConfig {
-                        member_timeout: REF_MEMBER_TIMEOUT,
-                        security: spec.secured.then(crate::security::ref_security),
-                        ..ref_config(n)
-                    },
-                )
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-                running.addr = cluster.addrs()[0];
-                running.bootstrap = cluster.addrs();
-                running.origin = format!(
-                    "a kaas-ref cluster of {n} brokers on one data directory, in process (a peer counts as down {} s after its last stamp){}",
-                    REF_MEMBER_TIMEOUT.as_secs_f64(),
-                    security_note(spec)
-                );
-                running.held = std::sync::Arc::new(Held::RefCluster(cluster).into());
-            }
-            (Kind::Apache(backend), n) => {
-                if backend == Backend::Container {
-                    return Err(failed("a cluster runs as JVMs only".into()));
-                }
-                let secured = spec.secured;
-                let cluster =
-                    tokio::task::spawn_blocking(move || ApacheCluster::start_with(n, secured))
-                        .await
-                        .map_err(|e| failed(e.to_string()))?
-                        .map_err(|e| failed(e.to_string()))?;
-                running.addr = cluster.addrs()[0];
-                running.bootstrap = cluster.addrs().to_vec();
-                running.origin = format!(
-                    "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM{}: ready in {:.1} s, {} MiB resident",
-                    apache::KAFKA_VERSION,
-                    security_note(spec),
-                    cluster.start_time.as_secs_f64(),
-                    cluster.resident_bytes() / (1024 * 1024)
-                );
-                running.held = std::sync::Arc::new(Held::ApacheCluster(cluster).into());
-            }
-            (Kind::External(addr), _) => {
-                running.addr = addr;
-                running.origin = match spec.secured {
-                    false => format!("an external broker at {addr}"),
-                    true => format!(
-                        "an external broker at {addr}, logged in over SASL as kconform's users"
-                    ),
-                };
-            }
-        }
-        if running.bootstrap.is_empty() {
-            running.bootstrap = vec![running.addr];
-        }
-        Ok(running)
+            bootstrap,
+            held: std::sync::Arc::new(started.held.into()),
+        })
     }
 
     /// The bootstrap list a client is given: every broker, comma-separated.
