@@ -54,7 +54,19 @@ fn the_transaction_group_and_produce_tests_pass_on_kaas_ref_as_on_apache() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("peers.json");
-    let (code, out, err) = peers(&["--run", CI_TESTS, "--json", json.to_str().unwrap()]);
+    // One run of each test on each target: a test whose time has two modes is judged on one
+    // sample of each. TestGroupETL took 18.0 s on kaas-ref in two runs, and 7.5 s on Apache in
+    // one (a CI run, flagged "slower x2.4") and 19.3 s in the other: the slow mode waits out a
+    // rebalance. A 12 s floor keeps that gap out of the verdict here; a test twice as slow and
+    // 12 s longer still fails it, and `kconform peers` keeps its 1 s default.
+    let (code, out, err) = peers(&[
+        "--run",
+        CI_TESTS,
+        "--floor-secs",
+        "12",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     println!("{out}");
     assert_eq!(code, 0, "kconform peers failed:\n{out}\n{err}");
     let report: serde_json::Value =
