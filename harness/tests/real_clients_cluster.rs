@@ -5,14 +5,23 @@
 //! run, the leader of an output partition in the other. The application does what the clients'
 //! documentation asks (retry a retriable commit, abort and rewind to the committed offsets on an
 //! abortable error). What must hold, on both clusters alike: a read_committed consumer reads
-//! every input record from the output exactly once, and nothing of an aborted transaction.
+//! every input record from the output exactly once, and nothing of an aborted transaction —
+//! except what kaas documents: it commits a transaction's offsets on the transaction
+//! coordinator's broker, so where the group's coordinator is another broker (before the kill or
+//! after it; the ids are random, so in about two runs of three) the offsets are never committed
+//! (ledger entry `txn-offsets-lost-across-coordinators`). The copy goes on unharmed until the
+//! application rewinds to the committed offsets; then it copies records again. Duplicates,
+//! never loss: with the coordinators apart, records copied twice pass as that deviation, and
+//! a record lost or foreign still fails.
 //!
-//! It runs as a binary of its own, alone. Run inside the shared test binary, beside lighter tests
-//! on two cores (CI, 2026-12-02), it failed once on ref:3 with the OutputLeader killed: librdkafka's
-//! send_offsets_to_transaction stalled past 75 s, a new producer took over, and the output held
-//! input partition 2's first 20 records twice and its last 20 not at all, as if the rewind had
-//! found no committed offset for partition 2 and started it from the beginning. Not explained
-//! yet; `ci/cluster-clients.sh` runs this test many times in a row to chase it.
+//! That is what the failures seen here were (CI, 2026-12-02, twice): librdkafka's
+//! send_offsets_to_transaction stalled past 75 s, a new producer took over and rewound, and the
+//! output held one partition's records twice. The application stopped once it had committed as
+//! many records as the input holds, so the batch copied twice made another partition's last 20
+//! records look lost; it now stops when every input partition is copied to its end.
+//!
+//! It runs as a binary of its own, alone: beside lighter tests on two cores, librdkafka's stall
+//! came more often. `ci/cluster-clients.sh` runs this test many times in a row.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -39,6 +48,10 @@ const KILL_AFTER: usize = 3;
 const PARTITIONS: i32 = 3;
 /// The bound on every client wait.
 const T: Duration = Duration::from_secs(60);
+
+/// The ledger entry that documents what kaas-ref does with a transaction's offsets when the
+/// group's coordinator is not the transaction's.
+const LOST_ACROSS_COORDINATORS: &str = "txn-offsets-lost-across-coordinators";
 
 /// Which broker the run kills.
 #[derive(Debug, Clone, Copy)]
@@ -225,16 +238,31 @@ fn copy(
         .create()
         .expect("consumer");
     rewind(&consumer, input);
+    // The copy is done when every input partition is committed to the output up to its end.
+    // Not when as many records as the input holds are committed: a batch copied twice (after a
+    // rewind to offsets that were never committed) would count twice, and the copy would stop
+    // short of other partitions' last records.
+    let ends: BTreeMap<i32, i64> = (0..PARTITIONS)
+        .map(|p| {
+            let (_, high) = consumer
+                .fetch_watermarks(input, p, T)
+                .expect("the input's end offsets");
+            (p, high)
+        })
+        .collect();
+    let mut copied: BTreeMap<i32, i64> = BTreeMap::new();
     let mut producer = std::sync::Arc::new(transactional(bootstrap, txn));
     let mut replaced = 0usize;
     let stuck = std::sync::atomic::AtomicBool::new(false);
-    let mut committed = 0usize;
     let mut commits = 0usize;
     let deadline = Instant::now() + Duration::from_secs(240);
-    while committed < RECORDS {
+    while ends
+        .iter()
+        .any(|(p, end)| copied.get(p).copied().unwrap_or(0) < *end)
+    {
         assert!(
             Instant::now() < deadline,
-            "the copy did not finish: {committed} of {RECORDS} committed"
+            "the copy did not finish: copied up to {copied:?} of {ends:?}"
         );
         let mut batch = Vec::new();
         let quiet = Instant::now() + Duration::from_secs(2);
@@ -250,10 +278,11 @@ fn copy(
         if batch.is_empty() {
             continue;
         }
+        // Each partition's next offset once this batch is copied.
+        let next: BTreeMap<i32, i64> = batch.iter().map(|(p, o, _)| (*p, o + 1)).collect();
         let attempt = (|| -> Result<bool, KafkaError> {
             producer.begin_transaction()?;
-            let mut next: BTreeMap<i32, i64> = BTreeMap::new();
-            for (partition, offset, payload) in &batch {
+            for (partition, _, payload) in &batch {
                 producer
                     .send(
                         BaseRecord::<(), _>::to(output)
@@ -261,7 +290,6 @@ fn copy(
                             .partition(*partition),
                     )
                     .map_err(|(e, _)| e)?;
-                next.insert(*partition, offset + 1);
             }
             let mut offsets = TopicPartitionList::new();
             for (partition, offset) in &next {
@@ -285,7 +313,10 @@ fn copy(
         }
         match attempt {
             Ok(true) => {
-                committed += batch.len();
+                for (p, o) in &next {
+                    let c = copied.entry(*p).or_default();
+                    *c = (*c).max(*o);
+                }
                 commits += 1;
                 let _ = progress.send(Event::Committed(commits));
             }
@@ -392,29 +423,47 @@ fn read_committed(bootstrap: &str, topic: &str) -> Vec<String> {
 
 /// The node the victim is, asked of the cluster itself.
 async fn victim_node(target: &Running, victim: Victim, txn: &str, output: &str) -> i32 {
-    use kafka_protocol::messages::ApiKey;
-    let (api, version, fields, path) = match victim {
-        Victim::Coordinator => (
-            ApiKey::FindCoordinator,
-            3,
-            format!("key = \"{txn}\"\nkey_type = 1"),
-            "node_id",
-        ),
-        Victim::OutputLeader => (
-            ApiKey::Metadata,
-            9,
-            format!("topics = [{{ name = \"{output}\" }}]"),
-            "topics.0.partitions.0.leader_id",
-        ),
-    };
-    let fields: toml::Table = toml::from_str(&fields).unwrap();
+    match victim {
+        Victim::Coordinator => coordinator(target.addr, txn, 1).await,
+        Victim::OutputLeader => {
+            let fields = format!("topics = [{{ name = \"{output}\" }}]");
+            node_at(
+                target.addr,
+                Metadata,
+                9,
+                &fields,
+                "topics.0.partitions.0.leader_id",
+            )
+            .await
+        }
+    }
+}
+
+/// The coordinator of `key` (`key_type` 0: a group, 1: a transactional id), asked of the
+/// broker at `addr`.
+async fn coordinator(addr: std::net::SocketAddr, key: &str, key_type: i8) -> i32 {
+    let fields = format!("key = \"{key}\"\nkey_type = {key_type}");
+    node_at(addr, FindCoordinator, 3, &fields, "node_id").await
+}
+
+use kafka_protocol::messages::ApiKey::{FindCoordinator, Metadata};
+
+/// The node id at `path` of the answer to `api` with `fields`, asked of the broker at `addr`
+/// until it names one without an error (within [`T`]).
+async fn node_at(
+    addr: std::net::SocketAddr,
+    api: kafka_protocol::messages::ApiKey,
+    version: i16,
+    fields: &str,
+    path: &str,
+) -> i32 {
+    let fields: toml::Table = toml::from_str(fields).unwrap();
     let request = kconform::api::request::build(api, version, &fields).unwrap();
     let deadline = Instant::now() + T;
     loop {
-        let mut conn =
-            kconform::wire::client::Connection::connect(target.addr, Duration::from_secs(10))
-                .await
-                .expect("connect");
+        let mut conn = kconform::wire::client::Connection::connect(addr, Duration::from_secs(10))
+            .await
+            .expect("connect");
         let answer = conn.send(api, version, &request).await.expect("an answer");
         let tree = kconform::api::response::to_value(&answer, version);
         let node = kconform::api::response::at(&tree, path).and_then(serde_json::Value::as_i64);
@@ -425,14 +474,25 @@ async fn victim_node(target: &Running, victim: Victim, txn: &str, output: &str) 
                 return node as i32;
             }
         }
-        assert!(Instant::now() < deadline, "no {victim:?} found: {tree}");
+        assert!(
+            Instant::now() < deadline,
+            "no node at {path} of {api:?}: {tree}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
-/// The workload on one cluster, `victim` killed after KILL_AFTER commits; the cluster is
-/// stopped after.
-async fn run_on(spec: TargetSpec, victim: Victim) -> Outcome {
+/// Where the transaction's and the group's coordinators were: apart (on different brokers)
+/// before the kill, or after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Apart {
+    before: bool,
+    after: bool,
+}
+
+/// The workload on one cluster, `victim` killed after KILL_AFTER commits, and where the
+/// transaction's and the group's coordinators were; the cluster is stopped after.
+async fn run_on(spec: TargetSpec, victim: Victim) -> (Outcome, Apart) {
     let target = Running::start(&spec).await.expect("cluster starts");
     let bootstrap = target.bootstrap_servers();
     let run = uuid::Uuid::new_v4().simple().to_string();
@@ -491,6 +551,8 @@ async fn run_on(spec: TargetSpec, victim: Victim) -> Outcome {
         }
     }
     let node = victim_node(&target, victim, &txn, &output).await;
+    let before =
+        coordinator(target.addr, &txn, 1).await != coordinator(target.addr, &group, 0).await;
     target.kill(node).await.expect("kill");
     println!(
         "{}: killed broker {node} ({victim:?}) after {KILL_AFTER} commits",
@@ -526,12 +588,18 @@ async fn run_on(spec: TargetSpec, victim: Victim) -> Outcome {
         let (b, o) = (bootstrap.clone(), output.clone());
         off_runtime("reading the output", T * 2, move || read_committed(&b, &o)).await
     };
+    // Asked of a broker that is up: the victim may be the bootstrap broker.
+    let up = usize::try_from(node)
+        .ok()
+        .and_then(|n| target.bootstrap.iter().enumerate().find(|(i, _)| *i != n))
+        .map_or(target.addr, |(_, a)| *a);
+    let after = coordinator(up, &txn, 1).await != coordinator(up, &group, 0).await;
     target.stop().await;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for v in &out {
         *counts.entry(v.as_str()).or_default() += 1;
     }
-    Outcome {
+    let outcome = Outcome {
         missing: values
             .iter()
             .filter(|v| !counts.contains_key(v.as_str()))
@@ -547,7 +615,8 @@ async fn run_on(spec: TargetSpec, victim: Victim) -> Outcome {
             .filter(|v| !values.iter().any(|x| x == *v))
             .map(|v| v.to_string())
             .collect(),
-    }
+    };
+    (outcome, Apart { before, after })
 }
 
 async fn both_clusters(victim: Victim) {
@@ -556,11 +625,39 @@ async fn both_clusters(victim: Victim) {
         duplicated: Vec::new(),
         foreign: Vec::new(),
     };
-    let kaas = run_on(TargetSpec::REF.cluster(3), victim).await;
-    assert_eq!(kaas, clean, "ref:3, {victim:?} killed: not exactly once");
+    let (kaas, apart) = run_on(TargetSpec::REF.cluster(3), victim).await;
+    if apart.before || apart.after {
+        // kaas commits a transaction's offsets on the transaction coordinator's broker: with
+        // the group's coordinator elsewhere they are never committed (the ledger's
+        // txn-offsets-lost-across-coordinators), so a rewind reads older offsets and copies
+        // records again. Duplicates, never loss.
+        let ledger = kconform::compare::ledger::Ledger::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/deviations.toml"),
+        )
+        .expect("the ledger loads");
+        assert!(
+            ledger.entry(LOST_ACROSS_COORDINATORS).is_some(),
+            "the ledger no longer documents {LOST_ACROSS_COORDINATORS}: exactly once must hold"
+        );
+        let Outcome {
+            missing,
+            duplicated,
+            foreign,
+        } = kaas;
+        assert!(
+            missing.is_empty() && foreign.is_empty(),
+            "ref:3, {victim:?} killed ({apart:?}): lost {missing:?}, foreign {foreign:?}"
+        );
+        match duplicated.len() {
+            0 => println!("ref:3, {victim:?} killed: every record exactly once ({apart:?}: no rewind showed the gap)"),
+            n => println!("ref:3, {victim:?} killed: {n} records twice, DOCUMENTED {LOST_ACROSS_COORDINATORS}: the coordinators were apart ({apart:?}) and a rewind read offsets never committed"),
+        }
+    } else {
+        assert_eq!(kaas, clean, "ref:3, {victim:?} killed: not exactly once");
+    }
     match kconform::targets::apache::available() {
         Ok(()) => {
-            let apache = run_on(
+            let (apache, _) = run_on(
                 TargetSpec::apache(kconform::targets::apache::Backend::Jvm).cluster(3),
                 victim,
             )
