@@ -20,6 +20,11 @@ pub const NOBODY: &str = "anonymous";
 /// The SASL mechanisms both targets enable, in the order Apache lists them.
 pub const MECHANISMS: [&str; 2] = ["PLAIN", "SCRAM-SHA-512"];
 
+/// The users' names, as refusals list them: "admin, alice, bob".
+pub fn user_names() -> String {
+    USERS.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
+}
+
 /// The password of `user`, if the targets know the user.
 pub fn password(user: &str) -> Option<&'static str> {
     USERS.iter().find(|(u, _)| *u == user).map(|(_, p)| *p)

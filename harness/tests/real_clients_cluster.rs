@@ -36,6 +36,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
+use kafka_protocol::messages::ApiKey::{FindCoordinator, Metadata};
 use kconform::targets::{Running, TargetSpec};
 
 /// Records in the input topic.
@@ -445,8 +446,6 @@ async fn coordinator(addr: std::net::SocketAddr, key: &str, key_type: i8) -> i32
     let fields = format!("key = \"{key}\"\nkey_type = {key_type}");
     node_at(addr, FindCoordinator, 3, &fields, "node_id").await
 }
-
-use kafka_protocol::messages::ApiKey::{FindCoordinator, Metadata};
 
 /// The node id at `path` of the answer to `api` with `fields`, asked of the broker at `addr`
 /// until it names one without an error (within [`T`]).

@@ -5,9 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 
-use serde_json::Value;
-
-use super::{Outcome, Run, StepRecord};
+use super::{Outcome, Run};
 use crate::scenario::{BrokerRef, Request};
 
 /// What a run knows of the cluster.
@@ -138,16 +136,8 @@ impl Run<'_> {
             true => self.cluster.down.insert(node),
             false => self.cluster.down.remove(&node),
         };
-        self.log.records.push(StepRecord {
-            encoding: Vec::new(),
-            step: name.to_owned(),
-            api: String::new(),
-            version: None,
-            request: Value::Null,
-            outcome: Outcome::Broker(format!(
-                "{} {broker}",
-                if kill { "killed" } else { "restarted" }
-            )),
-        });
+        let done = if kill { "killed" } else { "restarted" };
+        self.log
+            .action(name, Outcome::Broker(format!("{done} {broker}")));
     }
 }

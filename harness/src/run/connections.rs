@@ -41,7 +41,7 @@ impl Connections {
     }
 
     /// Forgets a connection that is no longer usable; the next use opens another.
-    pub(super) fn drop(&mut self, name: &str) {
+    pub(super) fn forget(&mut self, name: &str) {
         self.open.remove(name);
     }
 

@@ -38,9 +38,8 @@ impl Run<'_> {
             request: Value::Null,
             outcome: Outcome::Skipped(String::new()),
         };
-        let fields = match substitute(&toml::Value::Table(step.fields.clone()), &self.vars) {
-            Ok(toml::Value::Table(fields)) => fields,
-            Ok(_) => unreachable!("a table substitutes to a table"),
+        let fields = match self.fields(step) {
+            Ok(fields) => fields,
             Err(e) => {
                 // Only a capture that an earlier step could not make leaves a name undefined
                 // (load-time checks see to the rest), and that step stopped the scenario.
@@ -169,7 +168,7 @@ impl Run<'_> {
             let result = self.send_on(&step.connection, api, version, sent).await;
             let raw = match result {
                 Err(ClientError::Closed) if step.closes.is_some() => {
-                    self.connections.drop(&step.connection);
+                    self.connections.forget(&step.connection);
                     record.outcome = Outcome::Closed(step.closes.clone().unwrap_or_default());
                     self.log.records.push(record.clone());
                     break None;
@@ -261,12 +260,17 @@ impl Run<'_> {
         self.normaliser
             .add_name(next.clone(), format!("${{{var}}}"));
         self.vars.insert(var.to_owned(), Var::Str(next));
-        let fields = match substitute(&toml::Value::Table(step.fields.clone()), &self.vars) {
-            Ok(toml::Value::Table(fields)) => fields,
-            Ok(_) => unreachable!("a table substitutes to a table"),
-            Err(e) => return Err(e.to_string()),
-        };
+        let fields = self.fields(step)?;
         request::build(api, version, &fields).map_err(|e| e.to_string())
+    }
+
+    /// The step's request fields with the scenario's variables substituted; why not, when one
+    /// is undefined.
+    fn fields(&self, step: &Request) -> Result<toml::Table, String> {
+        match substitute(&toml::Value::Table(step.fields.clone()), &self.vars)? {
+            toml::Value::Table(fields) => Ok(fields),
+            _ => unreachable!("a table substitutes to a table"),
+        }
     }
 
     /// The answer as a tree, its log offsets relative to where the scenario began when its
@@ -288,7 +292,7 @@ impl Run<'_> {
         e: ClientError,
         record: &mut StepRecord,
     ) {
-        self.connections.drop(connection);
+        self.connections.forget(connection);
         let cause = match e {
             ClientError::Encode { .. } => {
                 record.outcome = Outcome::Unsendable(e.to_string());

@@ -92,6 +92,11 @@ impl Log {
         self.failed.push(format!("{label}: {problem}"));
     }
 
+    /// Records what a step that sends no request did (slept, killed or restarted a broker).
+    fn action(&mut self, label: &str, outcome: Outcome) {
+        self.unsent(label, "", None, outcome);
+    }
+
     /// Records a request that was not sent, with why.
     fn unsent(&mut self, label: &str, api: &str, version: Option<i16>, outcome: Outcome) {
         self.records.push(StepRecord {

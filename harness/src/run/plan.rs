@@ -103,8 +103,8 @@ pub fn plan<'a>(
     specs: &[TargetSpec],
     include_slow: bool,
 ) -> Result<Plan<'a>, PlanError> {
-    let size = specs.first().map_or(1, |s: &TargetSpec| s.brokers);
-    let secured = specs.first().is_some_and(|s: &TargetSpec| s.secured);
+    let size = specs.first().map_or(1, |s| s.brokers);
+    let secured = specs.first().is_some_and(|s| s.secured);
     if !names.is_empty() {
         if let Some(s) = picked.iter().find(|s| s.secured() != secured) {
             let hint = match (s.secured(), s.brokers) {

@@ -139,7 +139,7 @@ impl Run<'_> {
         let raw = match answer {
             Ok(d) => response::to_value(&d.response, version),
             Err(e) => {
-                self.connections.drop(connection);
+                self.connections.forget(connection);
                 return Err(format!("could not learn where {topic} ends: {e}"));
             }
         };

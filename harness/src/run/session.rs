@@ -215,8 +215,8 @@ impl Session<'_> {
         }
         let chosen = &sized(
             chosen,
-            specs.first().map_or(1, |s: &TargetSpec| s.brokers),
-            specs.first().is_some_and(|s: &TargetSpec| s.secured),
+            specs.first().map_or(1, |s| s.brokers),
+            specs.first().is_some_and(|s| s.secured),
         );
         let mut all = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader

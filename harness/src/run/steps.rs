@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use kafka_protocol::messages::ApiKey;
-use serde_json::Value;
 
 use super::{default_max, labels, named_versions, Outcome, Run, StepRecord};
 use crate::api::request;
@@ -38,14 +37,7 @@ impl Run<'_> {
             }
             Action::Sleep(ms) => {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
-                self.log.records.push(StepRecord {
-                    encoding: Vec::new(),
-                    step: name.to_owned(),
-                    api: String::new(),
-                    version: None,
-                    request: Value::Null,
-                    outcome: Outcome::Slept(*ms),
-                });
+                self.log.action(name, Outcome::Slept(*ms));
             }
             Action::Kill(broker) => self.act(name, broker, true).await,
             Action::Restart(broker) => self.act(name, broker, false).await,
@@ -89,18 +81,14 @@ impl Run<'_> {
     async fn request(&mut self, name: &str, request: &Request) {
         let routed = match self.routed(request).await {
             Ok(routed) => routed,
-            Err(e) => {
-                self.log.stop(name, format!("cannot be routed: {e}"));
-                return self.record_unsent(name, Some(request), self.skipped_note());
-            }
+            Err(e) => return self.stop_unsent(name, request, format!("cannot be routed: {e}")),
         };
         let request = &routed;
         // Load-time checks make sure the API is known and the versions parse.
         let api_name = request.api.as_str();
         let Some(api) = request::api_key(api_name) else {
-            self.log
-                .stop(name, format!("names an unknown API '{api_name}'"));
-            return self.record_unsent(name, Some(request), self.skipped_note());
+            let cause = format!("names an unknown API '{api_name}'");
+            return self.stop_unsent(name, request, cause);
         };
         if api == ApiKey::CreateTopics && self.provisioned.active() {
             if request.creates_topics {
@@ -114,20 +102,14 @@ impl Run<'_> {
         let served = match self.served(api).await {
             Ok(served) => served,
             Err(e) => {
-                self.log.stop(
-                    name,
-                    format!("could not learn the versions served: ApiVersions got {e}"),
-                );
-                return self.record_unsent(name, Some(request), self.skipped_note());
+                let cause = format!("could not learn the versions served: ApiVersions got {e}");
+                return self.stop_unsent(name, request, cause);
             }
         };
         let versions = match named_versions(api, &request.version) {
             Ok(Some(v)) => v,
             Ok(None) => vec![served.map_or(default_max(api), |(_, max)| max.min(default_max(api)))],
-            Err(e) => {
-                self.log.stop(name, e);
-                return self.record_unsent(name, Some(request), self.skipped_note());
-            }
+            Err(e) => return self.stop_unsent(name, request, e),
         };
         for (label, version) in labels(name, &versions).iter().zip(versions) {
             if self.log.stopped.is_some() {
@@ -138,6 +120,13 @@ impl Run<'_> {
             }
             self.send(request, label, api, version, served).await;
         }
+    }
+
+    /// Stops the scenario at this request step, with `cause`, and records its requests as
+    /// not sent.
+    fn stop_unsent(&mut self, name: &str, request: &Request, cause: impl std::fmt::Display) {
+        self.log.stop(name, cause);
+        self.record_unsent(name, Some(request), self.skipped_note());
     }
 
     /// The outcome of a request not sent because the scenario stopped (at the step named).
@@ -181,7 +170,7 @@ impl Run<'_> {
             Ok((_, Err(ClientError::Closed))) if request.raced.is_some() => {
                 // The broker died first: as good an outcome of the race as its answer.
                 tracing::debug!(step = %label, "cut off by the kill it raced");
-                self.connections.drop(&request.connection);
+                self.connections.forget(&request.connection);
                 record.outcome = Outcome::Raced(request.raced.clone().unwrap_or_default());
                 self.log.records.push(record);
             }

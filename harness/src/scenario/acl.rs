@@ -45,11 +45,7 @@ impl AclSpec {
         if crate::security::password(user).is_none() {
             return Err(format!(
                 "ACL for unknown user '{user}' (the targets know {})",
-                crate::security::USERS
-                    .iter()
-                    .map(|(u, _)| *u)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::security::user_names()
             ));
         }
         let operation = crate::targets::acls::ACL_OPERATIONS

@@ -19,21 +19,18 @@ pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
         if !seen.insert(name) {
             return Err(format!("two steps are named '{name}'"));
         }
-        let needs_cluster = match &step.action {
-            Action::Kill(_) | Action::Restart(_) => true,
-            Action::Request(r) => r.broker.is_some() || !r.roles.is_empty(),
-            _ => false,
-        };
-        if !cluster && needs_cluster {
-            return Err(format!(
-                "step '{name}': broker, roles, kill and restart are for cluster scenarios (set `brokers` to 2 or more)"
-            ));
-        }
+        // The brokers the step names (to send to, kill or restart).
         let brokers = match &step.action {
             Action::Kill(b) | Action::Restart(b) => vec![b],
             Action::Request(r) => r.broker.iter().collect(),
             _ => Vec::new(),
         };
+        let binds_roles = step.request().is_some_and(|r| !r.roles.is_empty());
+        if !cluster && (!brokers.is_empty() || binds_roles) {
+            return Err(format!(
+                "step '{name}': broker, roles, kill and restart are for cluster scenarios (set `brokers` to 2 or more)"
+            ));
+        }
         for b in brokers {
             if let Some((role, _)) = b.role() {
                 if !roles.contains(role) {
@@ -203,11 +200,7 @@ pub(super) fn security(s: &Scenario) -> Result<(), String> {
     if let Some(user) = s.principal.as_deref().filter(|u| !known(u)) {
         return Err(format!(
             "as = \"{user}\": no such user (the targets know {}, and \"anonymous\")",
-            crate::security::USERS
-                .iter()
-                .map(|(u, _)| *u)
-                .collect::<Vec<_>>()
-                .join(", ")
+            crate::security::user_names()
         ));
     }
     let requests = s

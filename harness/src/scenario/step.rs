@@ -212,60 +212,50 @@ impl StepFile {
                 "step '{name}': give exactly one of api, sleep_ms, await, kill and restart"
             ));
         }
-        if self.api.is_none() {
+        // A step that sends no request: its action, and what the refusal calls it.
+        let other = match (&self.sleep_ms, &self.await_step, &self.kill, &self.restart) {
+            (Some(ms), ..) => Some((Action::Sleep(*ms), "pauses")),
+            (_, Some(awaited), ..) => Some((Action::Await(awaited.clone()), "awaits another")),
+            (_, _, Some(b), _) => Some((Action::Kill(b.clone()), "kills a broker")),
+            (_, _, _, Some(b)) => Some((Action::Restart(b.clone()), "restarts a broker")),
+            _ => None,
+        };
+        if let Some((action, doing)) = other {
             let stray = self.request_fields_given();
             if !stray.is_empty() {
                 return Err(format!(
-                    "step '{name}': {} {} for a step that sends a request (this one {})",
+                    "step '{name}': {} {} for a step that sends a request (this one {doing})",
                     stray.join(", "),
                     if stray.len() == 1 { "is" } else { "are" },
-                    match (&self.sleep_ms, &self.await_step, &self.kill) {
-                        (Some(_), _, _) => "pauses",
-                        (_, Some(_), _) => "awaits another",
-                        (_, _, Some(_)) => "kills a broker",
-                        _ => "restarts a broker",
-                    }
                 ));
             }
+            return Ok(Step { name, action });
         }
-        let action = match self {
-            StepFile {
-                sleep_ms: Some(ms), ..
-            } => Action::Sleep(ms),
-            StepFile {
-                await_step: Some(awaited),
-                ..
-            } => Action::Await(awaited),
-            StepFile { kill: Some(b), .. } => Action::Kill(b),
-            StepFile {
-                restart: Some(b), ..
-            } => Action::Restart(b),
-            file => Action::Request(Box::new(Request {
-                api: file.api.unwrap_or_default(),
-                version: file.version,
-                connection: file.connection.unwrap_or_else(|| "main".into()),
-                fields: file.request,
-                capture: file.capture,
-                expect: file.expect,
-                until: file.until,
-                within_ms: file.within_ms,
-                retry_retriable: file.retry_retriable,
-                repeat: file.repeat,
-                background: file.background,
-                creates_topics: file.creates_topics,
-                broker: file.broker,
-                roles: file.roles,
-                expect_roles: file.expect_roles,
-                until_roles: file.until_roles,
-                renames: file.renames,
-                not_compared: file.not_compared,
-                timing: file.timing,
-                raced: file.raced,
-                closes: file.closes,
-                principal: file.principal,
-                mechanism: file.mechanism,
-            })),
-        };
+        let action = Action::Request(Box::new(Request {
+            api: self.api.unwrap_or_default(),
+            version: self.version,
+            connection: self.connection.unwrap_or_else(|| "main".into()),
+            fields: self.request,
+            capture: self.capture,
+            expect: self.expect,
+            until: self.until,
+            within_ms: self.within_ms,
+            retry_retriable: self.retry_retriable,
+            repeat: self.repeat,
+            background: self.background,
+            creates_topics: self.creates_topics,
+            broker: self.broker,
+            roles: self.roles,
+            expect_roles: self.expect_roles,
+            until_roles: self.until_roles,
+            renames: self.renames,
+            not_compared: self.not_compared,
+            timing: self.timing,
+            raced: self.raced,
+            closes: self.closes,
+            principal: self.principal,
+            mechanism: self.mechanism,
+        }));
         Ok(Step { name, action })
     }
 
