@@ -5,6 +5,7 @@
 #   FUZZ_JOBS=6 ci/fuzz.sh 3600          # six targets at once, each for the hour
 #   ci/fuzz.sh --long 28800              # overnight: every target at once, corpus kept
 #   ci/fuzz.sh --minimize [TARGET...]    # fold the kept corpus into fuzz/corpus/, minimised
+#   ci/fuzz.sh --build                   # build the targets as a run of SECONDS would, no more
 #
 # FUZZ_JOBS (default 1) targets run at the same time; on two cores, FUZZ_JOBS=6 shares them
 # between the six codec targets, each still fuzzed for SECONDS of wall time.
@@ -21,21 +22,24 @@
 # Reproducers land in fuzz/artifacts/<target>/; replay one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
 # and, once fixed, copy it into fuzz/regressions/<target>/ so `cargo test` replays it forever.
+# --build lets a caller build ahead of the run (ci/test.sh builds while the tests run, which
+# leave most of a core idle), so that the run itself starts at once.
 # Without --long, the committed corpus is read, never written: new inputs go to a scratch
 # directory.
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on a stable toolchain.
 set -euo pipefail
 
 usage() {
-  echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...] | ci/fuzz.sh --long SECONDS [TARGET...] | ci/fuzz.sh --minimize [TARGET...]" >&2
+  echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...] | ci/fuzz.sh --long SECONDS [TARGET...] | ci/fuzz.sh --minimize [TARGET...] | ci/fuzz.sh --build" >&2
   exit 2
 }
 mode=run
 case ${1:-} in
   --long) mode=long; shift ;;
   --minimize) mode=minimize; shift ;;
+  --build) mode=build; shift; [[ $# -eq 0 ]] || usage ;;
 esac
-if [[ $mode != minimize ]]; then
+if [[ $mode != minimize && $mode != build ]]; then
   [[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
   seconds=$1; shift
 fi
@@ -67,6 +71,7 @@ esac
 
 echo "fuzz: building ${#targets[@]} targets (sanitizer: $sanitizer)"
 (cd fuzz && cargo fuzz build --debug-assertions --sanitizer "$sanitizer")
+[[ $mode == build ]] && exit 0
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 

@@ -15,7 +15,7 @@
 //! a record lost or foreign still fails.
 //!
 //! That is what the failures seen here were (CI, 2026-12-02, twice): librdkafka's
-//! send_offsets_to_transaction stalled past 75 s, a new producer took over and rewound, and the
+//! send_offsets_to_transaction stalled past 75 s (its timeout then), a new producer took over and rewound, and the
 //! output held one partition's records twice. The application stopped once it had committed as
 //! many records as the input holds, so the batch copied twice made another partition's last 20
 //! records look lost; it now stops when every input partition is copied to its end.
@@ -181,8 +181,13 @@ fn commit(p: &ThreadedProducer<DefaultProducerContext>) -> bool {
     }
 }
 
+/// The timeout `send_offsets_to_transaction` is given. After a kill both clusters move a
+/// coordinator within about 3 s (Apache's broker session timeout and kaas-ref's member timeout
+/// are both 3 s here), so a call still waiting after 15 s waits for nothing that will come.
+const OFFSETS_T: Duration = Duration::from_secs(15);
+
 /// How long past its own timeout a client call may take before it counts as stuck.
-const STUCK_GRACE: Duration = Duration::from_secs(15);
+const STUCK_GRACE: Duration = Duration::from_secs(5);
 
 /// `send_offsets_to_transaction` on a thread of its own: librdkafka 2.12 can wait forever in
 /// it, past its timeout, when the group coordinator it cached is gone (librdkafka#5456: the
@@ -198,9 +203,9 @@ fn offsets_sent(
     let (tx, rx) = mpsc::channel();
     let p = producer.clone();
     std::thread::spawn(move || {
-        let _ = tx.send(p.send_offsets_to_transaction(&offsets, &metadata, T));
+        let _ = tx.send(p.send_offsets_to_transaction(&offsets, &metadata, OFFSETS_T));
     });
-    match rx.recv_timeout(T + STUCK_GRACE) {
+    match rx.recv_timeout(OFFSETS_T + STUCK_GRACE) {
         Ok(result) => result.map(|()| true),
         Err(_) => {
             stuck.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -307,7 +312,7 @@ fn copy(
             // fences it and aborts its transaction, as an application restarted would.
             stuck.store(false, std::sync::atomic::Ordering::SeqCst);
             replaced += 1;
-            eprintln!("send_offsets_to_transaction did not return within {:?} (librdkafka#5456, #5511): a new producer takes over ({replaced} so far)", T + STUCK_GRACE);
+            eprintln!("send_offsets_to_transaction did not return within {:?} (librdkafka#5456, #5511): a new producer takes over ({replaced} so far)", OFFSETS_T + STUCK_GRACE);
             producer = std::sync::Arc::new(transactional(bootstrap, txn));
             rewind(&consumer, input);
             continue;

@@ -142,6 +142,7 @@ async fn run_in_slot(
     slot: Slot,
     provisioning: Option<Provisioning>,
 ) -> Transcript {
+    let began = std::time::Instant::now();
     let mut run = Run::new(scenario, target, deadline, slot, provisioning);
     // A security scenario's ACLs, by the super user, before the first step.
     let acls = run.create_acls(scenario).await;
@@ -171,6 +172,8 @@ async fn run_in_slot(
             ));
         }
     }
+    // Where a run's time goes (RUST_LOG=kconform=debug): the slowest scenarios of each target.
+    tracing::debug!(scenario = %scenario.name, target = %target.name, elapsed_ms = began.elapsed().as_millis() as u64, "scenario done");
     run.transcript(scenario)
 }
 

@@ -63,6 +63,11 @@ pub fn cluster_settings(brokers: usize) -> Vec<(&'static str, String)> {
         ),
         ("transaction.state.log.num.partitions", brokers.max(1)),
         ("default.replication.factor", replicas),
+        // A killed broker counts as down 3 s after its last heartbeat (default 9 s, beats every
+        // 2 s), as a kaas-ref cluster counts a broker down 3 s after its last stamp: the
+        // coordinator moves as soon on both clusters, and a kill scenario waits seconds less.
+        ("broker.session.timeout.ms", 3000),
+        ("broker.heartbeat.interval.ms", 500),
     ];
     let mut settings: Vec<(&'static str, String)> = SETTINGS
         .iter()
