@@ -194,24 +194,34 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let target = format!("external={}", addr.trim());
-    let (code, out, err) = kconform(&[
-        "run",
-        "end-txn-on-empty",
-        "init-producer-id-version-sweep",
-        "--target",
-        &target,
-        "--target",
-        "apache-recorded",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "end-txn-on-empty",
+            "init-producer-id-version-sweep",
+            "--target",
+            &target,
+            "--target",
+            "apache-recorded",
+        ];
+        args.extend(extra);
+        kconform(&args)
+    };
+    let (code, out, err) = run(&["--json", json.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("stopped: step 'end-commit' got a malformed answer: EndTxn v3 (response header v1): a stray byte 2a at byte 9, before error_code"),
         "{out}"
     );
+    // The root cause: the diagnosis, what it stands for, and the command that shows it.
     assert!(
-        out.contains("UNDOCUMENTED end-txn-on-empty end-commit outcome: external: malformed | apache-recorded: response"),
+        out.contains("UNDOCUMENTED unreadable malformed (malformed | response): a stray byte xx at byte N, before error_code: without it the answer is well-formed (v3)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "repro: kconform repro end-txn-on-empty --target {target} --target apache-recorded"
+        )),
         "{out}"
     );
     assert!(out.contains("init-producer-id-version-sweep"), "{out}");
@@ -221,6 +231,38 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
     assert_eq!(report["verdict"], "failed");
     assert_eq!(report["runs"][0]["status"], "stopped");
     assert_schema(&report);
+    let rows: u64 = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["differences"].as_u64().unwrap() + c["folded"].as_u64().unwrap())
+        .sum();
+    assert_eq!(rows, report["totals"]["differences"].as_u64().unwrap());
+    // --flat: each difference on its own line, as before causes.
+    let (_, out, _) = run(&["--flat"]);
+    assert!(
+        out.contains("UNDOCUMENTED end-txn-on-empty end-commit outcome: external: malformed | apache-recorded: response"),
+        "{out}"
+    );
+    // A baseline of this run: the same broker passes against it; what it does not hold fails,
+    // named; what it holds that is gone is fixed.
+    let baseline = dir.path().join("baseline.json");
+    let (code, out, err) = run(&["--save-baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    let (code, out, err) = run(&["--baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(", 0 new, 0 fixed"), "{out}");
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    let known = saved["known"].as_array_mut().unwrap();
+    let dropped = known.remove(0)["key"].as_str().unwrap().to_owned();
+    known.push(serde_json::json!({"key": "cause: a cause since fixed", "rows": 1}));
+    std::fs::write(&baseline, saved.to_string()).unwrap();
+    let (code, out, err) = run(&["--baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains(&format!("NEW {dropped}\n")), "{out}");
+    assert!(out.contains("FIXED cause: a cause since fixed\n"), "{out}");
+    assert_eq!(out.matches("NEW ").count(), 1, "{out}");
 }
 
 /// The report validates against `harness/report.schema.json`.
@@ -369,7 +411,7 @@ fn documented_differences_read_at_a_glance() {
     let (code, out, err) = kconform(&args);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("DOCUMENTED invalid-transition-wire-50: 1 difference(s) in end-txn-on-empty"),
+        out.contains("DOCUMENTED invalid-transition-wire-50: 1 difference(s), 1 cause(s), in end-txn-on-empty"),
         "{out}"
     );
     assert!(!out.contains("end-commit error_code"), "{out}");
@@ -387,6 +429,12 @@ fn documented_differences_read_at_a_glance() {
     assert_schema(&report);
     let mut verbose = vec!["run", "--verbose"];
     verbose.extend(pair);
+    let (_, out, _) = kconform(&verbose);
+    assert!(
+        out.contains("DOCUMENTED invalid-transition-wire-50 state EndTxn error_code: 50 INVALID_TRANSACTION_TIMEOUT | 48 INVALID_TXN_STATE (v3): 1 in end-txn-on-empty"),
+        "{out}"
+    );
+    verbose.push("--flat");
     let (_, out, _) = kconform(&verbose);
     assert!(
         out.contains("end-txn-on-empty end-commit error_code: ref: 50 INVALID_TRANSACTION_TIMEOUT | apache-recorded: 48 INVALID_TXN_STATE"),

@@ -25,6 +25,24 @@ pub struct DiffRow {
     pub left: Value,
     /// The right transcript's value.
     pub right: Value,
+    /// For an outcome that differs in kind: what the odd answer was (a malformed answer's
+    /// diagnosis, why no answer came, why a step was not sent), which the kind alone does not
+    /// say; what root causes are grouped by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What an outcome says beyond its kind: a malformed answer's problem, why no answer came or
+/// why a step was not sent.
+fn detail(o: &Outcome) -> Option<String> {
+    match o {
+        Outcome::Malformed(m) => Some(m.problem.clone()),
+        Outcome::NoAnswer(why) | Outcome::Skipped(why) | Outcome::Unsendable(why) => {
+            Some(why.clone())
+        }
+        Outcome::Unsupported { min, max } => Some(format!("serves v{min}..=v{max}")),
+        _ => None,
+    }
 }
 
 /// A difference's value as a reader (and the ledger) reads it: text as it is, anything else as
@@ -58,7 +76,7 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
     let rights: BTreeMap<&str, &StepRecord> =
         right.steps.iter().map(|s| (s.step.as_str(), s)).collect();
     for l in &left.steps {
-        let mut row = |path: String, a: Value, b: Value| {
+        let mut row = |path: String, a: Value, b: Value, detail: Option<String>| {
             out.push(DiffRow {
                 scenario: left.scenario.clone(),
                 step: l.step.clone(),
@@ -67,6 +85,7 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
                 path,
                 left: a,
                 right: b,
+                detail,
             })
         };
         let provisioned = |o: &Outcome| matches!(o, Outcome::Provisioned(_));
@@ -79,7 +98,12 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
             continue;
         }
         let Some(r) = rights.get(l.step.as_str()) else {
-            row("outcome".into(), kind(&l.outcome).into(), "missing".into());
+            row(
+                "outcome".into(),
+                kind(&l.outcome).into(),
+                "missing".into(),
+                detail(&l.outcome),
+            );
             continue;
         };
         match (&l.outcome, &r.outcome) {
@@ -87,14 +111,20 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
                 let mut rows = Vec::new();
                 diff_values("", a, b, &mut rows);
                 for (path, x, y) in rows {
-                    row(path, x, y);
+                    row(path, x, y, None);
                 }
             }
-            (a, b) if kind(a) != kind(b) => row("outcome".into(), kind(a).into(), kind(b).into()),
+            (a, b) if kind(a) != kind(b) => row(
+                "outcome".into(),
+                kind(a).into(),
+                kind(b).into(),
+                detail(a).or_else(|| detail(b)),
+            ),
             (a, b) if a != b => row(
                 "outcome".into(),
                 serde_json::to_value(a).unwrap_or_default(),
                 serde_json::to_value(b).unwrap_or_default(),
+                None,
             ),
             _ => {}
         }
@@ -114,6 +144,7 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
             path: "outcome".into(),
             left: "missing".into(),
             right: kind(&r.outcome).into(),
+            detail: detail(&r.outcome),
         });
     }
     out.extend(relational(left, right));
@@ -207,6 +238,7 @@ fn relational(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
                 path: at.1.clone(),
                 left: describe(&l[*at], &a).into(),
                 right: describe(&r[*at], &b).into(),
+                detail: None,
             });
         }
     }

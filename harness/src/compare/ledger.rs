@@ -344,6 +344,7 @@ mod tests {
             path: "error_code".into(),
             left: serde_json::Value::from(left),
             right: serde_json::Value::from(right),
+            detail: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The compare stage: transcripts of two brokers made comparable ([`normalise`]: run-specific
 //! values as symbols), compared field by field ([`diff`]), and each difference classified against
-//! the kaas documentation's deviations ([`ledger`]).
+//! the kaas documentation's deviations ([`ledger`]), then grouped into root causes ([`causes`]).
 
+pub mod causes;
 pub mod diff;
 pub mod ledger;
 pub mod normalise;

@@ -2,6 +2,8 @@
 //! `harness/report.schema.json`), JUnit XML for CI dashboards, Markdown for a pull-request
 //! comment, and `repro`'s step-by-step view of one scenario.
 
+pub mod baseline;
+mod causes;
 pub mod forms;
 pub mod junit;
 pub mod progress;
@@ -10,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::compare::causes::{self as grouping, Cause, Classified, FieldClasses};
 use crate::compare::diff::{text as show, DiffRow};
 use crate::compare::ledger::{Deviation, Verdict};
 use crate::transcript::Transcript;
@@ -82,6 +85,18 @@ pub struct Stale {
     pub scenario: String,
 }
 
+/// A ledger entry that did not show in a scenario it lists because the scenario stopped, on
+/// one target or both, before the steps where it shows: not stale, and not judged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotReached {
+    /// The entry.
+    pub entry: String,
+    /// The scenario.
+    pub scenario: String,
+    /// The target it stopped on, and why.
+    pub stopped: String,
+}
+
 /// Where a target's answers came from, or something a reader must know about them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Origin {
@@ -96,12 +111,24 @@ pub struct Origin {
 pub struct Report {
     /// Target names, in order.
     pub targets: Vec<String>,
+    /// The same targets as `--target` takes them (an external broker with its address), for
+    /// the `repro` commands the report prints; empty: the names.
+    pub target_args: Vec<String>,
     /// Every transcript's outcome.
     pub runs: Vec<Run>,
     /// Differences between the first two targets.
     pub differences: Vec<Difference>,
     /// Ledger entries that did not show.
     pub stale: Vec<Stale>,
+    /// Ledger entries whose scenario stopped before they could show.
+    pub not_reached: Vec<NotReached>,
+    /// The differences grouped into root causes ([`Report::group_causes`]).
+    pub causes: Vec<Cause>,
+    /// Show each difference on a line of its own, as before root causes (`--flat`), rather
+    /// than the causes.
+    pub flat: bool,
+    /// This run against a saved baseline (`--baseline`): it then fails only on what is new.
+    pub baseline: Option<baseline::Against>,
     /// Where each target's answers came from ("Apache Kafka 3.7.2 launched as a JVM", "recorded
     /// Apache answers, no live broker"), so nobody mistakes a recorded comparison for a live one.
     pub origins: Vec<Origin>,
@@ -116,7 +143,10 @@ struct Json<'a> {
     origins: &'a [Origin],
     runs: Vec<JsonRun<'a>>,
     differences: &'a [Difference],
+    causes: &'a [Cause],
     stale: &'a [Stale],
+    not_reached: &'a [NotReached],
+    baseline: Option<&'a baseline::Against>,
     totals: Totals,
 }
 
@@ -133,7 +163,10 @@ struct Totals {
     failed_runs: usize,
     differences: usize,
     undocumented: usize,
+    causes: usize,
+    undocumented_causes: usize,
     stale: usize,
+    not_reached: usize,
 }
 
 impl Report {
@@ -173,6 +206,40 @@ impl Report {
         });
     }
 
+    /// Groups the differences into root causes (`classes`: which fields clients only log),
+    /// each step skipped after a stop folded under the cause that stopped its scenario.
+    pub fn group_causes(&mut self, classes: &FieldClasses) {
+        let classified: Vec<Classified<'_>> = self
+            .differences
+            .iter()
+            .map(|d| Classified {
+                row: &d.row,
+                documented_by: d.documented_by.as_deref(),
+            })
+            .collect();
+        let stops: Vec<grouping::Stop<'_>> = self
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let side = self.targets.iter().take(2).position(|t| *t == r.target)?;
+                Some(grouping::Stop {
+                    scenario: &r.scenario,
+                    side,
+                    why: r.stopped.as_deref()?,
+                })
+            })
+            .collect();
+        self.causes = grouping::group(&classified, &stops, classes);
+    }
+
+    /// Root causes with no ledger entry.
+    pub fn undocumented_causes(&self) -> usize {
+        self.causes
+            .iter()
+            .filter(|c| c.documented_by.is_none())
+            .count()
+    }
+
     /// Undocumented differences.
     pub fn undocumented(&self) -> usize {
         self.differences
@@ -189,27 +256,26 @@ impl Report {
             .count()
     }
 
-    /// Whether the run passes: expectations held, every difference documented, nothing stale.
+    /// Whether the run passes: expectations held, every difference documented, nothing stale;
+    /// or, held to a baseline, nothing of that is new.
     pub fn passed(&self) -> bool {
-        self.undocumented() == 0 && self.stale.is_empty() && self.failed_runs() == 0
+        match &self.baseline {
+            Some(against) => against.new.is_empty(),
+            None => self.undocumented() == 0 && self.stale.is_empty() && self.failed_runs() == 0,
+        }
     }
 
     /// "ref: X | apache: Y", the two targets' values labelled.
-    fn values(&self, d: &Difference) -> String {
+    fn values(&self, left: &serde_json::Value, right: &serde_json::Value) -> String {
         let name = |i: usize| self.targets.get(i).map_or("?", String::as_str);
-        format!(
-            "{}: {} | {}: {}",
-            name(0),
-            show(&d.row.left),
-            name(1),
-            show(&d.row.right)
-        )
+        format!("{}: {} | {}: {}", name(0), show(left), name(1), show(right))
     }
 
     /// The terminal report: where each target's answers came from, one line per scenario with
-    /// its status on each target, then what fails the run (undocumented differences, stale
-    /// entries), then the documented differences — one line per ledger entry, or each one with
-    /// `verbose` — and the totals. Plain text.
+    /// its status on each target, then the root causes (undocumented ones first, each with an
+    /// example and its `repro` command; with `flat`, each difference on a line of its own, the
+    /// documented ones one line per ledger entry unless `verbose`), stale and unreached ledger
+    /// entries, and the totals. Plain text.
     pub fn terminal(&self, verbose: bool) -> String {
         self.terminal_painted(verbose, &|_, text| text.to_owned())
     }
@@ -217,8 +283,43 @@ impl Report {
     /// [`Report::terminal`], each part painted by `paint` in its tone (the binary colours them
     /// on a terminal).
     pub fn terminal_painted(&self, verbose: bool, paint: &dyn Fn(Tone, &str) -> String) -> String {
-        use std::fmt::Write;
         let mut out = String::new();
+        self.terminal_table(&mut out, paint);
+        match self.flat {
+            true => self.terminal_flat(&mut out, verbose, paint),
+            false => self.terminal_causes(&mut out, verbose, paint),
+        }
+        self.terminal_ledger(&mut out, paint);
+        let verdict = match self.passed() {
+            true => paint(Tone::Good, "PASSED"),
+            false => paint(Tone::Bad, "FAILED"),
+        };
+        let causes = match self.flat {
+            true => String::new(),
+            false => format!(
+                " in {} root cause(s) ({} undocumented)",
+                self.causes.len(),
+                self.undocumented_causes()
+            ),
+        };
+        let not_reached = match self.not_reached.len() {
+            0 => String::new(),
+            n => format!(", {n} not reached"),
+        };
+        out.push_str(&format!(
+            "{verdict}: {} transcripts, {} differences ({} undocumented){causes}, {} stale{not_reached}\n",
+            self.runs.len(),
+            self.differences.len(),
+            self.undocumented(),
+            self.stale.len()
+        ));
+        out
+    }
+
+    /// Where each target's answers came from, and one line per scenario with its status on
+    /// each target and its differences.
+    fn terminal_table(&self, out: &mut String, paint: &dyn Fn(Tone, &str) -> String) {
+        use std::fmt::Write;
         for o in &self.origins {
             let _ = writeln!(
                 out,
@@ -274,6 +375,12 @@ impl Report {
                 let _ = writeln!(out, "    {}", paint(Tone::Bad, &f));
             }
         }
+    }
+
+    /// Each undocumented difference on a line, then the documented ones: one line per ledger
+    /// entry, or each with `verbose`.
+    fn terminal_flat(&self, out: &mut String, verbose: bool, paint: &dyn Fn(Tone, &str) -> String) {
+        use std::fmt::Write;
         for d in self
             .differences
             .iter()
@@ -290,16 +397,7 @@ impl Report {
                 d.row.scenario,
                 d.row.step,
                 d.row.path,
-                self.values(d)
-            );
-        }
-        for st in &self.stale {
-            let _ = writeln!(
-                out,
-                "{} {}: documented in {}, but it did not show",
-                paint(Tone::Bad, "STALE"),
-                st.entry,
-                st.scenario
+                self.values(&d.row.left, &d.row.right)
             );
         }
         let documented = self
@@ -318,53 +416,80 @@ impl Report {
                     d.row.scenario,
                     d.row.step,
                     d.row.path,
-                    self.values(d)
+                    self.values(&d.row.left, &d.row.right)
                 );
             }
-        } else {
-            // entry → (differences, scenarios)
-            let mut by_entry: BTreeMap<&str, (usize, Vec<&str>)> = BTreeMap::new();
-            for d in documented {
-                let e = by_entry
-                    .entry(d.documented_by.as_deref().unwrap_or(""))
-                    .or_default();
-                e.0 += 1;
-                if !e.1.contains(&d.row.scenario.as_str()) {
-                    e.1.push(&d.row.scenario);
-                }
-            }
-            for (entry, (n, scenarios)) in &by_entry {
-                let _ = writeln!(
-                    out,
-                    "{} {entry}: {n} difference(s) in {}",
-                    paint(Tone::Warn, "DOCUMENTED"),
-                    match scenarios.len() {
-                        1 => scenarios[0].to_owned(),
-                        k => format!("{k} scenarios"),
-                    }
-                );
-            }
-            if !by_entry.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    paint(Tone::Dim, "(--verbose lists each documented difference)")
-                );
+            return;
+        }
+        // entry → (differences, scenarios)
+        let mut by_entry: BTreeMap<&str, (usize, Vec<&str>)> = BTreeMap::new();
+        for d in documented {
+            let e = by_entry
+                .entry(d.documented_by.as_deref().unwrap_or(""))
+                .or_default();
+            e.0 += 1;
+            if !e.1.contains(&d.row.scenario.as_str()) {
+                e.1.push(&d.row.scenario);
             }
         }
-        let verdict = match self.passed() {
-            true => paint(Tone::Good, "PASSED"),
-            false => paint(Tone::Bad, "FAILED"),
-        };
-        let _ = writeln!(
-            out,
-            "{verdict}: {} transcripts, {} differences ({} undocumented), {} stale",
-            self.runs.len(),
-            self.differences.len(),
-            self.undocumented(),
-            self.stale.len()
-        );
-        out
+        for (entry, (n, scenarios)) in &by_entry {
+            let _ = writeln!(
+                out,
+                "{} {entry}: {n} difference(s) in {}",
+                paint(Tone::Warn, "DOCUMENTED"),
+                match scenarios.len() {
+                    1 => scenarios[0].to_owned(),
+                    k => format!("{k} scenarios"),
+                }
+            );
+        }
+        if !by_entry.is_empty() {
+            let _ = writeln!(
+                out,
+                "{}",
+                paint(Tone::Dim, "(--verbose lists each documented difference)")
+            );
+        }
+    }
+
+    /// Stale ledger entries (which fail the run), and those whose scenario stopped before they
+    /// could show.
+    fn terminal_ledger(&self, out: &mut String, paint: &dyn Fn(Tone, &str) -> String) {
+        use std::fmt::Write;
+        for st in &self.stale {
+            let _ = writeln!(
+                out,
+                "{} {}: documented in {}, but it did not show",
+                paint(Tone::Bad, "STALE"),
+                st.entry,
+                st.scenario
+            );
+        }
+        for n in &self.not_reached {
+            let _ = writeln!(
+                out,
+                "{} {}: documented in {}, which stopped before it could show ({})",
+                paint(Tone::Warn, "NOT REACHED"),
+                n.entry,
+                n.scenario,
+                n.stopped
+            );
+        }
+        if let Some(b) = &self.baseline {
+            for k in &b.new {
+                let _ = writeln!(out, "{} {}", paint(Tone::Bad, "NEW"), k.key);
+            }
+            for k in &b.fixed {
+                let _ = writeln!(out, "{} {}", paint(Tone::Good, "FIXED"), k.key);
+            }
+            let _ = writeln!(
+                out,
+                "baseline: {} known, {} new, {} fixed; the run fails only on what is new",
+                b.known,
+                b.new.len(),
+                b.fixed.len()
+            );
+        }
     }
 
     /// The JSON report, in the schema of `harness/report.schema.json`.
@@ -383,13 +508,19 @@ impl Report {
                 })
                 .collect(),
             differences: &self.differences,
+            causes: &self.causes,
             stale: &self.stale,
+            not_reached: &self.not_reached,
+            baseline: self.baseline.as_ref(),
             totals: Totals {
                 transcripts: self.runs.len(),
                 failed_runs: self.failed_runs(),
                 differences: self.differences.len(),
                 undocumented: self.undocumented(),
+                causes: self.causes.len(),
+                undocumented_causes: self.undocumented_causes(),
                 stale: self.stale.len(),
+                not_reached: self.not_reached.len(),
             },
         };
         serde_json::to_string_pretty(&json).unwrap_or_default()
@@ -438,7 +569,12 @@ impl Report {
                 notes(&mut out, &b.target, r);
             }
             for d in self.differences.iter().filter(|d| d.row.step == l.step) {
-                let _ = writeln!(out, "  ≠ {}: {}", d.row.path, self.values(d));
+                let _ = writeln!(
+                    out,
+                    "  ≠ {}: {}",
+                    d.row.path,
+                    self.values(&d.row.left, &d.row.right)
+                );
                 match (&d.documented_by, &d.same_values_as) {
                     (Some(id), _) => {
                         let _ = writeln!(out, "    documented by {id}");
@@ -473,6 +609,10 @@ impl Report {
             .iter()
             .map(|r| match r.failed_expectations.is_empty() {
                 true => Case::passed(format!("kconform.{}", r.target), &r.scenario),
+                false if !self.fails(&self.run_key(r)) => Case::passed(
+                    format!("kconform.{}", r.target),
+                    format!("{} (in the baseline)", r.scenario),
+                ),
                 false => Case::failed(
                     format!("kconform.{}", r.target),
                     &r.scenario,
@@ -481,7 +621,21 @@ impl Report {
                 ),
             })
             .collect();
-        if self.targets.len() >= 2 {
+        if self.targets.len() >= 2 && !self.flat {
+            cases.extend(self.junit_causes());
+            cases.extend(self.stale.iter().map(|st| {
+                let name = format!("{} in {}", st.entry, st.scenario);
+                match self.fails(&format!("stale: {name}")) {
+                    true => Case::failed(
+                        "kconform.ledger",
+                        name,
+                        "stale: the documented deviation did not show",
+                        "",
+                    ),
+                    false => Case::passed("kconform.ledger", name),
+                }
+            }));
+        } else if self.targets.len() >= 2 {
             for s in self.scenarios() {
                 let bad: Vec<String> = self
                     .differences
@@ -492,7 +646,7 @@ impl Report {
                             "UNDOCUMENTED {} {}: {}",
                             d.row.step,
                             d.row.path,
-                            self.values(d)
+                            self.values(&d.row.left, &d.row.right)
                         )
                     })
                     .chain(
@@ -520,14 +674,40 @@ impl Report {
     /// entries first, then the documented ones with what a Java client sees.
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "## kconform: {}\n\nTargets: {}. {} transcripts, {} differences ({} undocumented), {} stale ledger entries.\n\n",
+            "## kconform: {}\n\nTargets: {}. {} transcripts, {} differences ({} undocumented){}, {} stale ledger entries, {} not reached.\n\n",
             if self.passed() { "passed" } else { "FAILED" },
             self.targets.join(", "),
             self.runs.len(),
             self.differences.len(),
             self.undocumented(),
-            self.stale.len()
+            match self.flat {
+                true => String::new(),
+                false => format!(
+                    " in {} root causes ({} undocumented)",
+                    self.causes.len(),
+                    self.undocumented_causes()
+                ),
+            },
+            self.stale.len(),
+            self.not_reached.len()
         );
+        if let Some(b) = &self.baseline {
+            out.push_str(&format!(
+                "Against the baseline ({} known): {} new, {} fixed.\n\n",
+                b.known,
+                b.new.len(),
+                b.fixed.len()
+            ));
+            for k in &b.new {
+                out.push_str(&format!("- **new**: `{}`\n", md(&k.key)));
+            }
+            for k in &b.fixed {
+                out.push_str(&format!("- fixed: `{}`\n", md(&k.key)));
+            }
+            if !b.new.is_empty() || !b.fixed.is_empty() {
+                out.push('\n');
+            }
+        }
         for o in &self.origins {
             out.push_str(&format!("- {}: {}\n", o.target, md(&o.origin)));
         }
@@ -535,10 +715,16 @@ impl Report {
             out.push('\n');
         }
         let name = |i: usize| self.targets.get(i).map_or("?", String::as_str).to_owned();
-        let (undocumented, documented): (Vec<&Difference>, Vec<&Difference>) = self
-            .differences
-            .iter()
-            .partition(|d| d.documented_by.is_none());
+        let (undocumented, documented): (Vec<&Difference>, Vec<&Difference>) = match self.flat {
+            true => self
+                .differences
+                .iter()
+                .partition(|d| d.documented_by.is_none()),
+            false => {
+                self.markdown_causes(&mut out);
+                (Vec::new(), Vec::new())
+            }
+        };
         if !undocumented.is_empty() {
             out.push_str(&format!(
                 "### Undocumented\n\n| scenario | step | field | {} | {} |\n|---|---|---|---|---|\n",
@@ -563,6 +749,18 @@ impl Report {
                 out.push_str(&format!(
                     "- `{}` did not show in `{}`\n",
                     st.entry, st.scenario
+                ));
+            }
+            out.push('\n');
+        }
+        if !self.not_reached.is_empty() {
+            out.push_str("### Ledger entries not reached\n\n");
+            for n in &self.not_reached {
+                out.push_str(&format!(
+                    "- `{}` in `{}`: the scenario stopped before it could show ({})\n",
+                    n.entry,
+                    n.scenario,
+                    md(&n.stopped)
                 ));
             }
             out.push('\n');
@@ -610,6 +808,7 @@ mod tests {
             path: "error_code".into(),
             left: json!(left),
             right: json!("48 INVALID_TXN_STATE"),
+            detail: None,
         }
     }
 
@@ -622,10 +821,12 @@ mod tests {
         }
     }
 
+    /// The flat forms (`--flat`): each difference on its own.
     #[test]
     fn reports_say_what_failed_in_every_format() {
         let mut r = Report {
             targets: vec!["ref".into(), "apache".into()],
+            flat: true,
             ..Default::default()
         };
         r.runs.push(run("s<1>", "ref"));
@@ -639,6 +840,7 @@ mod tests {
         // Runs come target by target: each scenario still gets one comparison case.
         let mut two = Report {
             targets: vec!["ref".into(), "apache".into()],
+            flat: true,
             ..Default::default()
         };
         for t in ["ref", "apache"] {
@@ -696,5 +898,84 @@ mod tests {
             .terminal(true)
             .contains("DOCUMENTED wire-50 s<1> end error_code: ref: 50"));
         assert!(table.contains("FAILED: 2 transcripts, 3 differences (2 undocumented)"));
+    }
+
+    /// The grouped forms (the default): every form shows the same causes, the counts add up
+    /// to the flat list, and a scenario's stop folds the steps skipped after it.
+    #[test]
+    fn every_form_shows_the_same_root_causes() {
+        let mut r = Report {
+            targets: vec!["external=127.0.0.1:9092".into(), "apache".into()],
+            ..Default::default()
+        };
+        r.runs.push(Run {
+            stopped: Some("step 'end' got a malformed answer: ...".into()),
+            failed_expectations: vec!["stopped".into()],
+            ..run("s", "external=127.0.0.1:9092")
+        });
+        r.runs.push(run("s", "apache"));
+        let malformed = DiffRow {
+            scenario: "s".into(),
+            path: "outcome".into(),
+            left: json!("malformed"),
+            right: json!("response"),
+            detail: Some("the response header is v1, but EndTxn v3 answers with header v0".into()),
+            ..row("x")
+        };
+        let skipped = |step: &str| DiffRow {
+            step: step.into(),
+            left: json!("skipped"),
+            ..malformed.clone()
+        };
+        for d in [malformed.clone(), skipped("a"), skipped("b")] {
+            r.add_difference(d, &Verdict::Undocumented { hint: None }, None);
+        }
+        r.add_difference(
+            row("50 INVALID_TRANSACTION_TIMEOUT"),
+            &Verdict::Documented("wire-50".into()),
+            None,
+        );
+        r.group_causes(&FieldClasses::default());
+        assert_eq!(r.causes.len(), 2, "{:#?}", r.causes);
+        assert_eq!(
+            r.causes.iter().map(Cause::rows).sum::<usize>(),
+            r.differences.len()
+        );
+        assert!(r
+            .terminal(false)
+            .contains("DOCUMENTED wire-50: 1 difference(s), 1 cause(s), in s<1>"));
+        let text = r.terminal(true);
+        assert!(text.contains("UNDOCUMENTED unreadable malformed (malformed | response): the response header is vN, but <API> answers with header vN (v3)"), "{text}");
+        assert!(
+            text.contains("1 + 2 skipped after its stops in s"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "repro: kconform repro s --target external=127.0.0.1:9092 --target apache"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("DOCUMENTED wire-50 state EndTxn error_code: 50 INVALID_TRANSACTION_TIMEOUT | 48 INVALID_TXN_STATE (v3): 1 in s<1>"), "{text}");
+        assert!(
+            text.contains("in 2 root cause(s) (1 undocumented)"),
+            "{text}"
+        );
+        let junit = r.junit();
+        assert!(
+            junit.contains("classname=\"kconform.cause.unreadable\""),
+            "{junit}"
+        );
+        assert!(junit.contains("tests=\"4\" failures=\"2\""), "{junit}");
+        let md = r.markdown();
+        assert!(
+            md.contains("### Root causes") && md.contains("**undocumented**"),
+            "{md}"
+        );
+        assert!(!md.contains("### Undocumented"), "{md}");
+        let json: Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(json["causes"][0]["folded"], 2);
+        assert_eq!(json["totals"]["undocumented_causes"], 1);
+        assert_eq!(json["baseline"], Value::Null);
     }
 }

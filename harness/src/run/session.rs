@@ -6,10 +6,11 @@ use crate::data::Source;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::compare::causes::{FieldClasses, FieldClassesError};
 use crate::compare::diff::{self, DiffRow};
 use crate::compare::ledger::{Ledger, LedgerError, Verdict};
 use crate::report::progress::Progress;
-use crate::report::{Report, Stale};
+use crate::report::{NotReached, Report, Stale};
 use crate::run::{self, Transcript};
 use crate::scenario::Scenario;
 use crate::targets::apache;
@@ -28,6 +29,9 @@ pub enum SessionError {
     /// The ledger does not load.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The field classes (`field-classes.toml`) do not load.
+    #[error(transparent)]
+    FieldClasses(#[from] FieldClassesError),
     /// Targets of different sizes: a run compares clusters of one size.
     #[error("--target {0} has {1} broker(s) and --target {2} has {3}: a run compares targets of one size (ref and apache, or ref:N and apache:N)")]
     Sizes(String, usize, String, usize),
@@ -94,6 +98,43 @@ pub fn compare(
         .map(|(entry, scenario)| Stale { entry, scenario })
         .collect();
     (rows, stale)
+}
+
+/// Of the `stale` entries, those whose scenario stopped (on either side) before a step of the
+/// API where the entry shows: not stale, only not reached, with the stop named. The rest stay
+/// stale.
+pub fn not_reached(
+    ledger: &Ledger,
+    stale: Vec<Stale>,
+    sides: [(&str, &[Transcript]); 2],
+) -> (Vec<Stale>, Vec<NotReached>) {
+    let mut still = Vec::new();
+    let mut unreached = Vec::new();
+    for st in stale {
+        let apis: Vec<&str> = ledger.entry(&st.entry).map_or(Vec::new(), |e| {
+            std::iter::once(e.api.as_str())
+                .chain(e.field_differences().filter_map(|f| f.api.as_deref()))
+                .collect()
+        });
+        let stop = sides.iter().find_map(|(target, transcripts)| {
+            let t = transcripts.iter().find(|t| t.scenario == st.scenario)?;
+            let why = t.stopped.as_deref()?;
+            let hid = t.steps.iter().any(|step| {
+                matches!(step.outcome, run::Outcome::Skipped(_))
+                    && apis.contains(&step.api.as_str())
+            });
+            hid.then(|| format!("{target}: {why}"))
+        });
+        match stop {
+            Some(stopped) => unreached.push(NotReached {
+                entry: st.entry,
+                scenario: st.scenario,
+                stopped,
+            }),
+            None => still.push(st),
+        }
+    }
+    (still, unreached)
 }
 
 impl Session<'_> {
@@ -194,6 +235,7 @@ impl Session<'_> {
     ) -> Result<(Report, Vec<Vec<Transcript>>), SessionError> {
         let mut report = Report {
             targets: specs.iter().map(TargetSpec::name).collect(),
+            target_args: specs.iter().map(TargetSpec::arg).collect(),
             ..Default::default()
         };
         if let Some(first) = specs.first() {
@@ -247,6 +289,7 @@ impl Session<'_> {
         }
         if all.len() >= 2 {
             let ledger = Ledger::read(self.scenarios)?;
+            let classes = FieldClasses::read(self.scenarios)?;
             let (rows, stale) = compare(&ledger, chosen, &all[0], &all[1]);
             for (row, verdict) in rows {
                 let entry = match &verdict {
@@ -255,8 +298,89 @@ impl Session<'_> {
                 };
                 report.add_difference(row, &verdict, entry);
             }
-            report.stale = stale;
+            let names = [specs[0].name(), specs[1].name()];
+            (report.stale, report.not_reached) =
+                not_reached(&ledger, stale, [(&names[0], &all[0]), (&names[1], &all[1])]);
+            report.group_causes(&classes);
         }
         Ok((report, all))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::StepRecord;
+
+    fn step(name: &str, api: &str, outcome: run::Outcome) -> StepRecord {
+        StepRecord {
+            step: name.into(),
+            api: api.into(),
+            version: Some(3),
+            request: serde_json::Value::Null,
+            outcome,
+            encoding: Vec::new(),
+        }
+    }
+
+    fn transcript(target: &str, stopped: bool) -> Transcript {
+        let end = match stopped {
+            true => run::Outcome::Skipped("not sent: the scenario stopped".into()),
+            false => run::Outcome::Response(serde_json::json!({"error_code": "0 NONE"})),
+        };
+        Transcript {
+            scenario: "s".into(),
+            target: target.into(),
+            steps: vec![
+                step(
+                    "init",
+                    "InitProducerId",
+                    run::Outcome::NoAnswer("closed".into()),
+                ),
+                step("end", "EndTxn", end),
+            ],
+            failed_expectations: Vec::new(),
+            stopped: stopped.then(|| "step 'init' got no answer: closed".into()),
+        }
+    }
+
+    /// An entry of the stopped scenario's skipped API is not reached; one whose API was sent
+    /// (or whose scenario did not stop) stays stale.
+    #[test]
+    fn an_entry_hidden_by_a_stop_is_not_reached_not_stale() {
+        let entry = |id: &str, api: &str| {
+            format!(
+                "[[deviation]]\nid = \"{id}\"\napi = \"{api}\"\nfield = \"error_code\"\nkaas = \"1\"\napache = \"2\"\nspec = \"x\"\njava_client = \"Not reached: x\"\nlibrdkafka_client = \"Not reached: x\"\nscenarios = [\"s\"]\n"
+            )
+        };
+        let text = entry("end", "EndTxn") + &entry("init", "InitProducerId");
+        let ledger = Ledger::parse(&text, "test").unwrap();
+        let stale = |entry: &str| Stale {
+            entry: entry.into(),
+            scenario: "s".into(),
+        };
+        let left = [transcript("external", true)];
+        let right = [transcript("apache", false)];
+        let (still, unreached) = not_reached(
+            &ledger,
+            vec![stale("end"), stale("init")],
+            [("external", &left), ("apache", &right)],
+        );
+        assert_eq!(still, [stale("init")]);
+        assert_eq!(
+            unreached,
+            [NotReached {
+                entry: "end".into(),
+                scenario: "s".into(),
+                stopped: "external: step 'init' got no answer: closed".into(),
+            }]
+        );
+        // Neither side stopped: stale it stays.
+        let (still, unreached) = not_reached(
+            &ledger,
+            vec![stale("end")],
+            [("external", &right), ("apache", &right)],
+        );
+        assert_eq!((still.len(), unreached.len()), (1, 0));
     }
 }

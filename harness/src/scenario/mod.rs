@@ -151,7 +151,12 @@ pub fn logins(s: &Scenario) -> BTreeMap<String, (String, String)> {
 
 /// The data files in `scenarios/` that are not scenarios: the deviation ledger, the map from
 /// spec lines to scenarios, and the allowlist of `kconform peers`.
-pub const NOT_SCENARIOS: [&str; 3] = ["deviations.toml", "spec-lines.toml", "peers-allowlist.toml"];
+pub const NOT_SCENARIOS: [&str; 4] = [
+    "deviations.toml",
+    "spec-lines.toml",
+    "peers-allowlist.toml",
+    "field-classes.toml",
+];
 
 /// A scenario.
 #[derive(Debug, Clone)]

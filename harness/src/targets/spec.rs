@@ -155,6 +155,15 @@ impl TargetSpec {
         format!("{base}{size}{security}")
     }
 
+    /// What `--target` takes to name this target again: [`TargetSpec::name`], with an external
+    /// broker's address (`external=127.0.0.1:9092`).
+    pub fn arg(&self) -> String {
+        match self.kind {
+            Kind::External(addr) => format!("{}={addr}", self.name()),
+            _ => self.name(),
+        }
+    }
+
     /// Whether the target is Apache's recorded answers (of one broker or a cluster).
     pub fn is_recorded(&self) -> bool {
         self.kind == Kind::Recorded
@@ -169,6 +178,14 @@ impl TargetSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_external_target_is_named_again_with_its_address() {
+        let spec = TargetSpec::parse("external+sasl=127.0.0.1:9092").unwrap();
+        assert_eq!(spec.name(), "external+sasl");
+        assert_eq!(TargetSpec::parse(&spec.arg()).unwrap(), spec);
+        assert_eq!(TargetSpec::REF.cluster(3).arg(), "ref:3");
+    }
 
     #[test]
     fn target_specs_parse() {

@@ -226,9 +226,23 @@ pub struct RunArgs {
     /// Also run the scenarios marked slow (minutes each; epoch overflow).
     #[arg(long)]
     pub include_slow: bool,
-    /// List every documented difference, not one line per ledger entry.
+    /// List every documented root cause (with --flat: every documented difference), not one
+    /// line per ledger entry.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Each difference on a line of its own, instead of grouped into root causes (differences
+    /// with one signature: API, field, each side's value or kind of value; malformed answers by
+    /// diagnosis; steps skipped after a stop folded under it).
+    #[arg(long)]
+    pub flat: bool,
+    /// Fail only on what is not in this baseline (a file --save-baseline wrote): root causes,
+    /// stale ledger entries and failed scenarios that are new; those gone are reported as fixed.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Write what fails this run (its undocumented root causes, stale entries and failed
+    /// scenarios, keyed without addresses or generated names) to FILE, for --baseline.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub files: ReportFiles,
 }

@@ -3,12 +3,16 @@
 
 use std::process::ExitCode;
 
+use kconform::report::baseline::Baseline;
+
 use crate::args::RunArgs;
 use crate::output::paint;
 
 /// Runs `kconform run`.
 pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (report, transcripts) = super::session::compare(
+    // A baseline that cannot be read is refused before any broker starts.
+    let baseline = a.baseline.as_deref().map(Baseline::load).transpose()?;
+    let (mut report, transcripts) = super::session::compare(
         &a.scenarios,
         &a.on,
         &a.names,
@@ -21,6 +25,13 @@ pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         for t in transcripts.iter().flatten() {
             outln!("{}", serde_json::to_string_pretty(t)?);
         }
+    }
+    report.flat = a.flat;
+    if let Some(path) = &a.save_baseline {
+        Baseline::of(&report).save(path)?;
+    }
+    if let Some(baseline) = &baseline {
+        report.hold_to(baseline);
     }
     out!("{}", report.terminal_painted(a.verbose, &paint));
     if report.targets.len() < 2 {
