@@ -159,3 +159,63 @@ fn creates_topics_marks_exactly_the_steps_apache_answers_with_success() {
     }
     assert!(marked >= 15, "{marked} set-up steps");
 }
+
+/// `--provisioned-topics` creates the listed topics where the target creates topics (Apache,
+/// beside an operator's broker), each with its partitions, a second time finding them there;
+/// a target that refuses CreateTopics is reported as refusing, and nothing is created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provisioned_topics_are_created_where_the_target_creates_topics() {
+    let deadline = Duration::from_secs(10);
+    let scenarios = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let chosen: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.brokers == 1)
+        .take(12)
+        .collect();
+    let needed = kconform::run::topics::needed(&chosen);
+    assert!(needed.len() >= 5, "{needed:?}");
+    let creates = kconform::targets::Running::start(&TargetSpec::REF)
+        .await
+        .expect("kaas-ref starts");
+    let first = creates.provision(&needed, deadline).await.unwrap();
+    assert_eq!(
+        (first.created, first.existed),
+        (needed.len(), 0),
+        "{first:?}"
+    );
+    let again = creates.provision(&needed, deadline).await.unwrap();
+    assert_eq!(
+        (again.created, again.existed),
+        (0, needed.len()),
+        "{again:?}"
+    );
+    let partitions = kconform::targets::brokers::unsettled_topics(
+        creates.addr,
+        deadline,
+        false,
+        &needed.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
+    )
+    .await
+    .unwrap();
+    assert!(partitions.is_empty(), "{partitions:?}");
+    creates.stop().await;
+
+    let refusing = Broker::start(BrokerConfig {
+        refuse_create_topics: true,
+        ..BrokerConfig::for_tests()
+    })
+    .await
+    .expect("kaas-ref starts");
+    let target = kconform::targets::Running::start(&TargetSpec::external(refusing.addr()))
+        .await
+        .expect("an external target");
+    let refused = target.provision(&needed, deadline).await.unwrap();
+    assert_eq!(refused.created, 0);
+    assert!(
+        refused
+            .refused
+            .as_deref()
+            .is_some_and(|why| why.contains("29 TOPIC_AUTHORIZATION_FAILED")),
+        "{refused:?}"
+    );
+}

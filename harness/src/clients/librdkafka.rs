@@ -139,9 +139,25 @@ impl Ctx {
     }
 
     /// The high watermark now, as a read_uncommitted client sees it.
+    /// Where the workload's partition ends now. A topic created a moment ago (by the workload,
+    /// or by `--provisioned-topics` on Apache) can answer NOT_LEADER_OR_FOLLOWER or
+    /// UNKNOWN_TOPIC_OR_PARTITION while its leader takes it up (Apache publishes the leader
+    /// in Metadata before its log serves): asked again, as an application would, within WAIT.
     fn high_watermark(&self) -> KafkaResult<i64> {
+        use rdkafka::types::RDKafkaErrorCode as Code;
         let c = self.consumer(&format!("rdk-base-{}", self.run), "read_uncommitted")?;
-        Ok(c.fetch_watermarks(&self.topic, 0, WAIT)?.1)
+        let end = Instant::now() + WAIT;
+        loop {
+            match c.fetch_watermarks(&self.topic, 0, WAIT) {
+                Ok((_, high)) => return Ok(high),
+                Err(KafkaError::MetadataFetch(
+                    Code::NotLeaderForPartition
+                    | Code::LeaderNotAvailable
+                    | Code::UnknownTopicOrPartition,
+                )) if Instant::now() < end => std::thread::sleep(Duration::from_millis(100)),
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// A consumer assigned the workload's partition from where the workload began.

@@ -233,6 +233,21 @@ async fn run_target(
     let name = spec.name();
     progress.note(&format!("starting {name}"));
     let target = Running::start_answering(spec, Duration::from_secs(10)).await?;
+    // The workloads' provisioned topics created where the target creates topics (Apache
+    // beside an operator's broker); a target that refuses must have them already.
+    let provisioned = match options.provisioned_topics {
+        true => match target
+            .provision(&provisioned_topics(), Duration::from_secs(35))
+            .await
+        {
+            Ok(done) => Some(done.summary()),
+            Err(e) => {
+                target.stop().await;
+                return Err(e.into());
+            }
+        },
+        false => None,
+    };
     let started = Instant::now();
     let bootstrap = target.bootstrap_servers();
     let mut threads = Vec::new();
@@ -271,9 +286,13 @@ async fn run_target(
             }),
         }
     }
+    let origin = match provisioned {
+        Some(done) => format!("{}; --provisioned-topics: {done}", target.origin),
+        None => target.origin.clone(),
+    };
     let run = TargetRun {
         name,
-        origin: target.origin.clone(),
+        origin,
         wall_secs: started.elapsed().as_secs_f64(),
     };
     target.stop().await;

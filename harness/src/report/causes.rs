@@ -91,7 +91,7 @@ impl Report {
                         e.scenario,
                         e.step,
                         e.path,
-                        self.values(&e.left, &e.right)
+                        clip(&self.values(&e.left, &e.right))
                     );
                     let _ = writeln!(
                         out,
@@ -182,6 +182,22 @@ impl Report {
                 }
             })
             .collect()
+    }
+}
+
+/// The most characters of an example's values a terminal line shows (`repro` shows them all).
+const EXAMPLE_CHARS: usize = 240;
+
+/// `text`, cut at [`EXAMPLE_CHARS`] with what was left out counted.
+fn clip(text: &str) -> String {
+    let total = text.chars().count();
+    match total > EXAMPLE_CHARS {
+        true => format!(
+            "{}… ({} more characters; repro shows them)",
+            text.chars().take(EXAMPLE_CHARS).collect::<String>(),
+            total - EXAMPLE_CHARS
+        ),
+        false => text.to_owned(),
     }
 }
 

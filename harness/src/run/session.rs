@@ -189,6 +189,18 @@ impl Session<'_> {
                 refused: refused.clone(),
             });
         let mut notes = vec![target.origin.clone()];
+        // --provisioned-topics on a target that creates topics (Apache beside an operator's
+        // broker): the listed topics are created there first, so that both run on them.
+        if self.provisioned_topics && refused.is_none() {
+            let needed = run::topics::needed(chosen);
+            match target.provision(&needed, self.deadline).await {
+                Ok(done) => notes.push(format!("--provisioned-topics: {}", done.summary())),
+                Err(e) => {
+                    target.stop().await;
+                    return Err(e.into());
+                }
+            }
+        }
         let target = Arc::new(target);
         progress.running(&target.name, chosen.len());
         let watcher = progress.clone();

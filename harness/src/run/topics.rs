@@ -7,24 +7,13 @@
 //! does not send the set-up step, and reads every log offset relative to where the scenario
 //! began, so records that earlier runs left in those topics change no verdict.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::scenario::Scenario;
 
-/// A topic a run needs: the form `kconform topics --json` prints and `kaas-ref --topics` reads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Needed {
-    /// Its fixed name.
-    pub name: String,
-    /// Partitions.
-    pub partitions: i32,
-    /// Topic configs it must have (name → value), when it needs any.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub configs: BTreeMap<String, String>,
-}
+pub use crate::targets::provision::Needed;
 
 /// The fixed name of a scenario's topic `${var}` when topics are provisioned. It begins as the
 /// run's unique names do (`{var}-{scenario}-`), so answers listing topics by name list them in

@@ -57,6 +57,38 @@ pub async fn unsettled(
     Ok(short_partitions(&metadata))
 }
 
+/// Of `topics`, the partitions (or topics) the broker at `bootstrap` does not yet serve: a
+/// topic unknown or in error, a partition without a leader. Empty once a client can use them
+/// all, as it can only a moment after they were created.
+pub async fn unsettled_topics(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+    topics: &[String],
+) -> Result<Vec<String>, String> {
+    use kafka_protocol::messages::{metadata_request::MetadataRequestTopic, TopicName};
+    let asked = topics
+        .iter()
+        .map(|t| MetadataRequestTopic::default().with_name(Some(TopicName(t.clone().into()))))
+        .collect();
+    let metadata = metadata(bootstrap, deadline, secured, Some(asked)).await?;
+    let mut short: Vec<String> = metadata
+        .topics
+        .iter()
+        .filter(|t| t.error_code != 0 || t.partitions.is_empty())
+        .map(|t| {
+            let name = t.name.as_ref().map_or("?", |n| n.0.as_str());
+            format!("{name}: {}", crate::wire::error_codes::label(t.error_code))
+        })
+        .collect();
+    short.extend(
+        short_partitions(&metadata)
+            .into_iter()
+            .filter(|p| p.ends_with("no leader")),
+    );
+    Ok(short)
+}
+
 /// The Metadata answer of the broker at `bootstrap` for `topics`, within `deadline`.
 async fn metadata(
     bootstrap: SocketAddr,

@@ -6,6 +6,7 @@ pub mod apache;
 pub mod brokers;
 pub mod choice;
 mod launch;
+pub mod provision;
 pub mod recorded;
 mod spec;
 
@@ -41,6 +42,9 @@ pub enum TargetError {
     /// A target specification that does not parse.
     #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl or external+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
+    /// Creating the provisioned topics went wrong (not a refusal: that is reported).
+    #[error("creating the provisioned topics: {0}")]
+    Provision(String),
     /// Killing or restarting a broker of a target that cannot.
     #[error("{target}: {reason}")]
     Broker {

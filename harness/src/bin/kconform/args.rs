@@ -459,6 +459,15 @@ pub struct TopicsArgs {
     /// instead of the scenarios'.
     #[arg(long, conflicts_with = "names")]
     pub clients: bool,
+    /// Create the topics on --target (a broker that creates topics: an Apache, a kaas build
+    /// that allows it), replicated as its default; those there already are counted, not
+    /// changed. Prints what was done.
+    #[arg(long, requires = "target")]
+    pub create: bool,
+    /// With --create: the broker to create them on (external=HOST:PORT, or apache for the one
+    /// `kconform apache up` keeps).
+    #[arg(long, requires = "create")]
+    pub target: Option<String>,
 }
 
 /// The arguments of `kconform list`.

@@ -33,7 +33,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Fuzz(a) => fuzz::run(a).await,
         Command::ReplayFrame(a) => replay_frame::run(a).await,
         Command::Proxy(a) => proxy::run(a).await,
-        Command::Topics(a) => topics::run(a),
+        Command::Topics(a) => topics::run(a).await,
         Command::List(a) => list::run(a),
         Command::Apache(a) => apache::run(a).await,
     }

@@ -8,7 +8,7 @@ use kconform::scenario::Scenario;
 use crate::args::TopicsArgs;
 
 /// Runs `kconform topics`.
-pub fn run(a: TopicsArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(a: TopicsArgs) -> anyhow::Result<ExitCode> {
     let needed = match a.clients {
         true => kconform::clients::provisioned_topics(),
         false => {
@@ -18,6 +18,20 @@ pub fn run(a: TopicsArgs) -> anyhow::Result<ExitCode> {
             kconform::run::topics::needed(&chosen)
         }
     };
+    if let Some(target) = &a.target {
+        let spec = kconform::targets::TargetSpec::parse(target)?;
+        let running = kconform::targets::Running::start(&spec).await?;
+        let done = running
+            .provision(&needed, std::time::Duration::from_secs(35))
+            .await;
+        running.stop().await;
+        let done = done?;
+        outln!("{}: {}", spec.arg(), done.summary());
+        return Ok(match (done.refused, done.failed.is_empty()) {
+            (None, true) => ExitCode::SUCCESS,
+            _ => ExitCode::from(1),
+        });
+    }
     match a.json {
         true => outln!("{}", serde_json::to_string_pretty(&needed)?),
         false => {
