@@ -35,7 +35,7 @@ pub enum Mutation {
     /// End the frame after the first byte of the field at this path.
     Cut(String),
     /// Replace the error code at this path (`*`: every one) with this code
-    /// ([`REPLACEMENT_CODE`] unless said: `error-code:PATH=15`).
+    /// (`REPLACEMENT_CODE` unless said: `error-code:PATH=15`).
     ErrorCode(String, i16),
     /// Add one to the integer field at this path.
     AddOne(String),

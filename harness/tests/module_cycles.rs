@@ -297,3 +297,50 @@ fn no_function_of_the_binary_is_over_60_lines() {
     assert_eq!(longer_than(&body(61), 60), ["planted (61 lines)"]);
     assert!(longer_than(&body(60), 60).is_empty());
 }
+
+/// The parts of the harness that are kconform's own (the wire, per-API knowledge, built-in
+/// files, shared users, answer mutations): each stays out of the documented surface, which
+/// is the pipeline's stages and the types lib.rs re-exports.
+const HIDDEN_PARTS: [&str; 5] = ["api", "data", "mutation", "security", "wire"];
+
+/// `lib.rs`'s public modules that the documentation shows, and those it hides.
+fn surface(lib: &str) -> (Vec<String>, Vec<String>) {
+    let (mut shown, mut hidden) = (Vec::new(), Vec::new());
+    let mut hiding = false;
+    for line in lib.lines().map(str::trim) {
+        if line == "#[doc(hidden)]" {
+            hiding = true;
+            continue;
+        }
+        if let Some(name) = line
+            .strip_prefix("pub mod ")
+            .and_then(|r| r.strip_suffix(';'))
+        {
+            match hiding {
+                true => hidden.push(name.to_owned()),
+                false => shown.push(name.to_owned()),
+            }
+        }
+        hiding = false;
+    }
+    (shown, hidden)
+}
+
+#[test]
+fn the_documented_surface_is_the_pipeline_and_the_parts_are_hidden() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let (shown, hidden) = surface(&lib);
+    assert_eq!(hidden, HIDDEN_PARTS, "hidden modules of lib.rs");
+    for part in HIDDEN_PARTS {
+        assert!(!shown.contains(&part.to_owned()), "{part} is documented");
+    }
+    assert!(
+        shown.len() <= 9,
+        "{} documented modules: {shown:?}",
+        shown.len()
+    );
+    // The check sees a module made public without #[doc(hidden)].
+    let (shown, hidden) = surface(&lib.replace("#[doc(hidden)]\npub mod wire;", "pub mod wire;"));
+    assert!(shown.contains(&"wire".to_owned()) && !hidden.contains(&"wire".to_owned()));
+}

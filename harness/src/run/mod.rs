@@ -1,11 +1,11 @@
 //! Runs a scenario against a target and records a transcript: each step's request and the
 //! normalised answer, or why there was none.
 //!
-//! One run's state is grouped by concern: the connections it holds ([`connections`]), the
-//! cluster as it sees it ([`cluster`]), the variables and names it reads answers by, what it
-//! recorded ([`Log`]), its share of `--jobs` ([`slot`]) and, where topics are provisioned, the
-//! offsets the scenario's partitions began at ([`provisioned`]). [`steps`] takes each step's
-//! action; [`exchange`] sends a request and judges its answer.
+//! One run's state is grouped by concern: the connections it holds (`connections`), the
+//! cluster as it sees it (`cluster`), the variables and names it reads answers by, what it
+//! recorded (`Log`), its share of `--jobs` (`slot`) and, where topics are provisioned, the
+//! offsets the scenario's partitions began at (`provisioned`). `steps` takes each step's
+//! action; `exchange` sends a request and judges its answer.
 
 mod cluster;
 mod conditions;

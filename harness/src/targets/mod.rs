@@ -336,7 +336,7 @@ impl Running {
     }
 
     /// Starts broker `node` of a cluster again, on its address, and returns once it serves and
-    /// every partition has its replicas in sync again ([`Running::settle`]).
+    /// every partition has its replicas in sync again (`Running::settle`).
     pub async fn restart(&self, node: i32) -> Result<(), TargetError> {
         self.start_again(node).await?;
         self.settle(node).await

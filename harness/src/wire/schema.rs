@@ -242,7 +242,7 @@ const REQUEST_FILES: [(&str, &str); 6] = [
     ),
 ];
 
-/// The file names of [`FILES`] and [`REQUEST_FILES`], for the test that they are Apache's.
+/// The file names of `FILES` and `REQUEST_FILES`, for the test that they are Apache's.
 pub fn file_names() -> impl Iterator<Item = String> {
     FILES
         .iter()

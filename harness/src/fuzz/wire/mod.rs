@@ -164,7 +164,7 @@ fn named(frame: &[u8]) -> String {
 }
 
 /// Judges what the target did with `frame`, given the versions it serves ((key, min, max)).
-/// Pure: the health of the target afterwards is checked apart ([`healthy`]).
+/// Pure: the health of the target afterwards is checked apart (`healthy`).
 pub fn judge(frame: &[u8], happened: &Happened, served: &[(i16, i16, i16)]) -> Option<Judged> {
     let finding = |kind: Kind, detail: String| {
         let signature = match kind {

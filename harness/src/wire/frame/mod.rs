@@ -1,5 +1,5 @@
 //! Exact decoding of a broker's answer: a frame is well-formed when Apache 3.7's own parser reads
-//! it to its last byte ([`read`] reads as that parser does), with a response header of the
+//! it to its last byte (`read` reads as that parser does), with a response header of the
 //! version the API answers with and the request's correlation id. Anything else is
 //! [`Malformed`], never a decoded guess: the diagnosis names the field and the byte where it went
 //! wrong and keeps the frame. What Apache's parser accepts but no canonical encoder writes (a

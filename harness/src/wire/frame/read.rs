@@ -80,7 +80,7 @@ pub enum Equivalent {
     /// Every tagged field the version knows written, at its default where the frame leaves it
     /// out (as brokers not written in Java often do).
     TagsAtDefault,
-    /// An unknown tag ([`UNKNOWN_TAG`], two bytes) in every tagged-field section.
+    /// An unknown tag (`UNKNOWN_TAG`, two bytes) in every tagged-field section.
     UnknownTag,
     /// Every varint (compact lengths and counts, tag counts, tags and sizes) in five bytes.
     LongVarints,
