@@ -25,4 +25,5 @@ mod mutation_score;
 mod peers;
 mod provisioned_topics;
 mod real_clients;
+mod settings;
 mod spec_lines;

@@ -337,6 +337,7 @@ fn operation_code(o: Operation) -> i8 {
         Operation::Describe => operation::DESCRIBE,
         Operation::ClusterAction => operation::CLUSTER_ACTION,
         Operation::IdempotentWrite => operation::IDEMPOTENT_WRITE,
+        Operation::DescribeConfigs => operation::DESCRIBE_CONFIGS,
     }
 }
 

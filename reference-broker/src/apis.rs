@@ -32,6 +32,7 @@ const OTHERS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeAcls, 0, 3),
     (ApiKey::CreateAcls, 0, 3),
     (ApiKey::DeleteAcls, 0, 3),
+    (ApiKey::DescribeConfigs, 0, 4),
 ];
 
 /// kafka-protocol's name for one of the six transaction APIs.

@@ -27,6 +27,7 @@ pub enum Operation {
     Describe,
     ClusterAction,
     IdempotentWrite,
+    DescribeConfigs,
 }
 
 /// Decides whether a principal may do an operation on a resource.

@@ -326,6 +326,9 @@ fn blocking(ctx: &handlers::Ctx, request: RequestKind) -> Result<ResponseKind, N
             ResponseKind::DescribeAcls(handlers::acls::describe(ctx, r))
         }
         RequestKind::DeleteAcls(r) => ResponseKind::DeleteAcls(handlers::acls::delete(ctx, r)),
+        RequestKind::DescribeConfigs(r) => {
+            ResponseKind::DescribeConfigs(handlers::configs::describe(ctx, r))
+        }
         _ => return Err(NoHandler),
     })
 }

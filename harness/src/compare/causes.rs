@@ -134,6 +134,10 @@ pub struct Cause {
     pub scenarios: Vec<String>,
     /// One difference of it, as the flat list shows it.
     pub example: DiffRow,
+    /// When every scenario it shows in depends on a setting that a target has otherwise (the
+    /// settings check before the run): which, on which target. The difference is then that
+    /// broker's configuration's, not its behaviour's; it still fails the run.
+    pub configuration: Option<String>,
 }
 
 impl Cause {
@@ -148,6 +152,7 @@ impl Cause {
             folded: 0,
             scenarios: Vec::new(),
             example: example.row.clone(),
+            configuration: None,
         }
     }
 

@@ -227,6 +227,7 @@ mod tests {
                 right: "0".into(),
                 detail: None,
             },
+            configuration: None,
         }
     }
 

@@ -76,13 +76,23 @@ impl Report {
                     );
                 }
                 None => {
+                    let label = match &c.configuration {
+                        Some(_) => "CONFIGURATION",
+                        None => "UNDOCUMENTED",
+                    };
                     let _ = writeln!(
                         out,
                         "{} {} {}{versions}",
-                        paint(Tone::Bad, "UNDOCUMENTED"),
+                        paint(Tone::Bad, label),
                         c.notice.label(),
                         c.signature
                     );
+                    if let Some(why) = &c.configuration {
+                        let _ = writeln!(
+                            out,
+                            "    the broker is configured otherwise, not misbehaving: {why} (kconform settings)"
+                        );
+                    }
                     let e = &c.example;
                     let _ = writeln!(
                         out,
@@ -130,11 +140,11 @@ impl Report {
             let _ = writeln!(
                 out,
                 "| {} | {} | `{}` | {} | {} | {} | {} | {} '{}' `{}`: {} | `{}` |",
-                c.documented_by
-                    .as_deref()
-                    .map_or("**undocumented**".to_owned(), |id| format!(
-                        "documented: {id}"
-                    )),
+                match (&c.documented_by, &c.configuration) {
+                    (Some(id), _) => format!("documented: {id}"),
+                    (None, Some(why)) => format!("**configuration**: {}", md(why)),
+                    (None, None) => "**undocumented**".to_owned(),
+                },
                 c.notice.label(),
                 md(&c.signature),
                 c.versions,
@@ -160,12 +170,19 @@ impl Report {
                 let known = !self.fails(&format!("cause: {}", c.signature));
                 match &c.documented_by {
                     Some(_) => Case::passed(class, &c.signature),
-                    None if known => Case::passed(class, format!("{} (in the baseline)", c.signature)),
+                    None if known => {
+                        Case::passed(class, format!("{} (in the baseline)", c.signature))
+                    }
                     None => Case::failed(
                         class,
                         &c.signature,
                         format!(
-                            "undocumented: {} difference(s), {} step(s) skipped after its stops, in {}",
+                            "{}: {} difference(s), {} step(s) skipped after its stops, in {}",
+                            c.configuration
+                                .as_deref()
+                                .map_or("undocumented".to_owned(), |why| format!(
+                                    "configuration ({why})"
+                                )),
                             c.differences,
                             c.folded,
                             scenarios(&c.scenarios)

@@ -232,6 +232,40 @@ impl Report {
         self.causes = grouping::group(&classified, &stops, classes);
     }
 
+    /// Marks each undocumented cause whose every scenario depends on a setting that a target
+    /// has otherwise (`misconfigured`: target, setting) as that target's configuration.
+    pub fn mark_configuration(
+        &mut self,
+        scenarios: &[&crate::scenario::Scenario],
+        misconfigured: &[(String, crate::targets::settings::Differs)],
+    ) {
+        for cause in self.causes.iter_mut().filter(|c| c.documented_by.is_none()) {
+            let depends = |(_, d): &&(String, crate::targets::settings::Differs)| {
+                cause.scenarios.iter().all(|name| {
+                    scenarios
+                        .iter()
+                        .find(|s| s.name == *name)
+                        .is_some_and(|s| s.settings.contains(&d.property))
+                })
+            };
+            let why: Vec<String> = misconfigured
+                .iter()
+                .filter(depends)
+                .map(|(target, d)| {
+                    format!(
+                        "{target}'s {} is {} (the scenarios assume {})",
+                        d.property,
+                        d.found.as_deref().unwrap_or("unset"),
+                        d.assumed
+                    )
+                })
+                .collect();
+            if !why.is_empty() {
+                cause.configuration = Some(why.join("; "));
+            }
+        }
+    }
+
     /// Root causes with no ledger entry.
     pub fn undocumented_causes(&self) -> usize {
         self.causes

@@ -15,6 +15,7 @@ use crate::run::{self, Transcript};
 use crate::scenario::Scenario;
 use crate::targets::apache;
 use crate::targets::recorded::{self, RecordedError};
+use crate::targets::settings::Differs;
 use crate::targets::{Running, TargetError, TargetSpec};
 
 /// Why a run could not happen.
@@ -69,7 +70,7 @@ pub struct Session<'a> {
 }
 
 /// A target's transcripts, and what a reader must know of where they came from.
-type Answers = (Vec<Transcript>, Vec<String>);
+type Answers = (Vec<Transcript>, Vec<String>, Vec<Differs>);
 
 /// Every difference between two targets' transcripts with its verdict.
 pub type Classified = Vec<(DiffRow, Verdict)>;
@@ -160,7 +161,7 @@ impl Session<'_> {
             apache::KAFKA_VERSION,
             self.snapshots.describe()
         );
-        Ok((transcripts, vec![origin]))
+        Ok((transcripts, vec![origin], Vec::new()))
     }
 
     /// Runs the chosen scenarios on a live target: started (or found), checked to answer,
@@ -189,6 +190,17 @@ impl Session<'_> {
                 refused: refused.clone(),
             });
         let mut notes = vec![target.origin.clone()];
+        // A broker kconform did not start: are its settings those the scenarios assume?
+        let mut differs = Vec::new();
+        if matches!(spec.kind, crate::targets::Kind::External(_)) {
+            match target.check_settings(self.deadline).await {
+                Ok(checked) => {
+                    notes.push(checked.summary());
+                    differs = checked.differs;
+                }
+                Err(e) => notes.push(format!("its settings could not be checked: {e}")),
+            }
+        }
         // --provisioned-topics on a target that creates topics (Apache beside an operator's
         // broker): the listed topics are created there first, so that both run on them.
         if self.provisioned_topics && refused.is_none() {
@@ -233,7 +245,7 @@ impl Session<'_> {
                 "{why}uses the topics `kconform topics` lists; set-up CreateTopics steps are not sent{unjudged}, offsets are read from where each scenario began ({not_sent} CreateTopics requests not sent)"
             ));
         }
-        Ok((transcripts, notes))
+        Ok((transcripts, notes, differs))
     }
 
     /// Runs every chosen scenario on every target, `jobs` at a time per target, with progress
@@ -273,10 +285,11 @@ impl Session<'_> {
             specs.first().is_some_and(|s| s.secured),
         );
         let mut all = Vec::new();
+        let mut misconfigured: Vec<(String, Differs)> = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader
         // must know of where they came from.
         for spec in specs {
-            let (mut transcripts, notes) = match spec {
+            let (mut transcripts, notes, differs) = match spec {
                 recorded if recorded.is_recorded() => self.recorded(recorded, chosen)?,
                 live => self.live(live, chosen, jobs, &progress).await?,
             };
@@ -288,6 +301,7 @@ impl Session<'_> {
             for note in notes {
                 report.add_origin(&spec.name(), note);
             }
+            misconfigured.extend(differs.into_iter().map(|d| (spec.name(), d)));
             report.add_transcripts(&transcripts);
             all.push(transcripts);
         }
@@ -314,6 +328,7 @@ impl Session<'_> {
             (report.stale, report.not_reached) =
                 not_reached(&ledger, stale, [(&names[0], &all[0]), (&names[1], &all[1])]);
             report.group_causes(&classes);
+            report.mark_configuration(chosen, &misconfigured);
         }
         Ok((report, all))
     }

@@ -180,6 +180,10 @@ pub struct Scenario {
     pub principal: Option<String>,
     /// ACLs the super user creates before the steps and deletes after (security scenarios).
     pub acls: Vec<AclSpec>,
+    /// The broker settings (Apache's properties) its answers depend on: on a broker whose
+    /// settings check named one of them as different, its differences are that broker's
+    /// configuration's, and reported so.
+    pub settings: Vec<String>,
     /// Steps.
     pub steps: Vec<Step>,
 }
@@ -202,6 +206,8 @@ struct ScenarioFile {
     principal: Option<String>,
     #[serde(default)]
     acls: Vec<AclSpec>,
+    #[serde(default)]
+    settings: Vec<String>,
     #[serde(rename = "step")]
     steps: Vec<step::StepFile>,
 }
@@ -247,8 +253,18 @@ impl Scenario {
             brokers: f.brokers,
             principal: f.principal,
             acls: f.acls,
+            settings: f.settings,
             steps,
         };
+        if let Some(unknown) = s
+            .settings
+            .iter()
+            .find(|p| !crate::targets::settings::is_assumed(p))
+        {
+            return Err(err(format!(
+                "settings: '{unknown}' is not a setting the brokers are started with (kconform settings lists them)"
+            )));
+        }
         if !(1..=crate::targets::MAX_BROKERS).contains(&s.brokers) {
             return Err(err(format!(
                 "brokers = {}: a scenario runs on 1 to {} brokers",

@@ -89,6 +89,27 @@ pub async fn unsettled_topics(
     Ok(short)
 }
 
+/// The node id of the broker at `bootstrap`, as its own Metadata names it (the broker listed
+/// at that address; else the first listed).
+pub async fn node_id_at(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+) -> Result<i32, String> {
+    let metadata = metadata(bootstrap, deadline, secured, Some(Vec::new())).await?;
+    let at = |b: &&kafka_protocol::messages::metadata_response::MetadataResponseBroker| {
+        b.port == i32::from(bootstrap.port())
+            && (b.host.as_str() == bootstrap.ip().to_string() || b.host.as_str() == "localhost")
+    };
+    metadata
+        .brokers
+        .iter()
+        .find(at)
+        .or_else(|| metadata.brokers.first())
+        .map(|b| b.node_id.0)
+        .ok_or_else(|| "Metadata lists no broker".to_owned())
+}
+
 /// The Metadata answer of the broker at `bootstrap` for `topics`, within `deadline`.
 async fn metadata(
     bootstrap: SocketAddr,

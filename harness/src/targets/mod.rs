@@ -8,6 +8,7 @@ pub mod choice;
 mod launch;
 pub mod provision;
 pub mod recorded;
+pub mod settings;
 mod spec;
 
 use std::net::SocketAddr;

@@ -118,7 +118,7 @@ pub struct Message {
 }
 
 /// The schema files, by name: Apache's text, comments and licence header included.
-const FILES: [(&str, &str); 26] = [
+const FILES: [(&str, &str); 27] = [
     (
         "ResponseHeader",
         include_str!("../../schema/ResponseHeader.json"),
@@ -150,6 +150,10 @@ const FILES: [(&str, &str); 26] = [
     (
         "CreateTopics",
         include_str!("../../schema/CreateTopicsResponse.json"),
+    ),
+    (
+        "DescribeConfigs",
+        include_str!("../../schema/DescribeConfigsResponse.json"),
     ),
     (
         "FindCoordinator",

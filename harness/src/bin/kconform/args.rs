@@ -205,6 +205,22 @@ pub enum Command {
     /// runs (`status`). While it is up, `--target apache` uses it instead of starting one.
     /// `cluster` runs a cluster of several brokers in the foreground.
     Apache(ApacheArgs),
+    /// The broker settings the scenarios assume (Apache's property, its value, kaas-ref's flag,
+    /// and why), so that a broker to judge can be started right; with --target, whether that
+    /// broker has them (read with DescribeConfigs).
+    Settings(SettingsArgs),
+}
+
+/// The arguments of `kconform settings`.
+#[derive(Debug, clap::Args)]
+pub struct SettingsArgs {
+    /// Print JSON: `[{"property", "value", "kaas_ref", "why"}]`.
+    #[arg(long)]
+    pub json: bool,
+    /// Check a running broker's settings against them (external=HOST:PORT); exit 1 when one
+    /// differs, 2 when it cannot be reached.
+    #[arg(long)]
+    pub target: Option<String>,
 }
 
 /// The arguments of `kconform run`.

@@ -361,6 +361,7 @@ pub fn encode_body(response: &ResponseKind, version: i16) -> Result<Vec<u8>, Str
     each!(
         ApiVersions,
         CreateTopics,
+        DescribeConfigs,
         FindCoordinator,
         Metadata,
         Produce,

@@ -13,6 +13,7 @@ mod replay_frame;
 mod repro;
 mod run;
 mod session;
+mod settings;
 mod topics;
 
 use std::process::ExitCode;
@@ -36,6 +37,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Topics(a) => topics::run(a).await,
         Command::List(a) => list::run(a),
         Command::Apache(a) => apache::run(a).await,
+        Command::Settings(a) => settings::run(a).await,
     }
 }
 

@@ -1,0 +1,52 @@
+//! `kconform settings`: the broker settings the scenarios assume, and whether a broker has them.
+
+use std::process::ExitCode;
+
+use kconform::targets::apache;
+use kconform::targets::settings::ASSUMED;
+
+use crate::args::SettingsArgs;
+
+/// Runs `kconform settings`.
+pub async fn run(a: SettingsArgs) -> anyhow::Result<ExitCode> {
+    if let Some(target) = &a.target {
+        let spec = kconform::targets::TargetSpec::parse(target)?;
+        let running = kconform::targets::Running::start(&spec).await?;
+        let checked = running
+            .check_settings(std::time::Duration::from_secs(10))
+            .await;
+        running.stop().await;
+        let checked = checked?;
+        outln!("{}: {}", spec.arg(), checked.summary());
+        return Ok(match checked.differs.is_empty() {
+            true => ExitCode::SUCCESS,
+            false => ExitCode::from(1),
+        });
+    }
+    let rows: Vec<serde_json::Value> = ASSUMED
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "property": s.property,
+                "value": apache::setting(s.property).unwrap_or_default(),
+                "kaas_ref": s.kaas_ref,
+                "why": s.why,
+            })
+        })
+        .collect();
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for s in &ASSUMED {
+        outln!(
+            "{}={}\n    kaas-ref: {}\n    why: {}",
+            s.property,
+            apache::setting(s.property).unwrap_or_default(),
+            s.kaas_ref,
+            s.why
+        );
+    }
+    outln!("(a cluster of N brokers: the internal topics replicated min(N, 3) times and N partitions each; see README)");
+    Ok(ExitCode::SUCCESS)
+}
