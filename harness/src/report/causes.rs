@@ -27,9 +27,9 @@ impl Report {
         format!("kconform repro {}{targets}", cause.example.scenario)
     }
 
-    /// The causes on the terminal: each undocumented one with its count, scenarios, an example
-    /// and the command that reproduces it; the documented ones one line per ledger entry, or
-    /// each on a line with `verbose`.
+    /// The causes on the terminal, a line each: each undocumented one with its count, the
+    /// scenarios it spans, an example and the command that reproduces it; the documented ones
+    /// one line per ledger entry, or each on a line with `verbose`.
     pub(super) fn terminal_causes(
         &self,
         out: &mut String,
@@ -76,36 +76,27 @@ impl Report {
                     );
                 }
                 None => {
+                    // One line a cause: what it is, how much it stands for, where, an example,
+                    // and the command that shows it.
                     let label = match &c.configuration {
                         Some(_) => "CONFIGURATION",
                         None => "UNDOCUMENTED",
                     };
-                    let _ = writeln!(
-                        out,
-                        "{} {} {}{versions}",
-                        paint(Tone::Bad, label),
-                        c.notice.label(),
-                        c.signature
-                    );
-                    if let Some(why) = &c.configuration {
-                        let _ = writeln!(
-                            out,
-                            "    the broker is configured otherwise, not misbehaving: {why} (kconform settings)"
-                        );
-                    }
+                    let configured = c.configuration.as_deref().map_or(String::new(), |why| {
+                        format!("; the broker is configured otherwise, not misbehaving: {why} (kconform settings)")
+                    });
                     let e = &c.example;
                     let _ = writeln!(
                         out,
-                        "    {count} in {}; e.g. {} '{}' {}: {}",
+                        "{} {} {}{versions}: {count} in {}{configured}; e.g. {} '{}' {}: {}; {}",
+                        paint(Tone::Bad, label),
+                        c.notice.label(),
+                        c.signature,
                         scenarios(&c.scenarios),
                         e.scenario,
                         e.step,
                         e.path,
-                        clip(&self.values(&e.left, &e.right))
-                    );
-                    let _ = writeln!(
-                        out,
-                        "    {}",
+                        clip(&self.values(&e.left, &e.right)),
                         paint(Tone::Dim, &format!("repro: {}", self.repro_command(c)))
                     );
                 }
@@ -203,7 +194,7 @@ impl Report {
 }
 
 /// The most characters of an example's values a terminal line shows (`repro` shows them all).
-const EXAMPLE_CHARS: usize = 240;
+const EXAMPLE_CHARS: usize = 160;
 
 /// `text`, cut at [`EXAMPLE_CHARS`] with what was left out counted.
 fn clip(text: &str) -> String {
