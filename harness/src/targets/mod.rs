@@ -56,6 +56,13 @@ pub enum TargetError {
     },
 }
 
+/// Whether a CreateTopics error code says the broker will not create topics for kconform:
+/// TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED or POLICY_VIOLATION (the probe
+/// before a run and the creation of provisioned topics read it alike).
+pub(crate) fn refuses_creation(code: i16) -> bool {
+    matches!(code, 29 | 31 | 44)
+}
+
 /// The most brokers a cluster target has.
 pub const MAX_BROKERS: usize = 9;
 
@@ -248,6 +255,26 @@ impl Running {
         Ok((conn, served))
     }
 
+    /// The version of `api` to send: the highest the target serves up to `highest`, which
+    /// must be `lowest` or more; `Err` says why there is none ("it does not serve
+    /// CreateTopics", "it serves CreateTopics v0-3 only").
+    pub(crate) fn version_to_send(
+        served: &[(i16, i16, i16)],
+        api: kafka_protocol::messages::ApiKey,
+        lowest: i16,
+        highest: i16,
+    ) -> Result<i16, String> {
+        let name = crate::wire::error_codes::api_name(api as i16);
+        let Some(&(_, min, max)) = served.iter().find(|(k, _, _)| *k == api as i16) else {
+            return Err(format!("it does not serve {name}"));
+        };
+        let version = max.min(highest);
+        match version >= min.max(lowest) {
+            true => Ok(version),
+            false => Err(format!("it serves {name} v{min}-{max} only")),
+        }
+    }
+
     /// Whether the target refuses CreateTopics, and how: asked with a validate-only CreateTopics
     /// (nothing is created) of a probe topic. `Some` when the API is not served or the answer is
     /// an authorization or policy refusal. A target that does not answer ApiVersions first is
@@ -258,16 +285,10 @@ impl Running {
     ) -> Result<Option<String>, TargetError> {
         use kafka_protocol::messages::ApiKey;
         let (mut conn, served) = self.versions(deadline).await?;
-        let Some(&(_, min, max)) = served
-            .iter()
-            .find(|(k, _, _)| *k == ApiKey::CreateTopics as i16)
-        else {
-            return Ok(Some("it does not serve CreateTopics".into()));
+        let version = match Running::version_to_send(&served, ApiKey::CreateTopics, 1, 7) {
+            Ok(version) => version,
+            Err(why) => return Ok(Some(why)),
         };
-        let version = max.min(7);
-        if version < min.max(1) {
-            return Ok(Some(format!("it serves CreateTopics v{min}-{max} only")));
-        }
         let fields: toml::Table = toml::from_str(
             "validate_only = true\ntopics = [{ name = \"kconform-probe\", num_partitions = 1, replication_factor = 1 }]",
         )
@@ -287,8 +308,7 @@ impl Running {
         let code = crate::api::response::at(&raw, "topics.0.error_code")
             .and_then(serde_json::Value::as_i64)
             .unwrap_or(0) as i16;
-        // TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED, POLICY_VIOLATION.
-        Ok(matches!(code, 29 | 31 | 44).then(|| {
+        Ok(refuses_creation(code).then(|| {
             format!(
                 "{} to a validate-only CreateTopics",
                 crate::wire::error_codes::label(code)

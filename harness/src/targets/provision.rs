@@ -72,19 +72,14 @@ impl Running {
     ) -> Result<Provisioned, TargetError> {
         let (mut conn, served) = self.versions(deadline).await?;
         let mut out = Provisioned::default();
-        let Some(&(_, min, max)) = served
-            .iter()
-            .find(|(k, _, _)| *k == ApiKey::CreateTopics as i16)
-        else {
-            out.refused = Some("it does not serve CreateTopics".into());
-            return Ok(out);
-        };
         // v4+ takes replication factor -1: the broker's default, a cluster's replication.
-        let version = max.min(7);
-        if version < min.max(4) {
-            out.refused = Some(format!("it serves CreateTopics v{min}-{max} only"));
-            return Ok(out);
-        }
+        let version = match Running::version_to_send(&served, ApiKey::CreateTopics, 4, 7) {
+            Ok(version) => version,
+            Err(why) => {
+                out.refused = Some(why);
+                return Ok(out);
+            }
+        };
         for chunk in needed.chunks(PER_REQUEST) {
             let fields = request_fields(chunk, deadline);
             let request = crate::api::request::build(ApiKey::CreateTopics, version, &fields)
@@ -101,8 +96,7 @@ impl Running {
                 match code {
                     0 => out.created += 1,
                     36 => out.existed += 1,
-                    // TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED, POLICY_VIOLATION.
-                    29 | 31 | 44 => {
+                    refusal if super::refuses_creation(refusal) => {
                         out.refused = Some(format!(
                             "CreateTopics answered {}",
                             error_codes::label(code)
@@ -204,6 +198,23 @@ mod tests {
         let t = &fields["topics"].as_array().unwrap()[0];
         assert_eq!(t["num_partitions"].as_integer(), Some(3));
         assert_eq!(t["configs"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_version_sent_is_the_highest_served_or_the_reason_there_is_none() {
+        let served = [(ApiKey::CreateTopics as i16, 0, 3)];
+        assert_eq!(
+            Running::version_to_send(&served, ApiKey::CreateTopics, 1, 7),
+            Ok(3)
+        );
+        assert_eq!(
+            Running::version_to_send(&served, ApiKey::CreateTopics, 4, 7),
+            Err("it serves CreateTopics v0-3 only".into())
+        );
+        assert_eq!(
+            Running::version_to_send(&served, ApiKey::DescribeConfigs, 0, 4),
+            Err("it does not serve DescribeConfigs".into())
+        );
     }
 
     #[test]

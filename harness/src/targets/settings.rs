@@ -146,21 +146,21 @@ impl Running {
     ) -> Result<Checked, TargetError> {
         let mut out = Checked::default();
         let (mut conn, served) = self.versions(deadline).await?;
-        let Some(&(_, min, max)) = served
-            .iter()
-            .find(|(k, _, _)| *k == ApiKey::DescribeConfigs as i16)
-        else {
-            out.unreadable = Some("it does not serve DescribeConfigs".into());
-            return Ok(out);
+        let version = match Running::version_to_send(&served, ApiKey::DescribeConfigs, 0, VERSION) {
+            Ok(version) => version,
+            Err(why) => {
+                out.unreadable = Some(why);
+                return Ok(out);
+            }
         };
-        let version = max.min(VERSION);
-        if version < min {
-            out.unreadable = Some(format!("it serves DescribeConfigs v{min}-{max} only"));
-            return Ok(out);
-        }
-        let node = super::brokers::node_id_at(self.addr, deadline, self.secured)
-            .await
-            .map_err(TargetError::Provision)?;
+        // The broker resource is named by the node id its own Metadata gives.
+        let node = match super::brokers::node_id_at(self.addr, deadline, self.secured).await {
+            Ok(node) => node,
+            Err(why) => {
+                out.unreadable = Some(why);
+                return Ok(out);
+            }
+        };
         // One broker is started with SETTINGS, a cluster with its size's settings (as
         // kaas-ref's configuration is made: `super::ref_config`).
         let assumed: Vec<(&str, String)> = match self.brokers {
