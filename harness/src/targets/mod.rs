@@ -76,13 +76,7 @@ pub fn snapshot_label(target: &str) -> String {
 /// for a cluster of `brokers`): the reaper interval, the offsets topic's partitions and the
 /// default replication factor.
 pub(crate) fn ref_config(brokers: usize) -> BrokerConfig {
-    let settings = match brokers {
-        1 => apache::SETTINGS
-            .iter()
-            .map(|(k, v)| (*k, v.to_string()))
-            .collect(),
-        n => apache::cluster_settings(n),
-    };
+    let settings = apache::settings_for(brokers);
     let setting = |key: &str| {
         settings
             .iter()

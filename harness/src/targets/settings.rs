@@ -1,74 +1,15 @@
-//! The broker settings the scenarios assume, and a check of them on a broker kconform did not
-//! configure. Apache and kaas-ref are started with them ([`super::apache::SETTINGS`]); an
-//! external broker started with its own defaults (a reaper every 10 s, a 3 s initial rebalance
-//! delay, 50 offsets partitions) answers the scenarios that depend on them otherwise, and
-//! without this check nothing would say that the difference is its configuration.
+//! A check of the broker settings the scenarios assume on a broker kconform did not configure.
+//! Apache and kaas-ref are started with them ([`apache::SETTINGS`], each with kaas-ref's flag
+//! and why); an external broker started with its own defaults (a reaper every 10 s, a 3 s
+//! initial rebalance delay, 50 offsets partitions) answers the scenarios that depend on them
+//! otherwise, and without this check nothing would say that the difference is its
+//! configuration.
 
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::{ApiKey, DescribeConfigsRequest, RequestKind, ResponseKind};
 use serde::Serialize;
 
 use super::{apache, Running, TargetError};
-
-/// One setting the scenarios assume: Apache's property, kaas-ref's flag, and why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Assumed {
-    /// Apache's property (`server.properties`).
-    pub property: &'static str,
-    /// How kaas-ref is given it, or why it has no such setting.
-    pub kaas_ref: &'static str,
-    /// What depends on it.
-    pub why: &'static str,
-}
-
-/// Every setting of [`apache::SETTINGS`], said for a user starting a broker to judge.
-pub const ASSUMED: [Assumed; 9] = [
-    Assumed {
-        property: "offsets.topic.replication.factor",
-        kaas_ref: "(none: no replicas)",
-        why: "one broker: the offsets topic cannot have more replicas",
-    },
-    Assumed {
-        property: "offsets.topic.num.partitions",
-        kaas_ref: "--offsets-topic-partitions 1",
-        why: "Metadata of __consumer_offsets lists its partitions (metadata-consumer-offsets-internal); one makes loading quick",
-    },
-    Assumed {
-        property: "transaction.state.log.replication.factor",
-        kaas_ref: "(none: slot files, no topic)",
-        why: "one broker: the transaction state topic cannot have more replicas",
-    },
-    Assumed {
-        property: "transaction.state.log.min.isr",
-        kaas_ref: "(none: slot files, no topic)",
-        why: "one broker: a transaction-state write needs one replica in sync",
-    },
-    Assumed {
-        property: "transaction.state.log.num.partitions",
-        kaas_ref: "(none: slot files, no topic)",
-        why: "one partition makes coordinator loading quick",
-    },
-    Assumed {
-        property: "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        kaas_ref: "--txn-reaper-interval-ms 500",
-        why: "the reaper scenarios wait seconds for a timed-out transaction to be aborted (kaas's own reaper runs every 10 s)",
-    },
-    Assumed {
-        property: "group.initial.rebalance.delay.ms",
-        kaas_ref: "--group-initial-rebalance-delay-ms 0",
-        why: "a lone member's group is ready at once; the group scenarios' JoinGroup answers do not wait 3 s",
-    },
-    Assumed {
-        property: "auto.create.topics.enable",
-        kaas_ref: "(its default; --no-auto-create-topics turns it off)",
-        why: "Metadata for an unknown topic creates it on both",
-    },
-    Assumed {
-        property: "num.partitions",
-        kaas_ref: "--default-partitions 1 (its default)",
-        why: "topics Metadata creates have one partition on both",
-    },
-];
 
 /// Whether `property` is one the brokers are started with (for one broker or a cluster).
 pub fn is_assumed(property: &str) -> bool {
@@ -161,15 +102,7 @@ impl Running {
                 return Ok(out);
             }
         };
-        // One broker is started with SETTINGS, a cluster with its size's settings (as
-        // kaas-ref's configuration is made: `super::ref_config`).
-        let assumed: Vec<(&str, String)> = match self.brokers {
-            1 => apache::SETTINGS
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect(),
-            n => apache::cluster_settings(n),
-        };
+        let assumed = apache::settings_for(self.brokers);
         let request = DescribeConfigsRequest::default().with_resources(vec![
             DescribeConfigsResource::default()
                 .with_resource_type(BROKER)
@@ -236,15 +169,6 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The list users read is the list brokers are started with: no setting without its
-    /// reason, no reason for a setting nobody sets.
-    #[test]
-    fn every_setting_is_said_once_with_its_reason() {
-        let said: Vec<&str> = ASSUMED.iter().map(|a| a.property).collect();
-        let set: Vec<&str> = apache::SETTINGS.iter().map(|(k, _)| *k).collect();
-        assert_eq!(said, set);
-    }
 
     #[test]
     fn a_summary_names_each_setting_that_differs() {

@@ -59,7 +59,11 @@ pub fn secured_request(host_port: u16) -> ContainerRequest<GenericImage> {
         ("inter.broker.listener.name".into(), "BROKER".into()),
         ("controller.listener.names".into(), "CONTROLLER".into()),
     ];
-    settings.extend(SETTINGS.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    settings.extend(
+        SETTINGS
+            .iter()
+            .map(|s| (s.property.to_owned(), s.value.to_owned())),
+    );
     settings.extend(crate::security::apache_settings(&["client", "broker"]));
     let mut request = image
         .with_mapped_port(host_port, ContainerPort::Tcp(9092))
@@ -76,8 +80,8 @@ pub fn request() -> ContainerRequest<apache::Kafka> {
         .with_jvm_image()
         .with_tag(KAFKA_VERSION)
         .with_startup_timeout(START_DEADLINE);
-    for (key, value) in SETTINGS {
-        request = request.with_env_var(env_name(key), *value);
+    for s in SETTINGS {
+        request = request.with_env_var(env_name(s.property), s.value);
     }
     request
 }
@@ -217,11 +221,12 @@ mod tests {
             .env_vars()
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
-        for (key, value) in SETTINGS {
+        for s in SETTINGS {
             assert_eq!(
-                env.get(&env_name(key)).map(String::as_str),
-                Some(*value),
-                "{key}"
+                env.get(&env_name(s.property)).map(String::as_str),
+                Some(s.value),
+                "{}",
+                s.property
             );
         }
         env

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{available, ApacheError, KAFKA_VERSION, SETTINGS};
+use super::{available, ApacheError, KAFKA_VERSION};
 
 /// SLF4J binding and log4j implementation the broker needs to log its readiness line.
 const SLF4J_RELOAD4J: &str = "1.7.36";
@@ -213,7 +213,7 @@ background.threads=2
 }
 
 /// The server.properties of the test node: a single combined broker and controller on
-/// loopback ports, plus the settings that change answers ([`SETTINGS`], shared with the
+/// loopback ports, plus the settings that change answers ([`super::SETTINGS`], shared with the
 /// container backend and kaas-ref's configuration).
 pub fn server_properties(
     dir: &Path,
@@ -229,7 +229,7 @@ pub fn server_properties(
         voters: format!("1@127.0.0.1:{controller_port}"),
         secured,
     };
-    let settings: Vec<(&str, String)> = SETTINGS.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let settings = super::settings_for(1);
     node_properties(dir, &node, &settings)
 }
 

@@ -23,28 +23,91 @@ pub use jvm::ApacheJvm;
 /// The Apache Kafka release every Apache answer is recorded from: pinned here and only here.
 pub const KAFKA_VERSION: &str = "3.7.2";
 
-/// Broker settings that change answers, the same on every backend (and, where kaas-ref has
-/// the knob, on kaas-ref: see `target.rs`). README lists them.
-pub const SETTINGS: &[(&str, &str)] = &[
-    // One broker: the internal topics cannot have more replicas, and one partition each
-    // makes their loading quick.
-    ("offsets.topic.replication.factor", "1"),
-    ("offsets.topic.num.partitions", "1"),
-    ("transaction.state.log.replication.factor", "1"),
-    ("transaction.state.log.min.isr", "1"),
-    ("transaction.state.log.num.partitions", "1"),
-    // The timeout reaper every 500 ms (default 10 s), so timeout scenarios take seconds.
-    (
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        "500",
-    ),
-    // A lone member's group is ready at once (default 3 s).
-    ("group.initial.rebalance.delay.ms", "0"),
-    // Metadata for an unknown topic creates it, one partition (both Apache's defaults,
-    // written down because kaas-ref follows them).
-    ("auto.create.topics.enable", "true"),
-    ("num.partitions", "1"),
+/// One broker setting that changes answers: Apache's property and value, how kaas-ref is given
+/// it, and what depends on it. `kconform settings` prints the list; README has it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Setting {
+    /// Apache's property (`server.properties`).
+    pub property: &'static str,
+    /// Its value for one broker ([`cluster_settings`] for a cluster).
+    pub value: &'static str,
+    /// How kaas-ref is given it, or why it has no such setting.
+    pub kaas_ref: &'static str,
+    /// What depends on it.
+    pub why: &'static str,
+}
+
+/// Broker settings that change answers, the same on every backend and, where kaas-ref has the
+/// knob, on kaas-ref (`super::ref_config`).
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        property: "offsets.topic.replication.factor",
+        value: "1",
+        kaas_ref: "(none: no replicas)",
+        why: "one broker: the offsets topic cannot have more replicas",
+    },
+    Setting {
+        property: "offsets.topic.num.partitions",
+        value: "1",
+        kaas_ref: "--offsets-topic-partitions 1",
+        why: "Metadata of __consumer_offsets lists its partitions (metadata-consumer-offsets-internal); one makes loading quick",
+    },
+    Setting {
+        property: "transaction.state.log.replication.factor",
+        value: "1",
+        kaas_ref: "(none: slot files, no topic)",
+        why: "one broker: the transaction state topic cannot have more replicas",
+    },
+    Setting {
+        property: "transaction.state.log.min.isr",
+        value: "1",
+        kaas_ref: "(none: slot files, no topic)",
+        why: "one broker: a transaction-state write needs one replica in sync",
+    },
+    Setting {
+        property: "transaction.state.log.num.partitions",
+        value: "1",
+        kaas_ref: "(none: slot files, no topic)",
+        why: "one partition makes coordinator loading quick",
+    },
+    Setting {
+        property: "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        value: "500",
+        kaas_ref: "--txn-reaper-interval-ms 500",
+        why: "the reaper scenarios wait seconds for a timed-out transaction to be aborted (Apache's default and kaas's reaper: every 10 s)",
+    },
+    Setting {
+        property: "group.initial.rebalance.delay.ms",
+        value: "0",
+        kaas_ref: "--group-initial-rebalance-delay-ms 0",
+        why: "a lone member's group is ready at once; the group scenarios' JoinGroup answers do not wait 3 s",
+    },
+    Setting {
+        property: "auto.create.topics.enable",
+        value: "true",
+        kaas_ref: "(its default; --no-auto-create-topics turns it off)",
+        why: "Metadata for an unknown topic creates it on both (Apache's default, written down because kaas-ref follows it)",
+    },
+    Setting {
+        property: "num.partitions",
+        value: "1",
+        kaas_ref: "--default-partitions 1 (its default)",
+        why: "topics Metadata creates have one partition on both",
+    },
 ];
+
+/// The settings a target of `brokers` brokers is started with: [`SETTINGS`] for one, the
+/// cluster's for more ([`cluster_settings`]). kaas-ref's configuration and the settings check
+/// of an external broker read the same list.
+pub fn settings_for(brokers: usize) -> Vec<(&'static str, String)> {
+    match brokers {
+        1 => SETTINGS
+            .iter()
+            .map(|s| (s.property, s.value.to_owned()))
+            .collect(),
+        n => cluster_settings(n),
+    }
+}
 
 /// The settings of a cluster of `brokers` brokers, the one list both clusters (Apache's and
 /// kaas-ref's, where it has the knob) are configured from: [`SETTINGS`], with the internal
@@ -71,11 +134,11 @@ pub fn cluster_settings(brokers: usize) -> Vec<(&'static str, String)> {
     ];
     let mut settings: Vec<(&'static str, String)> = SETTINGS
         .iter()
-        .map(|(k, v)| {
-            let own = per_cluster.iter().find(|(key, _)| key == k);
+        .map(|s| {
+            let own = per_cluster.iter().find(|(key, _)| *key == s.property);
             (
-                *k,
-                own.map_or_else(|| v.to_string(), |(_, n)| n.to_string()),
+                s.property,
+                own.map_or_else(|| s.value.to_owned(), |(_, n)| n.to_string()),
             )
         })
         .collect();
@@ -89,7 +152,7 @@ pub fn cluster_settings(brokers: usize) -> Vec<(&'static str, String)> {
 
 /// The value of one of [`SETTINGS`].
 pub fn setting(key: &str) -> Option<&'static str> {
-    SETTINGS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    SETTINGS.iter().find(|s| s.property == key).map(|s| s.value)
 }
 
 /// Why Apache could not be started or reached.
@@ -285,9 +348,15 @@ mod tests {
         assert_eq!(setting("no.such.setting"), None);
         // One broker: the same settings (and Apache's default replication of 1).
         let one = cluster_settings(1);
-        for (k, v) in SETTINGS {
-            assert!(one.contains(&(*k, v.to_string())), "{k}");
+        for s in SETTINGS {
+            assert!(
+                one.contains(&(s.property, s.value.to_owned())),
+                "{}",
+                s.property
+            );
         }
+        assert_eq!(settings_for(1).len(), SETTINGS.len());
+        assert_eq!(settings_for(3), cluster_settings(3));
         assert!(one.contains(&("default.replication.factor", "1".into())));
         let three = cluster_settings(3);
         assert!(three.contains(&("transaction.state.log.replication.factor", "3".into())));

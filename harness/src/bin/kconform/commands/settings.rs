@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use kconform::targets::apache;
-use kconform::targets::settings::ASSUMED;
+use kconform::targets::apache::SETTINGS;
 
 use crate::args::SettingsArgs;
 
@@ -23,26 +22,15 @@ pub async fn run(a: SettingsArgs) -> anyhow::Result<ExitCode> {
             false => ExitCode::from(1),
         });
     }
-    let rows: Vec<serde_json::Value> = ASSUMED
-        .iter()
-        .map(|s| {
-            serde_json::json!({
-                "property": s.property,
-                "value": apache::setting(s.property).unwrap_or_default(),
-                "kaas_ref": s.kaas_ref,
-                "why": s.why,
-            })
-        })
-        .collect();
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(SETTINGS)?);
         return Ok(ExitCode::SUCCESS);
     }
-    for s in &ASSUMED {
+    for s in SETTINGS {
         outln!(
             "{}={}\n    kaas-ref: {}\n    why: {}",
             s.property,
-            apache::setting(s.property).unwrap_or_default(),
+            s.value,
             s.kaas_ref,
             s.why
         );
