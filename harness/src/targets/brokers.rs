@@ -54,7 +54,7 @@ pub async fn unsettled(
 ) -> Result<Vec<String>, String> {
     // No topic list: every topic.
     let metadata = metadata(bootstrap, deadline, secured, None).await?;
-    Ok(short_partitions(&metadata))
+    Ok(short_partitions(&metadata, true))
 }
 
 /// Of `topics`, the partitions (or topics) the broker at `bootstrap` does not yet serve: a
@@ -81,11 +81,7 @@ pub async fn unsettled_topics(
             format!("{name}: {}", crate::wire::error_codes::label(t.error_code))
         })
         .collect();
-    short.extend(
-        short_partitions(&metadata)
-            .into_iter()
-            .filter(|p| p.ends_with("no leader")),
-    );
+    short.extend(short_partitions(&metadata, false));
     Ok(short)
 }
 
@@ -134,8 +130,13 @@ async fn metadata(
     }
 }
 
-/// [`unsettled`]'s judgement of one Metadata answer.
-fn short_partitions(metadata: &kafka_protocol::messages::MetadataResponse) -> Vec<String> {
+/// The partitions of one Metadata answer without a leader and, with `in_sync`, those with fewer
+/// replicas in sync than assigned: [`unsettled`]'s judgement, and with `in_sync` off
+/// [`unsettled_topics`]'s.
+fn short_partitions(
+    metadata: &kafka_protocol::messages::MetadataResponse,
+    in_sync: bool,
+) -> Vec<String> {
     let mut short = Vec::new();
     for topic in &metadata.topics {
         let name = topic.name.as_ref().map_or("?", |n| n.0.as_str());
@@ -143,7 +144,7 @@ fn short_partitions(metadata: &kafka_protocol::messages::MetadataResponse) -> Ve
             let at = format!("{name}-{}", p.partition_index);
             if p.leader_id.0 < 0 {
                 short.push(format!("{at}: no leader"));
-            } else if p.isr_nodes.len() < p.replica_nodes.len() {
+            } else if in_sync && p.isr_nodes.len() < p.replica_nodes.len() {
                 short.push(format!(
                     "{at}: isr {} of {}",
                     p.isr_nodes.len(),
@@ -190,11 +191,16 @@ mod tests {
             ]);
         let metadata = MetadataResponse::default().with_topics(vec![topic]);
         assert_eq!(
-            short_partitions(&metadata),
+            short_partitions(&metadata, true),
             [
                 "__transaction_state-1: isr 2 of 3",
                 "__transaction_state-2: no leader"
             ]
+        );
+        // Where only a leader is waited for (topics just created), a short ISR is not short.
+        assert_eq!(
+            short_partitions(&metadata, false),
+            ["__transaction_state-2: no leader"]
         );
     }
 
@@ -204,6 +210,6 @@ mod tests {
             .with_name(Some(TopicName(StrBytes::from_static_str("t"))))
             .with_partitions(vec![partition(0, 0, &[0, 1, 2], &[2, 0, 1])]);
         let metadata = MetadataResponse::default().with_topics(vec![topic]);
-        assert!(short_partitions(&metadata).is_empty());
+        assert!(short_partitions(&metadata, true).is_empty());
     }
 }
