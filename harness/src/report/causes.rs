@@ -1,10 +1,11 @@
-//! The root causes of a run ([`crate::compare::causes`]) as each form shows them: a few lines
-//! each on the terminal, rows of a Markdown table, JUnit test cases. The JSON report carries
-//! them as they are.
+//! The root causes of a run ([`crate::compare::causes`]) in the report: grouped from its
+//! differences, marked where a target's configuration explains them, and shown in each form (a
+//! line each on the terminal, rows of a Markdown table, JUnit test cases; the JSON report
+//! carries them as they are).
 
 use std::fmt::Write as _;
 
-use crate::compare::causes::Cause;
+use crate::compare::causes::{self as grouping, Cause, Classified, FieldClasses};
 
 use super::junit::Case;
 use super::{md, Report, Tone};
@@ -13,6 +14,74 @@ use super::{md, Report, Tone};
 const NAMED: usize = 3;
 
 impl Report {
+    /// Groups the differences into root causes (`classes`: which fields clients only log),
+    /// each step skipped after a stop folded under the cause that stopped its scenario.
+    pub fn group_causes(&mut self, classes: &FieldClasses) {
+        let classified: Vec<Classified<'_>> = self
+            .differences
+            .iter()
+            .map(|d| Classified {
+                row: &d.row,
+                documented_by: d.documented_by.as_deref(),
+            })
+            .collect();
+        let stops: Vec<grouping::Stop<'_>> = self
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let side = self.targets.iter().take(2).position(|t| *t == r.target)?;
+                Some(grouping::Stop {
+                    scenario: &r.scenario,
+                    side,
+                    why: r.stopped.as_deref()?,
+                })
+            })
+            .collect();
+        self.causes = grouping::group(&classified, &stops, classes);
+    }
+
+    /// Marks each undocumented cause whose every scenario depends on a setting that a target
+    /// has otherwise (`misconfigured`: target, setting) as that target's configuration.
+    pub fn mark_configuration(
+        &mut self,
+        scenarios: &[&crate::scenario::Scenario],
+        misconfigured: &[(String, crate::targets::settings::Differs)],
+    ) {
+        for cause in self.causes.iter_mut().filter(|c| c.documented_by.is_none()) {
+            let depends = |(_, d): &&(String, crate::targets::settings::Differs)| {
+                cause.scenarios.iter().all(|name| {
+                    scenarios
+                        .iter()
+                        .find(|s| s.name == *name)
+                        .is_some_and(|s| s.settings.contains(&d.property))
+                })
+            };
+            let why: Vec<String> = misconfigured
+                .iter()
+                .filter(depends)
+                .map(|(target, d)| {
+                    format!(
+                        "{target}'s {} is {} (the scenarios assume {})",
+                        d.property,
+                        d.found.as_deref().unwrap_or("unset"),
+                        d.assumed
+                    )
+                })
+                .collect();
+            if !why.is_empty() {
+                cause.configuration = Some(why.join("; "));
+            }
+        }
+    }
+
+    /// Root causes with no ledger entry.
+    pub fn undocumented_causes(&self) -> usize {
+        self.causes
+            .iter()
+            .filter(|c| c.documented_by.is_none())
+            .count()
+    }
+
     /// `kconform repro` of a cause's example on this run's first two targets.
     pub fn repro_command(&self, cause: &Cause) -> String {
         let named = match self.target_args.is_empty() {
@@ -215,5 +284,115 @@ fn scenarios(names: &[String]) -> String {
         0 => "no scenario".into(),
         n if n <= NAMED => names.join(", "),
         n => format!("{} and {} more", names[..NAMED].join(", "), n - NAMED),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::diff::DiffRow;
+    use crate::compare::ledger::Verdict;
+    use crate::report::Run;
+    use serde_json::{json, Value};
+
+    fn row(left: &str) -> DiffRow {
+        DiffRow {
+            scenario: "s<1>".into(),
+            step: "end".into(),
+            api: "EndTxn".into(),
+            version: Some(3),
+            path: "error_code".into(),
+            left: json!(left),
+            right: json!("48 INVALID_TXN_STATE"),
+            detail: None,
+        }
+    }
+
+    fn run(scenario: &str, target: &str) -> Run {
+        Run {
+            scenario: scenario.into(),
+            target: target.into(),
+            failed_expectations: vec![],
+            stopped: None,
+        }
+    }
+
+    /// The grouped forms (the default): every form shows the same causes, the counts add up
+    /// to the flat list, and a scenario's stop folds the steps skipped after it.
+    #[test]
+    fn every_form_shows_the_same_root_causes() {
+        let mut r = Report {
+            targets: vec!["external=127.0.0.1:9092".into(), "apache".into()],
+            ..Default::default()
+        };
+        r.runs.push(Run {
+            stopped: Some("step 'end' got a malformed answer: ...".into()),
+            failed_expectations: vec!["stopped".into()],
+            ..run("s", "external=127.0.0.1:9092")
+        });
+        r.runs.push(run("s", "apache"));
+        let malformed = DiffRow {
+            scenario: "s".into(),
+            path: "outcome".into(),
+            left: json!("malformed"),
+            right: json!("response"),
+            detail: Some("the response header is v1, but EndTxn v3 answers with header v0".into()),
+            ..row("x")
+        };
+        let skipped = |step: &str| DiffRow {
+            step: step.into(),
+            left: json!("skipped"),
+            ..malformed.clone()
+        };
+        for d in [malformed.clone(), skipped("a"), skipped("b")] {
+            r.add_difference(d, &Verdict::Undocumented { hint: None }, None);
+        }
+        r.add_difference(
+            row("50 INVALID_TRANSACTION_TIMEOUT"),
+            &Verdict::Documented("wire-50".into()),
+            None,
+        );
+        r.group_causes(&FieldClasses::default());
+        assert_eq!(r.causes.len(), 2, "{:#?}", r.causes);
+        assert_eq!(
+            r.causes.iter().map(Cause::rows).sum::<usize>(),
+            r.differences.len()
+        );
+        assert!(r
+            .terminal(false)
+            .contains("DOCUMENTED wire-50: 1 difference(s), 1 cause(s), in s<1>"));
+        let text = r.terminal(true);
+        assert!(text.contains("UNDOCUMENTED unreadable malformed (malformed | response): the response header is vN, but <API> answers with header vN (v3)"), "{text}");
+        assert!(
+            text.contains("1 + 2 skipped after its stops in s"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "repro: kconform repro s --target external=127.0.0.1:9092 --target apache"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("DOCUMENTED wire-50 state EndTxn error_code: 50 INVALID_TRANSACTION_TIMEOUT | 48 INVALID_TXN_STATE (v3): 1 in s<1>"), "{text}");
+        assert!(
+            text.contains("in 2 root cause(s) (1 undocumented)"),
+            "{text}"
+        );
+        let junit = r.junit();
+        assert!(
+            junit.contains("classname=\"kconform.cause.unreadable\""),
+            "{junit}"
+        );
+        assert!(junit.contains("tests=\"4\" failures=\"2\""), "{junit}");
+        let md = r.markdown();
+        assert!(
+            md.contains("### Root causes") && md.contains("**undocumented**"),
+            "{md}"
+        );
+        assert!(!md.contains("### Undocumented"), "{md}");
+        let json: Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(json["causes"][0]["folded"], 2);
+        assert_eq!(json["totals"]["undocumented_causes"], 1);
+        assert_eq!(json["baseline"], Value::Null);
     }
 }

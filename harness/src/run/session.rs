@@ -324,9 +324,10 @@ impl Session<'_> {
                 };
                 report.add_difference(row, &verdict, entry);
             }
-            let names = [specs[0].name(), specs[1].name()];
-            (report.stale, report.not_reached) =
+            let names = &report.targets;
+            let (stale, unreached) =
                 not_reached(&ledger, stale, [(&names[0], &all[0]), (&names[1], &all[1])]);
+            (report.stale, report.not_reached) = (stale, unreached);
             report.group_causes(&classes);
             report.mark_configuration(chosen, &misconfigured);
         }
