@@ -292,30 +292,9 @@ mod tests {
     use super::*;
     use crate::compare::diff::DiffRow;
     use crate::compare::ledger::Verdict;
+    use crate::report::tests::{row, run};
     use crate::report::Run;
     use serde_json::{json, Value};
-
-    fn row(left: &str) -> DiffRow {
-        DiffRow {
-            scenario: "s<1>".into(),
-            step: "end".into(),
-            api: "EndTxn".into(),
-            version: Some(3),
-            path: "error_code".into(),
-            left: json!(left),
-            right: json!("48 INVALID_TXN_STATE"),
-            detail: None,
-        }
-    }
-
-    fn run(scenario: &str, target: &str) -> Run {
-        Run {
-            scenario: scenario.into(),
-            target: target.into(),
-            failed_expectations: vec![],
-            stopped: None,
-        }
-    }
 
     /// The grouped forms (the default): every form shows the same causes, the counts add up
     /// to the flat list, and a scenario's stop folds the steps skipped after it.

@@ -543,7 +543,9 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
-    fn row(left: &str) -> DiffRow {
+    /// A difference of EndTxn's error code at step `end` of scenario `s<1>`: `left` against
+    /// Apache's 48 (the report's tests and the causes' share it).
+    pub(super) fn row(left: &str) -> DiffRow {
         DiffRow {
             scenario: "s<1>".into(),
             step: "end".into(),
@@ -556,7 +558,8 @@ mod tests {
         }
     }
 
-    fn run(scenario: &str, target: &str) -> Run {
+    /// A run of `scenario` on `target` that held its expectations.
+    pub(super) fn run(scenario: &str, target: &str) -> Run {
         Run {
             scenario: scenario.into(),
             target: target.into(),
