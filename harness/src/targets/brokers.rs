@@ -85,6 +85,28 @@ pub async fn unsettled_topics(
     Ok(short)
 }
 
+/// How many partitions the broker at `bootstrap` lists for `topic` (an internal topic's count
+/// is the broker's setting, which only its Metadata tells).
+pub async fn partition_count(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+    topic: &str,
+) -> Result<i32, String> {
+    use kafka_protocol::messages::{metadata_request::MetadataRequestTopic, TopicName};
+    let asked =
+        vec![MetadataRequestTopic::default().with_name(Some(TopicName(topic.to_owned().into())))];
+    let metadata = metadata(bootstrap, deadline, secured, Some(asked)).await?;
+    match metadata.topics.first() {
+        Some(t) if t.error_code == 0 && !t.partitions.is_empty() => Ok(t.partitions.len() as i32),
+        Some(t) => Err(format!(
+            "Metadata of {topic}: {}",
+            crate::wire::error_codes::label(t.error_code)
+        )),
+        None => Err(format!("Metadata lists no {topic}")),
+    }
+}
+
 /// The node id of the broker at `bootstrap`, as its own Metadata names it (the broker listed
 /// at that address; else the first listed).
 pub async fn node_id_at(

@@ -5,6 +5,7 @@ pub mod acls;
 pub mod apache;
 pub mod brokers;
 pub mod choice;
+mod coordinators;
 mod launch;
 pub mod provision;
 pub mod recorded;
@@ -168,7 +169,10 @@ impl Running {
             true => vec![started.addr],
             false => started.bootstrap,
         };
-        Ok(Running {
+        // An Apache just launched (by this run or by `kconform apache up`) names coordinators
+        // before it can act as one.
+        let launched_apache = matches!(spec.kind, Kind::Apache(_));
+        let running = Running {
             name,
             addr: started.addr,
             origin: started.origin,
@@ -176,7 +180,17 @@ impl Running {
             secured: spec.secured,
             bootstrap,
             held: std::sync::Arc::new(started.held.into()),
-        })
+        };
+        if launched_apache {
+            if let Err(e) = running
+                .await_coordinators(coordinators::LOAD_DEADLINE)
+                .await
+            {
+                running.stop().await;
+                return Err(e);
+            }
+        }
+        Ok(running)
     }
 
     /// The bootstrap list a client is given: every broker, comma-separated.
