@@ -18,6 +18,9 @@ pub struct Normaliser {
     counts: HashMap<&'static str, usize>,
     /// (actual unique name, placeholder such as `${txn}`).
     names: Vec<(String, String)>,
+    /// Names too short to replace inside other strings (a one-byte group id): read back as
+    /// their placeholder only where a whole string equals one.
+    whole_names: HashMap<String, String>,
     /// In a cluster: node id → the role a scenario bound it to last (`coordinator`).
     roles: HashMap<i64, String>,
     /// In a cluster: port → the node id listening there.
@@ -59,6 +62,11 @@ impl Normaliser {
         self.names.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
     }
 
+    /// A name read back as `placeholder` only where a whole string equals it.
+    pub fn add_whole_name(&mut self, actual: String, placeholder: String) {
+        self.whole_names.insert(actual, placeholder);
+    }
+
     /// Node `node` holds `role` from now on: node ids (and its port) in later answers read as
     /// `node:<role>` (`port:<role>`), whatever number each cluster gave the broker.
     pub fn bind_role(&mut self, node: i64, role: &str) {
@@ -97,6 +105,9 @@ impl Normaliser {
     }
 
     fn name(&self, s: &str) -> Value {
+        if let Some(placeholder) = self.whole_names.get(s) {
+            return Value::String(placeholder.clone());
+        }
         let mut out = s.to_owned();
         for (actual, placeholder) in &self.names {
             out = out.replace(actual, placeholder);
@@ -172,6 +183,16 @@ impl Normaliser {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_short_name_reads_back_only_as_a_whole_string() {
+        let mut n = Normaliser::new(Vec::new());
+        n.add_whole_name("a".into(), "${id_1}".into());
+        assert_eq!(
+            n.normalise(&json!({"group_id": "a", "error_message": "a bad name"})),
+            json!({"group_id": "${id_1}", "error_message": "a bad name"})
+        );
+    }
 
     #[test]
     fn a_name_inside_a_longer_one_does_not_split_it() {

@@ -191,13 +191,23 @@ impl<'a> Run<'a> {
         let provisioned = provisioned::Provisioned::new(scenario, provisioning);
         let mut vars = Vars::new();
         let mut names = Vec::new();
+        let mut whole_names = Vec::new();
         for u in &scenario.unique {
-            let actual = match provisioned.name_of(u) {
-                Some(name) => name.to_owned(),
-                None => format!("{u}-{}-{nonce}", scenario.name),
+            let core = format!("{u}-{}-{nonce}", scenario.name);
+            let actual = match (provisioned.name_of(u), scenario.shapes.get(u)) {
+                (Some(name), _) => name.to_owned(),
+                (None, Some(shape)) => shape.name(&core, nonce),
+                (None, None) => core,
             };
-            names.push((actual.clone(), format!("${{{u}}}")));
+            match crate::scenario::Shape::short(&actual) {
+                true => whole_names.push((actual.clone(), format!("${{{u}}}"))),
+                false => names.push((actual.clone(), format!("${{{u}}}"))),
+            }
             vars.insert(u.clone(), Var::Str(actual));
+        }
+        let mut normaliser = Normaliser::new(names);
+        for (actual, placeholder) in whole_names {
+            normaliser.add_whole_name(actual, placeholder);
         }
         Run {
             target,
@@ -205,7 +215,7 @@ impl<'a> Run<'a> {
             connections: Connections::new(crate::scenario::logins(scenario)),
             cluster: Cluster::default(),
             vars,
-            normaliser: Normaliser::new(names),
+            normaliser,
             log: Log::default(),
             slot,
             in_flight: Vec::new(),

@@ -3,6 +3,7 @@
 //! ```toml
 //! description = "EndTxn on a transactional id that has begun no transaction"
 //! unique = ["txn"]              # names made unique per run, so scenarios share a broker
+//!                               # (a table shapes one: { name = "group", bytes = 249 })
 //!
 //! [[step]]
 //! name = "init"
@@ -23,6 +24,7 @@
 mod acl;
 mod checks;
 mod fragment;
+mod names;
 mod step;
 
 use std::collections::BTreeMap;
@@ -32,6 +34,7 @@ use serde::Deserialize;
 
 use crate::data::Source;
 pub use acl::AclSpec;
+pub use names::Shape;
 pub use step::{Action, BrokerRef, Request, Step};
 
 /// Why a scenario file is not usable.
@@ -169,6 +172,8 @@ pub struct Scenario {
     pub spec: Option<String>,
     /// Names made unique per run.
     pub unique: Vec<String>,
+    /// The shapes some of them are given (an exact length, a fill, a prefix).
+    pub shapes: BTreeMap<String, Shape>,
     /// Takes minutes: run only with `--include-slow`.
     pub slow: bool,
     /// The brokers it needs (default 1): it runs on targets of that many brokers only
@@ -197,7 +202,7 @@ struct ScenarioFile {
     #[serde(default)]
     spec: Option<String>,
     #[serde(default)]
-    unique: Vec<String>,
+    unique: Vec<names::UniqueEntry>,
     #[serde(default)]
     slow: bool,
     #[serde(default = "one_broker")]
@@ -244,11 +249,23 @@ impl Scenario {
         let steps = fragment::expand(f.steps, source, 0)
             .and_then(|steps| steps.into_iter().map(step::StepFile::into_step).collect())
             .map_err(err)?;
+        let mut unique = Vec::new();
+        let mut shapes = BTreeMap::new();
+        for (var, shape) in f.unique.into_iter().map(names::UniqueEntry::split) {
+            if let Some(shape) = shape {
+                shape
+                    .check()
+                    .map_err(|why| err(format!("unique '{var}': {why}")))?;
+                shapes.insert(var.clone(), shape);
+            }
+            unique.push(var);
+        }
         let s = Scenario {
             name: file.strip_suffix(".toml").unwrap_or(file).to_owned(),
             description: f.description,
             spec: f.spec,
-            unique: f.unique,
+            unique,
+            shapes,
             slow: f.slow,
             brokers: f.brokers,
             principal: f.principal,
