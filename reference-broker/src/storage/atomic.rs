@@ -46,12 +46,17 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {
 /// `<name>.<process>-<n>.tmp`: a name no other writer uses, so that brokers writing the same
 /// file of a shared volume never rename each other's half-written copy (the rename stays the
 /// commit point).
+/// The temporary file beside `path`: short whatever `path`'s name (a file name near the 255
+/// bytes a file system allows has no room for a suffix), unique per process and write, and
+/// ending `.tmp` so that debris sweeps know it.
 fn tmp_name(path: &Path) -> std::ffi::OsString {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".{}-{n}.tmp", std::process::id()));
-    name
+    let name = format!(".{}-{n}.tmp", std::process::id());
+    match path.parent() {
+        Some(dir) => dir.join(name).into_os_string(),
+        None => name.into(),
+    }
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -48,8 +48,9 @@ pub enum CreateError {
     /// The name is taken.
     #[error("topic '{0}' already exists")]
     Exists(String),
-    /// Kafka's naming rule: 1–249 characters of `[a-zA-Z0-9._-]`, not `.` or `..`.
-    #[error("topic name '{0}' is not valid")]
+    /// Kafka's naming rule: 1–249 characters of `[a-zA-Z0-9._-]`, not `.` or `..`. The text
+    /// is Apache's, for the broken part of the rule.
+    #[error("Topic name is invalid: {}", invalid_topic_name(.0).unwrap_or_default())]
     InvalidName(String),
     /// Fewer than one partition.
     #[error("number of partitions must be at least 1, got {0}")]
@@ -90,13 +91,35 @@ fn remove_dirs(dirs: &[PathBuf]) {
 
 /// Kafka's topic-name rule.
 pub fn valid_topic_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 249
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    invalid_topic_name(name).is_none()
+}
+
+/// The longest topic name Kafka allows.
+pub const MAX_TOPIC_NAME: usize = 249;
+
+/// What breaks Kafka's topic-name rule in `name`, in the words Apache 3.7 answers
+/// CreateTopics with after "Topic name is invalid: "; none for a valid name.
+pub fn invalid_topic_name(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("the empty string is not allowed".into());
+    }
+    if name == "." || name == ".." {
+        return Some(format!("'{name}' is not allowed"));
+    }
+    if name.len() > MAX_TOPIC_NAME {
+        return Some(format!(
+            "the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        return Some(format!(
+            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    None
 }
 
 impl TopicRegistry {
