@@ -120,3 +120,26 @@ fn the_repository_copy_of_the_spec_is_current() {
         "the kaas spec changed: copy it to docs/ and review scenarios/spec-lines.toml"
     );
 }
+
+/// Each ledger entry names the brokers its scenarios need, so that `kconform fuzz`, which
+/// judges a sequence by the values an entry documents, takes no cluster's gap for a single
+/// broker's answer.
+#[test]
+fn each_deviation_needs_the_brokers_its_scenarios_need() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let ledger =
+        kconform::compare::ledger::Ledger::load(&root.join("scenarios/deviations.toml")).unwrap();
+    let scenarios = Scenario::load_dir(&root.join("scenarios")).unwrap();
+    let brokers = |name: &str| scenarios.iter().find(|s| s.name == name).map(|s| s.brokers);
+    for d in &ledger.deviations {
+        let fewest = d.scenarios.iter().filter_map(|s| brokers(s)).min();
+        assert_eq!(
+            Some(d.brokers),
+            fewest,
+            "deviation '{}' says brokers = {}; its scenarios {:?} need {fewest:?}",
+            d.id,
+            d.brokers,
+            d.scenarios
+        );
+    }
+}

@@ -90,6 +90,15 @@ pub struct Deviation {
     /// shows, and is not stale where it does not.
     #[serde(default)]
     pub timing: Option<String>,
+    /// The fewest brokers it shows on (the brokers of its scenarios; default 1): on a target
+    /// of fewer, its values document nothing. A cluster's cross-broker gap does not vouch for
+    /// the same values on one broker, where they would be a bug.
+    #[serde(default = "one_broker")]
+    pub brokers: usize,
+}
+
+fn one_broker() -> usize {
+    1
 }
 
 impl Deviation {
@@ -130,10 +139,35 @@ impl Deviation {
                 None => self.api == row.api && self.versions.covers(row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
-                && glob(&f.kaas, &crate::compare::diff::text(&row.left))
-                && glob(&f.apache, &crate::compare::diff::text(&row.right))
+                && values_match(
+                    &f.kaas,
+                    &f.apache,
+                    &crate::compare::diff::text(&row.left),
+                    &crate::compare::diff::text(&row.right),
+                )
         })
     }
+}
+
+/// Whether kaas's value `left` and Apache's `right` are the pair `kaas` and `apache` document:
+/// two globs, or a number and its offset from it (`kaas = "N"`, `apache = "N+1"`: Apache's
+/// value is one more than kaas's, whatever kaas's is; an epoch a sequence has bumped any
+/// number of times before).
+fn values_match(kaas: &str, apache: &str, left: &str, right: &str) -> bool {
+    if kaas == "N" {
+        let offset = match apache.strip_prefix('N') {
+            Some("") => Some(0),
+            Some(rest) => rest.strip_prefix('+').unwrap_or(rest).parse::<i64>().ok(),
+            None => None,
+        };
+        if let Some(offset) = offset {
+            return match (left.parse::<i64>(), right.parse::<i64>()) {
+                (Ok(l), Ok(r)) => l.checked_add(offset) == Some(r),
+                _ => false,
+            };
+        }
+    }
+    glob(kaas, left) && glob(apache, right)
 }
 
 /// Whether `text` matches `pattern`, where `*` stands for any run of characters.
@@ -282,6 +316,15 @@ impl Ledger {
         }
     }
 
+    /// The entry whose values `row` shows on a target of `brokers` brokers, whatever scenario
+    /// it came from: how a fuzzer's sequence, which no entry lists, is judged.
+    pub fn documents_on(&self, row: &DiffRow, brokers: usize) -> Option<String> {
+        self.deviations
+            .iter()
+            .find(|d| d.brokers <= brokers && d.matches_values(row))
+            .map(|d| d.id.clone())
+    }
+
     /// Entries that name a scenario among `ran` in which none of `rows` matched them:
     /// (entry id, scenario).
     pub fn stale(&self, ran: &[String], rows: &[(DiffRow, Verdict)]) -> Vec<(String, String)> {
@@ -331,8 +374,28 @@ mod tests {
                 client: Vec::new(),
                 scenarios: vec!["a".into(), "b".into()],
                 timing: None,
+                brokers: 1,
             }],
         }
+    }
+
+    #[test]
+    fn a_clusters_entry_documents_its_values_on_clusters_only() {
+        let mut l = ledger();
+        let row = DiffRow {
+            scenario: "a sequence".into(),
+            step: "s".into(),
+            api: "EndTxn".into(),
+            version: Some(3),
+            path: "error_code".into(),
+            left: serde_json::json!("50 INVALID_TRANSACTION_TIMEOUT"),
+            right: serde_json::json!("48 INVALID_TXN_STATE"),
+            detail: None,
+        };
+        assert_eq!(l.documents_on(&row, 1).as_deref(), Some("wire-50"));
+        l.deviations[0].brokers = 3;
+        assert_eq!(l.documents_on(&row, 1), None);
+        assert_eq!(l.documents_on(&row, 3).as_deref(), Some("wire-50"));
     }
 
     fn row(scenario: &str, version: i16, left: &str, right: &str) -> DiffRow {
@@ -402,6 +465,19 @@ mod tests {
             .stale(&["a".into(), "b".into(), "c".into()], &rows)
             .is_empty());
         assert_eq!(timing.classify(&ok), Verdict::Documented("wire-50".into()));
+    }
+
+    #[test]
+    fn a_relative_pair_matches_any_number_and_that_offset_from_it() {
+        assert!(values_match("N", "N+1", "4", "5"));
+        assert!(values_match("N", "N+1", "0", "1"));
+        assert!(!values_match("N", "N+1", "4", "4"));
+        assert!(!values_match("N", "N+1", "4", "6"));
+        assert!(values_match("N", "N-2", "4", "2"));
+        assert!(!values_match("N", "N+1", "x", "y"));
+        // Otherwise the globs as they are: "N" is no number there.
+        assert!(!values_match("N", "N+1", "N", "N+1"));
+        assert!(!values_match("N", "1", "0", "1"));
     }
 
     #[test]
