@@ -14,6 +14,11 @@ pub enum Bug {
     OffsetsOutsideTransaction,
     /// An aborted transaction's staged offsets are not discarded but committed.
     AbortKeepsStagedOffsets,
+    /// A committed transaction's staged offsets are acknowledged (EndTxn answers NONE) and
+    /// dropped for groups whose id is 250 bytes or longer (as a store whose file names outgrow
+    /// the file system's would): nothing in any answer of the transaction shows it, only a
+    /// later read of what was stored.
+    CommitDropsSomeGroups,
     /// AddOffsetsToTxn v3's decoder reads `group_id`'s compact length as one byte, as if a
     /// varint never took two: a group id of 127 bytes or more is misread (and what follows it).
     GroupIdLengthOneByte,
@@ -24,10 +29,11 @@ pub enum Bug {
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 5] = [
+    pub const ALL: [Bug; 6] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
+        Bug::CommitDropsSomeGroups,
         Bug::GroupIdLengthOneByte,
         Bug::PanicOnLastPartitionIndex,
     ];

@@ -15,13 +15,15 @@ pub mod resume;
 pub mod wire;
 
 use std::collections::BTreeSet;
+
+use futures::StreamExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::compare::diff::{self, DiffRow};
-use crate::compare::ledger::{Ledger, Verdict};
+use crate::compare::ledger::Ledger;
 use crate::data::Source;
 use crate::run;
 use crate::scenario::Scenario;
@@ -140,19 +142,15 @@ struct Shown {
     requests: u64,
 }
 
-/// The findings of one run: undocumented rows up to the first step with a documented one.
-fn judge(ledger: &Ledger, left: &Transcript, right: &Transcript) -> Shown {
+/// The findings of one run on targets of `brokers` brokers: undocumented rows up to the first
+/// step with a documented one. A sequence is in no entry's scenarios, so an entry documents
+/// the values it shows on targets of that size ([`Ledger::documents_on`]).
+fn judge(ledger: &Ledger, brokers: usize, left: &Transcript, right: &Transcript) -> Shown {
     let order = |step: &str| left.steps.iter().position(|s| s.step == step);
     let rows = diff::diff(left, right);
     let mut classified: Vec<(Option<usize>, &DiffRow, Option<String>)> = rows
         .iter()
-        .map(|r| {
-            let entry = match ledger.classify(r) {
-                Verdict::Documented(id) => Some(id),
-                Verdict::Undocumented { hint } => hint,
-            };
-            (order(&r.step), r, entry)
-        })
+        .map(|r| (order(&r.step), r, ledger.documents_on(r, brokers)))
         .collect();
     classified.sort_by_key(|(i, _, _)| *i);
     let first_documented = classified
@@ -195,7 +193,7 @@ pub async fn findings_of(
         run::run(scenario, target, deadline),
         run::run(scenario, oracle, deadline)
     );
-    judge(ledger, &left, &right).findings
+    judge(ledger, target.brokers, &left, &right).findings
 }
 
 /// The fuzzer's working state: the targets, the ledger, where sequences are written.
@@ -225,7 +223,50 @@ impl Fuzzer<'_> {
             run::run(&scenario, self.target, self.deadline),
             run::run(&scenario, self.oracle, self.deadline)
         );
-        Ok((judge(self.ledger, &left, &right), left, right))
+        Ok((
+            judge(self.ledger, self.target.brokers, &left, &right),
+            left,
+            right,
+        ))
+    }
+
+    /// Runs a new finding's sequence again (a difference of timing alone is no finding),
+    /// shrinks it and writes it; `None` when the second run did not show it (counted flaky).
+    #[allow(clippy::too_many_arguments)]
+    async fn confirm_and_write(
+        &self,
+        report: &mut FuzzReport,
+        stats: &mut Stats,
+        options: &FuzzOptions,
+        started: Instant,
+        seed: u64,
+        actions: Vec<Action>,
+        sig: &str,
+    ) -> Result<Option<report::Finding>, FuzzError> {
+        let (again, _, _) = self.check(&actions, seed, 0).await?;
+        stats.sequences += 1;
+        stats.requests += again.requests;
+        if !again.findings.iter().any(|f| f == sig) {
+            report.flaky += 1;
+            return Ok(None);
+        }
+        let shrunk = self
+            .shrink(actions.clone(), sig, seed, options.shrink_runs)
+            .await?;
+        let (last, left, right) = self.check(&shrunk, seed, 0).await?;
+        report
+            .write_finding(
+                &options.findings,
+                sig,
+                seed,
+                actions.len(),
+                &shrunk,
+                started.elapsed(),
+                stats.sequences,
+                (&left, &right),
+                last.findings.iter().any(|f| f == sig),
+            )
+            .map(Some)
     }
 
     /// The fewest actions (removing one at a time) that still show `signature`, within
@@ -343,75 +384,91 @@ pub async fn run(
     let mut stats = Stats::default();
     let mut report = FuzzReport::new(&target.name, &oracle.name, options);
     let enough = |found: usize| options.stop_after_findings.is_some_and(|n| found >= n);
-    while started.elapsed() < options.duration
-        && !stop.load(Ordering::SeqCst)
-        && !enough(report.findings.len())
-    {
-        // A batch of sequences at once, each drawn from a seed of its own (the one a finding
-        // names, so that it can be drawn again).
-        let batch: Vec<(u64, Vec<Action>)> = (0..options.jobs.max(1))
-            .map(|_| {
-                let seed = rng.next_u64();
-                let mut draw = Rng::new(seed);
-                let len = 1 + draw.below(options.max_actions as u64) as usize;
-                (seed, model::sequence(&mut draw, len))
-            })
-            .collect();
-        drawn += batch.len() as u64;
-        let runs = futures::future::join_all(
-            batch
-                .iter()
-                .enumerate()
-                .map(|(slot, (seed, actions))| fuzzer.check(actions, *seed, slot)),
-        )
-        .await;
-        for ((seed, actions), ran) in batch.into_iter().zip(runs) {
-            let (shown, _, _) = ran?;
-            stats.sequences += 1;
-            stats.requests += shown.requests;
-            report.count_documented(&shown.documented);
-            let Some(sig) = shown.findings.iter().find(|s| !known.contains(*s)).cloned() else {
-                continue;
-            };
-            // A second run must show it too: a difference of timing alone is no finding.
-            let (again, _, _) = fuzzer.check(&actions, seed, 0).await?;
-            stats.sequences += 1;
-            stats.requests += again.requests;
-            if !again.findings.contains(&sig) {
-                report.flaky += 1;
-                continue;
-            }
-            let shrunk = fuzzer
-                .shrink(actions.clone(), &sig, seed, options.shrink_runs)
-                .await?;
-            let (last, left, right) = fuzzer.check(&shrunk, seed, 0).await?;
-            let finding = report.write_finding(
-                &options.findings,
-                &sig,
-                seed,
-                actions.len(),
-                &shrunk,
-                started.elapsed(),
-                stats.sequences,
-                (&left, &right),
-                last.findings.contains(&sig),
-            )?;
-            progress.finding(&finding.file, &finding.signature);
-            known.insert(sig);
-            report.findings.push(finding);
-            stats.findings = report.findings.len();
+    let jobs = options.jobs.max(1);
+    // A window of `jobs` sequences in flight: each that ends makes room for the next, so a
+    // sequence that sleeps past a transaction's timeout holds up no other. Each is drawn from a
+    // seed of its own (the one a finding names, so that it can be drawn again), and runs as
+    // `sequence-<slot>` with a slot no other in flight holds.
+    let mut in_flight = futures::stream::FuturesUnordered::new();
+    let mut free_slots: Vec<usize> = (0..jobs).rev().collect();
+    let mut running: BTreeSet<u64> = BTreeSet::new();
+    let mut pending: Vec<(u64, Vec<Action>, String)> = Vec::new();
+    let mut last_shown = Instant::now();
+    loop {
+        let drawing = pending.is_empty()
+            && started.elapsed() < options.duration
+            && !stop.load(Ordering::SeqCst)
+            && !enough(report.findings.len());
+        while drawing && !free_slots.is_empty() {
+            let slot = free_slots.pop().expect("checked");
+            let seed = rng.next_u64();
+            let mut draw = Rng::new(seed);
+            let len = 1 + draw.below(options.max_actions as u64) as usize;
+            let actions = model::sequence(&mut draw, len);
+            let number = drawn;
+            drawn += 1;
+            running.insert(number);
+            let fuzzer = &fuzzer;
+            in_flight.push(async move {
+                let ran = fuzzer.check(&actions, seed, slot + 1).await;
+                (number, slot, seed, actions, ran)
+            });
         }
-        stats.secs = started.elapsed().as_secs_f64();
-        progress.counters("sequences", &stats.line());
-        resume::save(
-            &options.findings,
-            "sequences",
-            resume::Position {
-                seed: options.seed,
-                next: drawn,
-            },
-        )?;
+        let Some((number, slot, seed, actions, ran)) = in_flight.next().await else {
+            // Nothing in flight: findings to look at, or the end.
+            if pending.is_empty() {
+                break;
+            }
+            for (seed, actions, sig) in std::mem::take(&mut pending) {
+                if let Some(finding) = fuzzer
+                    .confirm_and_write(
+                        &mut report,
+                        &mut stats,
+                        options,
+                        started,
+                        seed,
+                        actions,
+                        &sig,
+                    )
+                    .await?
+                {
+                    progress.finding(&finding.file, &finding.signature);
+                    known.insert(sig);
+                    report.findings.push(finding);
+                    stats.findings = report.findings.len();
+                }
+            }
+            continue;
+        };
+        free_slots.push(slot);
+        running.remove(&number);
+        let (shown, _, _) = ran?;
+        stats.sequences += 1;
+        stats.requests += shown.requests;
+        report.count_documented(&shown.documented);
+        // A new finding is confirmed and shrunk once the sequences in flight have ended (so
+        // that none waits on the brokers mid-way meanwhile), each signature once.
+        if let Some(sig) = shown.findings.iter().find(|s| !known.contains(*s)) {
+            if !pending.iter().any(|(_, _, p)| p == sig) {
+                pending.push((seed, actions, sig.clone()));
+            }
+        }
+        if last_shown.elapsed() >= Duration::from_millis(250) || in_flight.is_empty() {
+            last_shown = Instant::now();
+            stats.secs = started.elapsed().as_secs_f64();
+            progress.counters("sequences", &stats.line());
+            // A resumed run starts at the first sequence that has not ended.
+            resume::save(
+                &options.findings,
+                "sequences",
+                resume::Position {
+                    seed: options.seed,
+                    next: running.first().copied().unwrap_or(drawn),
+                },
+            )?;
+        }
     }
+    stats.secs = started.elapsed().as_secs_f64();
     report.finish(&stats);
     Ok(report)
 }

@@ -161,7 +161,40 @@ pub enum Action {
         /// How long.
         ms: u64,
     },
+    /// The shapes of the sequence's transactional id, group and topic (indices into
+    /// [`SHAPES`], 0 the plain name): written in the scenario's `unique`, sending nothing. An
+    /// action of its own, so that shrinking drops it where the plain names show the finding
+    /// too, and keeps it where only the shape does.
+    Names {
+        /// The transactional id's shape.
+        txn: u8,
+        /// The group's.
+        group: u8,
+        /// The topic's (plain, or one of the [`TOPIC_SHAPES`]).
+        topic: u8,
+    },
 }
+
+/// The shapes ids are drawn in, at the edges of what Kafka allows (index 0: the plain name).
+/// A shape of a few bytes is left to the scenarios: unique only by chance, it would let two
+/// sequences run at once share an id.
+pub const SHAPES: &[&str] = &[
+    "",
+    "bytes = 249",
+    "bytes = 255",
+    "bytes = 256",
+    "bytes = 300",
+    "bytes = 4096",
+    "bytes = 32767",
+    "bytes = 300, fill = \"é\"",
+    "bytes = 255, fill = \"日本\"",
+    "prefix = \"../a/b\\\\c/\"",
+    "prefix = \"\\u0000\"",
+    "prefix = \"e\\u0301-\"",
+];
+
+/// The shapes a topic name is drawn in: Kafka allows 249 bytes of `[a-zA-Z0-9._-]`.
+pub const TOPIC_SHAPES: &[&str] = &["", "bytes = 249"];
 
 /// What the model knows while it draws: whether the producer was initialised, and the next
 /// sequence number of each partition for the current epoch.
@@ -200,10 +233,47 @@ fn version(rng: &mut Rng, highest: i16) -> i16 {
 /// partitions and produce, send offsets, end, read back) with some actions perturbed, some
 /// inserted and some swapped.
 pub fn sequence(rng: &mut Rng, len: usize) -> Vec<Action> {
-    match rng.one_in(2) {
+    let mut actions = match rng.one_in(2) {
         true => walk(rng, len),
         false => flow(rng, len),
+    };
+    // Half the sequences name their ids at an edge; the names go first, as the scenario
+    // writes them before any step.
+    if rng.one_in(2) {
+        let mut shape = |n: usize| match rng.one_in(2) {
+            true => 0,
+            false => 1 + rng.below(n as u64 - 1) as u8,
+        };
+        let names = Action::Names {
+            txn: shape(SHAPES.len()),
+            group: shape(SHAPES.len()),
+            topic: shape(TOPIC_SHAPES.len()),
+        };
+        actions.insert(0, names);
     }
+    actions
+}
+
+/// The `unique` line of a sequence whose ids are shaped by `names` (the first
+/// [`Action::Names`]; none: plain names).
+fn unique_line(actions: &[Action]) -> String {
+    let (txn, group, topic) = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Names { txn, group, topic } => Some((*txn, *group, *topic)),
+            _ => None,
+        })
+        .unwrap_or((0, 0, 0));
+    let entry = |var: &str, shapes: &[&str], i: u8| match shapes.get(usize::from(i)) {
+        Some(shape) if !shape.is_empty() => format!("{{ name = \"{var}\", {shape} }}"),
+        _ => format!("\"{var}\""),
+    };
+    format!(
+        "unique = [{}, {}, {}]",
+        entry("txn", SHAPES, txn),
+        entry("topic", TOPIC_SHAPES, topic),
+        entry("group", SHAPES, group)
+    )
 }
 
 fn flow(rng: &mut Rng, len: usize) -> Vec<Action> {
@@ -234,18 +304,26 @@ fn flow(rng: &mut Rng, len: usize) -> Vec<Action> {
             }
         }
         if rng.one_in(2) {
-            txn.push(Action::AddOffsets {
-                version: version(rng, 3),
-                pid: Pid::Current,
-                epoch: Epoch::Current,
-                empty_group: false,
-            });
-            txn.push(Action::TxnOffsetCommit {
-                version: version(rng, 3),
-                pid: Pid::Current,
-                epoch: Epoch::Current,
-                offset: 1 + rng.below(3) as i64,
-            });
+            let offsets = [
+                Action::AddOffsets {
+                    version: version(rng, 3),
+                    pid: Pid::Current,
+                    epoch: Epoch::Current,
+                    empty_group: false,
+                },
+                Action::TxnOffsetCommit {
+                    version: version(rng, 3),
+                    pid: Pid::Current,
+                    epoch: Epoch::Current,
+                    offset: 1 + rng.below(3) as i64,
+                },
+            ];
+            // After the records, as a consume-process-produce loop sends them, or first (the
+            // protocol allows either): a short sequence then still stores offsets.
+            match rng.one_in(2) {
+                true => drop(txn.splice(0..0, offsets)),
+                false => txn.extend(offsets),
+            }
         }
         txn.push(Action::EndTxn {
             version: version(rng, 3),
@@ -485,26 +563,26 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
     }
     let _ = writeln!(
         out,
-        "description = \"A sequence kconform fuzz drew ({} actions)\"\nunique = [\"txn\", \"topic\", \"group\"]\n",
-        actions.len()
+        "description = \"A sequence kconform fuzz drew ({} actions)\"\n{}\n",
+        actions.len(),
+        unique_line(actions)
     );
     for fragment in PREAMBLE {
         let _ = writeln!(out, "[[step]]\ninclude = \"{fragment}\"\n");
     }
     let mut first_init = true;
-    let mut markers_pending = false;
     for (i, a) in actions.iter().enumerate() {
         // Apache answers EndTxn before its markers are written (they land within
-        // milliseconds); the next action waits for them, so that what is compared is the
-        // state, not the race (a Produce that arrives first joins the ending transaction).
-        if markers_pending {
+        // milliseconds); what follows waits for them, so that what is compared is the state,
+        // not the race (a Produce that arrives first joins the ending transaction). Then the
+        // group's offsets are read: what the end of a transaction stored.
+        if i > 0 && matches!(actions[i - 1], Action::EndTxn { .. }) {
             let _ = writeln!(
                 out,
                 "[[step]]\nname = \"a{i}-settle\"\nsleep_ms = {SETTLE_MS}\n"
             );
-            markers_pending = false;
+            read_offsets(&mut out, &format!("a{i}-stored"), false);
         }
-        markers_pending |= matches!(a, Action::EndTxn { .. });
         let (name, api, version, request, capture) = match a {
             Action::Init {
                 version,
@@ -629,7 +707,7 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
                 "Fetch",
                 None,
                 format!(
-                    "{{ topic = \"${{topic}}\", partition = {partition}, fetch_offset = 0, isolation_level = \"{}\" }}",
+                    "{{ topic = \"${{topic}}\", partition = {partition}, fetch_offset = 0, max_wait_ms = 0, isolation_level = \"{}\" }}",
                     if *committed { "read_committed" } else { "read_uncommitted" }
                 ),
                 String::new(),
@@ -658,6 +736,7 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
                 let _ = writeln!(out, "[[step]]\nname = \"a{i}-sleep\"\nsleep_ms = {ms}\n");
                 continue;
             }
+            Action::Names { .. } => continue,
         };
         let _ = writeln!(out, "[[step]]\nname = \"a{i}-{name}\"\napi = \"{api}\"");
         if let Some(v) = version {
@@ -668,7 +747,56 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
             "request = {request}\n{capture}retry_retriable = true\nwithin_ms = 5000\n\n"
         );
     }
+    if actions
+        .last()
+        .is_some_and(|a| matches!(a, Action::EndTxn { .. }))
+    {
+        let _ = writeln!(
+            out,
+            "[[step]]\nname = \"end-settle\"\nsleep_ms = {SETTLE_MS}\n"
+        );
+    }
+    read_back(&mut out);
     out
+}
+
+/// The read-back every sequence ends with: what a client can see of what it left behind, so
+/// that a broker whose every answer matched but which stored something else is found. The
+/// group's offsets (require_stable off and on), each partition's high watermark and last
+/// stable offset, its records read committed and uncommitted, and a rejoin of the
+/// transactional id (which aborts a transaction left open, once the answers before it have
+/// shown that it was).
+fn read_back(out: &mut String) {
+    read_offsets(out, "readback-offsets", false);
+    read_offsets(out, "readback-offsets-stable", true);
+    for partition in 0..2 {
+        for (level, name) in [(0, "high-watermark"), (1, "last-stable-offset")] {
+            let _ = writeln!(
+                out,
+                "[[step]]\nname = \"readback-{name}-{partition}\"\napi = \"ListOffsets\"\nrequest = {{ topic = \"${{topic}}\", partition = {partition}, timestamp = -1, isolation_level = {level} }}\n"
+            );
+        }
+        for isolation in ["read_committed", "read_uncommitted"] {
+            let _ = writeln!(
+                out,
+                "[[step]]\nname = \"readback-{isolation}-{partition}\"\napi = \"Fetch\"\nrequest = {{ topic = \"${{topic}}\", partition = {partition}, fetch_offset = 0, max_wait_ms = 0, isolation_level = \"{isolation}\" }}\n"
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "[[step]]\nname = \"readback-rejoin\"\napi = \"InitProducerId\"\nrequest = {{ transactional_id = \"${{txn}}\", transaction_timeout_ms = 60000 }}\nretry_retriable = true\nwithin_ms = 5000\n"
+    );
+}
+
+/// An OffsetFetch of the group's partitions as step `name`; `stable`: require_stable, whose
+/// UNSTABLE_OFFSET_COMMIT (a transaction still holding offsets) is an answer to compare, not
+/// one to wait out.
+fn read_offsets(out: &mut String, name: &str, stable: bool) {
+    let _ = writeln!(
+        out,
+        "[[step]]\nname = \"{name}\"\napi = \"OffsetFetch\"\nrequest = {{ group_id = \"${{group}}\", require_stable = {stable}, topics = [{{ name = \"${{topic}}\", partition_indexes = [0, 1] }}] }}\n"
+    );
 }
 
 #[cfg(test)]
@@ -680,8 +808,15 @@ mod tests {
         let a = sequence(&mut Rng::new(7), 12);
         let b = sequence(&mut Rng::new(7), 12);
         assert_eq!(a, b);
-        assert_eq!(a.len(), 12);
-        assert!(matches!(a[0], Action::Init { id: Id::Txn, .. }), "{a:?}");
+        let drawn: Vec<&Action> = a
+            .iter()
+            .filter(|a| !matches!(a, Action::Names { .. }))
+            .collect();
+        assert_eq!(drawn.len(), 12);
+        assert!(
+            matches!(drawn[0], Action::Init { id: Id::Txn, .. }),
+            "{a:?}"
+        );
         assert_ne!(a, sequence(&mut Rng::new(8), 12));
     }
 
@@ -696,6 +831,7 @@ mod tests {
         }
         let mut rng = Rng::new(1);
         let mut kinds = std::collections::BTreeSet::new();
+        let mut shaped = 0;
         for n in 0..200 {
             let actions = sequence(&mut rng, 1 + n % 10);
             for a in &actions {
@@ -708,11 +844,20 @@ mod tests {
                 );
             }
             let file = format!("s{n}.toml");
-            std::fs::write(dir.path().join(&file), scenario(&actions, "seed 1")).unwrap();
+            let text = scenario(&actions, "seed 1");
+            shaped += usize::from(
+                text.lines()
+                    .any(|l| l.starts_with("unique = ") && l.contains('{')),
+            );
+            std::fs::write(dir.path().join(&file), text).unwrap();
             let source = crate::data::Source::Dir(dir.path().to_owned());
             crate::scenario::Scenario::read(&source, &file)
                 .unwrap_or_else(|e| panic!("{e}\n{}", scenario(&actions, "")));
         }
-        assert_eq!(kinds.len(), 10, "every kind of action is drawn: {kinds:?}");
+        assert_eq!(kinds.len(), 11, "every kind of action is drawn: {kinds:?}");
+        assert!(
+            (50..150).contains(&shaped),
+            "{shaped} of 200 sequences shape their ids"
+        );
     }
 }

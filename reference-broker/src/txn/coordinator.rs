@@ -410,7 +410,14 @@ impl TxnCoordinator {
     /// Commit makes staged offsets visible; abort drops them (one step under the offsets lock).
     fn offset_hook(&self, host: &dyn Host, groups: &[String], pid: i64, commit: bool) {
         let commit = commit || self.planted.has(Bug::AbortKeepsStagedOffsets);
-        for (group, e) in host.offsets().lock().complete(groups, pid, commit) {
+        let mut offsets = host.offsets().lock();
+        let mut groups = groups.to_vec();
+        if commit && self.planted.has(Bug::CommitDropsSomeGroups) {
+            let dropped: Vec<String>;
+            (dropped, groups) = groups.into_iter().partition(|g| g.len() >= 250);
+            offsets.complete(&dropped, pid, false);
+        }
+        for (group, e) in offsets.complete(&groups, pid, commit) {
             tracing::warn!(group = %group, error = %e, "staged offsets not committed");
         }
     }
