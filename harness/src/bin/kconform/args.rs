@@ -175,8 +175,10 @@ pub enum Command {
     ///
     /// Sequences are drawn from a model of the transaction state machine (valid flows,
     /// perturbed: wrong, stale and future epochs and producer ids, empty ids and groups, every
-    /// version, odd timeouts, repeated and reordered calls, sleeps past a timeout) and run on
-    /// the target and on the oracle; a difference no ledger entry matches is a finding,
+    /// version, odd timeouts, repeated and reordered calls, sleeps past a timeout, ids at the
+    /// edges of what Kafka allows) and run on the target and on the oracle, each ending with a
+    /// read-back of what it stored (offsets, high watermarks, last stable offsets, records, a
+    /// rejoin); a difference no ledger entry matches is a finding,
     /// confirmed by a second run, shrunk, and written once as a scenario file (`finding-*.toml`)
     /// that `kconform run --scenarios DIR` and `kconform repro` replay. Frames are mutated
     /// request frames of the six APIs sent to the target; an undecodable answer, a wrong
