@@ -163,14 +163,6 @@ impl Run<'_> {
         let give_up = started + budget;
         let mut renamed: Option<RequestKind> = None;
         let mut attempt = 0u32;
-        // The pause before asking again: short at first (a topic's leader or a coordinator is
-        // usually ready within milliseconds), growing to 100 ms for what takes seconds.
-        let mut pause = Duration::from_millis(5);
-        let mut next_pause = |most: u64| {
-            let now = pause;
-            pause = (pause * 2).min(Duration::from_millis(most));
-            now
-        };
         let outcome = loop {
             let sent = renamed.as_ref().unwrap_or(request);
             let result = self.send_on(&step.connection, api, version, sent).await;
@@ -202,7 +194,7 @@ impl Run<'_> {
                 if !waits || tokio::time::Instant::now() >= give_up {
                     break Some((raw, None));
                 }
-                tokio::time::sleep(next_pause(50)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
             if let (Some(var), false) = (&step.renames, roles_differ.is_empty()) {
@@ -241,7 +233,7 @@ impl Run<'_> {
             if started.elapsed() >= UNTIL_LENDS_AFTER {
                 self.slot.lend();
             }
-            tokio::time::sleep(next_pause(100)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
         };
         self.slot.take_back().await;
         outcome
