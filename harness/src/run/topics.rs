@@ -48,10 +48,17 @@ pub fn of(scenario: &Scenario) -> Vec<(String, Needed)> {
                     Some((name.to_owned(), value.to_owned()))
                 })
                 .collect();
+            // A shaped name keeps its shape (a 249-byte topic is one at the limit wherever
+            // it was created).
+            let fixed = provisioned_name(&scenario.name, var);
+            let name = match scenario.shapes.get(var) {
+                Some(shape) => shape.name(&fixed, ""),
+                None => fixed,
+            };
             out.push((
                 var.to_owned(),
                 Needed {
-                    name: provisioned_name(&scenario.name, var),
+                    name,
                     partitions,
                     configs,
                 },
