@@ -555,6 +555,25 @@ fn frame_fuzzing_resumes_and_replays_and_refuses_with_reasons() {
     let (code, _, err) = kconform(&["fuzz", "--oracle", "none", "--duration", "1s"]);
     assert_eq!(code, 2);
     assert!(err.contains("--mode frames"), "{err}");
+    // A shard of its own resumes on its own; nonsense shards are refused by name.
+    let (code, _, err) = fuzz(&["--resume", "--shard", "2/3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("for shard 2/3"), "{err}");
+    let (code, _, err) = kconform(&["fuzz", "--shard", "4/3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1 <= K <= N"), "{err}");
+    // The directory fuzzed folds into another, its place kept; a missing one is refused.
+    let merged = dir.path().join("merged");
+    let merged = merged.to_str().unwrap();
+    let (code, out, err) = kconform(&["fuzz", "merge", "--into", merged, findings]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("place(s) to resume from"), "{out}");
+    assert!(std::path::Path::new(merged)
+        .join(".resume-frames")
+        .is_file());
+    let (code, _, err) = kconform(&["fuzz", "merge", "--into", merged, "/nonexistent"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a findings directory"), "{err}");
     // A target that does not answer: refused before fuzzing, on one line.
     let (code, _, err) = kconform(&[
         "fuzz",

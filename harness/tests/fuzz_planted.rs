@@ -89,6 +89,8 @@ async fn every_planted_bug_is_found_and_shrunk() {
             jobs: 4,
             stop_after_findings: Some(1),
             first_sequence: 0,
+            shard: Default::default(),
+            sequences: None,
         };
         let started = Instant::now();
         let report = kconform::fuzz::run(
@@ -157,4 +159,116 @@ async fn every_planted_bug_is_found_and_shrunk() {
     clean.shutdown().await;
     oracle.stop().await;
     println!("{}", found.join("\n"));
+}
+
+/// The signatures of the sequence findings in `dir`.
+fn signatures(dir: &std::path::Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".toml"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("# signature: ").map(str::to_owned))
+        })
+        .collect()
+}
+
+/// The sequences the shards share out.
+const SHARED: u64 = 60;
+
+/// `--shard 1/2` and `--shard 2/2` run one after the other over the sequences below 60, then
+/// merged, find what one run over the same sequences finds. The oracle is the same kaas-ref
+/// without the bugs: what is under test is how the seed's sequences are shared out and the
+/// findings folded together, and two brokers in process answer the same sequence alike every
+/// time, where Apache's timing could make one run's finding another's flake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_shards_merged_find_what_one_run_finds() {
+    let config = |planted: Planted| BrokerConfig {
+        planted,
+        txn_reaper_interval: Duration::from_millis(500),
+        offsets_topic_partitions: 1,
+        ..BrokerConfig::for_tests()
+    };
+    let planted = Planted::default()
+        .with(Bug::OffsetsOutsideTransaction)
+        .with(Bug::AbortKeepsStagedOffsets)
+        .with(Bug::CommitDropsSomeGroups);
+    let buggy = Broker::start(config(planted)).await.unwrap();
+    let clean = Broker::start(config(Planted::default())).await.unwrap();
+    let target = Running::start(&TargetSpec::external(buggy.addr()))
+        .await
+        .unwrap();
+    let oracle = Running::start(&TargetSpec::external(clean.addr()))
+        .await
+        .unwrap();
+    let source = kconform::data::Source::BuiltInScenarios;
+    let ledger = kconform::compare::ledger::Ledger::read(&source).unwrap();
+    let run = |dir: std::path::PathBuf, shard: &str| {
+        let options = FuzzOptions {
+            duration: Duration::from_secs(120),
+            seed: SEED,
+            max_actions: 8,
+            findings: dir,
+            deadline: Duration::from_secs(10),
+            shrink_runs: 4,
+            jobs: 4,
+            stop_after_findings: None,
+            first_sequence: 0,
+            shard: shard.parse().unwrap(),
+            sequences: Some(SHARED),
+        };
+        let (target, oracle, ledger, source) = (&target, &oracle, &ledger, &source);
+        async move {
+            kconform::fuzz::run(
+                target,
+                oracle,
+                ledger,
+                source,
+                &options,
+                Arc::new(kconform::report::progress::Quiet),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .expect("fuzzing runs")
+        }
+    };
+    let (whole, first, second, merged) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let one = run(whole.path().to_owned(), "1/1").await;
+    let a = run(first.path().to_owned(), "1/2").await;
+    let b = run(second.path().to_owned(), "2/2").await;
+    // Each drew its share of the 120 (a finding's second run counts too).
+    assert!(one.sequences >= SHARED && a.sequences >= SHARED / 2 && b.sequences >= SHARED / 2);
+    assert_eq!((a.shard.as_str(), b.shard.as_str()), ("1/2", "2/2"));
+    let m = kconform::fuzz::merge::merge(
+        merged.path(),
+        &[first.path().to_owned(), second.path().to_owned()],
+    )
+    .unwrap();
+    let expected = signatures(whole.path());
+    assert!(
+        expected.len() >= 2,
+        "the planted bugs show as at least two findings: {expected:?}"
+    );
+    assert_eq!(signatures(merged.path()), expected);
+    assert_eq!(m.findings, expected.len());
+    println!(
+        "one run: {} findings in {} sequences; shards: {} and {} findings, merged {} ({} found by both)",
+        one.findings.len(),
+        one.sequences,
+        a.findings.len(),
+        b.findings.len(),
+        m.findings,
+        m.duplicates
+    );
+    target.stop().await;
+    oracle.stop().await;
+    buggy.shutdown().await;
+    clean.shutdown().await;
 }

@@ -28,6 +28,7 @@ fn options(dir: &Path, duration: Duration, stop_after: Option<usize>) -> WireOpt
         duration,
         seed: SEED,
         first_frame: 0,
+        shard: Default::default(),
         findings: dir.to_owned(),
         deadline: Duration::from_secs(5),
         jobs: 2,

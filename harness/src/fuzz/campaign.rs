@@ -53,18 +53,27 @@ pub struct Start {
 /// Where a run into `findings` starts: from the places saved there with `resume` (refusing a
 /// `seed` that differs from theirs, or a directory where no run saved one), else from `seed`,
 /// else from a seed drawn from the clock.
-pub fn start(findings: &Path, resume: bool, seed: Option<u64>) -> Result<Start, FuzzError> {
+pub fn start(
+    findings: &Path,
+    resume: bool,
+    seed: Option<u64>,
+    shard: crate::fuzz::shard::Shard,
+) -> Result<Start, FuzzError> {
     let (sequences, frames) = match resume {
         true => (
-            resume::load(findings, "sequences")?,
-            resume::load(findings, "frames")?,
+            resume::load(findings, "sequences", shard)?,
+            resume::load(findings, "frames", shard)?,
         ),
         false => (None, None),
     };
     let saved = sequences.or(frames).map(|p| p.seed);
     if resume && saved.is_none() {
+        let of_shard = match shard.whole() {
+            true => String::new(),
+            false => format!(" for shard {shard}"),
+        };
         return Err(FuzzError::Source(format!(
-            "--resume: no run saved its place in {}",
+            "--resume: no run saved its place{of_shard} in {}",
             findings.display()
         )));
     }
@@ -163,6 +172,7 @@ impl<'a> Campaign<'a> {
             duration: o.duration,
             seed: o.seed,
             first_frame: self.first_frame,
+            shard: o.shard,
             findings: o.findings.clone(),
             deadline: o.deadline,
             jobs: o.jobs,
@@ -238,7 +248,8 @@ mod tests {
     #[test]
     fn a_resumed_run_starts_where_the_saved_one_stopped() {
         let dir = tempfile::tempdir().unwrap();
-        let e = start(dir.path(), true, None).unwrap_err();
+        let whole = crate::fuzz::shard::Shard::default();
+        let e = start(dir.path(), true, None, whole).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("--resume: no run saved its place"),
@@ -247,10 +258,11 @@ mod tests {
         resume::save(
             dir.path(),
             "frames",
+            whole,
             resume::Position { seed: 7, next: 900 },
         )
         .unwrap();
-        let s = start(dir.path(), true, None).unwrap();
+        let s = start(dir.path(), true, None, whole).unwrap();
         assert_eq!(
             s,
             Start {
@@ -259,14 +271,18 @@ mod tests {
                 first_frame: 900
             }
         );
-        assert_eq!(start(dir.path(), true, Some(7)).unwrap(), s);
-        let e = start(dir.path(), true, Some(8)).unwrap_err();
+        assert_eq!(start(dir.path(), true, Some(7), whole).unwrap(), s);
+        // Another shard has no place saved.
+        let second = crate::fuzz::shard::Shard { index: 2, of: 2 };
+        let e = start(dir.path(), true, None, second).unwrap_err();
+        assert!(e.to_string().contains("for shard 2/2"), "{e}");
+        let e = start(dir.path(), true, Some(8), whole).unwrap_err();
         assert!(
             e.to_string().contains("--seed 8, but the run to resume"),
             "{e}"
         );
         // Without --resume the saved place is not read.
-        let s = start(dir.path(), false, Some(8)).unwrap();
+        let s = start(dir.path(), false, Some(8), whole).unwrap();
         assert_eq!((s.seed, s.first_frame), (8, 0));
     }
 

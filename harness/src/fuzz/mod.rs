@@ -9,9 +9,11 @@
 //! --scenarios <findings>` replays as it is.
 
 pub mod campaign;
+pub mod merge;
 pub mod model;
 pub mod report;
 pub mod resume;
+pub mod shard;
 pub mod wire;
 
 use std::collections::BTreeSet;
@@ -68,9 +70,14 @@ pub struct FuzzOptions {
     pub jobs: usize,
     /// End the run once this many new findings are written (none: run the duration).
     pub stop_after_findings: Option<usize>,
-    /// The number of the first sequence drawn from the seed (a resumed run goes on where
-    /// the last one stopped, [`resume`]).
+    /// The number of the first sequence drawn from the seed, counted in the shard's own (a
+    /// resumed run goes on where the last one stopped, [`resume`]).
     pub first_sequence: u64,
+    /// Which share of the seed's inputs this run draws (`--shard K/N`; 1/1: all).
+    pub shard: shard::Shard,
+    /// Draw only the sequences numbered below this in the whole stream (a shard its share of
+    /// them), then end: a run of a fixed set of inputs, however fast the brokers are.
+    pub sequences: Option<u64>,
 }
 
 /// Counters shown as the run goes.
@@ -80,6 +87,11 @@ pub struct Stats {
     pub sequences: u64,
     /// Requests sent to the target under test.
     pub requests: u64,
+    /// Requests sent to the oracle.
+    pub oracle_requests: u64,
+    /// Milliseconds the sequences spent in fixed pauses (on the target; the oracle's are the
+    /// same steps).
+    pub paused_ms: u64,
     /// Distinct findings.
     pub findings: usize,
     /// Seconds since the start.
@@ -140,6 +152,10 @@ struct Shown {
     documented: Vec<String>,
     /// Requests sent to the target under test.
     requests: u64,
+    /// Requests sent to the oracle.
+    oracle_requests: u64,
+    /// Milliseconds spent in fixed pauses on the target.
+    paused_ms: u64,
 }
 
 /// The findings of one run on targets of `brokers` brokers: undocumented rows up to the first
@@ -157,12 +173,23 @@ fn judge(ledger: &Ledger, brokers: usize, left: &Transcript, right: &Transcript)
         .iter()
         .find(|(_, _, e)| e.is_some())
         .map(|(i, _, _)| *i);
-    let mut shown = Shown {
-        requests: left
-            .steps
+    let sent = |t: &Transcript| {
+        t.steps
             .iter()
             .filter(|s| !matches!(s.outcome, Outcome::Slept(_) | Outcome::Skipped(_)))
-            .count() as u64,
+            .count() as u64
+    };
+    let mut shown = Shown {
+        requests: sent(left),
+        oracle_requests: sent(right),
+        paused_ms: left
+            .steps
+            .iter()
+            .map(|s| match s.outcome {
+                Outcome::Slept(ms) => ms,
+                _ => 0,
+            })
+            .sum(),
         ..Default::default()
     };
     let mut by_step: Vec<(Option<usize>, Vec<&DiffRow>)> = Vec::new();
@@ -246,6 +273,8 @@ impl Fuzzer<'_> {
         let (again, _, _) = self.check(&actions, seed, 0).await?;
         stats.sequences += 1;
         stats.requests += again.requests;
+        stats.oracle_requests += again.oracle_requests;
+        stats.paused_ms += again.paused_ms;
         if !again.findings.iter().any(|f| f == sig) {
             report.flaky += 1;
             return Ok(None);
@@ -376,11 +405,13 @@ pub async fn run(
     };
     let mut known = known_signatures(&options.findings);
     let started = Instant::now();
-    let mut rng = Rng::new(options.seed);
-    for _ in 0..options.first_sequence {
-        rng.next_u64();
-    }
+    let mut seeds = shard::Seeds::new(options.seed);
     let mut drawn = options.first_sequence;
+    let within = |local: u64| {
+        options
+            .sequences
+            .is_none_or(|bound| options.shard.global(local) < bound)
+    };
     let mut stats = Stats::default();
     let mut report = FuzzReport::new(&target.name, &oracle.name, options);
     let enough = |found: usize| options.stop_after_findings.is_some_and(|n| found >= n);
@@ -396,12 +427,13 @@ pub async fn run(
     let mut last_shown = Instant::now();
     loop {
         let drawing = pending.is_empty()
+            && within(drawn)
             && started.elapsed() < options.duration
             && !stop.load(Ordering::SeqCst)
             && !enough(report.findings.len());
-        while drawing && !free_slots.is_empty() {
+        while drawing && within(drawn) && !free_slots.is_empty() {
             let slot = free_slots.pop().expect("checked");
-            let seed = rng.next_u64();
+            let seed = seeds.of(options.shard.global(drawn));
             let mut draw = Rng::new(seed);
             let len = 1 + draw.below(options.max_actions as u64) as usize;
             let actions = model::sequence(&mut draw, len);
@@ -445,6 +477,8 @@ pub async fn run(
         let (shown, _, _) = ran?;
         stats.sequences += 1;
         stats.requests += shown.requests;
+        stats.oracle_requests += shown.oracle_requests;
+        stats.paused_ms += shown.paused_ms;
         report.count_documented(&shown.documented);
         // A new finding is confirmed and shrunk once the sequences in flight have ended (so
         // that none waits on the brokers mid-way meanwhile), each signature once.
@@ -461,6 +495,7 @@ pub async fn run(
             resume::save(
                 &options.findings,
                 "sequences",
+                options.shard,
                 resume::Position {
                     seed: options.seed,
                     next: running.first().copied().unwrap_or(drawn),

@@ -59,6 +59,15 @@ pub struct FuzzReport {
     pub sequences_per_sec: f64,
     /// Requests to the target per second.
     pub requests_per_sec: f64,
+    /// The share of the seed's inputs this run drew (`K/N`).
+    pub shard: String,
+    /// Requests sent to the oracle.
+    pub oracle_requests: u64,
+    /// Requests to the oracle per second.
+    pub oracle_requests_per_sec: f64,
+    /// Seconds the sequences spent in fixed pauses, summed over sequences: where the time
+    /// goes that the brokers do not take.
+    pub paused_secs: f64,
     /// Ledger entries whose values differences matched, and how often.
     pub documented: BTreeMap<String, u64>,
     /// Sequences whose difference a second run did not show (timing).
@@ -86,6 +95,10 @@ impl FuzzReport {
             requests: 0,
             sequences_per_sec: 0.0,
             requests_per_sec: 0.0,
+            shard: options.shard.to_string(),
+            oracle_requests: 0,
+            oracle_requests_per_sec: 0.0,
+            paused_secs: 0.0,
             documented: BTreeMap::new(),
             flaky: 0,
             findings: Vec::new(),
@@ -165,6 +178,9 @@ impl FuzzReport {
         };
         self.sequences_per_sec = per(stats.sequences);
         self.requests_per_sec = per(stats.requests);
+        self.oracle_requests = stats.oracle_requests;
+        self.oracle_requests_per_sec = per(stats.oracle_requests);
+        self.paused_secs = stats.paused_ms as f64 / 1000.0;
         self.verdict = match self.new_findings() {
             0 => "passed",
             _ => "failed",
@@ -241,9 +257,13 @@ impl FuzzReport {
         }
         let sequences_ran = self.sequences > 0 || self.frames.is_none();
         if sequences_ran {
+            let shard = match self.shard.as_str() {
+                "1/1" => String::new(),
+                s => format!(" shard {s}"),
+            };
             let _ = writeln!(
                 out,
-                "{} against {}, seed {}: {} sequences in {:.0} s ({:.1}/s), {} requests to {} ({:.0}/s)",
+                "{} against {}, seed {}{shard}: {} sequences in {:.0} s ({:.1}/s), {} requests to {} ({:.0}/s), {} to {} ({:.0}/s); {:.0} s of the sequences' time in fixed pauses",
                 self.target,
                 self.oracle,
                 self.seed,
@@ -252,7 +272,11 @@ impl FuzzReport {
                 self.sequences_per_sec,
                 self.requests,
                 self.target,
-                self.requests_per_sec
+                self.requests_per_sec,
+                self.oracle_requests,
+                self.oracle,
+                self.oracle_requests_per_sec,
+                self.paused_secs
             );
         }
         for (id, n) in &self.documented {

@@ -1,10 +1,12 @@
 //! Where a fuzzing run stopped, kept in the findings directory so that `kconform fuzz
 //! --resume` goes on from there instead of drawing the same inputs again: the seed and the
-//! number of the next input, one small file per fuzzer, rewritten (atomically) as the run
-//! goes, so that a crash or a kill loses at most the last batch.
+//! number of the next input, one small file per fuzzer (and shard: `.resume-sequences` for the
+//! whole stream, `.resume-sequences-2-of-8` for a shard), rewritten (atomically) as the run
+//! goes, so that a crash or a kill loses at most the inputs in flight.
 
 use std::path::Path;
 
+use super::shard::Shard;
 use super::FuzzError;
 
 /// A fuzzer's place in the stream its seed draws.
@@ -12,17 +14,26 @@ use super::FuzzError;
 pub struct Position {
     /// The run's seed.
     pub seed: u64,
-    /// The number of the next input to draw (sequences, or frames).
+    /// The number of the next input to draw (sequences, or frames), counted in the shard's
+    /// own inputs.
     pub next: u64,
 }
 
-fn file(dir: &Path, fuzzer: &str) -> std::path::PathBuf {
-    dir.join(format!(".resume-{fuzzer}"))
+/// The file of `fuzzer`'s place in `shard`.
+pub fn file_name(fuzzer: &str, shard: Shard) -> String {
+    match shard.whole() {
+        true => format!(".resume-{fuzzer}"),
+        false => format!(".resume-{fuzzer}-{}-of-{}", shard.index, shard.of),
+    }
 }
 
-/// The position `fuzzer` ("sequences", "frames") saved in `dir`, if one did.
-pub fn load(dir: &Path, fuzzer: &str) -> Result<Option<Position>, FuzzError> {
-    let path = file(dir, fuzzer);
+fn file(dir: &Path, fuzzer: &str, shard: Shard) -> std::path::PathBuf {
+    dir.join(file_name(fuzzer, shard))
+}
+
+/// The position `fuzzer` ("sequences", "frames") saved in `dir` for `shard`, if one did.
+pub fn load(dir: &Path, fuzzer: &str, shard: Shard) -> Result<Option<Position>, FuzzError> {
+    let path = file(dir, fuzzer, shard);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -41,11 +52,12 @@ pub fn load(dir: &Path, fuzzer: &str) -> Result<Option<Position>, FuzzError> {
     }
 }
 
-/// Saves `fuzzer`'s position in `dir` (written aside, then renamed over the old one).
-pub fn save(dir: &Path, fuzzer: &str, position: Position) -> Result<(), FuzzError> {
-    let path = file(dir, fuzzer);
+/// Saves `fuzzer`'s position in `shard` in `dir` (written aside, then renamed over the old
+/// one).
+pub fn save(dir: &Path, fuzzer: &str, shard: Shard, position: Position) -> Result<(), FuzzError> {
+    let path = file(dir, fuzzer, shard);
     let io = |e| FuzzError::Findings(path.display().to_string(), e);
-    let aside = dir.join(format!(".resume-{fuzzer}.new"));
+    let aside = dir.join(format!("{}.new", file_name(fuzzer, shard)));
     std::fs::write(
         &aside,
         format!("seed {}\nnext {}\n", position.seed, position.next),
@@ -61,15 +73,22 @@ mod tests {
     #[test]
     fn a_position_survives_a_save_and_a_bad_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load(dir.path(), "frames").unwrap(), None);
+        let whole = Shard::default();
+        assert_eq!(load(dir.path(), "frames", whole).unwrap(), None);
         let p = Position {
             seed: 42,
             next: 9000,
         };
-        save(dir.path(), "frames", p).unwrap();
-        assert_eq!(load(dir.path(), "frames").unwrap(), Some(p));
-        assert_eq!(load(dir.path(), "sequences").unwrap(), None);
+        save(dir.path(), "frames", whole, p).unwrap();
+        assert_eq!(load(dir.path(), "frames", whole).unwrap(), Some(p));
+        assert_eq!(load(dir.path(), "sequences", whole).unwrap(), None);
+        // A shard keeps its own place beside the whole stream's.
+        let second = Shard { index: 2, of: 3 };
+        assert_eq!(load(dir.path(), "frames", second).unwrap(), None);
+        save(dir.path(), "frames", second, Position { seed: 42, next: 7 }).unwrap();
+        assert_eq!(load(dir.path(), "frames", whole).unwrap(), Some(p));
+        assert_eq!(load(dir.path(), "frames", second).unwrap().unwrap().next, 7);
         std::fs::write(dir.path().join(".resume-sequences"), "seed x\n").unwrap();
-        assert!(load(dir.path(), "sequences").is_err());
+        assert!(load(dir.path(), "sequences", whole).is_err());
     }
 }

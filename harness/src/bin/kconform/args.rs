@@ -367,9 +367,35 @@ pub struct ClientsArgs {
     pub files: ReportFiles,
 }
 
+/// What `kconform fuzz` does instead of a run.
+#[derive(Debug, clap::Subcommand)]
+pub enum FuzzCommand {
+    /// Fold the findings directories of many runs (the shards of one seed, nights of
+    /// fuzzing) into one: each finding kept once (by its signature), each shard's place kept
+    /// (`--resume --shard K/N --findings INTO` goes on from there), the fragments and ledger
+    /// the findings replay with copied along.
+    Merge(MergeArgs),
+}
+
+/// The arguments of `kconform fuzz merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The directory the findings are merged into (created if need be; findings already
+    /// there count as found).
+    #[arg(long, value_name = "DIR")]
+    pub into: PathBuf,
+    /// The findings directories of the runs.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
 /// The arguments of `kconform fuzz`.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct FuzzArgs {
+    /// `kconform fuzz merge`, instead of a run.
+    #[command(subcommand)]
+    pub then: Option<FuzzCommand>,
     /// The target under test: ref, ref:N, external=HOST:PORT...
     #[arg(long, default_value = "ref")]
     pub target: String,
@@ -386,6 +412,15 @@ pub struct FuzzArgs {
     /// and the next sequence and frame), instead of drawing the same inputs again.
     #[arg(long)]
     pub resume: bool,
+    /// Draw only the K-th of every N inputs of the seed (sequences and frames), so that N
+    /// machines given the same --seed and K = 1..N together draw what one run would, none
+    /// twice; `kconform fuzz merge` folds their findings into one directory.
+    #[arg(long, value_name = "K/N", default_value = "1/1")]
+    pub shard: kconform::fuzz::shard::Shard,
+    /// Draw only the sequences numbered below N (a shard its share of them), then end: a
+    /// fixed set of inputs, whatever the brokers' speed (the duration still bounds the run).
+    #[arg(long, value_name = "N")]
+    pub sequences: Option<u64>,
     /// How long: 90s, 10m, 8h (or seconds).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub duration: Duration,

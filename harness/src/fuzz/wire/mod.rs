@@ -46,6 +46,9 @@ pub struct WireOptions {
     pub seed: u64,
     /// The first frame number (a resumed run goes on where the last one stopped).
     pub first_frame: u64,
+    /// Which share of the seed's frames this run draws (`--shard K/N`): frame `i` of the
+    /// shard is frame `i * N + K - 1` of the seed.
+    pub shard: crate::fuzz::shard::Shard,
     /// Where findings are written.
     pub findings: PathBuf,
     /// How long a frame may go unanswered.
@@ -456,7 +459,7 @@ pub async fn run(
     let worker = || async {
         let mut conn: Option<Connection> = None;
         while !over() {
-            let n = next.fetch_add(1, Ordering::SeqCst);
+            let n = options.shard.global(next.fetch_add(1, Ordering::SeqCst));
             let (frame, mutations) = frame(options.seed, n, &served);
             let happened = exchange(&mut conn, target.addr, &frame, options.deadline).await;
             let mut judged = judge(&frame, &happened, &raw_served);
@@ -520,6 +523,7 @@ pub async fn run(
                 super::resume::save(
                     &options.findings,
                     "frames",
+                    options.shard,
                     super::resume::Position {
                         seed: options.seed,
                         next: done.max(options.first_frame),
@@ -546,6 +550,7 @@ pub async fn run(
     super::resume::save(
         &options.findings,
         "frames",
+        options.shard,
         super::resume::Position {
             seed: options.seed,
             next: s.summary.next_frame,

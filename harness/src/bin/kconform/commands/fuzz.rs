@@ -10,16 +10,27 @@ use std::time::Duration;
 use kconform::fuzz::campaign::{self, Campaign, Mode};
 use kconform::fuzz::FuzzOptions;
 
-use crate::args::FuzzArgs;
+use crate::args::{FuzzArgs, FuzzCommand};
 use crate::progress::{self, Bars};
 
 /// Runs `kconform fuzz`: exit 1 when it wrote new findings.
 pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
+    if let Some(FuzzCommand::Merge(m)) = &a.then {
+        let merged = kconform::fuzz::merge::merge(&m.into, &m.dirs)?;
+        out!("{}", merged.summary(&m.into));
+        return Ok(ExitCode::SUCCESS);
+    }
     let mode: Mode = a.mode.into();
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
     campaign::check_oracle(mode, oracle.is_some())?;
-    let start = campaign::start(&a.findings, a.resume, a.seed)?;
-    eprintln!("kconform: fuzzing with --seed {}", start.seed);
+    let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
+    match a.shard.whole() {
+        true => eprintln!("kconform: fuzzing with --seed {}", start.seed),
+        false => eprintln!(
+            "kconform: fuzzing with --seed {} --shard {}",
+            start.seed, a.shard
+        ),
+    }
     let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
     let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
     let deadline = Duration::from_millis(a.deadline_ms);
@@ -33,6 +44,8 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         jobs: a.jobs as usize,
         stop_after_findings: a.stop_after_findings,
         first_sequence: start.first_sequence,
+        shard: a.shard,
+        sequences: a.sequences,
     };
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
