@@ -113,9 +113,7 @@ pub fn merge(into: &Path, from: &[PathBuf]) -> Result<Merged, FuzzError> {
         }
     }
     for (name, place) in &places {
-        let path = into.join(name);
-        std::fs::write(&path, format!("seed {}\nnext {}\n", place.seed, place.next))
-            .map_err(|e| io(&path, e))?;
+        resume::write(&into.join(name), *place)?;
     }
     merged.places = places.len();
     Ok(merged)
@@ -147,17 +145,8 @@ fn keep_place(
     places: &mut BTreeMap<String, resume::Position>,
 ) -> Result<(), FuzzError> {
     let path = dir.join(name);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| FuzzError::Findings(path.display().to_string(), e))?;
-    let field = |f: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(f)?.trim().parse::<u64>().ok())
-    };
-    let (Some(seed), Some(next)) = (field("seed "), field("next ")) else {
-        return Err(FuzzError::Source(format!(
-            "{}: not a resume file",
-            path.display()
-        )));
+    let Some(resume::Position { seed, next }) = resume::read(&path)? else {
+        return Ok(());
     };
     match places.get_mut(name) {
         Some(kept) if kept.seed != seed => Err(FuzzError::Source(format!(

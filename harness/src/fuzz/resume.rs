@@ -20,7 +20,7 @@ pub struct Position {
 }
 
 /// The file of `fuzzer`'s place in `shard`.
-pub fn file_name(fuzzer: &str, shard: Shard) -> String {
+fn file_name(fuzzer: &str, shard: Shard) -> String {
     match shard.whole() {
         true => format!(".resume-{fuzzer}"),
         false => format!(".resume-{fuzzer}-{}-of-{}", shard.index, shard.of),
@@ -33,8 +33,12 @@ fn file(dir: &Path, fuzzer: &str, shard: Shard) -> std::path::PathBuf {
 
 /// The position `fuzzer` ("sequences", "frames") saved in `dir` for `shard`, if one did.
 pub fn load(dir: &Path, fuzzer: &str, shard: Shard) -> Result<Option<Position>, FuzzError> {
-    let path = file(dir, fuzzer, shard);
-    let text = match std::fs::read_to_string(&path) {
+    read(&file(dir, fuzzer, shard))
+}
+
+/// The position a resume file at `path` holds; none where there is no file.
+pub fn read(path: &Path) -> Result<Option<Position>, FuzzError> {
+    let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(FuzzError::Findings(path.display().to_string(), e)),
@@ -52,18 +56,23 @@ pub fn load(dir: &Path, fuzzer: &str, shard: Shard) -> Result<Option<Position>, 
     }
 }
 
-/// Saves `fuzzer`'s position in `shard` in `dir` (written aside, then renamed over the old
-/// one).
+/// Saves `fuzzer`'s position in `shard` in `dir`.
 pub fn save(dir: &Path, fuzzer: &str, shard: Shard, position: Position) -> Result<(), FuzzError> {
-    let path = file(dir, fuzzer, shard);
+    write(&file(dir, fuzzer, shard), position)
+}
+
+/// Writes a resume file at `path` (aside, then renamed over the old one, so that a crash
+/// leaves the old place or the new one).
+pub fn write(path: &Path, position: Position) -> Result<(), FuzzError> {
     let io = |e| FuzzError::Findings(path.display().to_string(), e);
-    let aside = dir.join(format!("{}.new", file_name(fuzzer, shard)));
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".new");
     std::fs::write(
         &aside,
         format!("seed {}\nnext {}\n", position.seed, position.next),
     )
     .map_err(io)?;
-    std::fs::rename(&aside, &path).map_err(io)
+    std::fs::rename(&aside, path).map_err(io)
 }
 
 #[cfg(test)]
