@@ -115,6 +115,11 @@ async fn every_planted_bug_is_found_and_shrunk() {
             "{bug:?}: shrunk to {} actions",
             finding.actions
         );
+        // The directory holds what `kconform run --scenarios DIR` reads beside the finding.
+        let replay_from = kconform::data::Source::Dir(dir.path().to_owned());
+        kconform::compare::ledger::Ledger::read(&replay_from).expect("the ledger is there");
+        kconform::compare::causes::FieldClasses::read(&replay_from)
+            .expect("the field classes are there");
         let file = std::fs::read_to_string(dir.path().join(&finding.file)).unwrap();
         assert!(
             file.contains("# replay: kconform run --scenarios"),

@@ -122,7 +122,10 @@ pub fn merge(into: &Path, from: &[PathBuf]) -> Result<Merged, FuzzError> {
 /// The fragments and ledger `dir`'s findings replay with, where `into` has none yet.
 fn copy_replay_files(dir: &Path, into: &Path) -> Result<(), FuzzError> {
     let io = |path: &Path, e| FuzzError::Findings(path.display().to_string(), e);
-    let mut wanted = vec![PathBuf::from("deviations.toml")];
+    let mut wanted = vec![
+        PathBuf::from("deviations.toml"),
+        PathBuf::from(crate::compare::causes::FIELD_CLASSES),
+    ];
     if let Ok(entries) = std::fs::read_dir(dir.join("fragments")) {
         for e in entries.flatten() {
             wanted.push(Path::new("fragments").join(e.file_name()));

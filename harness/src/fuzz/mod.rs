@@ -363,8 +363,8 @@ fn known_signatures(dir: &Path) -> BTreeSet<String> {
     out
 }
 
-/// Makes `dir` a scenario directory the findings replay from: the fragments of the preamble
-/// and the ledger, copied from `scenarios`.
+/// Makes `dir` a scenario directory the findings replay from: the fragments of the preamble,
+/// the ledger and the field classes, copied from `scenarios`.
 fn prepare(dir: &Path, scenarios: &Source) -> Result<PathBuf, FuzzError> {
     let io = |e| FuzzError::Findings(dir.display().to_string(), e);
     let work = dir.join(".work");
@@ -374,7 +374,10 @@ fn prepare(dir: &Path, scenarios: &Source) -> Result<PathBuf, FuzzError> {
         .iter()
         .map(|f| format!("fragments/{f}.toml"))
         .collect();
+    // What `kconform run --scenarios DIR` reads beside the scenarios: the ledger and the
+    // classes of fields its report groups by.
     files.push("deviations.toml".into());
+    files.push(crate::compare::causes::FIELD_CLASSES.into());
     for f in files {
         let text = scenarios
             .read(&f)
