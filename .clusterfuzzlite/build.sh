@@ -3,7 +3,8 @@
 # sanitizer flags): every cargo-fuzz target of fuzz/, copied to $OUT with its seed corpus
 # zipped beside it (<target>_seed_corpus.zip, as ClusterFuzzLite looks for).
 #
-# Outside the image (to check the script): OUT=/tmp/cflite-out SRC=$PWD/.. .clusterfuzzlite/build.sh
+# Outside the image (to check the script), SRC being a directory that holds this checkout as
+# kconform/: OUT=/tmp/cflite-out SRC=/path/to/parent bash .clusterfuzzlite/build.sh
 cd "$SRC/kconform/fuzz"
 targets=$(cargo fuzz list)
 # --release with debug assertions, as OSS-Fuzz builds Rust; the image's nightly needs no
