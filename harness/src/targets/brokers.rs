@@ -27,17 +27,9 @@ pub async fn of(
         let host = broker.host.to_string();
         let port = u16::try_from(broker.port)
             .map_err(|_| format!("broker {} lists port {}", broker.node_id.0, broker.port))?;
-        let addr = tokio::time::timeout(deadline, tokio::net::lookup_host((host.as_str(), port)))
+        let addr = resolve(&host, port, deadline)
             .await
-            .map_err(|_| format!("resolving {host} took longer than {deadline:?}"))?
-            .map_err(|e| format!("broker {} at {host}:{port}: {e}", broker.node_id.0))?
-            .next()
-            .ok_or_else(|| {
-                format!(
-                    "broker {} at {host}:{port} resolves to nothing",
-                    broker.node_id.0
-                )
-            })?;
+            .map_err(|e| format!("broker {}: {e}", broker.node_id.0))?;
         nodes.insert(broker.node_id.0, addr);
     }
     Ok(nodes)
@@ -128,6 +120,34 @@ pub async fn node_id_at(
         .ok_or_else(|| "Metadata lists no broker".to_owned())
 }
 
+/// A connection to the broker at `addr`, logged in as the super user where it is `secured`.
+pub(crate) async fn connect(
+    addr: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+) -> Result<Connection, String> {
+    match secured {
+        true => crate::wire::sasl::super_user(addr, deadline).await,
+        false => Connection::connect(addr, deadline)
+            .await
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// The address of a broker a Metadata or FindCoordinator answer names, within `deadline`.
+pub(crate) async fn resolve(
+    host: &str,
+    port: u16,
+    deadline: Duration,
+) -> Result<SocketAddr, String> {
+    tokio::time::timeout(deadline, tokio::net::lookup_host((host, port)))
+        .await
+        .map_err(|_| format!("resolving {host} took longer than {deadline:?}"))?
+        .map_err(|e| format!("{host}:{port}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{host}:{port} resolves to nothing"))
+}
+
 /// The Metadata answer of the broker at `bootstrap` for `topics`, within `deadline`.
 async fn metadata(
     bootstrap: SocketAddr,
@@ -135,12 +155,9 @@ async fn metadata(
     secured: bool,
     topics: Option<Vec<kafka_protocol::messages::metadata_request::MetadataRequestTopic>>,
 ) -> Result<kafka_protocol::messages::MetadataResponse, String> {
-    let mut conn = match secured {
-        true => crate::wire::sasl::super_user(bootstrap, deadline).await?,
-        false => Connection::connect(bootstrap, deadline)
-            .await
-            .map_err(|e| format!("Metadata: {e}"))?,
-    };
+    let mut conn = connect(bootstrap, deadline, secured)
+        .await
+        .map_err(|e| format!("Metadata: {e}"))?;
     let request = RequestKind::Metadata(MetadataRequest::default().with_topics(topics));
     let answer = conn
         .send(ApiKey::Metadata, VERSION, &request)

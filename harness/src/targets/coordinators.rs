@@ -111,12 +111,7 @@ struct Brokers {
 impl Brokers {
     async fn at(&mut self, addr: SocketAddr) -> Result<&mut Connection, String> {
         if !self.open.contains_key(&addr) {
-            let conn = match self.secured {
-                true => crate::wire::sasl::super_user(addr, PAUSE * 50).await?,
-                false => Connection::connect(addr, PAUSE * 50)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            };
+            let conn = super::brokers::connect(addr, PAUSE * 50, self.secured).await?;
             self.open.insert(addr, conn);
         }
         Ok(self.open.get_mut(&addr).expect("inserted above"))
@@ -251,7 +246,9 @@ impl Running {
                             .and_then(serde_json::Value::as_str)
                             .unwrap_or_default();
                         let port = code_at(&answer, "port") as u16;
-                        return resolve(host, port).await;
+                        return super::brokers::resolve(host, port, PAUSE * 50)
+                            .await
+                            .map_err(|e| format!("the coordinator at {e}"));
                     }
                     code => format!("FindCoordinator answered {}", error_codes::label(code)),
                 },
@@ -263,16 +260,6 @@ impl Running {
             tokio::time::sleep(PAUSE).await;
         }
     }
-}
-
-/// The address of a coordinator FindCoordinator named.
-async fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
-    tokio::time::timeout(PAUSE * 50, tokio::net::lookup_host((host, port)))
-        .await
-        .map_err(|_| format!("resolving {host} took too long"))?
-        .map_err(|e| format!("the coordinator at {host}:{port}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("the coordinator at {host}:{port} resolves to nothing"))
 }
 
 #[cfg(test)]
