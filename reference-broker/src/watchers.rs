@@ -76,6 +76,11 @@ fn apply_one(
         for &p in &t.partitions {
             match state.led_partition(&t.topic, p) {
                 Ok(log) => {
+                    // No producer-epoch check here, unlike the coordinator's own partitions:
+                    // the transaction completed when this file landed (kaas's peer markers are
+                    // asynchronous), and a rejoin's fence may reach this broker first; refusing
+                    // the marker then would leave a committed transaction unmarked
+                    // (cluster-zombie-fenced-on-peer-partitions).
                     let batch = batch::control_batch(
                         marker.producer_id,
                         marker.producer_epoch,

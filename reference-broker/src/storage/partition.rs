@@ -727,6 +727,13 @@ impl PartitionLog {
         self.producers.get(&producer_id)
     }
 
+    /// Whether a transaction marker of `producer_id` at `epoch` is refused here, as Apache's log
+    /// refuses it (INVALID_PRODUCER_EPOCH): the partition has seen a newer epoch of the
+    /// producer (a fence, or a batch that carried one).
+    pub fn refuses_marker(&self, producer_id: i64, epoch: i16) -> bool {
+        self.producer(producer_id).is_some_and(|s| epoch < s.epoch)
+    }
+
     /// Fences `producer_id` below `epoch`: later batches with an older epoch are refused and
     /// the duplicate window is cleared.
     pub fn fence_producer(&mut self, producer_id: i64, epoch: i16) {

@@ -116,6 +116,7 @@ impl TxnCoordinator {
                             transaction_timeout_ms: timeout_ms,
                             state: TxnState::Empty,
                             groups: Vec::new(),
+                            markers_refused: false,
                         });
                         (Ok((pid, 0)), true)
                     }
@@ -310,6 +311,11 @@ impl TxnCoordinator {
                     e.state = prepare;
                     (Ok(Some(e.clone())), true)
                 }
+                // A partition refused a marker: Apache's coordinator has given up on the
+                // transaction, and answers as for any whose markers are in flight.
+                s if s == prepare && e.markers_refused => {
+                    (Err(ErrorCode(errors::CONCURRENT_TRANSACTIONS)), false)
+                }
                 // A retry of a prepare whose dispatch failed: finish it.
                 s if s == prepare => (Ok(Some(e.clone())), false),
                 // A retry of a completed EndTxn: nothing more to write.
@@ -322,8 +328,10 @@ impl TxnCoordinator {
             Ok(Err(code)) => code,
             Ok(Ok(None)) => ErrorCode(errors::NONE),
             Ok(Ok(Some(entry))) => {
+                // Apache answers once the transaction is prepared, whatever its markers meet;
+                // so does a dispatch that a partition refused.
                 match self.dispatch_and_complete(host, transactional_id, &entry) {
-                    Ok(()) => ErrorCode(errors::NONE),
+                    Ok(_) => ErrorCode(errors::NONE),
                     Err(e) => {
                         tracing::warn!(transactional_id, error = %e, "marker dispatch failed; entry left prepared");
                         ErrorCode(errors::COORDINATOR_NOT_AVAILABLE)
@@ -333,14 +341,18 @@ impl TxnCoordinator {
         }
     }
 
-    /// Writes the markers a prepared entry owes, then completes it (lock held by the caller).
+    /// Writes the markers a prepared entry owes, then completes it (lock held by the caller);
+    /// `Ok(false)` when a partition refused its marker ([`TxnEntry::markers_refused`]): the
+    /// others are written, the groups' offsets settled (their markers are not refused), and
+    /// the entry stays prepared for good, as Apache's coordinator leaves it.
     fn dispatch_and_complete(
         &self,
         host: &dyn Host,
         transactional_id: &str,
         entry: &TxnEntry,
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
         let commit = entry.state == TxnState::PrepareCommit;
+        let mut refused = false;
         // Self-led partitions first, appended directly; then one queue file per peer that
         // leads others (kaas's order: a crash mid-dispatch never loses the local markers).
         let mut queues: BTreeMap<i32, Vec<QueuedTopic>> = BTreeMap::new();
@@ -348,9 +360,18 @@ impl TxnCoordinator {
             for &p in &tp.partitions {
                 match host.marker_target(&tp.topic, p) {
                     MarkerTarget::Local(log) => {
+                        let mut log = log.lock();
+                        // Apache's log refuses a marker older than the producer's epoch there
+                        // (a batch may have carried a newer one), and its coordinator gives up
+                        // on the transaction.
+                        if log.refuses_marker(entry.pid, entry.epoch) {
+                            tracing::warn!(transactional_id, topic = %tp.topic, partition = p, "marker refused: the partition has seen a newer producer epoch; the transaction stays prepared");
+                            refused = true;
+                            continue;
+                        }
                         let marker =
                             batch::control_batch(entry.pid, entry.epoch, commit, 0, now_ms());
-                        log.lock().append_control(marker)?;
+                        log.append_control(marker)?;
                     }
                     MarkerTarget::Peer(to) => {
                         let topics = queues.entry(to).or_default();
@@ -390,6 +411,18 @@ impl TxnCoordinator {
         }
         let groups = entry.groups.clone();
         let pid = entry.pid;
+        if refused {
+            self.slots.update(transactional_id, |e| match e {
+                Some(e) if e.pid == pid && e.state == entry.state => {
+                    e.markers_refused = true;
+                    e.groups.clear();
+                    ((), true)
+                }
+                _ => ((), false),
+            })?;
+            self.offset_hook(host, &groups, pid, commit);
+            return Ok(false);
+        }
         self.slots.update(transactional_id, |e| match e {
             Some(e) if e.pid == pid && e.state == entry.state => {
                 e.state = match commit {
@@ -404,7 +437,7 @@ impl TxnCoordinator {
             _ => ((), false),
         })?;
         self.offset_hook(host, &groups, pid, commit);
-        Ok(())
+        Ok(true)
     }
 
     /// Commit makes staged offsets visible; abort drops them (one step under the offsets lock).
@@ -512,7 +545,9 @@ impl TxnCoordinator {
         }
         let entries = self.slots.all().unwrap_or_default();
         for (id, e) in entries.into_iter().filter(|(id, _)| host.coordinates(id)) {
-            let prepared = matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort);
+            // One whose markers a partition refused is left prepared, as Apache leaves it.
+            let prepared = matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort)
+                && !e.markers_refused;
             // A transaction with groups and no partition (offsets only) owes no marker, but
             // completes all the same: its staged offsets are discarded and its id is free
             // again (without this its InitProducerId answered 51 for ever; found by kconform

@@ -85,6 +85,17 @@ pub struct TxnEntry {
     /// Consumer groups whose offsets the transaction commits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
+    /// A partition refused one of the transaction's markers (it has seen a newer epoch of the
+    /// producer): the coordinator gives up on the transaction as Apache's does, leaving it
+    /// prepared, never completed (every later EndTxn and InitProducerId of the id answer
+    /// CONCURRENT_TRANSACTIONS, and the partition's last stable offset stays where the
+    /// transaction began).
+    #[serde(rename = "markersRefused", default, skip_serializing_if = "is_false")]
+    pub markers_refused: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero_i64(v: &i64) -> bool {
@@ -247,6 +258,7 @@ mod tests {
                     pid: 7,
                     epoch: 0,
                     partitions: vec![],
+                    markers_refused: false,
                     ongoing_since_ms: 0,
                     transaction_timeout_ms: 100,
                     state: TxnState::Empty,

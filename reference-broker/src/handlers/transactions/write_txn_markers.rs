@@ -43,7 +43,7 @@ pub(super) fn handle(ctx: &Ctx, req: &WriteTxnMarkersRequest) -> WriteTxnMarkers
                             // older coordinator epoch (scenarios write-txn-markers-stale-epoch
                             // and write-txn-markers-coordinator-epoch-fenced).
                             let known = log.producer(m.producer_id);
-                            if known.is_some_and(|s| m.producer_epoch < s.epoch) {
+                            if log.refuses_marker(m.producer_id, m.producer_epoch) {
                                 errors::INVALID_PRODUCER_EPOCH
                             } else if known
                                 .is_some_and(|s| m.coordinator_epoch < s.coordinator_epoch)
