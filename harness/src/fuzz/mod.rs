@@ -11,6 +11,7 @@
 pub mod campaign;
 pub mod merge;
 pub mod model;
+pub mod pool;
 pub mod report;
 pub mod resume;
 pub mod shard;
@@ -92,6 +93,14 @@ pub struct Stats {
     /// Milliseconds the sequences spent in fixed pauses (on the target; the oracle's are the
     /// same steps).
     pub paused_ms: u64,
+    /// Milliseconds the sequences took on the target under test, summed over sequences.
+    pub target_ms: u64,
+    /// Milliseconds the sequences took on the oracle, summed over sequences.
+    pub oracle_ms: u64,
+    /// Topics the sequences ran on, created on both brokers ([`pool`]).
+    pub topics_created: u64,
+    /// Topics retired because a sequence left them unfit for the next.
+    pub topics_retired: u64,
     /// Distinct findings.
     pub findings: usize,
     /// Seconds since the start.
@@ -99,6 +108,16 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Adds what one run of a sequence showed.
+    fn count(&mut self, shown: &Shown) {
+        self.sequences += 1;
+        self.requests += shown.requests;
+        self.oracle_requests += shown.oracle_requests;
+        self.paused_ms += shown.paused_ms;
+        self.target_ms += shown.took_ms.0;
+        self.oracle_ms += shown.took_ms.1;
+    }
+
     /// The counters as a progress line: "120 sequences (6.4/s), 1440 requests (72/s), 0
     /// findings".
     pub fn line(&self) -> String {
@@ -156,6 +175,8 @@ struct Shown {
     oracle_requests: u64,
     /// Milliseconds spent in fixed pauses on the target.
     paused_ms: u64,
+    /// Milliseconds the sequence took on the target under test, and on the oracle.
+    took_ms: (u64, u64),
 }
 
 /// The findings of one run on targets of `brokers` brokers: undocumented rows up to the first
@@ -163,7 +184,12 @@ struct Shown {
 /// the values it shows on targets of that size ([`Ledger::documents_on`]).
 fn judge(ledger: &Ledger, brokers: usize, left: &Transcript, right: &Transcript) -> Shown {
     let order = |step: &str| left.steps.iter().position(|s| s.step == step);
-    let rows = diff::diff(left, right);
+    // The clean-up after the read-back readies the topic for the next sequence; it is not
+    // judged.
+    let rows: Vec<DiffRow> = diff::diff(left, right)
+        .into_iter()
+        .filter(|r| !r.step.starts_with(model::CLEANUP))
+        .collect();
     let mut classified: Vec<(Option<usize>, &DiffRow, Option<String>)> = rows
         .iter()
         .map(|r| (order(&r.step), r, ledger.documents_on(r, brokers)))
@@ -233,28 +259,46 @@ struct Fuzzer<'a> {
 }
 
 impl Fuzzer<'_> {
-    /// Runs `actions` on both targets: what they showed, and the transcripts.
+    /// Runs `actions` on both targets: what they showed, and the transcripts. On the topic of
+    /// `slot` in `pool`, when given (a drawn sequence); else on topics of its own, as its
+    /// finding file will replay (a finding confirmed and shrunk).
     async fn check(
         &self,
         actions: &[Action],
         seed: u64,
         slot: usize,
+        pool: Option<&pool::TopicPool>,
     ) -> Result<(Shown, Transcript, Transcript), FuzzError> {
         let text = model::scenario(actions, "");
-        let file = format!("sequence-{slot}.toml");
+        let name = match pool {
+            Some(pool) => pool.scenario_name(slot),
+            None => format!("sequence-{slot}"),
+        };
+        let file = format!("{name}.toml");
         std::fs::write(self.work.join(&file), &text)
             .map_err(|e| FuzzError::Findings(self.work.display().to_string(), e))?;
         let scenario = Scenario::read(&Source::Dir(self.work.clone()), &file)
-            .map_err(|e| FuzzError::Generator(e.to_string(), seed))?;
-        let (left, right) = tokio::join!(
-            run::run(&scenario, self.target, self.deadline),
-            run::run(&scenario, self.oracle, self.deadline)
-        );
-        Ok((
-            judge(self.ledger, self.target.brokers, &left, &right),
-            left,
-            right,
-        ))
+            .map_err(|e| FuzzError::Generator(e.to_string(), seed));
+        // Read once; a slot's next generation writes a file of another name.
+        let _ = std::fs::remove_file(self.work.join(&file));
+        let scenario = scenario?;
+        let ((left, left_ms), (right, right_ms)) = match pool {
+            Some(pool) => {
+                pool.provide(&scenario, self.target, self.oracle, self.deadline)
+                    .await?;
+                tokio::join!(
+                    timed(run::run_provisioned(&scenario, self.target, self.deadline)),
+                    timed(run::run_provisioned(&scenario, self.oracle, self.deadline))
+                )
+            }
+            None => tokio::join!(
+                timed(run::run(&scenario, self.target, self.deadline)),
+                timed(run::run(&scenario, self.oracle, self.deadline))
+            ),
+        };
+        let mut shown = judge(self.ledger, self.target.brokers, &left, &right);
+        shown.took_ms = (left_ms, right_ms);
+        Ok((shown, left, right))
     }
 
     /// Runs a new finding's sequence again (a difference of timing alone is no finding),
@@ -270,19 +314,17 @@ impl Fuzzer<'_> {
         actions: Vec<Action>,
         sig: &str,
     ) -> Result<Option<report::Finding>, FuzzError> {
-        let (again, _, _) = self.check(&actions, seed, 0).await?;
-        stats.sequences += 1;
-        stats.requests += again.requests;
-        stats.oracle_requests += again.oracle_requests;
-        stats.paused_ms += again.paused_ms;
+        let (again, _, _) = self.check(&actions, seed, 0, None).await?;
+        stats.count(&again);
         if !again.findings.iter().any(|f| f == sig) {
+            tracing::debug!(seed, signature = sig, "a second run did not show it");
             report.flaky += 1;
             return Ok(None);
         }
         let shrunk = self
             .shrink(actions.clone(), sig, seed, options.shrink_runs)
             .await?;
-        let (last, left, right) = self.check(&shrunk, seed, 0).await?;
+        let (last, left, right) = self.check(&shrunk, seed, 0, None).await?;
         report
             .write_finding(
                 &options.findings,
@@ -321,7 +363,7 @@ impl Fuzzer<'_> {
                 runs += 1;
                 // A candidate that no longer loads (an action needing the init removed) is no
                 // smaller finding.
-                match self.check(&candidate, seed, 0).await {
+                match self.check(&candidate, seed, 0, None).await {
                     Ok((shown, _, _)) if shown.findings.iter().any(|s| s == signature) => {
                         actions = candidate;
                         changed = true;
@@ -335,6 +377,13 @@ impl Fuzzer<'_> {
             }
         }
     }
+}
+
+/// What `run` gives, and how many milliseconds it took.
+async fn timed<F: std::future::Future>(run: F) -> (F::Output, u64) {
+    let began = Instant::now();
+    let out = run.await;
+    (out, began.elapsed().as_millis() as u64)
 }
 
 /// FNV-1a of a finding's signature, which names its files: the same name on every
@@ -423,6 +472,8 @@ pub async fn run(
     // sequence that sleeps past a transaction's timeout holds up no other. Each is drawn from a
     // seed of its own (the one a finding names, so that it can be drawn again), and runs as
     // `sequence-<slot>` with a slot no other in flight holds.
+    // Slot 0 is the confirming and shrinking's, on topics of their own.
+    let pool = pool::TopicPool::new(jobs + 1);
     let mut in_flight = futures::stream::FuturesUnordered::new();
     let mut free_slots: Vec<usize> = (0..jobs).rev().collect();
     let mut running: BTreeSet<u64> = BTreeSet::new();
@@ -444,8 +495,9 @@ pub async fn run(
             drawn += 1;
             running.insert(number);
             let fuzzer = &fuzzer;
+            let pool = &pool;
             in_flight.push(async move {
-                let ran = fuzzer.check(&actions, seed, slot + 1).await;
+                let ran = fuzzer.check(&actions, seed, slot + 1, Some(pool)).await;
                 (number, slot, seed, actions, ran)
             });
         }
@@ -477,11 +529,14 @@ pub async fn run(
         };
         free_slots.push(slot);
         running.remove(&number);
-        let (shown, _, _) = ran?;
-        stats.sequences += 1;
-        stats.requests += shown.requests;
-        stats.oracle_requests += shown.oracle_requests;
-        stats.paused_ms += shown.paused_ms;
+        let (shown, left, right) = ran?;
+        stats.count(&shown);
+        // A finding's topic, or one a broker left unquiet, carries nothing to the next.
+        if !shown.findings.is_empty() || !pool::fit_for_reuse(&left, &right) {
+            pool.retire(slot + 1);
+        }
+        stats.topics_created = pool.created() as u64;
+        stats.topics_retired = pool.retired();
         report.count_documented(&shown.documented);
         // A new finding is confirmed and shrunk once the sequences in flight have ended (so
         // that none waits on the brokers mid-way meanwhile), each signature once.

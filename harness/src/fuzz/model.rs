@@ -548,9 +548,6 @@ fn epoch_text(epoch: Epoch) -> &'static str {
     }
 }
 
-/// How long the action after an EndTxn waits for Apache's markers to land.
-pub const SETTLE_MS: u64 = 200;
-
 /// The set-up every sequence begins with (fragments of the scenarios, copied beside each
 /// finding): the coordinators found, the topic created with two partitions and served.
 pub const PREAMBLE: &[&str] = &["coordinator", "group-coordinator", "topic"];
@@ -572,15 +569,8 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
     }
     let mut first_init = true;
     for (i, a) in actions.iter().enumerate() {
-        // Apache answers EndTxn before its markers are written (they land within
-        // milliseconds); what follows waits for them, so that what is compared is the state,
-        // not the race (a Produce that arrives first joins the ending transaction). Then the
-        // group's offsets are read: what the end of a transaction stored.
+        // The group's offsets as the transaction's end left them (its markers landed, below).
         if i > 0 && matches!(actions[i - 1], Action::EndTxn { .. }) {
-            let _ = writeln!(
-                out,
-                "[[step]]\nname = \"a{i}-settle\"\nsleep_ms = {SETTLE_MS}\n"
-            );
             read_offsets(&mut out, &format!("a{i}-stored"), false);
         }
         let (name, api, version, request, capture) = match a {
@@ -746,15 +736,20 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
             out,
             "request = {request}\n{capture}retry_retriable = true\nwithin_ms = 5000\n\n"
         );
-    }
-    if actions
-        .last()
-        .is_some_and(|a| matches!(a, Action::EndTxn { .. }))
-    {
-        let _ = writeln!(
-            out,
-            "[[step]]\nname = \"end-settle\"\nsleep_ms = {SETTLE_MS}\n"
-        );
+        // Apache answers EndTxn before its markers are written (they land within
+        // milliseconds), so what follows waits for them: what is compared is the state, not
+        // the race (a Produce that arrives first joins the ending transaction). The same
+        // EndTxn again answers CONCURRENT_TRANSACTIONS until the markers are in every log (the
+        // coordinator completes the transaction only then), and then what an EndTxn retried
+        // after its transaction ended gets: a comparison of its own, where a fixed pause
+        // would only have hoped.
+        if matches!(a, Action::EndTxn { .. }) {
+            let _ = write!(
+                out,
+                "[[step]]\nname = \"a{i}-settled\"\napi = \"{api}\"\nversion = {}\nrequest = {request}\nretry_retriable = true\nwithin_ms = 5000\n\n",
+                version.unwrap_or_default()
+            );
+        }
     }
     read_back(&mut out);
     out
@@ -765,15 +760,17 @@ pub fn scenario(actions: &[Action], header: &str) -> String {
 /// group's offsets (require_stable off and on), each partition's high watermark and last
 /// stable offset, its records read committed and uncommitted, and a rejoin of the
 /// transactional id (which aborts a transaction left open, once the answers before it have
-/// shown that it was).
+/// shown that it was); then the unjudged clean-up ([`clean_up`]).
 fn read_back(out: &mut String) {
     read_offsets(out, "readback-offsets", false);
     read_offsets(out, "readback-offsets-stable", true);
     for partition in 0..2 {
         for (level, name) in [(0, "high-watermark"), (1, "last-stable-offset")] {
-            let _ = writeln!(
+            list_offsets(
                 out,
-                "[[step]]\nname = \"readback-{name}-{partition}\"\napi = \"ListOffsets\"\nrequest = {{ topic = \"${{topic}}\", partition = {partition}, timestamp = -1, isolation_level = {level} }}\n"
+                &format!("readback-{name}-{partition}"),
+                partition,
+                level,
             );
         }
         for isolation in ["read_committed", "read_uncommitted"] {
@@ -785,7 +782,44 @@ fn read_back(out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "[[step]]\nname = \"readback-rejoin\"\napi = \"InitProducerId\"\nrequest = {{ transactional_id = \"${{txn}}\", transaction_timeout_ms = 60000 }}\nretry_retriable = true\nwithin_ms = 5000\n"
+        "[[step]]\nname = \"readback-rejoin\"\napi = \"InitProducerId\"\nrequest = {{ transactional_id = \"${{txn}}\", transaction_timeout_ms = 60000 }}\ncapture = {{ rejoined_pid = \"producer_id\", rejoined_epoch = \"producer_epoch\" }}\nretry_retriable = true\nwithin_ms = 5000\n"
+    );
+    clean_up(out);
+}
+
+/// The prefix of the steps that clear the topic for the next sequence: sent to both brokers
+/// and recorded, but not judged ([`super::judge`]).
+pub const CLEANUP: &str = "cleanup-";
+
+/// After the read-back, the topic made fit for the next sequence ([`super::pool`]): the
+/// rejoined producer aborts whatever is still open (Apache's rejoin has aborted it already;
+/// a broker that leaves it open for its reaper, as kaas documents, would write its markers
+/// during a later sequence), and each partition's ends are read: whether anything still
+/// holds its last stable offset back (a transaction whose marker a broker refused). Not
+/// judged: what the abort gets depends on what the rejoin did, which the read-back judged.
+fn clean_up(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "[[step]]\nname = \"{CLEANUP}abort\"\napi = \"EndTxn\"\nrequest = {{ transactional_id = \"${{txn}}\", producer_id = \"${{rejoined_pid}}\", producer_epoch = \"${{rejoined_epoch}}\", committed = false }}\nretry_retriable = true\nwithin_ms = 5000\n"
+    );
+    for partition in 0..2 {
+        for (level, name) in [(0, "high-watermark"), (1, "last-stable-offset")] {
+            list_offsets(
+                out,
+                &format!("{CLEANUP}{name}-{partition}"),
+                partition,
+                level,
+            );
+        }
+    }
+}
+
+/// A ListOffsets (latest) of `partition` as step `name`, read uncommitted (`level` 0) or
+/// committed (1).
+fn list_offsets(out: &mut String, name: &str, partition: i32, level: u8) {
+    let _ = writeln!(
+        out,
+        "[[step]]\nname = \"{name}\"\napi = \"ListOffsets\"\nrequest = {{ topic = \"${{topic}}\", partition = {partition}, timestamp = -1, isolation_level = {level} }}\n"
     );
 }
 

@@ -68,6 +68,17 @@ pub struct FuzzReport {
     /// Seconds the sequences spent in fixed pauses, summed over sequences: where the time
     /// goes that the brokers do not take.
     pub paused_secs: f64,
+    /// Seconds the sequences took on the target under test, summed over sequences (they
+    /// overlap, `--jobs` at a time): with `oracle_secs` and `paused_secs`, where a sequence's
+    /// time goes.
+    pub target_secs: f64,
+    /// Seconds the sequences took on the oracle, summed over sequences.
+    pub oracle_secs: f64,
+    /// Topics the sequences ran on (each created on both brokers, reused while quiet).
+    pub topics_created: u64,
+    /// Topics retired because a sequence showed a finding on it or left it unquiet (a
+    /// transaction still holding a partition's last stable offset back).
+    pub topics_retired: u64,
     /// Ledger entries whose values differences matched, and how often.
     pub documented: BTreeMap<String, u64>,
     /// Sequences whose difference a second run did not show (timing).
@@ -99,6 +110,10 @@ impl FuzzReport {
             oracle_requests: 0,
             oracle_requests_per_sec: 0.0,
             paused_secs: 0.0,
+            target_secs: 0.0,
+            oracle_secs: 0.0,
+            topics_created: 0,
+            topics_retired: 0,
             documented: BTreeMap::new(),
             flaky: 0,
             findings: Vec::new(),
@@ -181,6 +196,10 @@ impl FuzzReport {
         self.oracle_requests = stats.oracle_requests;
         self.oracle_requests_per_sec = per(stats.oracle_requests);
         self.paused_secs = stats.paused_ms as f64 / 1000.0;
+        self.target_secs = stats.target_ms as f64 / 1000.0;
+        self.oracle_secs = stats.oracle_ms as f64 / 1000.0;
+        self.topics_created = stats.topics_created;
+        self.topics_retired = stats.topics_retired;
         self.verdict = match self.new_findings() {
             0 => "passed",
             _ => "failed",
@@ -278,6 +297,20 @@ impl FuzzReport {
                 self.oracle_requests_per_sec,
                 self.paused_secs
             );
+            if self.sequences > 0 {
+                let each = |secs: f64| 1000.0 * secs / self.sequences as f64;
+                let _ = writeln!(
+                    out,
+                    "a sequence took {:.0} ms on {} and {:.0} ms on {} ({:.0} ms of it in fixed pauses); {} topics created on each, {} retired",
+                    each(self.target_secs),
+                    self.target,
+                    each(self.oracle_secs),
+                    self.oracle,
+                    each(self.paused_secs),
+                    self.topics_created,
+                    self.topics_retired
+                );
+            }
         }
         for (id, n) in &self.documented {
             let _ = writeln!(out, "documented {id}: matched {n} times");

@@ -163,7 +163,9 @@ impl Run<'_> {
         let give_up = started + budget;
         let mut renamed: Option<RequestKind> = None;
         let mut attempt = 0u32;
+        let mut polls = 0u32;
         let outcome = loop {
+            polls += 1;
             let sent = renamed.as_ref().unwrap_or(request);
             let result = self.send_on(&step.connection, api, version, sent).await;
             let raw = match result {
@@ -235,6 +237,7 @@ impl Run<'_> {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
+        tracing::trace!(step = %label, target = %self.target.name, polls, elapsed_ms = started.elapsed().as_millis() as u64, "exchanged");
         self.slot.take_back().await;
         outcome
     }

@@ -135,6 +135,18 @@ pub async fn run(scenario: &Scenario, target: &Running, deadline: Duration) -> T
     run_in_slot(scenario, target, deadline, Slot::unlimited(), None).await
 }
 
+/// Runs `scenario` as [`run`] does, on topics provisioned beforehand ([`topics`]): its set-up
+/// CreateTopics not sent, its topics bound to their fixed names, every log offset read
+/// relative to where the scenario began. The fuzzer's sequences run so, on topics they reuse.
+pub async fn run_provisioned(
+    scenario: &Scenario,
+    target: &Running,
+    deadline: Duration,
+) -> Transcript {
+    let provisioning = Some(Provisioning::default());
+    run_in_slot(scenario, target, deadline, Slot::unlimited(), provisioning).await
+}
+
 async fn run_in_slot(
     scenario: &Scenario,
     target: &Running,

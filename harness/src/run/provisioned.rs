@@ -133,18 +133,29 @@ impl Run<'_> {
         .collect();
         let request = request::build(ApiKey::ListOffsets, version, &fields)
             .map_err(|e| format!("cannot ask where {topic} ends: {e}"))?;
-        let answer = self
-            .send_on(connection, ApiKey::ListOffsets, version, &request)
-            .await;
-        let raw = match answer {
-            Ok(d) => response::to_value(&d.response, version),
-            Err(e) => {
-                self.connections.forget(connection);
-                return Err(format!("could not learn where {topic} ends: {e}"));
+        // A topic created a moment ago has a leader before the leader serves it (Apache
+        // answers NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_OR_PARTITION meanwhile).
+        let give_up = std::time::Instant::now() + self.deadline;
+        let (code, offset) = loop {
+            let answer = self
+                .send_on(connection, ApiKey::ListOffsets, version, &request)
+                .await;
+            let raw = match answer {
+                Ok(d) => response::to_value(&d.response, version),
+                Err(e) => {
+                    self.connections.forget(connection);
+                    return Err(format!("could not learn where {topic} ends: {e}"));
+                }
+            };
+            let code =
+                response::at(&raw, "topics.0.partitions.0.error_code").and_then(Value::as_i64);
+            let offset = response::at(&raw, "topics.0.partitions.0.offset").and_then(Value::as_i64);
+            let not_yet = matches!(code, Some(3 | 5 | 6));
+            if !not_yet || std::time::Instant::now() >= give_up {
+                break (code, offset);
             }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         };
-        let code = response::at(&raw, "topics.0.partitions.0.error_code").and_then(Value::as_i64);
-        let offset = response::at(&raw, "topics.0.partitions.0.offset").and_then(Value::as_i64);
         match (code, offset) {
             (Some(0), Some(offset)) if offset >= 0 => {
                 self.provisioned

@@ -436,9 +436,9 @@ pub struct FuzzArgs {
     /// The most runs spent shrinking one finding.
     #[arg(long, default_value_t = 40)]
     pub shrink_runs: usize,
-    /// Sequences run at once (they share the brokers, each with its own names); most of a
-    /// sequence's time is waiting on the brokers, so more than the cores pay (16: 34 sequences/s
-    /// against Apache on two cores, 4: 17).
+    /// Sequences run at once (they share the brokers, each with its own names and topic); most
+    /// of a sequence's time is waiting on the brokers, so more than the cores pay (on two cores
+    /// against Apache: 16, 55 sequences/s beside the frames; with --mode sequences, 32: 98).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub jobs: u64,
     /// End once this many new findings are written.
