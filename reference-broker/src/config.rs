@@ -11,7 +11,8 @@ pub struct BrokerConfig {
     pub planted: crate::planted::Planted,
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
-    /// Data directory; `None` makes a fresh one under the OS temp dir.
+    /// Data directory; `None` makes a fresh one under the OS temp dir, removed when the
+    /// broker's state goes (a directory given here is kept).
     pub data_dir: Option<PathBuf>,
     /// Broker id (node id in Metadata).
     pub broker_id: i32,

@@ -23,7 +23,7 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:9092")]
     listen: SocketAddr,
     /// Data directory (partition logs, topics, and the kaas `__cluster/` files).
-    /// Default: a fresh directory under the OS temp dir, printed at start.
+    /// Default: a fresh directory under the OS temp dir, printed at start and removed at exit.
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Broker id: the node id in Metadata, and the PID block (pid = (id + 1) * 2^40 + n).

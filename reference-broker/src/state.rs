@@ -87,6 +87,20 @@ pub struct State {
     /// In a cluster: the partitions this broker serves as leader, with the membership
     /// generation it last read each log at ([`State::led_partition`]).
     pub led: std::sync::Mutex<std::collections::HashMap<(String, i32), u64>>,
+    /// Whether the data directory is one this broker made for itself (none was configured):
+    /// it goes with the broker, as a temporary directory does, instead of piling up under
+    /// the OS temp dir run after run.
+    temporary: bool,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        if self.temporary {
+            if let Err(e) = std::fs::remove_dir_all(&self.data_dir) {
+                tracing::debug!(data_dir = %self.data_dir.display(), error = %e, "temporary data directory not removed");
+            }
+        }
+    }
 }
 
 impl crate::txn::Host for State {
@@ -246,10 +260,29 @@ pub fn open_state(
     advertised: SocketAddr,
     authorizer: Arc<dyn Authorizer>,
 ) -> Result<State, StartError> {
-    let data_dir = match &config.data_dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("kaas-ref-{}", uuid::Uuid::new_v4())),
+    let (data_dir, temporary) = match &config.data_dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("kaas-ref-{}", uuid::Uuid::new_v4())),
+            true,
+        ),
     };
+    let opened = open_in(config, data_dir.clone(), temporary, advertised, authorizer);
+    // A broker that could not start leaves no temporary directory behind either.
+    if opened.is_err() && temporary {
+        let _ = std::fs::remove_dir_all(&data_dir);
+    }
+    opened
+}
+
+/// [`open_state`] on `data_dir`, resolved.
+fn open_in(
+    config: BrokerConfig,
+    data_dir: std::path::PathBuf,
+    temporary: bool,
+    advertised: SocketAddr,
+    authorizer: Arc<dyn Authorizer>,
+) -> Result<State, StartError> {
     let storage = |source| StartError::Storage {
         path: data_dir.clone(),
         source,
@@ -346,6 +379,7 @@ pub fn open_state(
         appended: Notify::new(),
         offsets_topic: offsets_topic.into(),
         led: Default::default(),
+        temporary,
     })
 }
 
