@@ -318,6 +318,11 @@ impl TxnCoordinator {
                 }
                 // A retry of a prepare whose dispatch failed: finish it.
                 s if s == prepare => (Ok(Some(e.clone())), false),
+                // The other direction while one is prepared: Apache answers 51 whichever way
+                // it is asked (scenario marker-refused-transaction-stays-prepared).
+                TxnState::PrepareCommit | TxnState::PrepareAbort => {
+                    (Err(ErrorCode(errors::CONCURRENT_TRANSACTIONS)), false)
+                }
                 // A retry of a completed EndTxn: nothing more to write.
                 s if s == complete => (Ok(None), false),
                 _ => (Err(INVALID_TRANSITION), false),
