@@ -284,7 +284,7 @@ impl Fuzzer<'_> {
         let scenario = scenario?;
         let ((left, left_ms), (right, right_ms)) = match pool {
             Some(pool) => {
-                pool.provide(&scenario, self.target, self.oracle, self.deadline)
+                pool.provide(&scenario, slot, self.target, self.oracle, self.deadline)
                     .await?;
                 tokio::join!(
                     timed(run::run_provisioned(&scenario, self.target, self.deadline)),
@@ -563,6 +563,7 @@ pub async fn run(
     }
     stats.secs = started.elapsed().as_secs_f64();
     report.finish(&stats);
+    pool.delete_all(target, oracle, options.deadline).await;
     Ok(report)
 }
 

@@ -36,8 +36,20 @@ pub struct TopicPool {
     generations: Mutex<Vec<u32>>,
     /// Topics created on both brokers (a shaped topic is a topic of its own).
     created: Mutex<HashSet<String>>,
+    /// Each slot's topics: those of its current generation, and those retired and not yet
+    /// deleted.
+    topics: Mutex<Vec<SlotTopics>>,
     /// Slots whose topic was retired so far.
     retired: AtomicU64,
+}
+
+/// The topics one slot made.
+#[derive(Debug, Default, Clone)]
+struct SlotTopics {
+    /// Of the slot's current generation.
+    current: Vec<String>,
+    /// Of its retired generations, to delete.
+    retired: Vec<String>,
 }
 
 impl TopicPool {
@@ -47,6 +59,7 @@ impl TopicPool {
             nonce: uuid::Uuid::new_v4().simple().to_string()[..6].to_owned(),
             generations: Mutex::new(vec![0; slots]),
             created: Mutex::new(HashSet::new()),
+            topics: Mutex::new(vec![SlotTopics::default(); slots]),
             retired: AtomicU64::new(0),
         }
     }
@@ -66,6 +79,11 @@ impl TopicPool {
             *g += 1;
             self.retired.fetch_add(1, Ordering::Relaxed);
         }
+        let mut topics = self.topics.lock().expect("no panic while held");
+        if let Some(t) = topics.get_mut(slot) {
+            let current = std::mem::take(&mut t.current);
+            t.retired.extend(current);
+        }
     }
 
     /// Slots whose topic was retired so far.
@@ -78,15 +96,18 @@ impl TopicPool {
         self.created.lock().expect("no panic while held").len()
     }
 
-    /// Creates the topics `scenario` needs that do not exist yet, on both brokers; the
-    /// sequence then runs on them provisioned.
+    /// Creates the topics `scenario` (in `slot`) needs that do not exist yet, on both
+    /// brokers, after deleting the slot's retired ones; the sequence then runs on them
+    /// provisioned.
     pub async fn provide(
         &self,
         scenario: &Scenario,
+        slot: usize,
         target: &Running,
         oracle: &Running,
         deadline: Duration,
     ) -> Result<(), FuzzError> {
+        delete(&self.take_retired(slot), target, oracle, deadline).await;
         let missing: Vec<topics::Needed> = {
             let created = self.created.lock().expect("no panic while held");
             topics::of(scenario)
@@ -112,9 +133,63 @@ impl TopicPool {
                 )));
             }
         }
-        let mut created = self.created.lock().expect("no panic while held");
-        created.extend(missing.into_iter().map(|n| n.name));
+        self.record(slot, missing.into_iter().map(|n| n.name).collect());
         Ok(())
+    }
+
+    /// Notes `names` as created on both brokers for `slot`'s current generation.
+    fn record(&self, slot: usize, names: Vec<String>) {
+        let mut topics = self.topics.lock().expect("no panic while held");
+        if let Some(t) = topics.get_mut(slot) {
+            t.current.extend(names.iter().cloned());
+        }
+        let mut created = self.created.lock().expect("no panic while held");
+        created.extend(names);
+    }
+
+    /// The topics `slot` retired and has not deleted yet, handed over for deletion.
+    fn take_retired(&self, slot: usize) -> Vec<String> {
+        let mut topics = self.topics.lock().expect("no panic while held");
+        topics
+            .get_mut(slot)
+            .map(|t| std::mem::take(&mut t.retired))
+            .unwrap_or_default()
+    }
+
+    /// Every topic of the pool, current and retired, handed over for deletion.
+    fn take_all(&self) -> Vec<String> {
+        let mut topics = self.topics.lock().expect("no panic while held");
+        topics
+            .iter_mut()
+            .flat_map(|t| {
+                let mut all = std::mem::take(&mut t.current);
+                all.append(&mut t.retired);
+                all
+            })
+            .collect()
+    }
+
+    /// Deletes every topic of the pool on both brokers, current and retired: the run is over.
+    pub async fn delete_all(&self, target: &Running, oracle: &Running, deadline: Duration) {
+        delete(&self.take_all(), target, oracle, deadline).await;
+    }
+}
+
+/// Deletes `names` on both brokers. A broker that will not delete them keeps them (an
+/// external broker may not let clients delete topics): said in the log, not an error, as
+/// the run loses nothing by it.
+async fn delete(names: &[String], target: &Running, oracle: &Running, deadline: Duration) {
+    if names.is_empty() {
+        return;
+    }
+    let (left, right) = tokio::join!(
+        target.delete_topics(names, deadline),
+        oracle.delete_topics(names, deadline)
+    );
+    for (running, deleted) in [(target, left), (oracle, right)] {
+        if let Err(e) = deleted {
+            tracing::info!(target = %running.name, error = %e, "the fuzzer's retired topics stay");
+        }
     }
 }
 
@@ -229,5 +304,23 @@ mod tests {
         pool.retire(1);
         assert_ne!(first, pool.scenario_name(1));
         assert_eq!(pool.retired(), 1);
+    }
+
+    #[test]
+    fn retired_topics_are_handed_over_for_deletion_once_and_the_rest_at_the_end() {
+        let pool = TopicPool::new(2);
+        pool.record(1, vec!["a".into(), "a-shaped".into()]);
+        pool.record(0, vec!["b".into()]);
+        assert!(pool.take_retired(1).is_empty(), "nothing retired yet");
+        pool.retire(1);
+        assert_eq!(pool.take_retired(1), ["a", "a-shaped"]);
+        assert!(pool.take_retired(1).is_empty(), "handed over once");
+        pool.record(1, vec!["c".into()]);
+        pool.retire(0);
+        let mut all = pool.take_all();
+        all.sort();
+        assert_eq!(all, ["b", "c"]);
+        assert!(pool.take_all().is_empty());
+        assert_eq!(pool.created(), 4);
     }
 }

@@ -116,6 +116,68 @@ impl Running {
         Ok(out)
     }
 
+    /// Deletes `names` on the target (topics kconform made for itself and no longer needs);
+    /// how many it deleted. A broker that refuses DeleteTopics, or any topic it could not
+    /// delete, is an error naming why.
+    pub async fn delete_topics(
+        &self,
+        names: &[String],
+        deadline: std::time::Duration,
+    ) -> Result<usize, TargetError> {
+        use kafka_protocol::messages::{
+            delete_topics_request::DeleteTopicState, DeleteTopicsRequest, RequestKind,
+            ResponseKind, TopicName,
+        };
+        let (mut conn, served) = self.versions(deadline).await?;
+        let version = Running::version_to_send(&served, ApiKey::DeleteTopics, 1, 6)
+            .map_err(TargetError::Provision)?;
+        let mut deleted = 0;
+        for chunk in names.chunks(PER_REQUEST) {
+            let topic_names = chunk.iter().map(|n| TopicName(n.clone().into()));
+            let request = DeleteTopicsRequest::default()
+                .with_timeout_ms(deadline.as_millis().min(30_000) as i32);
+            // v6 names each topic in a record of its own (it may give an id instead).
+            let request = match version >= 6 {
+                true => request.with_topics(
+                    topic_names
+                        .map(|n| DeleteTopicState::default().with_name(Some(n)))
+                        .collect(),
+                ),
+                false => request.with_topic_names(topic_names.collect()),
+            };
+            let answer = conn
+                .send(
+                    ApiKey::DeleteTopics,
+                    version,
+                    &RequestKind::DeleteTopics(request),
+                )
+                .await
+                .map_err(|e| TargetError::Provision(format!("DeleteTopics got {e}")))?;
+            let ResponseKind::DeleteTopics(answer) = answer else {
+                return Err(TargetError::Provision(
+                    "DeleteTopics: another API's answer".into(),
+                ));
+            };
+            let refused: Vec<String> = answer
+                .responses
+                .iter()
+                .filter(|r| r.error_code != 0)
+                .map(|r| {
+                    let name = r.name.as_ref().map_or("?", |n| n.0.as_str());
+                    format!("{name}: {}", error_codes::label(r.error_code))
+                })
+                .collect();
+            if !refused.is_empty() {
+                return Err(TargetError::Provision(format!(
+                    "could not delete {}",
+                    refused.join(", ")
+                )));
+            }
+            deleted += answer.responses.len();
+        }
+        Ok(deleted)
+    }
+
     /// Waits (within `deadline`) until every partition of `needed` has a leader: a client that
     /// asks for a topic created a moment ago can be told NOT_LEADER_OR_FOLLOWER.
     async fn await_leaders(
