@@ -14,6 +14,7 @@ pub mod model;
 pub mod pool;
 pub mod report;
 pub mod resume;
+pub mod script;
 pub mod shard;
 pub mod wire;
 
@@ -188,7 +189,7 @@ fn judge(ledger: &Ledger, brokers: usize, left: &Transcript, right: &Transcript)
     // judged.
     let rows: Vec<DiffRow> = diff::diff(left, right)
         .into_iter()
-        .filter(|r| !r.step.starts_with(model::CLEANUP))
+        .filter(|r| !r.step.starts_with(script::CLEANUP))
         .collect();
     let mut classified: Vec<(Option<usize>, &DiffRow, Option<String>)> = rows
         .iter()
@@ -269,7 +270,7 @@ impl Fuzzer<'_> {
         slot: usize,
         pool: Option<&pool::TopicPool>,
     ) -> Result<(Shown, Transcript, Transcript), FuzzError> {
-        let text = model::scenario(actions, "");
+        let text = script::scenario(actions, "");
         let name = match pool {
             Some(pool) => pool.scenario_name(slot),
             None => format!("sequence-{slot}"),
@@ -419,7 +420,7 @@ fn prepare(dir: &Path, scenarios: &Source) -> Result<PathBuf, FuzzError> {
     let work = dir.join(".work");
     std::fs::create_dir_all(work.join("fragments")).map_err(io)?;
     std::fs::create_dir_all(dir.join("fragments")).map_err(io)?;
-    let mut files: Vec<String> = model::PREAMBLE
+    let mut files: Vec<String> = script::PREAMBLE
         .iter()
         .map(|f| format!("fragments/{f}.toml"))
         .collect();

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::model::CLEANUP;
+use super::script::CLEANUP;
 use super::FuzzError;
 use crate::run::topics;
 use crate::scenario::Scenario;

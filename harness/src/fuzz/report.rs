@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::model::{self, Action};
+use super::model::Action;
+use super::script;
 use super::wire::FramesSummary;
 use super::{FuzzError, FuzzOptions, Stats};
 use crate::transcript::Transcript;
@@ -161,7 +162,7 @@ impl FuzzReport {
         let io = |e| FuzzError::Findings(dir.display().to_string(), e);
         std::fs::write(
             dir.join(format!("{name}.toml")),
-            model::scenario(actions, &header),
+            script::scenario(actions, &header),
         )
         .map_err(io)?;
         let json = serde_json::json!({ "target": transcripts.0, "oracle": transcripts.1 });
