@@ -7,12 +7,14 @@
 //! provisioned ([`crate::run::topics`]): created once on both brokers under a fixed name, the
 //! sequence's set-up CreateTopics not sent, and every log offset read relative to where the
 //! sequence began. What one sequence leaves there cannot reach the next: the read-back ends
-//! with a rejoin and an abort by the rejoined producer (unjudged: [`super::model`]), each
+//! with a rejoin and an abort by the rejoined producer (unjudged: [`super::script`]), each
 //! answered once its markers are in every log, and the topic is kept only if, after them,
 //! each partition's last stable offset is its high watermark on both brokers and the two
 //! agree ([`fit_for_reuse`]). A topic a broker left a transaction hanging in, or that showed a
-//! finding, is retired and the slot's next sequence gets a new one. Findings are confirmed and shrunk on topics of their own, as their
-//! scenario files replay.
+//! finding, is retired and the slot's next sequence gets a new one; retired topics are
+//! deleted on both brokers before the slot's next is created, and the whole pool at the end
+//! of the run ([`TopicPool::delete_all`]). Findings are confirmed and shrunk on topics of
+//! their own, as their scenario files replay.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
