@@ -39,6 +39,17 @@ impl BrokerHandle {
         &self.state
     }
 
+    /// Pauses the broker as SIGSTOP pauses a process (`crate::freeze`); `false` when it was
+    /// paused already.
+    pub fn pause(&self) -> bool {
+        self.state.freeze.pause()
+    }
+
+    /// Lets a paused broker go on, as SIGCONT does; `false` when it was not paused.
+    pub fn resume(&self) -> bool {
+        self.state.freeze.resume()
+    }
+
     /// Stops accepting, closes every connection, and returns once the broker is down.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
@@ -100,11 +111,24 @@ impl Broker {
 async fn run_group_timers(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
     let mut interval = tokio::time::interval(Duration::from_millis(100));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => state.groups.tick(),
-            _ = shutdown.changed() => return,
-        }
+    while next_tick(&mut interval, &state, &mut shutdown).await {
+        state.groups.tick();
+    }
+}
+
+/// Waits for `interval`'s next tick, and then for the broker to be thawed (`crate::freeze`):
+/// `false` at shutdown. A frozen broker's loops stop as a stopped process's do.
+async fn next_tick(
+    interval: &mut tokio::time::Interval,
+    state: &State,
+    shutdown: &mut watch::Receiver<bool>,
+) -> bool {
+    tokio::select! {
+        _ = async {
+            interval.tick().await;
+            state.freeze.thawed().await;
+        } => true,
+        _ = shutdown.changed() => false,
     }
 }
 
@@ -113,16 +137,11 @@ async fn run_group_timers(state: Arc<State>, mut shutdown: watch::Receiver<bool>
 async fn run_member_stamps(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
     let mut interval = tokio::time::interval(Duration::from_secs(1));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => {
-                let s = state.clone();
-                let stamped = tokio::task::spawn_blocking(move || s.membership.stamp()).await;
-                if let Ok(Err(e)) = stamped {
-                    tracing::warn!(error = %e, "could not stamp this broker alive");
-                }
-            }
-            _ = shutdown.changed() => return,
+    while next_tick(&mut interval, &state, &mut shutdown).await {
+        let s = state.clone();
+        let stamped = tokio::task::spawn_blocking(move || s.membership.stamp()).await;
+        if let Ok(Err(e)) = stamped {
+            tracing::warn!(error = %e, "could not stamp this broker alive");
         }
     }
 }
@@ -133,23 +152,18 @@ async fn run_peer_watchers(state: Arc<State>, mut shutdown: watch::Receiver<bool
     let mut interval = tokio::time::interval(state.config.peer_poll);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let cache = Arc::new(std::sync::Mutex::new(crate::watchers::FenceCache::default()));
-    loop {
-        tokio::select! {
-            _ = interval.tick() => {
-                let (s, cache) = (state.clone(), cache.clone());
-                let _ = tokio::task::spawn_blocking(move || {
-                    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-                    if let Err(e) = crate::watchers::apply_fences(&s, &mut cache) {
-                        tracing::warn!(error = %e, "fence watcher pass failed");
-                    }
-                    if let Err(e) = crate::watchers::apply_markers(&s) {
-                        tracing::warn!(error = %e, "marker watcher pass failed");
-                    }
-                })
-                .await;
+    while next_tick(&mut interval, &state, &mut shutdown).await {
+        let (s, cache) = (state.clone(), cache.clone());
+        let _ = tokio::task::spawn_blocking(move || {
+            let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = crate::watchers::apply_fences(&s, &mut cache) {
+                tracing::warn!(error = %e, "fence watcher pass failed");
             }
-            _ = shutdown.changed() => return,
-        }
+            if let Err(e) = crate::watchers::apply_markers(&s) {
+                tracing::warn!(error = %e, "marker watcher pass failed");
+            }
+        })
+        .await;
     }
 }
 
@@ -157,19 +171,14 @@ async fn run_peer_watchers(state: Arc<State>, mut shutdown: watch::Receiver<bool
 async fn run_reaper(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
     let mut interval = tokio::time::interval(state.config.txn_reaper_interval);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => {
-                let s = state.clone();
-                let _ = tokio::task::spawn_blocking(move || {
-                    // The reconcile writes markers: to topics peers may have created since the
-                    // last request.
-                    s.sync_topics();
-                    s.txn.tick(&*s)
-                })
-                .await;
-            }
-            _ = shutdown.changed() => return,
-        }
+    while next_tick(&mut interval, &state, &mut shutdown).await {
+        let s = state.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            // The reconcile writes markers: to topics peers may have created since the
+            // last request.
+            s.sync_topics();
+            s.txn.tick(&*s)
+        })
+        .await;
     }
 }

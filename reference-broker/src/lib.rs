@@ -15,6 +15,7 @@ pub mod codec;
 pub mod config;
 pub mod dispatch;
 pub mod errors;
+pub mod freeze;
 pub mod groups;
 pub mod handlers;
 pub mod hash;

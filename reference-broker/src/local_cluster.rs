@@ -2,7 +2,8 @@
 //! pods share a volume, each with its own listener, state and background loops. A broker can
 //! be killed (its listener and connections close, its memory goes, it stops stamping the
 //! shared volume, so its peers count it down after the member timeout) and restarted on the
-//! same address from what the volume holds. Tests and the harness's `ref:N` target use it;
+//! same address from what the volume holds, or paused and resumed as SIGSTOP and SIGCONT would
+//! (`crate::freeze`). Tests and the harness's `ref:N` target use it;
 //! separate processes come from `kaas-ref --peers`.
 
 use std::net::{SocketAddr, TcpListener};
@@ -130,6 +131,34 @@ impl LocalCluster {
             .take()
             .ok_or(ClusterError::Already(id, "down"))?;
         broker.shutdown().await;
+        Ok(())
+    }
+
+    /// Pauses broker `id` as SIGSTOP pauses a process (`crate::freeze`): it keeps its
+    /// connections and memory but reads, answers and stamps nothing, so its peers count it
+    /// down after the member timeout.
+    pub fn pause(&mut self, id: i32) -> Result<(), ClusterError> {
+        let broker = self
+            .slot(id)?
+            .as_ref()
+            .ok_or(ClusterError::Already(id, "down"))?;
+        match broker.pause() {
+            true => Ok(()),
+            false => Err(ClusterError::Already(id, "paused")),
+        }
+    }
+
+    /// Lets a paused broker `id` go on, as SIGCONT does, and waits (a member timeout at most)
+    /// until its peers count it alive again.
+    pub async fn resume(&mut self, id: i32) -> Result<(), ClusterError> {
+        let broker = self
+            .slot(id)?
+            .as_ref()
+            .ok_or(ClusterError::Already(id, "down"))?;
+        if !broker.resume() {
+            return Err(ClusterError::Already(id, "running"));
+        }
+        self.whole().await;
         Ok(())
     }
 

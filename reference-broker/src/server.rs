@@ -127,6 +127,11 @@ async fn connection(
         tokio::select! {
             // Answers first: a durable Produce's response goes out as soon as it can.
             Some(done) = pending.next(), if !pending.is_empty() => {
+                // A frozen broker writes nothing (`crate::freeze`).
+                tokio::select! {
+                    _ = state.freeze.thawed() => {}
+                    _ = shutdown.changed() => return Ok(()),
+                }
                 if let Some(body) = done.map_err(|e| e.to_string())? {
                     write
                         .write_all(&(body.len() as i32).to_be_bytes())
@@ -148,8 +153,13 @@ async fn connection(
                     }
                     Some(Ok(frame)) => frame,
                 };
+                // A frozen broker handles nothing: the request waits as it would in a stopped
+                // process's socket (`crate::freeze`).
                 let turn = tokio::select! {
-                    t = dispatch::handle_on(&state, sasl.as_mut(), frame) => t,
+                    t = async {
+                        state.freeze.thawed().await;
+                        dispatch::handle_on(&state, sasl.as_mut(), frame).await
+                    } => t,
                     _ = shutdown.changed() => return Ok(()),
                 };
                 let reply = match turn {

@@ -87,6 +87,8 @@ pub struct State {
     /// In a cluster: the partitions this broker serves as leader, with the membership
     /// generation it last read each log at ([`State::led_partition`]).
     pub led: std::sync::Mutex<std::collections::HashMap<(String, i32), u64>>,
+    /// Paused as a process is by SIGSTOP (`crate::freeze`): no request read, no loop run.
+    pub freeze: crate::freeze::Freeze,
     /// Whether the data directory is one this broker made for itself (none was configured):
     /// it goes with the broker, as a temporary directory does, instead of piling up under
     /// the OS temp dir run after run.
@@ -379,6 +381,7 @@ fn open_in(
         appended: Notify::new(),
         offsets_topic: offsets_topic.into(),
         led: Default::default(),
+        freeze: Default::default(),
         temporary,
     })
 }

@@ -389,3 +389,64 @@ async fn a_killed_broker_restarts_on_its_address() {
     }
     brokers.shutdown().await;
 }
+
+/// Broker ids a broker's Metadata lists.
+async fn listed(state: &Arc<State>) -> Vec<i32> {
+    let m: MetadataResponse = call(
+        state,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![])),
+    )
+    .await;
+    m.brokers.iter().map(|b| b.node_id.0).collect()
+}
+
+/// A paused broker (as SIGSTOP pauses a process) holds a request it was sent without answering,
+/// stops stamping, so its peers list it no more, and once resumed answers the request it held
+/// and is listed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_broker_holds_its_requests_and_drops_out_until_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut brokers = cluster(dir.path(), 3).await;
+    let addr = brokers.addrs()[0].to_string();
+    let peer = brokers.broker(1).unwrap().state().clone();
+    brokers.pause(0).unwrap();
+    assert!(
+        matches!(
+            brokers.pause(0),
+            Err(reference_broker::local_cluster::ClusterError::Already(
+                0, "paused"
+            ))
+        ),
+        "paused twice"
+    );
+    let held = tokio::task::spawn_blocking(move || {
+        let r: MetadataResponse = common::wire::tcp_call(
+            &addr,
+            ApiKey::Metadata,
+            12,
+            &MetadataRequest::default().with_topics(Some(vec![])),
+        );
+        r.brokers.len()
+    });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!held.is_finished(), "a paused broker answered");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while listed(&peer).await != [1, 2] {
+        assert!(Instant::now() < deadline, "the peers never counted it down");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    brokers.resume(0).await.unwrap();
+    let answered = tokio::time::timeout(Duration::from_secs(5), held)
+        .await
+        .expect("the held request is answered once resumed")
+        .unwrap();
+    assert!(answered >= 2, "it answered with the brokers it knew");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while listed(&peer).await != [0, 1, 2] {
+        assert!(Instant::now() < deadline, "the peers never counted it back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    brokers.shutdown().await;
+}
