@@ -15,6 +15,7 @@ mod util;
 mod all_scenarios;
 mod apache_cluster;
 mod apache_parser;
+mod broker_faults;
 mod cli;
 mod clients;
 mod external_sasl;

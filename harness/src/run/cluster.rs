@@ -1,12 +1,12 @@
 //! The cluster as a scenario sees it: its brokers (asked of the target's Metadata once), the
-//! roles earlier steps bound (`coordinator` → node 2), and the brokers the scenario killed;
-//! where a request goes, and the `kill` and `restart` steps.
+//! roles earlier steps bound (`coordinator` → node 2), and the brokers the scenario killed or
+//! paused; where a request goes, and the `kill`, `restart`, `pause` and `resume` steps.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 
 use super::{Outcome, Run};
-use crate::scenario::{BrokerRef, Request};
+use crate::scenario::{BrokerAct, BrokerRef, Request};
 
 /// What a run knows of the cluster.
 #[derive(Default)]
@@ -18,16 +18,39 @@ pub(super) struct Cluster {
     pub(super) roles: BTreeMap<String, i32>,
     /// Brokers this scenario killed and has not restarted.
     pub(super) down: BTreeSet<i32>,
+    /// Brokers this scenario paused and has not resumed.
+    pub(super) paused: BTreeSet<i32>,
+}
+
+/// Which brokers a step's broker reference picks among.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Among {
+    /// Those running (killed and paused ones left out).
+    Up,
+    /// Those this scenario killed.
+    Down,
+    /// Those this scenario paused.
+    Paused,
 }
 
 impl Cluster {
-    /// The lowest node id up, once the cluster's brokers are known.
+    /// The lowest node id up (neither killed nor paused), once the cluster's brokers are
+    /// known.
     pub(super) fn any_up(&self) -> Option<i32> {
         self.nodes
             .as_ref()?
             .keys()
             .copied()
-            .find(|n| !self.down.contains(n))
+            .find(|n| self.among(*n) == Among::Up)
+    }
+
+    /// Which of the sets `node` is in.
+    fn among(&self, node: i32) -> Among {
+        match (self.down.contains(&node), self.paused.contains(&node)) {
+            (true, _) => Among::Down,
+            (_, true) => Among::Paused,
+            _ => Among::Up,
+        }
     }
 
     /// The address of a broker, once the cluster's brokers are known.
@@ -61,9 +84,9 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The node a step's broker reference names now: among the brokers up, or (`down`, to
-    /// restart one) among those this scenario killed.
-    async fn resolve(&mut self, broker: &BrokerRef, down: bool) -> Result<i32, String> {
+    /// The node a step's broker reference names now: a role's holder, or (`not-<role>`) the
+    /// lowest other node `among` the brokers up, killed or paused.
+    async fn resolve(&mut self, broker: &BrokerRef, among: Among) -> Result<i32, String> {
         self.nodes().await?;
         let cluster = &self.cluster;
         let nodes = cluster.nodes.as_ref().expect("known");
@@ -80,10 +103,11 @@ impl Run<'_> {
                     true => nodes
                         .keys()
                         .copied()
-                        .find(|n| *n != holder && cluster.down.contains(n) == down)
-                        .ok_or_else(|| match down {
-                            false => format!("no broker up but the {role}"),
-                            true => format!("no broker down but the {role}"),
+                        .find(|n| *n != holder && cluster.among(*n) == among)
+                        .ok_or_else(|| match among {
+                            Among::Up => format!("no broker up but the {role}"),
+                            Among::Down => format!("no broker killed but the {role}"),
+                            Among::Paused => format!("no broker paused but the {role}"),
                         })?,
                 }
             }
@@ -103,7 +127,7 @@ impl Run<'_> {
             return Ok(request.clone());
         }
         let node = match &request.broker {
-            Some(broker) => self.resolve(broker, false).await?,
+            Some(broker) => self.resolve(broker, Among::Up).await?,
             None => {
                 self.nodes().await?;
                 self.cluster
@@ -117,27 +141,49 @@ impl Run<'_> {
         })
     }
 
-    /// A `kill` (or, `kill` false, `restart`) step: acts on the broker it names, and records
+    /// A `kill`, `restart`, `pause` or `resume` step: acts on the broker it names, and records
     /// what it did.
-    pub(super) async fn act(&mut self, name: &str, broker: &BrokerRef, kill: bool) {
-        let node = match self.resolve(broker, !kill).await {
+    pub(super) async fn act(&mut self, name: &str, act: BrokerAct, broker: &BrokerRef) {
+        // A restart looks among the brokers this scenario killed, a resume among those it
+        // paused; a kill or pause among the brokers up.
+        let among = match act {
+            BrokerAct::Kill | BrokerAct::Pause => Among::Up,
+            BrokerAct::Restart => Among::Down,
+            BrokerAct::Resume => Among::Paused,
+        };
+        let node = match self.resolve(broker, among).await {
             Ok(node) => node,
             Err(e) => return self.log.stop(name, format!("cannot find {broker}: {e}")),
         };
-        let done = match kill {
-            true => self.target.kill(node).await,
-            false => self.target.restart(node).await,
+        let done = match act {
+            BrokerAct::Kill => self.target.kill(node).await,
+            BrokerAct::Restart => self.target.restart(node).await,
+            BrokerAct::Pause => self.target.pause(node).await,
+            BrokerAct::Resume => self.target.resume(node).await,
         };
         if let Err(e) = done {
             return self.log.stop(name, e);
         }
-        self.connections.drop_routed_to(node);
-        match kill {
-            true => self.cluster.down.insert(node),
-            false => self.cluster.down.remove(&node),
-        };
-        let done = if kill { "killed" } else { "restarted" };
+        match act {
+            BrokerAct::Kill => {
+                self.connections.drop_routed_to(node);
+                self.cluster.paused.remove(&node);
+                self.cluster.down.insert(node);
+            }
+            BrokerAct::Restart => {
+                self.connections.drop_routed_to(node);
+                self.cluster.down.remove(&node);
+            }
+            // A paused broker keeps its connections: what a step sends it waits, as on a
+            // stopped process's socket, and is answered once it is resumed.
+            BrokerAct::Pause => {
+                self.cluster.paused.insert(node);
+            }
+            BrokerAct::Resume => {
+                self.cluster.paused.remove(&node);
+            }
+        }
         self.log
-            .action(name, Outcome::Broker(format!("{done} {broker}")));
+            .action(name, Outcome::Broker(format!("{} {broker}", act.done())));
     }
 }

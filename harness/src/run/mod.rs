@@ -92,7 +92,8 @@ impl Log {
         self.failed.push(format!("{label}: {problem}"));
     }
 
-    /// Records what a step that sends no request did (slept, killed or restarted a broker).
+    /// Records what a step that sends no request did (slept, or killed, restarted, paused or
+    /// resumed a broker).
     fn action(&mut self, label: &str, outcome: Outcome) {
         self.unsent(label, "", None, outcome);
     }
@@ -164,6 +165,15 @@ async fn run_in_slot(
             Some(_) => run.skip(step),
         }
     }
+    // The next scenario finds the cluster whole: what the scenario paused is resumed (before
+    // the answers it holds are awaited), what it killed restarted below, however it ended.
+    for node in std::mem::take(&mut run.cluster.paused) {
+        if let Err(e) = target.resume(node).await {
+            run.log.failed.push(format!(
+                "could not resume broker {node} after the scenario: {e}"
+            ));
+        }
+    }
     // Background steps nobody awaited are recorded at the end, in the order they were sent.
     while !run.in_flight.is_empty() {
         let pending = run.in_flight.remove(0);
@@ -176,7 +186,6 @@ async fn run_in_slot(
                 .push(format!("could not delete the scenario's ACLs: {e}"));
         }
     }
-    // The next scenario finds the cluster whole.
     for node in std::mem::take(&mut run.cluster.down) {
         if let Err(e) = target.restart(node).await {
             run.log.failed.push(format!(

@@ -1,5 +1,5 @@
 //! Each step's action taken: a request sent at each version it names (or recorded as not
-//! sent, and why), a pause, a background answer awaited, a broker killed or restarted; and,
+//! sent, and why), a pause, a background answer awaited, a broker killed, restarted, paused or resumed; and,
 //! once the scenario has stopped, the steps after it recorded as skipped.
 
 use std::time::Duration;
@@ -39,8 +39,7 @@ impl Run<'_> {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 self.log.action(name, Outcome::Slept(*ms));
             }
-            Action::Kill(broker) => self.act(name, broker, true).await,
-            Action::Restart(broker) => self.act(name, broker, false).await,
+            Action::Broker(act, broker) => self.act(name, *act, broker).await,
             Action::Request(r) => self.request(name, r).await,
         }
     }

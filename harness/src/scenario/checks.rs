@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{logins, Action, Scenario, Step, VersionSpec};
 
 /// Each step has a unique name, names roles an earlier step bound, and keeps its action to
-/// the scenarios it belongs to (kill, restart, broker and roles to clusters); a background
+/// the scenarios it belongs to (kill, restart, pause, resume, broker and roles to clusters); a background
 /// step sends one request once and is awaited before its connection is used again.
 pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
     let mut seen = BTreeSet::new();
@@ -21,14 +21,14 @@ pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
         }
         // The brokers the step names (to send to, kill or restart).
         let brokers = match &step.action {
-            Action::Kill(b) | Action::Restart(b) => vec![b],
+            Action::Broker(_, b) => vec![b],
             Action::Request(r) => r.broker.iter().collect(),
             _ => Vec::new(),
         };
         let binds_roles = step.request().is_some_and(|r| !r.roles.is_empty());
         if !cluster && (!brokers.is_empty() || binds_roles) {
             return Err(format!(
-                "step '{name}': broker, roles, kill and restart are for cluster scenarios (set `brokers` to 2 or more)"
+                "step '{name}': broker, roles, kill, restart, pause and resume are for cluster scenarios (set `brokers` to 2 or more)"
             ));
         }
         for b in brokers {

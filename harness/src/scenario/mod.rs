@@ -35,7 +35,7 @@ use serde::Deserialize;
 use crate::data::Source;
 pub use acl::AclSpec;
 pub use names::Shape;
-pub use step::{Action, BrokerRef, Request, Step};
+pub use step::{Action, BrokerAct, BrokerRef, Request, Step};
 
 /// Why a scenario file is not usable.
 #[derive(Debug, thiserror::Error)]
@@ -365,6 +365,30 @@ mod tests {
     }
 
     #[test]
+    fn broker_steps_read_as_what_they_do_to_which_broker() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"k\"\nkill = 2\n[[step]]\nname = \"r\"\nrestart = 2\n[[step]]\nname = \"p\"\npause = 1\n[[step]]\nname = \"c\"\nresume = 1\n";
+        let scenario = Scenario::load(&write(dir.path(), "s.toml", text)).unwrap();
+        let acts: Vec<_> = scenario
+            .steps
+            .iter()
+            .map(|s| match &s.action {
+                Action::Broker(act, BrokerRef::Node(n)) => (act.key(), *n, s.disrupts()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            acts,
+            [
+                ("kill", 2, true),
+                ("restart", 2, true),
+                ("pause", 1, true),
+                ("resume", 1, true)
+            ]
+        );
+    }
+
+    #[test]
     fn bad_scenarios_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
         for (text, why) in [
@@ -373,10 +397,26 @@ mod tests {
                 "description = \"x\"\n[[step]]\nname = \"a\"\nsleep_ms = 1\n[[step]]\nname = \"a\"\nsleep_ms = 1\n",
                 "two steps are named 'a'",
             ),
-            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms, await, kill and restart"),
+            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms, await, kill, restart, pause and resume"),
+            (
+                "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"p\"\npause = 0\nresume = 0\n",
+                "step 'p': give exactly one of api, sleep_ms, await, kill, restart, pause and resume",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"p\"\npause = 1\n",
+                "step 'p': broker, roles, kill, restart, pause and resume are for cluster scenarios",
+            ),
+            (
+                "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"r\"\nresume = \"coordinator\"\n",
+                "step 'r': no earlier step binds the role 'coordinator'",
+            ),
+            (
+                "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"p\"\npause = 1\nexpect = { error_code = 0 }\n",
+                "step 'p': expect is for a step that sends a request (this one pauses a broker)",
+            ),
             (
                 "description = \"x\"\n[[step]]\nname = \"k\"\nkill = 0\n",
-                "step 'k': broker, roles, kill and restart are for cluster scenarios",
+                "step 'k': broker, roles, kill, restart, pause and resume are for cluster scenarios",
             ),
             (
                 "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nbroker = \"not-coordinator\"\n",
@@ -409,7 +449,7 @@ mod tests {
             ("description = \"x\"\n[[step]]\nsleep_ms = 1\n", "no name"),
             (
                 "description = \"x\"\n[[step]]\nname = \"p\"\nsleep_ms = 1\nexpect = { error_code = 0 }\n",
-                "step 'p': expect is for a step that sends a request (this one pauses)",
+                "step 'p': expect is for a step that sends a request (this one sleeps)",
             ),
             (
                 "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"k\"\nkill = 0\nconnection = \"b\"\ntiming = \"t\"\n",

@@ -1,6 +1,6 @@
 //! A scenario's steps: what the file says ([`StepFile`], one flat table per `[[step]]`, as
 //! TOML reads it) and what the runner acts on ([`Step`], whose [`Action`] says which of the
-//! five things it does). Reading one into the other is where a step that names two actions,
+//! things it does). Reading one into the other is where a step that names two actions,
 //! or fields its action has no use for, is refused; past it, no code asks a step what it is.
 
 use std::collections::BTreeMap;
@@ -28,10 +28,46 @@ pub enum Action {
     /// Waits for the answer of the named background step, and records it (with that step's
     /// captures and expectations) here.
     Await(String),
-    /// Kills this broker of the cluster.
-    Kill(BrokerRef),
-    /// Starts this broker of the cluster again and waits until it serves.
-    Restart(BrokerRef),
+    /// Does this to this broker of the cluster.
+    Broker(BrokerAct, BrokerRef),
+}
+
+/// What a step does to a broker of the cluster. Whatever a scenario leaves undone (a broker
+/// killed or paused) is undone when it ends, however it ended, so the next finds the cluster
+/// whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerAct {
+    /// Kills it (SIGKILL; a kaas-ref broker in process loses its memory and connections).
+    Kill,
+    /// Starts a killed broker again, and waits until it serves and the cluster is whole.
+    Restart,
+    /// Pauses it where it is (SIGSTOP; a kaas-ref broker in process freezes): its connections
+    /// stay open, what is sent to it waits, its peers count it down.
+    Pause,
+    /// Lets a paused broker go on (SIGCONT), and waits until the cluster is whole.
+    Resume,
+}
+
+impl BrokerAct {
+    /// Its key in a scenario file, which is also the verb a report uses.
+    pub fn key(self) -> &'static str {
+        match self {
+            BrokerAct::Kill => "kill",
+            BrokerAct::Restart => "restart",
+            BrokerAct::Pause => "pause",
+            BrokerAct::Resume => "resume",
+        }
+    }
+
+    /// What the report says it did ("killed broker 2").
+    pub fn done(self) -> &'static str {
+        match self {
+            BrokerAct::Kill => "killed",
+            BrokerAct::Restart => "restarted",
+            BrokerAct::Pause => "paused",
+            BrokerAct::Resume => "resumed",
+        }
+    }
 }
 
 impl Step {
@@ -43,9 +79,9 @@ impl Step {
         }
     }
 
-    /// Whether it kills or restarts a broker.
+    /// Whether it kills, restarts, pauses or resumes a broker.
     pub fn disrupts(&self) -> bool {
-        matches!(self.action, Action::Kill(_) | Action::Restart(_))
+        matches!(self.action, Action::Broker(..))
     }
 }
 
@@ -187,6 +223,8 @@ pub(super) struct StepFile {
     closes: Option<String>,
     kill: Option<BrokerRef>,
     restart: Option<BrokerRef>,
+    pause: Option<BrokerRef>,
+    resume: Option<BrokerRef>,
     #[serde(rename = "as")]
     principal: Option<String>,
     mechanism: Option<String>,
@@ -200,24 +238,34 @@ impl StepFile {
         if name.is_empty() {
             return Err("a step has no name".into());
         }
+        let acts = [
+            (BrokerAct::Kill, &self.kill),
+            (BrokerAct::Restart, &self.restart),
+            (BrokerAct::Pause, &self.pause),
+            (BrokerAct::Resume, &self.resume),
+        ];
         let named = [
             self.api.is_some(),
             self.sleep_ms.is_some(),
             self.await_step.is_some(),
-            self.kill.is_some(),
-            self.restart.is_some(),
-        ];
-        if named.iter().filter(|n| **n).count() != 1 {
+        ]
+        .into_iter()
+        .chain(acts.iter().map(|(_, b)| b.is_some()));
+        if named.filter(|n| *n).count() != 1 {
             return Err(format!(
-                "step '{name}': give exactly one of api, sleep_ms, await, kill and restart"
+                "step '{name}': give exactly one of api, sleep_ms, await, kill, restart, pause and resume"
             ));
         }
         // A step that sends no request: its action, and what the refusal calls it.
-        let other = match (&self.sleep_ms, &self.await_step, &self.kill, &self.restart) {
-            (Some(ms), ..) => Some((Action::Sleep(*ms), "pauses")),
-            (_, Some(awaited), ..) => Some((Action::Await(awaited.clone()), "awaits another")),
-            (_, _, Some(b), _) => Some((Action::Kill(b.clone()), "kills a broker")),
-            (_, _, _, Some(b)) => Some((Action::Restart(b.clone()), "restarts a broker")),
+        let act = acts.iter().find_map(|(act, b)| Some((*act, (*b).clone()?)));
+        let other = match (&self.sleep_ms, &self.await_step, act) {
+            (Some(ms), ..) => Some((Action::Sleep(*ms), "sleeps".to_string())),
+            (_, Some(awaited), _) => {
+                Some((Action::Await(awaited.clone()), "awaits another".into()))
+            }
+            (_, _, Some((act, b))) => {
+                Some((Action::Broker(act, b), format!("{}s a broker", act.key())))
+            }
             _ => None,
         };
         if let Some((action, doing)) = other {

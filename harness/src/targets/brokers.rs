@@ -49,6 +49,37 @@ pub async fn unsettled(
     Ok(short_partitions(&metadata, true))
 }
 
+/// What keeps broker `node` from being back in sync, as the broker at `peer` sees it: not
+/// listed among the brokers, or a replica of a partition whose ISR it is not in. A broker just
+/// resumed from a pause answers Metadata from a cache as old as its pause, so it is asked of
+/// its peers.
+pub async fn lagging(
+    peer: SocketAddr,
+    node: i32,
+    deadline: Duration,
+    secured: bool,
+) -> Result<Vec<String>, String> {
+    let metadata = metadata(peer, deadline, secured, None).await?;
+    Ok(lagging_in(&metadata, node))
+}
+
+fn lagging_in(metadata: &kafka_protocol::messages::MetadataResponse, node: i32) -> Vec<String> {
+    if !metadata.brokers.iter().any(|b| b.node_id.0 == node) {
+        return vec![format!("broker {node} not listed")];
+    }
+    let mut behind = Vec::new();
+    for topic in &metadata.topics {
+        let name = topic.name.as_ref().map_or("?", |n| n.0.as_str());
+        for p in &topic.partitions {
+            let replica = p.replica_nodes.iter().any(|r| r.0 == node);
+            if replica && !p.isr_nodes.iter().any(|r| r.0 == node) {
+                behind.push(format!("{name}-{}: {node} not in sync", p.partition_index));
+            }
+        }
+    }
+    behind
+}
+
 /// Of `topics`, the partitions (or topics) the broker at `bootstrap` does not yet serve: a
 /// topic unknown or in error, a partition without a leader. Empty once a client can use them
 /// all, as it can only a moment after they were created.
@@ -241,6 +272,30 @@ mod tests {
             short_partitions(&metadata, false),
             ["__transaction_state-2: no leader"]
         );
+    }
+
+    #[test]
+    fn a_broker_is_lagging_until_listed_and_in_every_isr_it_belongs_to() {
+        use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
+        let topic = MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str("t"))))
+            .with_partitions(vec![
+                partition(0, 0, &[0, 1, 2], &[0, 2]),
+                partition(1, 0, &[0, 2], &[0, 2]),
+            ]);
+        let brokers = |ids: &[i32]| {
+            ids.iter()
+                .map(|id| MetadataResponseBroker::default().with_node_id(BrokerId(*id)))
+                .collect()
+        };
+        let metadata = MetadataResponse::default()
+            .with_topics(vec![topic])
+            .with_brokers(brokers(&[0, 1, 2]));
+        assert_eq!(lagging_in(&metadata, 1), ["t-0: 1 not in sync"]);
+        // In the ISR of both partitions it replicates: back. Broker 1 is not t-1's replica.
+        assert!(lagging_in(&metadata, 2).is_empty());
+        let unlisted = metadata.clone().with_brokers(brokers(&[0, 2]));
+        assert_eq!(lagging_in(&unlisted, 1), ["broker 1 not listed"]);
     }
 
     #[test]

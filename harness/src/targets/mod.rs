@@ -364,6 +364,99 @@ impl Running {
         }
     }
 
+    /// Pauses broker `node` of a cluster where it is, as SIGSTOP pauses a process (an Apache
+    /// JVM gets the signal; a kaas-ref broker in process freezes, `reference_broker::freeze`):
+    /// its connections stay open and what is sent to it waits.
+    pub async fn pause(&self, node: i32) -> Result<(), TargetError> {
+        self.signal(node, true).await
+    }
+
+    /// Lets a paused broker go on (SIGCONT), and returns once it is back in sync
+    /// (`Running::caught_up`).
+    pub async fn resume(&self, node: i32) -> Result<(), TargetError> {
+        self.signal(node, false).await?;
+        self.caught_up(node).await
+    }
+
+    /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, resumed from a pause, is listed
+    /// and in the ISR of every partition it replicates, as each peer that answers sees it. Its
+    /// own Metadata would not do: it answers from a cache as old as its pause (and an Apache
+    /// broker resumed so names itself the leader of partitions that moved, for a moment). Not
+    /// every partition whole, as after a restart: another broker may still be paused. A peer
+    /// that does not answer within a second (paused, or killed) is not asked again this round.
+    async fn caught_up(&self, node: i32) -> Result<(), TargetError> {
+        let peers: Vec<SocketAddr> = (0..self.bootstrap.len())
+            .filter(|i| *i as i32 != node)
+            .map(|i| self.bootstrap[i])
+            .collect();
+        let started = std::time::Instant::now();
+        loop {
+            let mut last = Vec::new();
+            let mut answered = 0;
+            for peer in &peers {
+                let seen = crate::targets::brokers::lagging(
+                    *peer,
+                    node,
+                    std::time::Duration::from_secs(1),
+                    self.secured,
+                )
+                .await;
+                if let Ok(behind) = seen {
+                    answered += 1;
+                    last.extend(behind);
+                }
+            }
+            if answered > 0 && last.is_empty() {
+                tracing::debug!(target = %self.name, node, waited = ?started.elapsed(), "caught up after a pause");
+                return Ok(());
+            }
+            if started.elapsed() >= SETTLE_DEADLINE {
+                let why = match answered {
+                    0 => "no peer answered Metadata".to_string(),
+                    _ => last.join(", "),
+                };
+                return Err(TargetError::Broker {
+                    target: self.name.clone(),
+                    reason: format!(
+                        "broker {node} resumed, but after {SETTLE_DEADLINE:?} it is not back in sync: {why}"
+                    ),
+                });
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    async fn signal(&self, node: i32, pause: bool) -> Result<(), TargetError> {
+        let refused = |reason: String| TargetError::Broker {
+            target: self.name.clone(),
+            reason,
+        };
+        let verb = if pause { "pause" } else { "resume" };
+        let mut held = self.held.lock().await;
+        match &mut *held {
+            Held::RefCluster(cluster) => match pause {
+                true => cluster.pause(node),
+                false => cluster.resume(node).await,
+            }
+            .map_err(|e| refused(e.to_string())),
+            Held::ApacheCluster(cluster) => {
+                let index = usize::try_from(node)
+                    .ok()
+                    .filter(|i| *i < cluster.addrs().len())
+                    .ok_or_else(|| refused(format!("no broker {node}")))?;
+                match cluster.signal(index, pause) {
+                    true => Ok(()),
+                    false => Err(refused(format!(
+                        "broker {node} does not run: cannot {verb} it"
+                    ))),
+                }
+            }
+            _ => Err(refused(format!(
+                "only a cluster the harness started can {verb} a broker"
+            ))),
+        }
+    }
+
     /// Starts broker `node` of a cluster again, on its address, and returns once it serves and
     /// every partition has its replicas in sync again (`Running::settle`).
     pub async fn restart(&self, node: i32) -> Result<(), TargetError> {

@@ -201,6 +201,15 @@ impl ApacheCluster {
         }
     }
 
+    /// SIGSTOP (`pause`) or SIGCONT of broker `index`; `false` when it does not run.
+    pub fn signal(&self, index: usize, pause: bool) -> bool {
+        match self.brokers.get(index).and_then(Option::as_ref) {
+            Some(broker) if pause => broker.pause(),
+            Some(broker) => broker.resume(),
+            None => false,
+        }
+    }
+
     /// Starts broker `index` again on its data (after [`ApacheCluster::kill`]); returns once it
     /// serves and the cluster lists every broker again.
     pub fn restart(&mut self, index: usize) -> Result<(), ApacheError> {

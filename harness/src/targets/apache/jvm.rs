@@ -509,8 +509,10 @@ impl ApacheJvm {
         let Some(mut child) = taken else {
             return;
         };
-        // SAFETY: sending a signal to our own child process.
+        // SAFETY: sending signals to our own child process. A paused JVM handles no SIGTERM
+        // until it goes on again.
         unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGCONT);
             libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
         }
         let end = Instant::now() + Duration::from_secs(15);
@@ -539,6 +541,27 @@ impl ApacheJvm {
     pub fn pid(&self) -> Option<u32> {
         let child = self.child.lock().unwrap_or_else(|e| e.into_inner());
         child.as_ref().map(|c| c.id())
+    }
+
+    /// SIGSTOP: the JVM stops where it is, its sockets open, until [`ApacheJvm::resume`]. `false`
+    /// when it does not run.
+    pub fn pause(&self) -> bool {
+        self.signal(libc::SIGSTOP)
+    }
+
+    /// SIGCONT: a paused JVM goes on. `false` when it does not run.
+    pub fn resume(&self) -> bool {
+        self.signal(libc::SIGCONT)
+    }
+
+    fn signal(&self, signal: libc::c_int) -> bool {
+        let child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        match child.as_ref() {
+            // SAFETY: a signal to our own child process, which has not been waited for (the
+            // pid is not reused while we hold it).
+            Some(c) => unsafe { libc::kill(c.id() as libc::pid_t, signal) == 0 },
+            None => false,
+        }
     }
 
     /// kill -9, as a crash: no shutdown, nothing flushed.

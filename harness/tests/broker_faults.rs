@@ -1,0 +1,88 @@
+//! Broker faults as scenario steps, on a kaas-ref cluster in process: a paused broker holds
+//! what it is sent and comes back with it, and whatever a scenario paused is resumed when it
+//! ends, however it ended (here: stopped by a failed expectation with a paused broker and an
+//! answer it holds still awaited).
+
+use std::time::Duration;
+
+use kconform::run;
+use kconform::scenario::Scenario;
+use kconform::targets::{Running, TargetSpec};
+use kconform::transcript::Outcome;
+
+const STOPS_WITH_A_BROKER_PAUSED: &str = r#"
+description = "pauses broker 1, sends it a request in the background, and stops with both still so"
+brokers = 3
+
+[[step]]
+name = "pause-1"
+pause = 1
+
+[[step]]
+name = "held"
+api = "Metadata"
+broker = 1
+connection = "held"
+background = true
+request = { topics = [] }
+
+[[step]]
+name = "fails"
+api = "ApiVersions"
+broker = 0
+expect = { error_code = 99 }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_that_stops_with_a_broker_paused_leaves_it_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stops-paused.toml");
+    std::fs::write(&path, STOPS_WITH_A_BROKER_PAUSED).unwrap();
+    let scenario = Scenario::load(&path).unwrap();
+    let spec = TargetSpec::parse("ref:3").unwrap();
+    let target = Running::start(&spec).await.unwrap();
+
+    let t = run::run(&scenario, &target, Duration::from_secs(20)).await;
+    let stopped = t.stopped.clone().unwrap_or_default();
+    assert!(
+        stopped.contains("fails"),
+        "stopped at the failing step: {stopped:?}"
+    );
+    let outcome = |name: &str| {
+        t.steps
+            .iter()
+            .find(|s| s.step == name)
+            .map(|s| s.outcome.clone())
+            .unwrap_or_else(|| panic!("no record of {name}: {t:?}"))
+    };
+    assert!(
+        matches!(outcome("pause-1"), Outcome::Broker(ref did) if did == "paused broker 1"),
+        "{:?}",
+        outcome("pause-1")
+    );
+    // Resumed before the held answer was awaited: it came, instead of the deadline.
+    assert!(
+        matches!(outcome("held"), Outcome::Response(_)),
+        "the held request: {:?}",
+        outcome("held")
+    );
+    // The failed expectations are the planted one (and the stop it caused): undoing the
+    // pause added none.
+    assert!(
+        t.failed_expectations
+            .iter()
+            .all(|f| f.contains("expected 99")),
+        "{:?}",
+        t.failed_expectations
+    );
+    // And broker 1 answers a new connection at once.
+    let addr = target.bootstrap[1];
+    let mut conn = kconform::wire::client::Connection::connect(addr, Duration::from_secs(3))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(3), conn.api_versions())
+        .await
+        .expect("broker 1 answers: it was resumed")
+        .unwrap();
+    target.stop().await;
+}
