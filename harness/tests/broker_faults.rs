@@ -86,3 +86,60 @@ async fn a_scenario_that_stops_with_a_broker_paused_leaves_it_resumed() {
         .unwrap();
     target.stop().await;
 }
+
+const PAUSES_AND_RESUMES_BROKER_1: &str = r#"
+description = "pauses broker 1 and resumes it"
+brokers = 3
+
+[[step]]
+name = "pause-1"
+pause = 1
+
+[[step]]
+name = "resume-1"
+resume = 1
+"#;
+
+/// A cluster kconform did not start (`external:3`) gets its faults from the commands the user
+/// gave: each run through `sh -c` with `{node}` and `{addr}` filled in, in step order; an act
+/// given no command is refused with the flag that would give it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_cluster_is_faulted_by_the_users_commands() {
+    use kconform::targets::faults::{BrokerAct, FaultCommands};
+    use reference_broker::local_cluster::LocalCluster;
+
+    let cluster = LocalCluster::start(
+        3,
+        reference_broker::BrokerConfig {
+            member_timeout: Duration::from_millis(1500),
+            ..reference_broker::BrokerConfig::for_tests()
+        },
+    )
+    .await
+    .unwrap();
+    let addrs = cluster.addrs();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("faults.log");
+    let faults = FaultCommands::parse(&[
+        format!("pause=echo pause {{node}} {{addr}} >> {}", log.display()),
+        format!("resume=echo resume {{node}} >> {}", log.display()),
+    ])
+    .unwrap();
+    let spec = TargetSpec::parse(&format!("external:3={}", addrs[2])).unwrap();
+    let target = Running::start(&spec).await.unwrap().with_faults(faults);
+    assert_eq!(target.bootstrap, addrs, "the brokers, from its Metadata");
+    assert!(target.can(BrokerAct::Pause) && !target.can(BrokerAct::Kill));
+
+    let path = dir.path().join("pause-resume.toml");
+    std::fs::write(&path, PAUSES_AND_RESUMES_BROKER_1).unwrap();
+    let scenario = Scenario::load(&path).unwrap();
+    let t = run::run(&scenario, &target, Duration::from_secs(20)).await;
+    assert!(t.stopped.is_none(), "{:?}", t.stopped);
+    let done = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(done, format!("pause 1 {}\nresume 1\n", addrs[1]));
+
+    let e = target.kill(1).await.unwrap_err().to_string();
+    assert!(e.contains("no --fault-cmd kill=COMMAND"), "{e}");
+    target.stop().await;
+    cluster.shutdown().await;
+}

@@ -81,6 +81,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
         deadline: Duration::from_secs(10),
         provisioned_topics: false,
         strict_encoding: false,
+        faults: &Default::default(),
     };
     let targets = [TargetSpec::external(broker.addr()), TargetSpec::RECORDED];
     let mut runs = Vec::new();

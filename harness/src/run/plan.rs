@@ -1,10 +1,11 @@
 //! Which scenarios a command runs: those named (all when none), of the size and security of
-//! the targets, the slow ones only when asked for or named. Each refusal names the mend in one
-//! line. `run`, `coverage`, `repro` and `topics` choose through here, and tests reach it.
+//! the targets, the slow ones only when asked for or named, and on an external cluster only
+//! those whose faults it was given commands for. Each refusal names the mend in one line. `run`, `coverage`, `repro` and `topics` choose through here, and tests reach it.
 
 use crate::data::Source;
-use crate::scenario::Scenario;
-use crate::targets::TargetSpec;
+use crate::scenario::{Action, Scenario};
+use crate::targets::faults::FaultCommands;
+use crate::targets::{Kind, TargetSpec};
 
 /// Why the scenarios asked for cannot run on the targets given.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +151,46 @@ pub fn plan<'a>(
     })
 }
 
+impl Plan<'_> {
+    /// Leaves out the scenarios that do to a broker what some target cannot (an external
+    /// cluster does only the acts `--fault-cmd` gave commands for), and says which and why:
+    /// (scenario, the acts it needs that are missing).
+    pub fn leave_out_missing_faults(
+        &mut self,
+        specs: &[TargetSpec],
+        faults: &FaultCommands,
+    ) -> Vec<(String, Vec<&'static str>)> {
+        let external_cluster = specs
+            .iter()
+            .any(|s| matches!(s.kind, Kind::External(_)) && s.brokers > 1);
+        if !external_cluster {
+            return Vec::new();
+        }
+        let mut left_out = Vec::new();
+        self.chosen.retain(|scenario| {
+            let mut missing: Vec<&'static str> = scenario
+                .steps
+                .iter()
+                .filter_map(|step| match step.action {
+                    Action::Broker(act, _) if !faults.has(act) => Some(act.key()),
+                    _ => None,
+                })
+                .collect();
+            missing.dedup();
+            missing.sort_unstable();
+            missing.dedup();
+            match missing.is_empty() {
+                true => true,
+                false => {
+                    left_out.push((scenario.name.clone(), missing));
+                    false
+                }
+            }
+        });
+        left_out
+    }
+}
+
 /// Refuses a number of targets other than `wanted`, for a command that compares exactly that
 /// many (`repro`: two).
 pub fn exactly(wanted: usize, specs: &[TargetSpec]) -> Result<(), PlanError> {
@@ -285,6 +326,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.chosen.len(), 1);
+    }
+
+    #[test]
+    fn an_external_cluster_runs_only_the_scenarios_whose_faults_it_has_commands_for() {
+        let (all, _) = all();
+        let every: Vec<&Scenario> = all.iter().collect();
+        let addr = "127.0.0.1:9092".parse().unwrap();
+        let external = [TargetSpec::external(addr).cluster(3)];
+        let mut p = plan(every.clone(), &[], &external, true).unwrap();
+        let before = p.chosen.len();
+        let none = FaultCommands::default();
+        let left = p.leave_out_missing_faults(&external, &none);
+        let pausing = left
+            .iter()
+            .find(|(name, _)| name == "cluster-coordinator-alone-not-available")
+            .expect("a pausing scenario is left out");
+        assert_eq!(pausing.1, ["pause", "resume"]);
+        assert!(left.iter().any(|(_, acts)| acts == &["kill", "restart"]));
+        assert_eq!(p.chosen.len() + left.len(), before);
+        assert!(p
+            .chosen
+            .iter()
+            .all(|s| !s.steps.iter().any(|s| s.disrupts())));
+        // Every command given: nothing left out. A cluster kconform starts needs none.
+        let all_four =
+            FaultCommands::parse(&["kill=a", "restart=b", "pause=c", "resume=d"].map(String::from))
+                .unwrap();
+        let mut p = plan(every.clone(), &[], &external, true).unwrap();
+        assert!(p.leave_out_missing_faults(&external, &all_four).is_empty());
+        let ours = [TargetSpec::REF.cluster(3)];
+        let mut p = plan(every, &[], &ours, true).unwrap();
+        assert!(p.leave_out_missing_faults(&ours, &none).is_empty());
     }
 
     #[test]

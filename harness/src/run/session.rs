@@ -67,6 +67,8 @@ pub struct Session<'a> {
     /// Fail on answers that Apache's parser reads but no canonical encoder writes, as a
     /// finding of their own ([`Transcript::hold_to_canonical_encoding`]); off, they are notes.
     pub strict_encoding: bool,
+    /// The commands that do faults to an external cluster's brokers (`--fault-cmd`).
+    pub faults: &'a crate::targets::faults::FaultCommands,
 }
 
 /// A target's transcripts, and what a reader must know of where they came from.
@@ -174,7 +176,7 @@ impl Session<'_> {
         progress: &Arc<dyn Progress>,
     ) -> Result<Answers, SessionError> {
         progress.starting(&spec.name());
-        let target = Running::start(spec).await?;
+        let target = Running::start(spec).await?.with_faults(self.faults.clone());
         // One probe says both whether the target answers ApiVersions (one that does not cannot
         // be judged at all: said at once, rather than as every scenario's first failure) and
         // whether it refuses CreateTopics (it then gets the topics provisioned for it).

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::VersionSpec;
+pub use crate::targets::faults::BrokerAct;
 
 /// One step of a scenario, named uniquely within it.
 #[derive(Debug, Clone)]
@@ -30,44 +31,6 @@ pub enum Action {
     Await(String),
     /// Does this to this broker of the cluster.
     Broker(BrokerAct, BrokerRef),
-}
-
-/// What a step does to a broker of the cluster. Whatever a scenario leaves undone (a broker
-/// killed or paused) is undone when it ends, however it ended, so the next finds the cluster
-/// whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BrokerAct {
-    /// Kills it (SIGKILL; a kaas-ref broker in process loses its memory and connections).
-    Kill,
-    /// Starts a killed broker again, and waits until it serves and the cluster is whole.
-    Restart,
-    /// Pauses it where it is (SIGSTOP; a kaas-ref broker in process freezes): its connections
-    /// stay open, what is sent to it waits, its peers count it down.
-    Pause,
-    /// Lets a paused broker go on (SIGCONT), and waits until the cluster is whole.
-    Resume,
-}
-
-impl BrokerAct {
-    /// Its key in a scenario file, which is also the verb a report uses.
-    pub fn key(self) -> &'static str {
-        match self {
-            BrokerAct::Kill => "kill",
-            BrokerAct::Restart => "restart",
-            BrokerAct::Pause => "pause",
-            BrokerAct::Resume => "resume",
-        }
-    }
-
-    /// What the report says it did ("killed broker 2").
-    pub fn done(self) -> &'static str {
-        match self {
-            BrokerAct::Kill => "killed",
-            BrokerAct::Restart => "restarted",
-            BrokerAct::Pause => "paused",
-            BrokerAct::Resume => "resumed",
-        }
-    }
 }
 
 impl Step {

@@ -6,6 +6,7 @@ pub mod apache;
 pub mod brokers;
 pub mod choice;
 mod coordinators;
+pub mod faults;
 mod launch;
 pub mod provision;
 pub mod recorded;
@@ -42,7 +43,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N or apache-recorded:N for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl or external+sasl=HOST:PORT for SASL and ACLs)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
     /// Creating the provisioned topics went wrong (not a refusal: that is reported).
     #[error("creating the provisioned topics: {0}")]
@@ -109,6 +110,37 @@ pub const REF_MEMBER_TIMEOUT: std::time::Duration = std::time::Duration::from_mi
 /// again (Apache's followers catch up in a second or two here).
 pub const SETTLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Waits (10 s at most) until every broker of an external cluster lists all of `nodes` in its
+/// Metadata: brokers that were just started may not count each other alive yet, and a
+/// scenario that asks two of them would find them disagreeing.
+async fn agreed(name: &str, nodes: &[(i32, SocketAddr)], secured: bool) -> Result<(), TargetError> {
+    let want: Vec<i32> = nodes.iter().map(|(n, _)| *n).collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let mut disagree = None;
+        for (node, addr) in nodes {
+            let seen = brokers::of(*addr, std::time::Duration::from_secs(5), secured)
+                .await
+                .map(|listed| listed.into_keys().collect::<Vec<_>>());
+            match seen {
+                Ok(listed) if listed == want => {}
+                Ok(listed) => disagree = Some(format!("broker {node} lists {listed:?}")),
+                Err(e) => disagree = Some(format!("broker {node}: {e}")),
+            }
+        }
+        let Some(why) = disagree else {
+            return Ok(());
+        };
+        if std::time::Instant::now() >= deadline {
+            return Err(TargetError::Start {
+                target: name.to_owned(),
+                reason: format!("its brokers do not agree on who is in the cluster after 10 s ({why}; the cluster lists {want:?})"),
+            });
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
 /// A started target.
 #[derive(Debug)]
 pub struct Running {
@@ -124,6 +156,14 @@ pub struct Running {
     pub secured: bool,
     /// Every broker's address, as a client's bootstrap list (a cluster's all, else `addr`).
     pub bootstrap: Vec<SocketAddr>,
+    /// Every broker of a cluster by node id (launched: 0..N-1 on `bootstrap`; external: as
+    /// its Metadata lists them).
+    nodes: Vec<(i32, SocketAddr)>,
+    /// Whether kconform started the cluster, and so can kill, restart, pause and resume its
+    /// brokers itself.
+    starts_brokers: bool,
+    /// The commands that do those to an external cluster's brokers (`--fault-cmd`).
+    faults: faults::FaultCommands,
     held: std::sync::Arc<tokio::sync::Mutex<Held>>,
 }
 
@@ -172,6 +212,35 @@ impl Running {
         // An Apache just launched (by this run or by `kconform apache up`) names coordinators
         // before it can act as one.
         let launched_apache = matches!(spec.kind, Kind::Apache(_));
+        let starts_brokers = matches!(spec.kind, Kind::Ref | Kind::Apache(_)) && spec.brokers > 1;
+        let mut nodes: Vec<(i32, SocketAddr)> = match starts_brokers {
+            true => (0..).zip(bootstrap.iter().copied()).collect(),
+            false => Vec::new(),
+        };
+        let mut bootstrap = bootstrap;
+        if let (Kind::External(addr), true) = (spec.kind, spec.brokers > 1) {
+            // An external cluster's brokers, from its Metadata: every step routes by them.
+            let listed = brokers::of(addr, std::time::Duration::from_secs(10), spec.secured)
+                .await
+                .map_err(|reason| TargetError::Start {
+                    target: name.clone(),
+                    reason: format!("its brokers could not be read from its Metadata: {reason}"),
+                })?;
+            if listed.len() != spec.brokers {
+                return Err(TargetError::Start {
+                    target: name.clone(),
+                    reason: format!(
+                        "its Metadata lists {} broker(s) ({:?}), and {name} says {}",
+                        listed.len(),
+                        listed.keys().collect::<Vec<_>>(),
+                        spec.brokers
+                    ),
+                });
+            }
+            nodes = listed.into_iter().collect();
+            bootstrap = nodes.iter().map(|(_, a)| *a).collect();
+            agreed(&name, &nodes, spec.secured).await?;
+        }
         let running = Running {
             name,
             addr: started.addr,
@@ -179,6 +248,9 @@ impl Running {
             brokers: spec.brokers,
             secured: spec.secured,
             bootstrap,
+            nodes,
+            starts_brokers,
+            faults: faults::FaultCommands::default(),
             held: std::sync::Arc::new(started.held.into()),
         };
         if launched_apache {
@@ -191,6 +263,42 @@ impl Running {
             }
         }
         Ok(running)
+    }
+
+    /// The same target, with commands that kill, restart, pause and resume the brokers of a
+    /// cluster kconform did not start (`--fault-cmd`; a cluster it started does them itself).
+    pub fn with_faults(mut self, faults: faults::FaultCommands) -> Running {
+        self.faults = faults;
+        self
+    }
+
+    /// Whether `act` can be done to this target's brokers: on a cluster kconform started,
+    /// always; on an external cluster, when a command was given for it.
+    pub fn can(&self, act: faults::BrokerAct) -> bool {
+        self.starts_brokers || (self.brokers > 1 && self.faults.has(act))
+    }
+
+    /// The address of broker `node`, when it is one of a cluster's.
+    fn node_addr(&self, node: i32) -> Option<SocketAddr> {
+        self.nodes.iter().find(|(n, _)| *n == node).map(|(_, a)| *a)
+    }
+
+    /// Does `act` to broker `node` of an external cluster, by the command the user gave.
+    async fn by_command(&self, act: faults::BrokerAct, node: i32) -> Result<(), TargetError> {
+        let refused = |reason: String| TargetError::Broker {
+            target: self.name.clone(),
+            reason,
+        };
+        if self.brokers < 2 {
+            return Err(refused(format!(
+                "only a cluster's brokers can be {} (this target is one broker)",
+                act.done()
+            )));
+        }
+        let addr = self
+            .node_addr(node)
+            .ok_or_else(|| refused(format!("no broker {node}")))?;
+        self.faults.run(act, node, addr).await.map_err(refused)
     }
 
     /// The bootstrap list a client is given: every broker, comma-separated.
@@ -358,9 +466,7 @@ impl Running {
                 cluster.kill(index);
                 Ok(())
             }
-            _ => Err(refused(
-                "only a cluster the harness started can lose a broker".into(),
-            )),
+            _ => self.by_command(faults::BrokerAct::Kill, node).await,
         }
     }
 
@@ -385,9 +491,11 @@ impl Running {
     /// every partition whole, as after a restart: another broker may still be paused. A peer
     /// that does not answer within a second (paused, or killed) is not asked again this round.
     async fn caught_up(&self, node: i32) -> Result<(), TargetError> {
-        let peers: Vec<SocketAddr> = (0..self.bootstrap.len())
-            .filter(|i| *i as i32 != node)
-            .map(|i| self.bootstrap[i])
+        let peers: Vec<SocketAddr> = self
+            .nodes
+            .iter()
+            .filter(|(n, _)| *n != node)
+            .map(|(_, a)| *a)
             .collect();
         let started = std::time::Instant::now();
         loop {
@@ -451,9 +559,13 @@ impl Running {
                     ))),
                 }
             }
-            _ => Err(refused(format!(
-                "only a cluster the harness started can {verb} a broker"
-            ))),
+            _ => {
+                let act = match pause {
+                    true => faults::BrokerAct::Pause,
+                    false => faults::BrokerAct::Resume,
+                };
+                self.by_command(act, node).await
+            }
         }
     }
 
@@ -461,7 +573,10 @@ impl Running {
     /// every partition has its replicas in sync again (`Running::settle`).
     pub async fn restart(&self, node: i32) -> Result<(), TargetError> {
         self.start_again(node).await?;
-        self.settle(node).await
+        self.settle(node).await?;
+        // Its own view is whole; its peers' may not list it yet (a kaas-ref broker reads its
+        // peers' stamps every 250 ms), and the next scenario's first Metadata asks a peer.
+        self.caught_up(node).await
     }
 
     /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, back from a restart, lists every
@@ -470,11 +585,7 @@ impl Running {
     /// (a transaction-state append: EndTxn, InitProducerId) can wait on one: the next scenario
     /// would find a cluster still healing and time out on it.
     async fn settle(&self, node: i32) -> Result<(), TargetError> {
-        let Some(addr) = usize::try_from(node)
-            .ok()
-            .and_then(|i| self.bootstrap.get(i))
-            .copied()
-        else {
+        let Some(addr) = self.node_addr(node) else {
             return Ok(());
         };
         let started = std::time::Instant::now();
@@ -532,9 +643,7 @@ impl Running {
                 .map_err(|e| refused(e.to_string()))?
                 .map_err(|e| refused(e.to_string()))
             }
-            _ => Err(refused(
-                "only a cluster the harness started can restart a broker".into(),
-            )),
+            _ => self.by_command(faults::BrokerAct::Restart, node).await,
         }
     }
 

@@ -15,7 +15,7 @@ pub struct TargetSpec {
     /// Which broker.
     pub kind: Kind,
     /// How many brokers it has: scenarios run on targets of their own size. An external
-    /// broker is named by one address, so it is one broker.
+    /// cluster says its size (`external:3=HOST:PORT`), and its Metadata must agree.
     pub brokers: usize,
     /// Whether connections must log in (SASL) and ACLs apply: such a target runs the
     /// security scenarios, and only those.
@@ -85,16 +85,27 @@ impl TargetSpec {
         }
     }
 
-    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`; `:N` after the first
-    /// three for a cluster of N; `+sasl` after any of them for SASL and ACLs (before the `=`
-    /// of an external one: `external+sasl=HOST:PORT`).
+    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`; `:N` after any of
+    /// them for a cluster of N (`external:3=HOST:PORT`, any one broker's address); `+sasl`
+    /// after any of them for SASL and ACLs (before the `=` of an external one:
+    /// `external:3+sasl=HOST:PORT`).
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
         let unknown = || TargetError::Unknown(s.to_owned());
         if let Some((head, addr)) = s.split_once('=') {
-            let secured = match head {
-                "external" => false,
-                "external+sasl" => true,
-                _ => return Err(unknown()),
+            let (head, secured) = match head.strip_suffix("+sasl") {
+                Some(head) => (head, true),
+                None => (head, false),
+            };
+            // `external:N`: a cluster of N, reached through the address given (its brokers
+            // are then read from its Metadata).
+            let brokers = match head.strip_prefix("external") {
+                Some("") => 1,
+                Some(n) => n
+                    .strip_prefix(':')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (2..=MAX_BROKERS).contains(n))
+                    .ok_or_else(unknown)?,
+                None => return Err(unknown()),
             };
             use std::net::ToSocketAddrs;
             let addr = addr
@@ -104,6 +115,7 @@ impl TargetSpec {
                 .ok_or_else(unknown)?;
             return Ok(TargetSpec {
                 secured,
+                brokers,
                 ..TargetSpec::external(addr)
             });
         }
@@ -217,7 +229,8 @@ mod tests {
             "ref:x",
             "external:3",
             "apache-ish:3",
-            "external:3=127.0.0.1:9092",
+            "external:1=127.0.0.1:9092",
+            "external:x=127.0.0.1:9092",
             "ref=127.0.0.1:9092",
             "ref+sasl:3",
         ] {
@@ -237,6 +250,10 @@ mod tests {
             TargetSpec::apache(Backend::Auto).cluster(3).sasl()
         );
         assert!(TargetSpec::parse("apache:3+tls").is_err());
+        let cluster = TargetSpec::parse("external:3+sasl=127.0.0.1:9092").unwrap();
+        assert_eq!(cluster, TargetSpec::external(addr).cluster(3).sasl());
+        assert_eq!(cluster.name(), "external:3+sasl");
+        assert_eq!(TargetSpec::parse(&cluster.arg()).unwrap(), cluster);
     }
 
     #[test]

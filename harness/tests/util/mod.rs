@@ -69,6 +69,7 @@ pub async fn beside_recorded(
         deadline,
         provisioned_topics: false,
         strict_encoding: false,
+        faults: &Default::default(),
     };
     session
         .run(

@@ -93,10 +93,20 @@ pub struct TargetArgs {
     /// A target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7:
     /// the one `kconform apache up` keeps, else one launched by --apache-backend),
     /// `apache-recorded` (Apache's recorded answers) or `external=HOST:PORT` (any running
-    /// broker). Repeat for several, each once. Default: ref and apache, or ref and
-    /// apache-recorded where Apache cannot run (said so).
+    /// broker); `external:3=HOST:PORT` for a running cluster of three (any broker's address;
+    /// the others are read from its Metadata), with --fault-cmd for the scenarios that kill,
+    /// restart, pause or resume its brokers. Repeat for several, each once. Default: ref and
+    /// apache, or ref and apache-recorded where Apache cannot run (said so).
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
+    /// How to do a fault to a broker of an external cluster, as ACT=COMMAND (ACT: kill,
+    /// restart, pause or resume), run with `sh -c` after `{node}` (the broker's node id) and
+    /// `{addr}` (its HOST:PORT) are filled in: e.g. `pause='kubectl exec kaas-{node} -- kill
+    /// -STOP 1'`. Repeat for each act. A restart or resume then waits until the broker is back
+    /// in sync. The cluster scenarios that need an act given no command are left out, and
+    /// said to be.
+    #[arg(long = "fault-cmd", value_name = "ACT=COMMAND")]
+    pub fault_cmds: Vec<String>,
     /// Directory of Apache's recorded answers, `<scenario>__apache.snap` (default: the ones
     /// built into this kconform).
     #[arg(long, value_name = "DIR")]

@@ -29,7 +29,26 @@ pub async fn compare(
     // An unknown name is refused before any target is looked at.
     let picked = plan::pick(&all, names, &source)?;
     let specs = super::targets(&on.targets, on.apache_backend.into(), on.brokers, on.sasl)?;
-    let planned = plan::plan(picked, names, &specs, include_slow)?;
+    let faults = kconform::targets::faults::FaultCommands::parse(&on.fault_cmds)
+        .map_err(anyhow::Error::msg)?;
+    let mut planned = plan::plan(picked, names, &specs, include_slow)?;
+    let left_out = planned.leave_out_missing_faults(&specs, &faults);
+    if !left_out.is_empty() {
+        let each: Vec<String> = left_out
+            .iter()
+            .map(|(name, acts)| format!("{name} ({})", acts.join(", ")))
+            .collect();
+        eprintln!(
+            "kconform: skipping {} scenario(s) that do to a broker what no --fault-cmd was given for: {}",
+            left_out.len(),
+            each.join(", ")
+        );
+        if planned.chosen.is_empty() {
+            anyhow::bail!(
+                "no scenario left to run: give --fault-cmd for kill, restart, pause and resume"
+            );
+        }
+    }
     if !planned.slow_left_out.is_empty() {
         eprintln!(
             "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
@@ -47,6 +66,7 @@ pub async fn compare(
         deadline: Duration::from_millis(on.deadline_ms),
         provisioned_topics: on.provisioned_topics,
         strict_encoding: on.strict_encoding,
+        faults: &faults,
     };
     Ok(session
         .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))

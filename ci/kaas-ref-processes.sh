@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Three kaas-ref processes started by hand, as a user's own cluster would be, and the signals
+# kconform's --fault-cmd sends them: the way to check that the cluster scenarios judge a
+# cluster kconform did not start as they judge ref:3.
+#
+#   ci/kaas-ref-processes.sh compare            # the cluster scenarios on them and on apache:3
+#   ci/kaas-ref-processes.sh up DIR [N]         # start N (default 3) in DIR; prints the target
+#   ci/kaas-ref-processes.sh fault DIR ACT NODE # ACT: kill, restart, pause or resume
+#   ci/kaas-ref-processes.sh down DIR
+#
+# The processes get the settings ref:3 gets (a peer down 3 s after its last stamp, the reaper
+# every 500 ms, as many offsets partitions as brokers, three replicas), so that verdicts
+# compare. kaas-ref is built if missing.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+kaas_ref="${KAAS_REF:-$root/target/release/kaas-ref}"
+
+start_one() { # DIR NODE
+  local dir="$1" node="$2" n peers port
+  n="$(cat "$dir/brokers")"
+  peers="$(cat "$dir/peers")"
+  port="$(cut -d, -f"$((node + 1))" "$dir/peers" | cut -d: -f2)"
+  "$kaas_ref" --listen "127.0.0.1:$port" --broker-id "$node" --peers "$peers" \
+    --data-dir "$dir/data" --member-timeout-ms 3000 --txn-reaper-interval-ms 500 \
+    --offsets-topic-partitions "$n" --default-replication-factor 3 \
+    --group-initial-rebalance-delay-ms 0 >>"$dir/broker-$node.log" 2>&1 &
+  echo $! >"$dir/broker-$node.pid"
+  # Listening within 10 s, or the start failed.
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "broker $node did not listen on $port; its log ends:" >&2
+  tail -5 "$dir/broker-$node.log" >&2
+  return 1
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+up() { # DIR [N]
+  local dir="$1" n="${2:-3}" peers="" node
+  [ -x "$kaas_ref" ] || (cd "$root" && cargo build --release -q -p reference-broker)
+  mkdir -p "$dir/data"
+  for node in $(seq 0 $((n - 1))); do
+    peers="${peers:+$peers,}$node=127.0.0.1:$(free_port)"
+  done
+  echo "$n" >"$dir/brokers"
+  echo "$peers" >"$dir/peers"
+  for node in $(seq 0 $((n - 1))); do start_one "$dir" "$node"; done
+  echo "external:$n=$(cut -d, -f1 "$dir/peers" | cut -d= -f2)"
+}
+
+fault() { # DIR ACT NODE
+  local dir="$1" act="$2" node="$3" pid
+  pid="$(cat "$dir/broker-$node.pid")"
+  case "$act" in
+    kill) kill -9 "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done ;;
+    restart) start_one "$dir" "$node" ;;
+    pause) kill -STOP "$pid" ;;
+    resume) kill -CONT "$pid" ;;
+    *) echo "unknown act $act (kill, restart, pause or resume)" >&2; return 2 ;;
+  esac
+}
+
+down() { # DIR
+  local dir="$1" pidfile
+  for pidfile in "$dir"/broker-*.pid; do
+    [ -e "$pidfile" ] || continue
+    kill -CONT "$(cat "$pidfile")" 2>/dev/null || true
+    kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+  done
+}
+
+compare() {
+  local target self="$root/ci/kaas-ref-processes.sh"
+  # Global: the trap runs after this function has returned.
+  work="$(mktemp -d -t kaas-ref-processes-XXXXXX)"
+  trap 'down "$work"; rm -rf "$work"' EXIT
+  local dir="$work"
+  (cd "$root" && cargo build --release -q -p reference-broker -p harness)
+  target="$(up "$dir" 3)"
+  echo "three kaas-ref processes: $target (logs in $dir)"
+  "$root/target/release/kconform" run --target "$target" --target apache:3 \
+    --fault-cmd "kill=$self fault $dir kill {node}" \
+    --fault-cmd "restart=$self fault $dir restart {node}" \
+    --fault-cmd "pause=$self fault $dir pause {node}" \
+    --fault-cmd "resume=$self fault $dir resume {node}" "$@"
+}
+
+case "${1:-}" in
+  up) shift; up "$@" ;;
+  fault) shift; fault "$@" ;;
+  down) shift; down "$@" ;;
+  compare) shift; compare "$@" ;;
+  *) sed -n '2,13p' "$0" >&2; exit 2 ;;
+esac
