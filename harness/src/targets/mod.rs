@@ -6,6 +6,7 @@ pub mod apache;
 pub mod brokers;
 pub mod choice;
 mod coordinators;
+mod disrupt;
 pub mod faults;
 mod launch;
 pub mod provision;
@@ -110,37 +111,6 @@ pub const REF_MEMBER_TIMEOUT: std::time::Duration = std::time::Duration::from_mi
 /// again (Apache's followers catch up in a second or two here).
 pub const SETTLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Waits (10 s at most) until every broker of an external cluster lists all of `nodes` in its
-/// Metadata: brokers that were just started may not count each other alive yet, and a
-/// scenario that asks two of them would find them disagreeing.
-async fn agreed(name: &str, nodes: &[(i32, SocketAddr)], secured: bool) -> Result<(), TargetError> {
-    let want: Vec<i32> = nodes.iter().map(|(n, _)| *n).collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let mut disagree = None;
-        for (node, addr) in nodes {
-            let seen = brokers::of(*addr, std::time::Duration::from_secs(5), secured)
-                .await
-                .map(|listed| listed.into_keys().collect::<Vec<_>>());
-            match seen {
-                Ok(listed) if listed == want => {}
-                Ok(listed) => disagree = Some(format!("broker {node} lists {listed:?}")),
-                Err(e) => disagree = Some(format!("broker {node}: {e}")),
-            }
-        }
-        let Some(why) = disagree else {
-            return Ok(());
-        };
-        if std::time::Instant::now() >= deadline {
-            return Err(TargetError::Start {
-                target: name.to_owned(),
-                reason: format!("its brokers do not agree on who is in the cluster after 10 s ({why}; the cluster lists {want:?})"),
-            });
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-}
-
 /// A started target.
 #[derive(Debug)]
 pub struct Running {
@@ -239,7 +209,7 @@ impl Running {
             }
             nodes = listed.into_iter().collect();
             bootstrap = nodes.iter().map(|(_, a)| *a).collect();
-            agreed(&name, &nodes, spec.secured).await?;
+            disrupt::agreed(&name, &nodes, spec.secured).await?;
         }
         let running = Running {
             name,
@@ -263,42 +233,6 @@ impl Running {
             }
         }
         Ok(running)
-    }
-
-    /// The same target, with commands that kill, restart, pause and resume the brokers of a
-    /// cluster kconform did not start (`--fault-cmd`; a cluster it started does them itself).
-    pub fn with_faults(mut self, faults: faults::FaultCommands) -> Running {
-        self.faults = faults;
-        self
-    }
-
-    /// Whether `act` can be done to this target's brokers: on a cluster kconform started,
-    /// always; on an external cluster, when a command was given for it.
-    pub fn can(&self, act: faults::BrokerAct) -> bool {
-        self.starts_brokers || (self.brokers > 1 && self.faults.has(act))
-    }
-
-    /// The address of broker `node`, when it is one of a cluster's.
-    fn node_addr(&self, node: i32) -> Option<SocketAddr> {
-        self.nodes.iter().find(|(n, _)| *n == node).map(|(_, a)| *a)
-    }
-
-    /// Does `act` to broker `node` of an external cluster, by the command the user gave.
-    async fn by_command(&self, act: faults::BrokerAct, node: i32) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
-        if self.brokers < 2 {
-            return Err(refused(format!(
-                "only a cluster's brokers can be {} (this target is one broker)",
-                act.done()
-            )));
-        }
-        let addr = self
-            .node_addr(node)
-            .ok_or_else(|| refused(format!("no broker {node}")))?;
-        self.faults.run(act, node, addr).await.map_err(refused)
     }
 
     /// The bootstrap list a client is given: every broker, comma-separated.
@@ -444,207 +378,6 @@ impl Running {
             "Apache exited ({status}); its log ends:\n{}",
             jvm.log_tail(40)
         ))
-    }
-
-    /// Kills broker `node` of a cluster at once (SIGKILL for a JVM; for kaas-ref in process,
-    /// its connections close and its memory goes).
-    pub async fn kill(&self, node: i32) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
-        let mut held = self.held.lock().await;
-        match &mut *held {
-            Held::RefCluster(cluster) => {
-                cluster.kill(node).await.map_err(|e| refused(e.to_string()))
-            }
-            Held::ApacheCluster(cluster) => {
-                let index = usize::try_from(node)
-                    .ok()
-                    .filter(|i| *i < cluster.addrs().len())
-                    .ok_or_else(|| refused(format!("no broker {node}")))?;
-                cluster.kill(index);
-                Ok(())
-            }
-            _ => self.by_command(faults::BrokerAct::Kill, node).await,
-        }
-    }
-
-    /// Pauses broker `node` of a cluster where it is, as SIGSTOP pauses a process (an Apache
-    /// JVM gets the signal; a kaas-ref broker in process freezes, `reference_broker::freeze`):
-    /// its connections stay open and what is sent to it waits.
-    pub async fn pause(&self, node: i32) -> Result<(), TargetError> {
-        self.signal(node, true).await
-    }
-
-    /// Lets a paused broker go on (SIGCONT), and returns once it is back in sync
-    /// (`Running::caught_up`).
-    pub async fn resume(&self, node: i32) -> Result<(), TargetError> {
-        self.signal(node, false).await?;
-        self.caught_up(node).await
-    }
-
-    /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, resumed from a pause, is listed
-    /// and in the ISR of every partition it replicates, as each peer that answers sees it. Its
-    /// own Metadata would not do: it answers from a cache as old as its pause (and an Apache
-    /// broker resumed so names itself the leader of partitions that moved, for a moment). Not
-    /// every partition whole, as after a restart: another broker may still be paused. A peer
-    /// that does not answer within a second (paused, or killed) is not asked again this round.
-    async fn caught_up(&self, node: i32) -> Result<(), TargetError> {
-        let peers: Vec<SocketAddr> = self
-            .nodes
-            .iter()
-            .filter(|(n, _)| *n != node)
-            .map(|(_, a)| *a)
-            .collect();
-        let started = std::time::Instant::now();
-        loop {
-            let mut last = Vec::new();
-            let mut answered = 0;
-            for peer in &peers {
-                let seen = crate::targets::brokers::lagging(
-                    *peer,
-                    node,
-                    std::time::Duration::from_secs(1),
-                    self.secured,
-                )
-                .await;
-                if let Ok(behind) = seen {
-                    answered += 1;
-                    last.extend(behind);
-                }
-            }
-            if answered > 0 && last.is_empty() {
-                tracing::debug!(target = %self.name, node, waited = ?started.elapsed(), "caught up after a pause");
-                return Ok(());
-            }
-            if started.elapsed() >= SETTLE_DEADLINE {
-                let why = match answered {
-                    0 => "no peer answered Metadata".to_string(),
-                    _ => last.join(", "),
-                };
-                return Err(TargetError::Broker {
-                    target: self.name.clone(),
-                    reason: format!(
-                        "broker {node} resumed, but after {SETTLE_DEADLINE:?} it is not back in sync: {why}"
-                    ),
-                });
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
-    }
-
-    async fn signal(&self, node: i32, pause: bool) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
-        let verb = if pause { "pause" } else { "resume" };
-        let mut held = self.held.lock().await;
-        match &mut *held {
-            Held::RefCluster(cluster) => match pause {
-                true => cluster.pause(node),
-                false => cluster.resume(node).await,
-            }
-            .map_err(|e| refused(e.to_string())),
-            Held::ApacheCluster(cluster) => {
-                let index = usize::try_from(node)
-                    .ok()
-                    .filter(|i| *i < cluster.addrs().len())
-                    .ok_or_else(|| refused(format!("no broker {node}")))?;
-                match cluster.signal(index, pause) {
-                    true => Ok(()),
-                    false => Err(refused(format!(
-                        "broker {node} does not run: cannot {verb} it"
-                    ))),
-                }
-            }
-            _ => {
-                let act = match pause {
-                    true => faults::BrokerAct::Pause,
-                    false => faults::BrokerAct::Resume,
-                };
-                self.by_command(act, node).await
-            }
-        }
-    }
-
-    /// Starts broker `node` of a cluster again, on its address, and returns once it serves and
-    /// every partition has its replicas in sync again (`Running::settle`).
-    pub async fn restart(&self, node: i32) -> Result<(), TargetError> {
-        self.start_again(node).await?;
-        self.settle(node).await?;
-        // Its own view is whole; its peers' may not list it yet (a kaas-ref broker reads its
-        // peers' stamps every 250 ms), and the next scenario's first Metadata asks a peer.
-        self.caught_up(node).await
-    }
-
-    /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, back from a restart, lists every
-    /// partition with a leader and all its replicas in sync. An Apache broker serves before its
-    /// followers have caught up, and until they have, a write that needs every in-sync replica
-    /// (a transaction-state append: EndTxn, InitProducerId) can wait on one: the next scenario
-    /// would find a cluster still healing and time out on it.
-    async fn settle(&self, node: i32) -> Result<(), TargetError> {
-        let Some(addr) = self.node_addr(node) else {
-            return Ok(());
-        };
-        let started = std::time::Instant::now();
-        let mut last;
-        loop {
-            last = match crate::targets::brokers::unsettled(
-                addr,
-                std::time::Duration::from_secs(5),
-                self.secured,
-            )
-            .await
-            {
-                Ok(short) if short.is_empty() => {
-                    tracing::debug!(target = %self.name, node, waited = ?started.elapsed(), "settled after a restart");
-                    return Ok(());
-                }
-                Ok(short) => short.join(", "),
-                Err(e) => e,
-            };
-            if started.elapsed() >= SETTLE_DEADLINE {
-                return Err(TargetError::Broker {
-                    target: self.name.clone(),
-                    reason: format!(
-                        "broker {node} restarted, but after {SETTLE_DEADLINE:?} the cluster is not whole: {last}"
-                    ),
-                });
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
-    }
-
-    /// Starts broker `node` of a cluster again, on its address, and returns once it serves.
-    async fn start_again(&self, node: i32) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
-        let mut held = self.held.clone().lock_owned().await;
-        match &mut *held {
-            Held::RefCluster(cluster) => cluster
-                .restart(node)
-                .await
-                .map_err(|e| refused(e.to_string())),
-            Held::ApacheCluster(cluster) => {
-                let index = usize::try_from(node)
-                    .ok()
-                    .filter(|i| *i < cluster.addrs().len())
-                    .ok_or_else(|| refused(format!("no broker {node}")))?;
-                // A JVM takes seconds to serve: waited for off the async workers.
-                tokio::task::spawn_blocking(move || match &mut *held {
-                    Held::ApacheCluster(cluster) => cluster.restart(index),
-                    _ => unreachable!("matched above"),
-                })
-                .await
-                .map_err(|e| refused(e.to_string()))?
-                .map_err(|e| refused(e.to_string()))
-            }
-            _ => self.by_command(faults::BrokerAct::Restart, node).await,
-        }
     }
 
     /// Stops the target if the harness started it.
