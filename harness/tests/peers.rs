@@ -54,16 +54,17 @@ fn the_transaction_group_and_produce_tests_pass_on_kaas_ref_as_on_apache() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("peers.json");
-    // One run of each test on each target: a test whose time has two modes is judged on one
-    // sample of each. TestGroupETL took 18.0 s on kaas-ref in two runs, and 7.5 s on Apache in
-    // one (a CI run, flagged "slower x2.4") and 19.3 s in the other: the slow mode waits out a
-    // rebalance. A 12 s floor keeps that gap out of the verdict here; a test twice as slow and
-    // 12 s longer still fails it, and `kconform peers` keeps its 1 s default.
+    // Outcomes only: a test is no place for a timed assertion. TestGroupETL's time has two
+    // modes on both brokers (the slow one waits out a rebalance): 6.5-21 s on kaas-ref and
+    // 6-19.3 s on Apache across runs here, so a one-sample "slower" verdict failed CI runs
+    // at random (kaas-ref 21 s against Apache 7 s, past the 12 s floor this test once had).
+    // The time comparison is `kconform peers`'s own finding (its 1 s floor), read from its
+    // runs, not asserted here: an hour's floor keeps it out of this verdict.
     let (code, out, err) = peers(&[
         "--run",
         CI_TESTS,
         "--floor-secs",
-        "12",
+        "3600",
         "--json",
         json.to_str().unwrap(),
     ]);
