@@ -228,6 +228,32 @@ impl Scenario {
         self.principal.is_some()
     }
 
+    /// What it does to brokers (kill, restart, pause, resume), each once, in that order, with
+    /// the restart a kill and the resume a pause need when it ends having left them undone:
+    /// what a cluster must be able to do to run it (an external one needs a `--fault-cmd` for
+    /// each).
+    pub fn broker_acts(&self) -> Vec<BrokerAct> {
+        let mut acts: Vec<BrokerAct> = self
+            .steps
+            .iter()
+            .filter_map(|step| match step.action {
+                Action::Broker(act, _) => Some(act),
+                _ => None,
+            })
+            .flat_map(|act| {
+                let undo = match act {
+                    BrokerAct::Kill => Some(BrokerAct::Restart),
+                    BrokerAct::Pause => Some(BrokerAct::Resume),
+                    _ => None,
+                };
+                std::iter::once(act).chain(undo)
+            })
+            .collect();
+        acts.sort_unstable();
+        acts.dedup();
+        acts
+    }
+
     /// Parses a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -377,6 +403,15 @@ mod tests {
                 other => panic!("{other:?}"),
             })
             .collect();
+        assert_eq!(
+            scenario.broker_acts(),
+            [
+                BrokerAct::Kill,
+                BrokerAct::Restart,
+                BrokerAct::Pause,
+                BrokerAct::Resume
+            ]
+        );
         assert_eq!(
             acts,
             [

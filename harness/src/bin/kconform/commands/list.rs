@@ -1,4 +1,5 @@
-//! `kconform list`: the scenarios, each with the targets it is written for.
+//! `kconform list`: the scenarios, each with the targets it is written for (and, for a
+//! cluster, what it does to brokers: the `--fault-cmd` an external cluster needs).
 
 use std::process::ExitCode;
 
@@ -9,10 +10,16 @@ use crate::args::ListArgs;
 /// Runs `kconform list`.
 pub fn run(a: ListArgs) -> anyhow::Result<ExitCode> {
     for s in Scenario::load_all(&a.scenarios.source())? {
+        // What it does to brokers: the --fault-cmd an external cluster needs to run it.
+        let acts: Vec<&str> = s.broker_acts().into_iter().map(|a| a.key()).collect();
+        let acts = match acts.is_empty() {
+            true => String::new(),
+            false => format!("; {}", acts.join(", ")),
+        };
         match s.brokers {
             _ if s.secured() => outln!("{:45} (--sasl) {}", s.name, s.description),
             1 => outln!("{:45} {}", s.name, s.description),
-            n => outln!("{:45} ({n} brokers) {}", s.name, s.description),
+            n => outln!("{:45} ({n} brokers{acts}) {}", s.name, s.description),
         }
     }
     Ok(ExitCode::SUCCESS)
