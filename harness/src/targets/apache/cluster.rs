@@ -367,6 +367,7 @@ mod tests {
             "listeners=PLAINTEXT://127.0.0.1:9000\n",
             "transaction.state.log.replication.factor=3\n",
             "transaction.state.log.min.isr=2\n",
+            "auto.leader.rebalance.enable=false\n",
         ] {
             assert!(p.contains(needed), "missing {needed:?} in\n{p}");
         }
