@@ -16,10 +16,12 @@ impl Running {
         self
     }
 
-    /// Whether `act` can be done to this target's brokers: on a cluster kconform started,
-    /// always; on an external cluster, when a command was given for it.
-    pub fn can(&self, act: faults::BrokerAct) -> bool {
-        self.starts_brokers || (self.brokers > 1 && self.faults.has(act))
+    /// Why an act on a broker of this target cannot be done.
+    fn refused(&self, reason: String) -> TargetError {
+        TargetError::Broker {
+            target: self.name.clone(),
+            reason,
+        }
     }
 
     /// The address of broker `node`, when it is one of a cluster's.
@@ -29,39 +31,34 @@ impl Running {
 
     /// Does `act` to broker `node` of an external cluster, by the command the user gave.
     async fn by_command(&self, act: faults::BrokerAct, node: i32) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
         if self.brokers < 2 {
-            return Err(refused(format!(
+            return Err(self.refused(format!(
                 "only a cluster's brokers can be {} (this target is one broker)",
                 act.done()
             )));
         }
         let addr = self
             .node_addr(node)
-            .ok_or_else(|| refused(format!("no broker {node}")))?;
-        self.faults.run(act, node, addr).await.map_err(refused)
+            .ok_or_else(|| self.refused(format!("no broker {node}")))?;
+        self.faults
+            .run(act, node, addr)
+            .await
+            .map_err(|e| self.refused(e))
     }
 
     /// Kills broker `node` of a cluster at once (SIGKILL for a JVM; for kaas-ref in process,
     /// its connections close and its memory goes).
     pub async fn kill(&self, node: i32) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
         let mut held = self.held.lock().await;
         match &mut *held {
-            Held::RefCluster(cluster) => {
-                cluster.kill(node).await.map_err(|e| refused(e.to_string()))
-            }
+            Held::RefCluster(cluster) => cluster
+                .kill(node)
+                .await
+                .map_err(|e| self.refused(e.to_string())),
             Held::ApacheCluster(cluster) => {
-                let index = usize::try_from(node)
-                    .ok()
-                    .filter(|i| *i < cluster.addrs().len())
-                    .ok_or_else(|| refused(format!("no broker {node}")))?;
+                let index = cluster
+                    .index(node)
+                    .ok_or_else(|| self.refused(format!("no broker {node}")))?;
                 cluster.kill(index);
                 Ok(())
             }
@@ -134,10 +131,6 @@ impl Running {
     }
 
     async fn signal(&self, node: i32, pause: bool) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
         let verb = if pause { "pause" } else { "resume" };
         let mut held = self.held.lock().await;
         match &mut *held {
@@ -145,17 +138,16 @@ impl Running {
                 true => cluster.pause(node),
                 false => cluster.resume(node).await,
             }
-            .map_err(|e| refused(e.to_string())),
+            .map_err(|e| self.refused(e.to_string())),
             Held::ApacheCluster(cluster) => {
-                let index = usize::try_from(node)
-                    .ok()
-                    .filter(|i| *i < cluster.addrs().len())
-                    .ok_or_else(|| refused(format!("no broker {node}")))?;
+                let index = cluster
+                    .index(node)
+                    .ok_or_else(|| self.refused(format!("no broker {node}")))?;
                 match cluster.signal(index, pause) {
                     true => Ok(()),
-                    false => Err(refused(format!(
-                        "broker {node} does not run: cannot {verb} it"
-                    ))),
+                    false => {
+                        Err(self.refused(format!("broker {node} does not run: cannot {verb} it")))
+                    }
                 }
             }
             _ => {
@@ -218,29 +210,24 @@ impl Running {
 
     /// Starts broker `node` of a cluster again, on its address, and returns once it serves.
     async fn start_again(&self, node: i32) -> Result<(), TargetError> {
-        let refused = |reason: String| TargetError::Broker {
-            target: self.name.clone(),
-            reason,
-        };
         let mut held = self.held.clone().lock_owned().await;
         match &mut *held {
             Held::RefCluster(cluster) => cluster
                 .restart(node)
                 .await
-                .map_err(|e| refused(e.to_string())),
+                .map_err(|e| self.refused(e.to_string())),
             Held::ApacheCluster(cluster) => {
-                let index = usize::try_from(node)
-                    .ok()
-                    .filter(|i| *i < cluster.addrs().len())
-                    .ok_or_else(|| refused(format!("no broker {node}")))?;
+                let index = cluster
+                    .index(node)
+                    .ok_or_else(|| self.refused(format!("no broker {node}")))?;
                 // A JVM takes seconds to serve: waited for off the async workers.
                 tokio::task::spawn_blocking(move || match &mut *held {
                     Held::ApacheCluster(cluster) => cluster.restart(index),
                     _ => unreachable!("matched above"),
                 })
                 .await
-                .map_err(|e| refused(e.to_string()))?
-                .map_err(|e| refused(e.to_string()))
+                .map_err(|e| self.refused(e.to_string()))?
+                .map_err(|e| self.refused(e.to_string()))
             }
             _ => self.by_command(faults::BrokerAct::Restart, node).await,
         }

@@ -129,9 +129,6 @@ pub struct Running {
     /// Every broker of a cluster by node id (launched: 0..N-1 on `bootstrap`; external: as
     /// its Metadata lists them).
     nodes: Vec<(i32, SocketAddr)>,
-    /// Whether kconform started the cluster, and so can kill, restart, pause and resume its
-    /// brokers itself.
-    starts_brokers: bool,
     /// The commands that do those to an external cluster's brokers (`--fault-cmd`).
     faults: faults::FaultCommands,
     held: std::sync::Arc<tokio::sync::Mutex<Held>>,
@@ -219,7 +216,6 @@ impl Running {
             secured: spec.secured,
             bootstrap,
             nodes,
-            starts_brokers,
             faults: faults::FaultCommands::default(),
             held: std::sync::Arc::new(started.held.into()),
         };

@@ -194,6 +194,11 @@ impl ApacheCluster {
             .collect()
     }
 
+    /// The index of the broker whose node id is `node` (brokers are 0..N-1), when there is one.
+    pub fn index(&self, node: i32) -> Option<usize> {
+        usize::try_from(node).ok().filter(|i| *i < self.addrs.len())
+    }
+
     /// kill -9 of broker `index`; its data stays for a restart.
     pub fn kill(&mut self, index: usize) {
         if let Some(mut broker) = self.brokers.get_mut(index).and_then(Option::take) {
