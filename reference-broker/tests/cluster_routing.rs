@@ -54,6 +54,18 @@ async fn init(state: &Arc<State>, id: &str) -> InitProducerIdResponse {
     call(state, ApiKey::InitProducerId, 4, &init_request(id)).await
 }
 
+/// Broker ids a broker's Metadata lists.
+async fn listed(state: &Arc<State>) -> Vec<i32> {
+    let m: MetadataResponse = call(
+        state,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![])),
+    )
+    .await;
+    m.brokers.iter().map(|b| b.node_id.0).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
     let dir = tempfile::tempdir().unwrap();
@@ -61,15 +73,7 @@ async fn coordinators_route_by_hash_and_move_when_a_broker_stops() {
     let states = states(&brokers);
 
     for state in &states {
-        let m: MetadataResponse = call(
-            state,
-            ApiKey::Metadata,
-            12,
-            &MetadataRequest::default().with_topics(Some(vec![])),
-        )
-        .await;
-        let ids: Vec<i32> = m.brokers.iter().map(|b| b.node_id.0).collect();
-        assert_eq!(ids, [0, 1, 2]);
+        assert_eq!(listed(state).await, [0, 1, 2]);
     }
 
     // Ids spread over the brokers; every broker names the same coordinator.
@@ -388,18 +392,6 @@ async fn a_killed_broker_restarts_on_its_address() {
         );
     }
     brokers.shutdown().await;
-}
-
-/// Broker ids a broker's Metadata lists.
-async fn listed(state: &Arc<State>) -> Vec<i32> {
-    let m: MetadataResponse = call(
-        state,
-        ApiKey::Metadata,
-        12,
-        &MetadataRequest::default().with_topics(Some(vec![])),
-    )
-    .await;
-    m.brokers.iter().map(|b| b.node_id.0).collect()
 }
 
 /// A paused broker (as SIGSTOP pauses a process) holds a request it was sent without answering,
