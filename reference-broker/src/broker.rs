@@ -87,6 +87,17 @@ impl Broker {
         tokio::spawn(run_group_timers(state.clone(), shutdown_rx.clone()));
         tokio::spawn(run_reaper(state.clone(), shutdown_rx.clone()));
         if !state.membership.alone() {
+            if state
+                .config
+                .planted
+                .has(crate::planted::Bug::MarkerDroppedOnRestart)
+            {
+                let cluster = crate::storage::cluster_dir(&state.data_dir);
+                let inbox = crate::peer_files::inbox(&cluster, state.membership.me());
+                for (path, _) in crate::peer_files::queued(&inbox).unwrap_or_default() {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
             // Alive to the peers before the first request is served.
             let s = state.clone();
             let stamped = tokio::task::spawn_blocking(move || s.membership.stamp()).await;

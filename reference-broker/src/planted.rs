@@ -25,30 +25,46 @@ pub enum Bug {
     /// AddPartitionsToTxn's handler panics on partition index 2147483647 (an index + 1 that
     /// overflows): the connection closes without an answer.
     PanicOnLastPartitionIndex,
+    /// A peer's MarkerWatcher applies each queued marker, and the same marker again at its
+    /// next pass (a retry that forgot the first went through): the second lands after the
+    /// producer's next transaction began, and ends it there.
+    PeerMarkerAppliedTwice,
+    /// A broker that starts empties its marker inbox (as if the queue were memory, not the
+    /// shared volume): markers queued for it while it was down are never written.
+    MarkerDroppedOnRestart,
+    /// TxnOffsetCommit makes the offsets it stages visible at once, before the transaction's
+    /// markers (and whatever its end): an aborted transaction's offsets stay committed.
+    GroupCommitBeforeMarkers,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 6] = [
+    pub const ALL: [Bug; 9] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
         Bug::CommitDropsSomeGroups,
         Bug::GroupIdLengthOneByte,
         Bug::PanicOnLastPartitionIndex,
+        Bug::PeerMarkerAppliedTwice,
+        Bug::MarkerDroppedOnRestart,
+        Bug::GroupCommitBeforeMarkers,
     ];
 
     #[cfg(feature = "planted-bugs")]
-    fn bit(self) -> u8 {
+    fn bit(self) -> u16 {
         1 << self as u8
     }
 }
 
 /// The bugs planted in a broker: none, unless a `planted-bugs` build said otherwise.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Planted(#[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))] u8);
+pub struct Planted(#[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))] u16);
 
 impl Planted {
+    /// No bug planted (what [`Planted::default`] gives, usable where a constant is needed).
+    pub const NONE: Planted = Planted(0);
+
     /// Whether `bug` is planted (always false without the `planted-bugs` feature).
     #[inline]
     pub fn has(self, bug: Bug) -> bool {
@@ -94,7 +110,7 @@ impl Planted {
 
 #[cfg(feature = "planted-bugs")]
 thread_local! {
-    static IN_CODEC: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+    static IN_CODEC: std::cell::Cell<u16> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether `bug` is planted in the decoding running on this thread ([`Planted::decoding`];

@@ -48,18 +48,48 @@ pub fn apply_markers(state: &State) -> io::Result<MarkerPass> {
         );
     }
     let mut pass = MarkerPass::default();
+    let twice = state
+        .config
+        .planted
+        .has(crate::planted::Bug::PeerMarkerAppliedTwice);
+    if twice {
+        again(state, &cluster, &mut pass)?;
+    }
     for owner in inboxes {
         for (path, marker) in peer_files::queued(&peer_files::inbox(&cluster, owner))? {
             // Empty or undecodable: left in place (a write in progress, or for an operator).
             let Some(marker) = marker else { continue };
             apply_one(state, &cluster, &marker, &mut pass)?;
-            std::fs::remove_file(&path)?;
+            match twice {
+                true => std::fs::rename(&path, path.with_extension("again"))?,
+                false => std::fs::remove_file(&path)?,
+            }
         }
     }
     if pass.applied > 0 {
         state.appended.notify_waiters();
     }
     Ok(pass)
+}
+
+/// The planted [`crate::planted::Bug::PeerMarkerAppliedTwice`]: the markers this broker
+/// applied at its last pass (kept beside its inbox as `*.again`, which no coordinator waits
+/// on) are applied once more, and forgotten.
+fn again(state: &State, cluster: &Path, pass: &mut MarkerPass) -> io::Result<()> {
+    let inbox = peer_files::inbox(cluster, state.membership.me());
+    let Ok(entries) = std::fs::read_dir(&inbox) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "again") {
+            if let Ok(marker) = serde_json::from_slice::<QueuedMarker>(&std::fs::read(&path)?) {
+                apply_one(state, cluster, &marker, pass)?;
+            }
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Applies one queued marker: appended where this broker leads the partition, forwarded to the

@@ -489,7 +489,11 @@ impl TxnCoordinator {
         };
         let staged = stage(code);
         if code == ErrorCode(errors::NONE) && !staged.is_empty() {
-            host.offsets().lock().stage(group, pid, staged);
+            let mut offsets = host.offsets().lock();
+            offsets.stage(group, pid, staged);
+            if self.planted.has(Bug::GroupCommitBeforeMarkers) {
+                offsets.complete(&[group.to_owned()], pid, true);
+            }
         }
     }
 
