@@ -178,6 +178,41 @@ impl Running {
         Ok(())
     }
 
+    /// The address of the broker that coordinates `key`, a transactional id (`transaction`) or
+    /// a group, as FindCoordinator names it within `deadline`: so a workload can place its
+    /// names with their coordinators on one broker or on two.
+    pub async fn coordinator_of(
+        &self,
+        key: &str,
+        transaction: bool,
+        deadline: Duration,
+    ) -> Result<SocketAddr, TargetError> {
+        let until = Instant::now() + deadline;
+        let (conn, served) = self.versions(deadline).await?;
+        let mut brokers = Brokers {
+            secured: self.secured,
+            open: HashMap::from([(self.addr, conn)]),
+        };
+        let unreachable = |reason: String| TargetError::Unreachable {
+            target: self.name.clone(),
+            addr: self.addr,
+            reason,
+        };
+        let version = Running::version_to_send(&served, ApiKey::FindCoordinator, 1, 3)
+            .map_err(unreachable)?;
+        let kind = match transaction {
+            true => Kind::Transaction,
+            false => Kind::Group,
+        };
+        self.find(kind, key, version, &mut brokers, until)
+            .await
+            .map_err(|e| TargetError::Unreachable {
+                target: self.name.clone(),
+                addr: self.addr,
+                reason: format!("no coordinator named for {key}: {e}"),
+            })
+    }
+
     /// Creates `kind`'s topic (a FindCoordinator does) and probes each of its partitions'
     /// coordinators until it answers; the partitions probed.
     async fn await_kind(

@@ -16,6 +16,27 @@ impl Running {
         self
     }
 
+    /// The node ids of a cluster's brokers (none for one broker).
+    pub fn node_ids(&self) -> Vec<i32> {
+        self.nodes.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// The acts that can be done to this target's brokers: every one on a cluster kconform
+    /// started, those the user gave a command for on an external cluster, none on one broker.
+    pub async fn acts(&self) -> Vec<faults::BrokerAct> {
+        if self.brokers < 2 {
+            return Vec::new();
+        }
+        let held = self.held.lock().await;
+        match &*held {
+            Held::RefCluster(_) | Held::ApacheCluster(_) => faults::BrokerAct::ALL.to_vec(),
+            _ => faults::BrokerAct::ALL
+                .into_iter()
+                .filter(|a| self.faults.has(*a))
+                .collect(),
+        }
+    }
+
     /// Why an act on a broker of this target cannot be done.
     fn refused(&self, reason: String) -> TargetError {
         TargetError::Broker {

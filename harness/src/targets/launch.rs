@@ -32,6 +32,7 @@ fn security_note(spec: &TargetSpec) -> &'static str {
 pub(super) async fn kaas_ref(spec: &TargetSpec) -> Result<Started, String> {
     let broker = Broker::start(BrokerConfig {
         security: spec.secured.then(crate::security::ref_security),
+        planted: spec.planted,
         ..ref_config(1)
     })
     .await
@@ -51,6 +52,7 @@ pub(super) async fn kaas_ref_cluster(spec: &TargetSpec, n: usize) -> Result<Star
         BrokerConfig {
             member_timeout: REF_MEMBER_TIMEOUT,
             security: spec.secured.then(crate::security::ref_security),
+            planted: spec.planted,
             ..ref_config(n)
         },
     )

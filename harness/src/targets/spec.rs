@@ -20,6 +20,10 @@ pub struct TargetSpec {
     /// Whether connections must log in (SASL) and ACLs apply: such a target runs the
     /// security scenarios, and only those.
     pub secured: bool,
+    /// Bugs planted in a kaas-ref target on purpose: none, but in the tests that prove a
+    /// judge finds them (only a `planted-bugs` build of the reference broker can plant one).
+    #[doc(hidden)]
+    pub planted: reference_broker::planted::Planted,
 }
 
 /// Which broker a target is.
@@ -51,6 +55,7 @@ impl TargetSpec {
             kind,
             brokers: 1,
             secured: false,
+            planted: reference_broker::planted::Planted::NONE,
         }
     }
 
@@ -265,6 +270,7 @@ mod tests {
                         kind,
                         brokers,
                         secured,
+                        planted: reference_broker::planted::Planted::NONE,
                     };
                     let back = TargetSpec::parse(&spec.name()).unwrap();
                     assert_eq!(back.name(), spec.name());
