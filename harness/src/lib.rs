@@ -9,7 +9,8 @@
 //! ([`targets`]), each run recorded as a [`transcript`]; transcripts are compared ([`compare`]:
 //! normalised, diffed, classified against the ledger of documented deviations, grouped into
 //! root causes) and reported ([`report`]). Beside it, the judges that are not scenarios: real
-//! clients ([`clients`]), a peer's test suite ([`peers`]) and the fuzzers ([`fuzz`]).
+//! clients ([`clients`]), a peer's test suite ([`peers`]), the fuzzers ([`fuzz`]) and an
+//! exactly-once workload of real clients under broker faults ([`chaos`]).
 //!
 //! kconform's own parts — the wire (`wire`: client, frames, schemas, SASL, record batches,
 //! error codes), what it knows of each API (`api`), the files built in (`data`), the users
@@ -28,6 +29,7 @@ pub use scenario::Scenario;
 pub use targets::{Running, TargetSpec};
 pub use transcript::Transcript;
 
+pub mod chaos;
 pub mod clients;
 pub mod compare;
 pub mod fuzz;

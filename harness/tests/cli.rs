@@ -624,3 +624,13 @@ fn frame_fuzzing_resumes_and_replays_and_refuses_with_reasons() {
         "{err}"
     );
 }
+
+/// `kconform chaos` runs real clients: recorded answers are refused, in one line, exit 2.
+#[test]
+fn chaos_refuses_recorded_answers_in_one_line() {
+    let (code, out, err) =
+        kconform(&["chaos", "--target", "apache-recorded:3", "--duration", "1s"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("chaos needs a live broker"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -181,6 +181,19 @@ pub enum Command {
     /// not show (STALE). Exit 0: every workload ran, nothing undocumented or stale; 1:
     /// otherwise; 2: a target or a client could not run.
     Clients(ClientsArgs),
+    /// Run an exactly-once workload of real clients under faults, and check what it left.
+    ///
+    /// librdkafka workers consume their input partition (read_committed), write one record per
+    /// input record to seeded output partitions and send their offsets in the same transaction
+    /// (a tenth aborted on purpose), while a schedule drawn from the seed kills and restarts,
+    /// pauses and resumes one broker at a time. Afterwards every output partition and group is
+    /// read back and checked for aborted reads, lost writes, duplicates, torn transactions,
+    /// records out of order, offsets committed without their records (and the reverse), and a
+    /// last stable offset left pinned, each with the records and offsets that show it. The
+    /// clusters run side by side with the same seed; Apache is the control: an anomaly it shows
+    /// too is reported as its own. Exit 0: no anomaly the control did not show; 1: otherwise,
+    /// or a cluster's run did not finish; 2: the run could not start.
+    Chaos(ChaosArgs),
     /// Fuzz a broker: stateful differential sequences and live-wire frames (`--mode`).
     ///
     /// Sequences are drawn from a model of the transaction state machine (valid flows,
@@ -370,6 +383,102 @@ pub struct ClientsArgs {
     pub deadline_secs: u64,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
+    /// How `--target apache` launches Apache (see `kconform run --help`).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub apache_backend: BackendArg,
+    #[command(flatten)]
+    pub files: ReportFiles,
+}
+
+/// A fault `kconform chaos --faults` may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FaultArg {
+    /// Kill a broker, then restart it.
+    Kill,
+    /// Pause a broker, then resume it.
+    Pause,
+}
+
+impl FaultArg {
+    /// The act.
+    pub fn act(self) -> kconform::targets::faults::BrokerAct {
+        match self {
+            FaultArg::Kill => kconform::targets::faults::BrokerAct::Kill,
+            FaultArg::Pause => kconform::targets::faults::BrokerAct::Pause,
+        }
+    }
+}
+
+/// `--coordinators` of `kconform chaos`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PlacementArg {
+    /// On the same broker.
+    Together,
+    /// On different brokers.
+    Apart,
+    /// Wherever the names fall.
+    Any,
+}
+
+impl PlacementArg {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        kconform::chaos::placement::Placement::from(self).name()
+    }
+}
+
+impl From<PlacementArg> for kconform::chaos::placement::Placement {
+    fn from(p: PlacementArg) -> Self {
+        use kconform::chaos::placement::Placement;
+        match p {
+            PlacementArg::Together => Placement::Together,
+            PlacementArg::Apart => Placement::Apart,
+            PlacementArg::Any => Placement::Any,
+        }
+    }
+}
+
+/// The arguments of `kconform chaos`.
+#[derive(Debug, clap::Args)]
+pub struct ChaosArgs {
+    /// Targets: ref:N, apache:N or external:N=HOST:PORT (with --fault-cmd for its faults).
+    /// Default: ref:N and apache:N for --brokers N, the first Apache being the control.
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// Brokers of each default target.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=9))]
+    pub brokers: u64,
+    /// How long the workload runs under faults: 120s, 5m, or plain seconds. The read-back and
+    /// check take up to a minute more on each cluster.
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// The seed of the fault schedule and of the workers' choices (default: from the clock);
+    /// the report prints the command that repeats the run.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Workers, each with its own input partition, group and transactional id.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub workers: u32,
+    /// Output partitions.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=64))]
+    pub outputs: i32,
+    /// Where each worker's transaction coordinator sits beside its group's: on one broker
+    /// (`together`), on two (`apart`: kaas documents exactly-once as broken there, the
+    /// group's transactional offsets never materialised), or wherever the names fall (`any`).
+    #[arg(long, value_enum, default_value_t = PlacementArg::Together)]
+    pub coordinators: PlacementArg,
+    /// The faults the schedule draws from, comma-separated: `kill` (SIGKILL, then a restart)
+    /// and `pause` (SIGSTOP, then SIGCONT).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FaultArg::Kill, FaultArg::Pause])]
+    pub faults: Vec<FaultArg>,
+    /// No faults: the workload and the checker alone.
+    #[arg(long)]
+    pub no_faults: bool,
+    /// How to do a fault to a broker of an external cluster, as ACT=COMMAND (see `kconform run
+    /// --help`). Without commands for kill and restart, or pause and resume, an external
+    /// cluster runs without faults, and the report says so.
+    #[arg(long = "fault-cmd", value_name = "ACT=COMMAND")]
+    pub fault_cmds: Vec<String>,
     /// How `--target apache` launches Apache (see `kconform run --help`).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub apache_backend: BackendArg,

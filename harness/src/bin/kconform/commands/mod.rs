@@ -3,6 +3,7 @@
 //! the exit code of a verdict.
 
 mod apache;
+mod chaos;
 mod clients;
 mod coverage;
 mod fuzz;
@@ -31,6 +32,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Coverage(a) => coverage::run(a).await,
         Command::Peers(a) => peers::run(a).await,
         Command::Clients(a) => clients::run(a).await,
+        Command::Chaos(a) => chaos::run(a).await,
         Command::Fuzz(a) => fuzz::run(a).await,
         Command::ReplayFrame(a) => replay_frame::run(a).await,
         Command::Proxy(a) => proxy::run(a).await,

@@ -1,0 +1,67 @@
+//! `kconform chaos`: the exactly-once workload under faults on each cluster, checked, with
+//! Apache as the control.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use kconform::chaos::ChaosOptions;
+use kconform::targets::faults::FaultCommands;
+
+use crate::args::ChaosArgs;
+use crate::progress::Bars;
+
+/// Runs `kconform chaos`.
+pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
+    let brokers = a.targets.is_empty().then_some(a.brokers);
+    let chosen =
+        kconform::targets::choice::choose(&a.targets, a.apache_backend.into(), brokers, false)?;
+    let mut specs = chosen.specs;
+    if let Some(why) = chosen.recorded_because {
+        // Recorded answers run no client: the run goes on without its control.
+        specs.retain(|s| !s.is_recorded());
+        eprintln!("kconform: no live Apache ({why}); chaos runs without its control");
+    }
+    let fault_commands = FaultCommands::parse(&a.fault_cmds).map_err(anyhow::Error::msg)?;
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
+    let placement = a.coordinators.into();
+    let mut replay = format!(
+        "kconform chaos --seed {seed} --duration {}s --workers {} --outputs {} --coordinators {}",
+        a.duration.as_secs(),
+        a.workers,
+        a.outputs,
+        a.coordinators.name()
+    );
+    for s in &specs {
+        replay.push_str(&format!(" --target {}", s.name()));
+    }
+    let faults: Vec<_> = a.faults.iter().map(|f| f.act()).collect();
+    match a.no_faults {
+        true => replay.push_str(" --no-faults"),
+        false => {
+            let keys: Vec<&str> = faults.iter().map(|f| f.key()).collect();
+            replay.push_str(&format!(" --faults {}", keys.join(",")));
+        }
+    }
+    if !a.fault_cmds.is_empty() {
+        replay.push_str(" (and the same --fault-cmd)");
+    }
+    let options = ChaosOptions {
+        seed,
+        duration: a.duration,
+        workers: a.workers,
+        outputs: a.outputs,
+        placement,
+        faults,
+        no_faults: a.no_faults,
+        fault_commands,
+        replay,
+    };
+    let report = kconform::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
+    out!("{}", report.terminal());
+    a.files.files().write(&report)?;
+    Ok(super::verdict(report.passed))
+}

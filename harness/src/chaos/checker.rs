@@ -1,0 +1,621 @@
+//! The exactly-once checker: what a read_committed reader sees of the output partitions, and
+//! the offsets each group committed, against what the clients believe they did (the
+//! [`history`](super::history)). Bytes in, findings out: no broker, no I/O, so each kind of
+//! anomaly is shown to be found on a history built to have it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::history::{OutValue, Outcome, Txn};
+
+/// What was read back once the workload stopped and every fault was undone.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Readback {
+    /// Each output partition as a read_committed reader saw it from the beginning.
+    pub outputs: BTreeMap<i32, PartitionRead>,
+    /// Each worker's committed offset of its input partition (`None`: nothing committed).
+    pub group_offsets: BTreeMap<u32, Option<i64>>,
+    /// The workers whose group's offsets a read_committed client could not read: pending
+    /// (UNSTABLE_OFFSET_COMMIT) after every transaction ended.
+    pub pending_groups: Vec<u32>,
+}
+
+/// One output partition, read.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PartitionRead {
+    /// The records visible, in offset order: (offset, payload).
+    #[serde(skip)]
+    pub records: Vec<(i64, String)>,
+    /// Where the log ends (a read_uncommitted reader's high watermark).
+    pub high_watermark: i64,
+    /// The last stable offset (a read_committed reader's end) after the settle wait.
+    pub last_stable: i64,
+    /// Where a read_committed reader stopped short of the last stable offset, if it did.
+    pub stalled: Option<Stall>,
+}
+
+/// A read_committed reader that stopped short of a partition's last stable offset.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stall {
+    /// The offset it stayed at.
+    pub at: i64,
+    /// What a read_uncommitted reader found past the last record read (`offset=payload`).
+    pub uncommitted_past: String,
+}
+
+/// The kinds of anomaly, after the names Jepsen gave them where it gave one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A record of an aborted transaction is visible to read_committed.
+    AbortedRead,
+    /// A committed transaction has no record visible.
+    LostWrite,
+    /// The same record, or two records of one input record, visible twice.
+    Duplicate,
+    /// Part of a transaction visible, part not.
+    TornTransaction,
+    /// One worker's records out of their order within a partition.
+    OutOfOrder,
+    /// A group's committed offset is past input records whose output is not visible.
+    OffsetsWithoutRecords,
+    /// Output visible for input records past the group's committed offset (processed again
+    /// when the group resumes from it: a duplicate to come).
+    RecordsWithoutOffsets,
+    /// The last stable offset stays below the high watermark after every transaction ended.
+    StableOffsetPinned,
+    /// A group's transactional offsets stay pending after every transaction ended: a
+    /// read_committed client's `committed()` never returns.
+    OffsetsPending,
+    /// A read_committed reader stops short of a partition's last stable offset, and gets
+    /// neither records nor the partition's end.
+    ReadStalled,
+    /// A visible record no transaction of the workload wrote.
+    #[serde(rename = "foreign-record")]
+    Foreign,
+}
+
+impl Kind {
+    /// Every kind, in the order a report lists them.
+    pub const ALL: [Kind; 11] = [
+        Kind::AbortedRead,
+        Kind::LostWrite,
+        Kind::Duplicate,
+        Kind::TornTransaction,
+        Kind::OutOfOrder,
+        Kind::OffsetsWithoutRecords,
+        Kind::RecordsWithoutOffsets,
+        Kind::StableOffsetPinned,
+        Kind::OffsetsPending,
+        Kind::ReadStalled,
+        Kind::Foreign,
+    ];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::AbortedRead => "aborted-read",
+            Kind::LostWrite => "lost-write",
+            Kind::Duplicate => "duplicate",
+            Kind::TornTransaction => "torn-transaction",
+            Kind::OutOfOrder => "out-of-order",
+            Kind::OffsetsWithoutRecords => "offsets-without-records",
+            Kind::RecordsWithoutOffsets => "records-without-offsets",
+            Kind::StableOffsetPinned => "stable-offset-pinned",
+            Kind::OffsetsPending => "offsets-pending",
+            Kind::ReadStalled => "read-stalled",
+            Kind::Foreign => "foreign-record",
+        }
+    }
+}
+
+/// One anomaly, with what shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Anomaly {
+    /// Its kind.
+    pub kind: Kind,
+    /// What is wrong, naming transactions, records and offsets (`out-1@57` is offset 57 of
+    /// output partition 1).
+    pub detail: String,
+}
+
+/// What the checker found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Checked {
+    /// Output records read back.
+    pub records_checked: usize,
+    /// Every anomaly.
+    pub anomalies: Vec<Anomaly>,
+}
+
+impl Checked {
+    /// How many of each kind were found (kinds not found left out).
+    pub fn counts(&self) -> BTreeMap<Kind, usize> {
+        let mut counts = BTreeMap::new();
+        for a in &self.anomalies {
+            *counts.entry(a.kind).or_default() += 1;
+        }
+        counts
+    }
+}
+
+/// Where a visible record sits: `out-1@57`.
+fn at(partition: i32, offset: i64) -> String {
+    format!("out-{partition}@{offset}")
+}
+
+/// Ranges of consecutive offsets, for a finding: `12..15, 20`.
+fn ranges(offsets: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < offsets.len() {
+        let start = offsets[i];
+        let mut end = start;
+        while i + 1 < offsets.len() && offsets[i + 1] == end + 1 {
+            i += 1;
+            end = offsets[i];
+        }
+        parts.push(match start == end {
+            true => start.to_string(),
+            false => format!("{start}..{}", end + 1),
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
+/// Checks `read` against `history`.
+pub fn check(history: &[Txn], read: &Readback) -> Checked {
+    let mut anomalies = Vec::new();
+    let txns: BTreeMap<(u32, u64), &Txn> = history.iter().map(|t| ((t.worker, t.seq), t)).collect();
+    // Each visible record of the workload: where it was seen.
+    let mut seen: BTreeMap<OutValue, Vec<String>> = BTreeMap::new();
+    let mut records_checked = 0;
+    for (&partition, part) in &read.outputs {
+        // (worker) → the last (seq, index) seen in this partition, and where.
+        let mut last: BTreeMap<u32, ((u64, u32), i64)> = BTreeMap::new();
+        for (offset, payload) in &part.records {
+            records_checked += 1;
+            let Some(value) = OutValue::decode(payload) else {
+                anomalies.push(Anomaly {
+                    kind: Kind::Foreign,
+                    detail: format!(
+                        "{} holds '{payload}', which no worker wrote",
+                        at(partition, *offset)
+                    ),
+                });
+                continue;
+            };
+            let here = at(partition, *offset);
+            match txns.get(&(value.worker, value.seq)) {
+                None => anomalies.push(Anomaly {
+                    kind: Kind::Foreign,
+                    detail: format!(
+                        "{here} holds w{}.t{}, a transaction no worker began",
+                        value.worker, value.seq
+                    ),
+                }),
+                Some(t) if t.outputs.get(value.index as usize) != Some(&partition) => anomalies
+                    .push(Anomaly {
+                        kind: Kind::Foreign,
+                        detail: format!(
+                            "{here} holds record {} of {}, which was sent to {}",
+                            value.index,
+                            t.label(),
+                            t.outputs
+                                .get(value.index as usize)
+                                .map_or("no partition".into(), |p| format!("out-{p}"))
+                        ),
+                    }),
+                Some(_) => {}
+            }
+            if let Some(&(before, where_before)) = last.get(&value.worker) {
+                if (value.seq, value.index) <= before {
+                    anomalies.push(Anomaly {
+                        kind: Kind::OutOfOrder,
+                        detail: format!(
+                            "{here} holds w{}.t{} record {} after {} held w{}.t{} record {}",
+                            value.worker,
+                            value.seq,
+                            value.index,
+                            at(partition, where_before),
+                            value.worker,
+                            before.0,
+                            before.1
+                        ),
+                    });
+                }
+            }
+            last.insert(value.worker, ((value.seq, value.index), *offset));
+            seen.entry(value).or_default().push(here);
+        }
+        if let Some(stall) = &part.stalled {
+            anomalies.push(Anomaly {
+                kind: Kind::ReadStalled,
+                detail: format!(
+                    "out-{partition}: a read_committed reader stays at offset {} below the last stable offset {}, getting nothing more (read_uncommitted past its last record: {}); what lies past it counts as not visible below",
+                    stall.at,
+                    part.last_stable,
+                    match stall.uncommitted_past.is_empty() {
+                        true => "nothing",
+                        false => &stall.uncommitted_past,
+                    }
+                ),
+            });
+        }
+        if part.last_stable < part.high_watermark {
+            anomalies.push(Anomaly {
+                kind: Kind::StableOffsetPinned,
+                detail: format!(
+                    "out-{partition}: the last stable offset stays at {} below the high watermark {} after every transaction ended",
+                    part.last_stable, part.high_watermark
+                ),
+            });
+        }
+    }
+    // The same record twice.
+    for (value, places) in &seen {
+        if places.len() > 1 {
+            anomalies.push(Anomaly {
+                kind: Kind::Duplicate,
+                detail: format!(
+                    "record {} of w{}.t{} is visible {} times: {}",
+                    value.index,
+                    value.worker,
+                    value.seq,
+                    places.len(),
+                    places.join(", ")
+                ),
+            });
+        }
+    }
+    // Per transaction: how much of it is visible.
+    let mut visible: BTreeMap<(u32, u64), BTreeSet<u32>> = BTreeMap::new();
+    for value in seen.keys() {
+        visible
+            .entry((value.worker, value.seq))
+            .or_default()
+            .insert(value.index);
+    }
+    for t in history {
+        let shown = visible.get(&(t.worker, t.seq)).map_or(0, BTreeSet::len);
+        let total = t.outputs.len();
+        let kind = match (t.outcome, shown) {
+            (Outcome::Aborted, n) if n > 0 => Some(Kind::AbortedRead),
+            (Outcome::Committed, 0) if total > 0 => Some(Kind::LostWrite),
+            (Outcome::Committed | Outcome::Unknown, n) if n > 0 && n < total => {
+                Some(Kind::TornTransaction)
+            }
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            let places: Vec<&str> = seen
+                .iter()
+                .filter(|(v, _)| (v.worker, v.seq) == (t.worker, t.seq))
+                .flat_map(|(_, p)| p.iter().map(String::as_str))
+                .collect();
+            anomalies.push(Anomaly {
+                kind,
+                detail: match places.is_empty() {
+                    true => format!("{}: none of its {total} records is visible", t.label()),
+                    false => format!(
+                        "{}: {shown} of its {total} records visible ({})",
+                        t.label(),
+                        places.join(", ")
+                    ),
+                },
+            });
+        }
+    }
+    // Per input record: the transactions whose output of it is visible.
+    let mut by_input: BTreeMap<(i32, i64), BTreeSet<(u32, u64)>> = BTreeMap::new();
+    for value in seen.keys() {
+        by_input
+            .entry((value.input_partition, value.input_offset))
+            .or_default()
+            .insert((value.worker, value.seq));
+    }
+    for ((partition, offset), by) in &by_input {
+        if by.len() > 1 {
+            let names: Vec<String> = by.iter().map(|(w, s)| format!("w{w}.t{s}")).collect();
+            anomalies.push(Anomaly {
+                kind: Kind::Duplicate,
+                detail: format!(
+                    "input {partition}@{offset} was transformed by {} transactions, all visible: {}",
+                    by.len(),
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    for w in &read.pending_groups {
+        anomalies.push(Anomaly {
+            kind: Kind::OffsetsPending,
+            detail: format!(
+                "w{w}'s group answers UNSTABLE_OFFSET_COMMIT after every transaction ended: its committed offset, read uncommitted, is {}",
+                read.group_offsets.get(w).copied().flatten().map_or("none".into(), |o| o.to_string())
+            ),
+        });
+    }
+    // The group offsets against the input records whose output is visible.
+    for (&worker, &committed) in &read.group_offsets {
+        let partition = history
+            .iter()
+            .find(|t| t.worker == worker)
+            .map_or(worker as i32, |t| t.input_partition);
+        let upto = committed.unwrap_or(0);
+        let done: BTreeSet<i64> = by_input
+            .keys()
+            .filter(|(p, _)| *p == partition)
+            .map(|(_, o)| *o)
+            .collect();
+        let missing: Vec<i64> = (0..upto).filter(|o| !done.contains(o)).collect();
+        if !missing.is_empty() {
+            anomalies.push(Anomaly {
+                kind: Kind::OffsetsWithoutRecords,
+                detail: format!(
+                    "w{worker}'s group committed input {partition} up to {upto}, and no output of input {partition}@{} is visible",
+                    ranges(&missing)
+                ),
+            });
+        }
+        let beyond: Vec<i64> = done.range(upto..).copied().collect();
+        if !beyond.is_empty() {
+            anomalies.push(Anomaly {
+                kind: Kind::RecordsWithoutOffsets,
+                detail: format!(
+                    "output of input {partition}@{} is visible, and w{worker}'s group committed input {partition} only up to {upto}",
+                    ranges(&beyond)
+                ),
+            });
+        }
+    }
+    Checked {
+        records_checked,
+        anomalies,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transaction of worker 0 on input partition 0.
+    fn txn(seq: u64, outcome: Outcome, from: i64, outputs: &[i32]) -> Txn {
+        Txn {
+            worker: 0,
+            seq,
+            outcome,
+            input_partition: 0,
+            input_from: from,
+            outputs: outputs.to_vec(),
+            ended_ms: 0,
+        }
+    }
+
+    /// The records `t` wrote, as (partition, payload).
+    fn written(t: &Txn) -> Vec<(i32, String)> {
+        t.outputs
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let v = OutValue {
+                    worker: t.worker,
+                    seq: t.seq,
+                    index: i as u32,
+                    count: t.outputs.len() as u32,
+                    input_partition: t.input_partition,
+                    input_offset: t.input_from + i as i64,
+                };
+                (p, v.encode())
+            })
+            .collect()
+    }
+
+    /// What a correct broker shows of `history`: the records of committed transactions (and
+    /// of unknown ones when `unknown_landed`), in order, and the group at the end of them.
+    fn correct(history: &[Txn], unknown_landed: bool) -> Readback {
+        let mut read = Readback::default();
+        let mut upto = 0;
+        for t in history {
+            let landed = match t.outcome {
+                Outcome::Committed => true,
+                Outcome::Unknown => unknown_landed,
+                Outcome::Aborted => false,
+            };
+            if !landed {
+                continue;
+            }
+            upto = t.input_from + t.outputs.len() as i64;
+            for (p, payload) in written(t) {
+                let part = read.outputs.entry(p).or_default();
+                let offset = part.high_watermark;
+                part.records.push((offset, payload));
+                part.high_watermark += 1;
+                part.last_stable += 1;
+            }
+        }
+        read.group_offsets.insert(0, Some(upto));
+        read
+    }
+
+    fn history() -> Vec<Txn> {
+        vec![
+            txn(0, Outcome::Committed, 0, &[0, 1]),
+            txn(1, Outcome::Aborted, 2, &[1, 0, 1]),
+            txn(2, Outcome::Committed, 2, &[1, 1, 0]),
+            txn(3, Outcome::Unknown, 5, &[0]),
+            txn(4, Outcome::Committed, 6, &[0, 1]),
+        ]
+    }
+
+    fn kinds(read: &Readback) -> Vec<Kind> {
+        let mut k: Vec<Kind> = check(&history(), read)
+            .anomalies
+            .iter()
+            .map(|a| a.kind)
+            .collect();
+        k.dedup();
+        k
+    }
+
+    #[test]
+    fn a_correct_broker_shows_nothing_either_way_an_unknown_outcome_went() {
+        // It landed: the group resumed after it.
+        let checked = check(&history(), &correct(&history(), true));
+        assert_eq!(checked.anomalies, vec![]);
+        assert_eq!(checked.records_checked, 8);
+        // It did not: the group resumed at its input and did it again.
+        let mut h = history();
+        h[4] = txn(4, Outcome::Committed, 5, &[0, 1, 1]);
+        let checked = check(&h, &correct(&h, false));
+        assert_eq!(checked.anomalies, vec![]);
+    }
+
+    #[test]
+    fn an_aborted_record_visible_is_an_aborted_read() {
+        let mut read = correct(&history(), true);
+        let aborted = written(&history()[1]);
+        read.outputs
+            .get_mut(&1)
+            .unwrap()
+            .records
+            .push((99, aborted[0].1.clone()));
+        let found = check(&history(), &read);
+        assert!(
+            found.anomalies.iter().any(|a| a.kind == Kind::AbortedRead
+                && a.detail.contains(
+                    "w0.t1 (aborted, input 0@2..5): 1 of its 3 records visible (out-1@99)"
+                )),
+            "{:?}",
+            found.anomalies
+        );
+    }
+
+    #[test]
+    fn a_committed_transaction_missing_is_a_lost_write_and_its_offsets_are_without_records() {
+        let mut read = correct(&history(), true);
+        for part in read.outputs.values_mut() {
+            part.records.retain(|(_, v)| !v.starts_with("0:2:"));
+        }
+        assert_eq!(kinds(&read), [Kind::LostWrite, Kind::OffsetsWithoutRecords]);
+        let found = check(&history(), &read);
+        assert!(found.anomalies[1]
+            .detail
+            .contains("input 0@2..5 is visible"));
+    }
+
+    #[test]
+    fn part_of_a_transaction_is_torn() {
+        let mut read = correct(&history(), true);
+        read.outputs
+            .get_mut(&0)
+            .unwrap()
+            .records
+            .retain(|(_, v)| !v.starts_with("0:2:"));
+        assert_eq!(
+            kinds(&read),
+            [Kind::TornTransaction, Kind::OffsetsWithoutRecords]
+        );
+    }
+
+    #[test]
+    fn a_record_twice_or_an_input_transformed_twice_is_a_duplicate() {
+        let mut read = correct(&history(), true);
+        let again = read.outputs[&0].records[0].1.clone();
+        read.outputs.get_mut(&0).unwrap().records.push((50, again));
+        assert_eq!(kinds(&read), [Kind::OutOfOrder, Kind::Duplicate]);
+
+        // The input of t2 processed again by a later transaction that committed too.
+        let mut h = history();
+        let mut redo = txn(5, Outcome::Committed, 2, &[0]);
+        redo.outputs = vec![0];
+        h.push(redo.clone());
+        let mut read = correct(&h, true);
+        read.group_offsets.insert(0, Some(8));
+        let found = check(&h, &read);
+        assert!(
+            found.anomalies.iter().any(|a| a.kind == Kind::Duplicate
+                && a.detail
+                    == "input 0@2 was transformed by 2 transactions, all visible: w0.t2, w0.t5"),
+            "{:?}",
+            found.anomalies
+        );
+    }
+
+    #[test]
+    fn records_past_the_group_offset_are_records_without_offsets() {
+        let mut read = correct(&history(), true);
+        read.group_offsets.insert(0, Some(6));
+        let found = check(&history(), &read);
+        assert_eq!(found.anomalies.len(), 1, "{:?}", found.anomalies);
+        assert_eq!(found.anomalies[0].kind, Kind::RecordsWithoutOffsets);
+        assert!(found.anomalies[0]
+            .detail
+            .contains("input 0@6..8 is visible"));
+    }
+
+    #[test]
+    fn a_stable_offset_below_the_end_is_pinned() {
+        let mut read = correct(&history(), true);
+        read.outputs.get_mut(&1).unwrap().high_watermark += 3;
+        assert_eq!(kinds(&read), [Kind::StableOffsetPinned]);
+    }
+
+    #[test]
+    fn a_group_whose_offsets_never_settle_has_them_pending() {
+        let mut read = correct(&history(), true);
+        read.pending_groups.push(0);
+        assert_eq!(kinds(&read), [Kind::OffsetsPending]);
+    }
+
+    #[test]
+    fn a_reader_that_stops_short_is_stalled() {
+        let mut read = correct(&history(), true);
+        read.outputs.get_mut(&1).unwrap().stalled = Some(Stall {
+            at: 2,
+            uncommitted_past: String::new(),
+        });
+        assert_eq!(kinds(&read), [Kind::ReadStalled]);
+    }
+
+    #[test]
+    fn records_swapped_within_a_partition_are_out_of_order() {
+        let mut read = correct(&history(), true);
+        let recs = &mut read.outputs.get_mut(&1).unwrap().records;
+        let (a, b) = (recs[0].1.clone(), recs[1].1.clone());
+        recs[0].1 = b;
+        recs[1].1 = a;
+        assert_eq!(kinds(&read), [Kind::OutOfOrder]);
+    }
+
+    #[test]
+    fn a_record_no_worker_wrote_is_foreign() {
+        let mut read = correct(&history(), true);
+        read.outputs
+            .get_mut(&0)
+            .unwrap()
+            .records
+            .push((70, "garbage".into()));
+        read.outputs
+            .get_mut(&0)
+            .unwrap()
+            .records
+            .push((71, "0:9:0:1:0:100".into()));
+        let found = check(&history(), &read);
+        let foreign: Vec<&str> = found
+            .anomalies
+            .iter()
+            .filter(|a| a.kind == Kind::Foreign)
+            .map(|a| a.detail.as_str())
+            .collect();
+        assert_eq!(foreign.len(), 2, "{foreign:?}");
+    }
+
+    #[test]
+    fn offset_ranges_read_as_ranges() {
+        assert_eq!(ranges(&[1, 2, 3, 7, 9, 10]), "1..4, 7, 9..11");
+        assert_eq!(ranges(&[]), "");
+    }
+}

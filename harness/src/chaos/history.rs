@@ -1,0 +1,142 @@
+//! What the chaos workload's clients believe happened (the history), and what it wrote: each
+//! output record names the transaction and the input record it came from, so the checker can
+//! tell, from the records alone, which transaction a visible record belongs to.
+
+use serde::Serialize;
+
+/// How a transaction ended, as its producer saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// `commit_transaction` returned ok: every record must be visible, once.
+    Committed,
+    /// `abort_transaction` returned ok (asked for, or after an abortable error): no record
+    /// may be visible.
+    Aborted,
+    /// Neither could be told (a commit or abort that timed out, a fatal error, the producer
+    /// dropped): all of its records visible, or none.
+    Unknown,
+}
+
+impl Outcome {
+    /// How it reads in a finding.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Committed => "committed",
+            Outcome::Aborted => "aborted",
+            Outcome::Unknown => "outcome unknown",
+        }
+    }
+}
+
+/// One transaction of one worker: the input records it consumed (a range of one input
+/// partition) and, for each, the output partition its transformed record went to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Txn {
+    /// The worker (it owns input partition `worker` and its own group).
+    pub worker: u32,
+    /// Its number among the worker's transactions, from 0.
+    pub seq: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The input partition.
+    pub input_partition: i32,
+    /// The first input offset consumed.
+    pub input_from: i64,
+    /// For record `i` (input offset `input_from + i`), the output partition it went to.
+    pub outputs: Vec<i32>,
+    /// Milliseconds since the workload began, when it ended.
+    pub ended_ms: u64,
+}
+
+impl Txn {
+    /// How it reads in a finding: `w0.t12 (committed, input 0@340..346)`.
+    pub fn label(&self) -> String {
+        format!(
+            "w{}.t{} ({}, input {}@{}..{})",
+            self.worker,
+            self.seq,
+            self.outcome.name(),
+            self.input_partition,
+            self.input_from,
+            self.input_from + self.outputs.len() as i64
+        )
+    }
+}
+
+/// What one output record says of itself: `worker:seq:index:count:input_partition:input_offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OutValue {
+    /// The worker.
+    pub worker: u32,
+    /// The transaction's number.
+    pub seq: u64,
+    /// The record's place in its transaction.
+    pub index: u32,
+    /// How many records the transaction wrote.
+    pub count: u32,
+    /// The input partition it came from.
+    pub input_partition: i32,
+    /// The input offset it came from.
+    pub input_offset: i64,
+}
+
+impl OutValue {
+    /// The record's payload.
+    pub fn encode(&self) -> String {
+        format!(
+            "{}:{}:{}:{}:{}:{}",
+            self.worker, self.seq, self.index, self.count, self.input_partition, self.input_offset
+        )
+    }
+
+    /// Reads a payload back; `None` when it is not one the workload wrote.
+    pub fn decode(text: &str) -> Option<OutValue> {
+        let mut parts = text.split(':');
+        let mut next = || parts.next();
+        let value = OutValue {
+            worker: next()?.parse().ok()?,
+            seq: next()?.parse().ok()?,
+            index: next()?.parse().ok()?,
+            count: next()?.parse().ok()?,
+            input_partition: next()?.parse().ok()?,
+            input_offset: next()?.parse().ok()?,
+        };
+        match (next(), value.index < value.count) {
+            (None, true) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_reads_back_as_written() {
+        let v = OutValue {
+            worker: 2,
+            seq: 17,
+            index: 3,
+            count: 5,
+            input_partition: 2,
+            input_offset: 4711,
+        };
+        assert_eq!(v.encode(), "2:17:3:5:2:4711");
+        assert_eq!(OutValue::decode(&v.encode()), Some(v));
+    }
+
+    #[test]
+    fn a_value_the_workload_did_not_write_is_none() {
+        for bad in [
+            "",
+            "1:2:3:4:5",
+            "1:2:3:4:5:6:7",
+            "1:2:5:5:0:1",
+            "a:2:3:4:5:6",
+        ] {
+            assert_eq!(OutValue::decode(bad), None, "{bad}");
+        }
+    }
+}

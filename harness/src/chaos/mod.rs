@@ -1,0 +1,269 @@
+//! `kconform chaos`: an exactly-once workload of real clients (librdkafka producers doing
+//! consume-transform-produce with their offsets in the transaction) under a seeded schedule of
+//! faults, on each cluster side by side, then every output partition and group read back and
+//! checked for the anomalies Jepsen found in Kafka-compatible systems. Apache, run with the
+//! same seed, is the control.
+//!
+//! The stages, a module each: the fault [`schedule`]; the [`workload`] and the [`history`] it
+//! logs; the [`readback`]; the [`checker`]; the [`report`].
+
+pub mod checker;
+pub mod history;
+pub mod placement;
+pub mod readback;
+pub mod report;
+pub mod schedule;
+pub mod workload;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::report::progress::Progress;
+use crate::targets::faults::{BrokerAct, FaultCommands};
+use crate::targets::{Running, TargetSpec};
+
+use report::{ChaosReport, TargetChaos};
+use schedule::Schedule;
+use workload::{Names, Shape};
+
+/// How a chaos run is told to go.
+#[derive(Debug, Clone)]
+pub struct ChaosOptions {
+    /// The seed of the fault schedule and of the workers' choices.
+    pub seed: u64,
+    /// How long the workload runs under faults.
+    pub duration: Duration,
+    /// How many workers (input partitions, groups, transactional ids).
+    pub workers: u32,
+    /// How many output partitions.
+    pub outputs: i32,
+    /// Where each worker's transaction and group coordinators sit.
+    pub placement: placement::Placement,
+    /// The faults the schedule draws from: [`BrokerAct::Kill`] (each undone by a restart)
+    /// and [`BrokerAct::Pause`] (each undone by a resume).
+    pub faults: Vec<BrokerAct>,
+    /// No faults at all (the workload and checker alone).
+    pub no_faults: bool,
+    /// The commands that do faults to an external cluster.
+    pub fault_commands: FaultCommands,
+    /// The command line that repeats this run, for the report.
+    pub replay: String,
+}
+
+/// Why a chaos run could not happen at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ChaosError {
+    /// Recorded answers run no client.
+    #[error(
+        "{0}: chaos needs a live broker (ref, apache, ref:N, apache:N or external:N=HOST:PORT)"
+    )]
+    NotLive(String),
+    /// Secured targets are not supported by the workload.
+    #[error(
+        "{0}: the chaos workload uses a plain listener; a secured target is not supported yet"
+    )]
+    Secured(String),
+    /// Nothing to run on.
+    #[error("no target to run chaos on")]
+    NoTarget,
+}
+
+/// Runs the workload on each target side by side and judges the anomalies.
+pub async fn run(
+    specs: &[TargetSpec],
+    options: &ChaosOptions,
+    progress: Arc<dyn Progress>,
+) -> Result<ChaosReport, ChaosError> {
+    if specs.is_empty() {
+        return Err(ChaosError::NoTarget);
+    }
+    if let Some(s) = specs.iter().find(|s| s.is_recorded()) {
+        return Err(ChaosError::NotLive(s.name()));
+    }
+    if let Some(s) = specs.iter().find(|s| s.secured) {
+        return Err(ChaosError::Secured(s.name()));
+    }
+    let brokers = specs.iter().map(|s| s.brokers).min().unwrap_or(1);
+    let shape = Shape {
+        workers: options.workers,
+        outputs: options.outputs,
+        replication: brokers.min(3) as i32,
+    };
+    // The control is the first Apache, when another target is under test beside it.
+    let control = match specs.len() > 1 {
+        true => specs.iter().position(TargetSpec::is_apache),
+        false => None,
+    };
+    let runs = futures::future::join_all(specs.iter().enumerate().map(|(i, spec)| {
+        let progress = progress.clone();
+        async move {
+            let mut t = run_target(spec, options, shape, progress.as_ref()).await;
+            t.control = control == Some(i);
+            progress.finished(&t.name);
+            t
+        }
+    }))
+    .await;
+    Ok(ChaosReport::judge(
+        options.seed,
+        options.duration.as_secs(),
+        shape,
+        options.placement,
+        options.replay.clone(),
+        runs,
+    ))
+}
+
+/// The run on one target, whatever happened: a failure is the report's `error`.
+async fn run_target(
+    spec: &TargetSpec,
+    options: &ChaosOptions,
+    shape: Shape,
+    progress: &dyn Progress,
+) -> TargetChaos {
+    let name = spec.name();
+    let started = Instant::now();
+    let mut report = TargetChaos {
+        name: name.clone(),
+        origin: String::new(),
+        control: false,
+        error: None,
+        no_faults_because: None,
+        faults: Vec::new(),
+        input_per_worker: 0,
+        workers: Vec::new(),
+        records_checked: 0,
+        anomalies: Vec::new(),
+        wall_secs: 0.0,
+    };
+    progress.starting(&name);
+    let target = match Running::start_answering(spec, Duration::from_secs(10)).await {
+        Ok(t) => t.with_faults(options.fault_commands.clone()),
+        Err(e) => {
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    report.origin = target.origin.clone();
+    if let Err(e) = on_target(&target, options, shape, progress, &mut report).await {
+        report.error = Some(e);
+    }
+    target.stop().await;
+    report.wall_secs = started.elapsed().as_secs_f64();
+    report
+}
+
+/// Loads, runs, undoes, reads back and checks on a started target.
+async fn on_target(
+    target: &Running,
+    options: &ChaosOptions,
+    shape: Shape,
+    progress: &dyn Progress,
+    report: &mut TargetChaos,
+) -> Result<(), String> {
+    let name = target.name.clone();
+    // The acts the target can do, of the faults asked for (each with the act that undoes it).
+    let wanted = |act: &BrokerAct| match act {
+        BrokerAct::Kill | BrokerAct::Restart => options.faults.contains(&BrokerAct::Kill),
+        BrokerAct::Pause | BrokerAct::Resume => options.faults.contains(&BrokerAct::Pause),
+    };
+    let acts: Vec<BrokerAct> = target.acts().await.into_iter().filter(wanted).collect();
+    let schedule = match options.no_faults {
+        true => Schedule::plan(options.seed, options.duration, &[], &[]),
+        false => Schedule::plan(options.seed, options.duration, &target.node_ids(), &acts),
+    };
+    report.no_faults_because = match (options.no_faults, target.brokers, acts.is_empty()) {
+        (true, _, _) => Some("--no-faults".into()),
+        (false, 1, _) => Some("one broker: faults need a cluster".into()),
+        (false, _, true) if options.faults.is_empty() => Some("no fault asked for".into()),
+        (false, _, true) => Some("no --fault-cmd for kill/restart or pause/resume".into()),
+        _ => None,
+    };
+    let run = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let mut names = Names::new(&run, shape.workers);
+    placement::place(target, &mut names, options.placement).await?;
+    let bootstrap = target.bootstrap_servers();
+    progress.note(&format!("{name}: creating topics and loading input"));
+    workload::create_topics(&bootstrap, &names, shape).await?;
+    report.input_per_worker = {
+        let (bootstrap, names, duration) = (bootstrap.clone(), names.clone(), options.duration);
+        tokio::task::spawn_blocking(move || {
+            workload::load_input(&bootstrap, &names, shape.workers, duration)
+        })
+        .await
+        .map_err(|e| format!("the input loader ended: {e}"))??
+    };
+    progress.running(&name, 1);
+    let started = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let committed = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..shape.workers)
+        .map(|w| {
+            let (bootstrap, names, stop, committed) = (
+                bootstrap.clone(),
+                names.clone(),
+                stop.clone(),
+                committed.clone(),
+            );
+            let seed = options.seed;
+            tokio::task::spawn_blocking(move || {
+                workload::work(w, &bootstrap, &names, shape, seed, started, stop, committed)
+            })
+        })
+        .collect();
+    let stop_at = started + options.duration;
+    let faults = schedule::execute(target, &schedule, started, stop_at);
+    let ticker = async {
+        loop {
+            let secs = started.elapsed().as_secs();
+            progress.counters(
+                &name,
+                &format!(
+                    "{name}: {secs}/{} s, {} committed",
+                    options.duration.as_secs(),
+                    committed.load(Ordering::Relaxed)
+                ),
+            );
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    };
+    let done = tokio::select! {
+        done = async {
+            let done = faults.await;
+            tokio::time::sleep_until(stop_at.into()).await;
+            done
+        } => done,
+        // The ticker never ends.
+        () = ticker => Vec::new(),
+    };
+    report.faults = done;
+    stop.store(true, Ordering::Relaxed);
+    let mut history = Vec::new();
+    let mut failed = Vec::new();
+    for w in workers {
+        match w.await {
+            Ok(Ok(run)) => {
+                history.extend(run.history);
+                report.workers.push(run.stats);
+            }
+            Ok(Err(e)) => failed.push(e),
+            Err(e) => failed.push(format!("a worker's thread ended: {e}")),
+        }
+    }
+    if let Some(e) = failed.first() {
+        return Err(e.clone());
+    }
+    progress.note(&format!("{name}: reading back and checking"));
+    let read = {
+        let (bootstrap, names) = (bootstrap.clone(), names.clone());
+        let settle = workload::TRANSACTION_TIMEOUT + Duration::from_secs(30);
+        tokio::task::spawn_blocking(move || readback::read_back(&bootstrap, &names, shape, settle))
+            .await
+            .map_err(|e| format!("the read-back ended: {e}"))??
+    };
+    let checked = checker::check(&history, &read);
+    report.records_checked = checked.records_checked;
+    report.anomalies = checked.anomalies;
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! What `kconform chaos` reports: per cluster, the faults it suffered, what the clients did and
+//! the anomalies the checker found, with Apache as the control (an anomaly Apache shows too is
+//! Apache's, or the workload's, not kaas's); and how to run the same schedule again. As text,
+//! and as JSON following `harness/chaos-report.schema.json`.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::checker::{Anomaly, Kind};
+use super::placement::Placement;
+use super::schedule::Done;
+use super::workload::{Shape, WorkerStats};
+
+/// How many anomalies of one kind the text shows (the JSON holds them all).
+const SHOWN: usize = 3;
+
+/// One cluster's chaos run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetChaos {
+    /// The target's name.
+    pub name: String,
+    /// How it was started.
+    pub origin: String,
+    /// Whether this target is the control (Apache).
+    pub control: bool,
+    /// Why the run on it did not happen or did not finish (a broker that did not start, topics
+    /// that could not be made, an output that could not be read).
+    pub error: Option<String>,
+    /// Why no fault was done, when none was.
+    pub no_faults_because: Option<String>,
+    /// The faults done.
+    pub faults: Vec<Done>,
+    /// Input records loaded into each worker's partition.
+    pub input_per_worker: u64,
+    /// Each worker's counts.
+    pub workers: Vec<WorkerStats>,
+    /// Output records read back and checked.
+    pub records_checked: usize,
+    /// Every anomaly found.
+    pub anomalies: Vec<Anomaly>,
+    /// Seconds from starting the target to its report.
+    pub wall_secs: f64,
+}
+
+impl TargetChaos {
+    /// The kinds of anomaly found.
+    pub fn kinds(&self) -> BTreeSet<Kind> {
+        self.anomalies.iter().map(|a| a.kind).collect()
+    }
+
+    fn total(&self, f: fn(&WorkerStats) -> u64) -> u64 {
+        self.workers.iter().map(f).sum()
+    }
+}
+
+/// A whole chaos run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChaosReport {
+    /// The JSON schema's version.
+    pub schema_version: u32,
+    /// The seed of the fault schedule and of the workers' choices.
+    pub seed: u64,
+    /// How long the workload ran, in seconds.
+    pub duration_secs: u64,
+    /// The workload's shape.
+    pub shape: Shape,
+    /// Where each worker's transaction and group coordinators sat.
+    pub placement: Placement,
+    /// The command that runs the same schedule again.
+    pub replay: String,
+    /// Each cluster.
+    pub targets: Vec<TargetChaos>,
+    /// Whether the run passed: every cluster ran and checked, and no target under test shows an
+    /// anomaly of a kind the control did not show.
+    pub passed: bool,
+}
+
+impl ChaosReport {
+    /// Judges the targets' runs.
+    pub fn judge(
+        seed: u64,
+        duration_secs: u64,
+        shape: Shape,
+        placement: Placement,
+        replay: String,
+        targets: Vec<TargetChaos>,
+    ) -> ChaosReport {
+        let control: BTreeSet<Kind> = targets
+            .iter()
+            .filter(|t| t.control)
+            .flat_map(TargetChaos::kinds)
+            .collect();
+        let passed = targets.iter().all(|t| {
+            t.error.is_none() && (t.control || t.kinds().difference(&control).next().is_none())
+        });
+        ChaosReport {
+            schema_version: 1,
+            seed,
+            duration_secs,
+            shape,
+            placement,
+            replay,
+            targets,
+            passed,
+        }
+    }
+
+    /// The kinds the control showed.
+    fn control_kinds(&self) -> BTreeSet<Kind> {
+        self.targets
+            .iter()
+            .filter(|t| t.control)
+            .flat_map(TargetChaos::kinds)
+            .collect()
+    }
+
+    /// The report as text.
+    pub fn terminal(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "kconform chaos: seed {}, {} s, {} workers, {} output partitions, replication {}, coordinators {}",
+            self.seed,
+            self.duration_secs,
+            self.shape.workers,
+            self.shape.outputs,
+            self.shape.replication,
+            self.placement.name()
+        );
+        let _ = writeln!(s, "replay: {}", self.replay);
+        let control = self.control_kinds();
+        let has_control = self.targets.iter().any(|t| t.control);
+        for t in &self.targets {
+            let role = match t.control {
+                true => ", the control",
+                false => "",
+            };
+            let _ = writeln!(s, "\n{} ({}{role}), {:.0} s", t.name, t.origin, t.wall_secs);
+            if let Some(e) = &t.error {
+                let _ = writeln!(s, "  did not finish: {e}");
+            }
+            match (&t.no_faults_because, t.faults.is_empty()) {
+                (Some(why), _) => {
+                    let _ = writeln!(s, "  faults: none ({why})");
+                }
+                (None, true) => {
+                    let _ = writeln!(s, "  faults: none fell within the run");
+                }
+                (None, false) => {
+                    let _ = writeln!(s, "  faults: {}", t.faults.len());
+                    for f in &t.faults {
+                        let back = match (f.back_ms, &f.error) {
+                            (_, Some(e)) => format!("FAILED: {e}"),
+                            (Some(b), None) => format!("back at {:.1} s", b as f64 / 1000.0),
+                            (None, None) => String::new(),
+                        };
+                        let _ = writeln!(
+                            s,
+                            "    {:>6.1} s  {} broker {} for {:.1} s, {back}",
+                            f.done_ms as f64 / 1000.0,
+                            f.fault.act,
+                            f.fault.node,
+                            f.fault.hold_ms as f64 / 1000.0
+                        );
+                    }
+                }
+            }
+            let _ = writeln!(
+                s,
+                "  transactions: {} committed, {} aborted on purpose, {} aborted after an error, {} outcome unknown; {} new producers",
+                t.total(|w| w.committed),
+                t.total(|w| w.aborted_on_purpose),
+                t.total(|w| w.aborted_after_error),
+                t.total(|w| w.unknown),
+                t.total(|w| w.new_producers),
+            );
+            let mut errors = std::collections::BTreeMap::<&str, u64>::new();
+            for w in &t.workers {
+                for (code, n) in &w.errors {
+                    *errors.entry(code).or_default() += n;
+                }
+            }
+            if !errors.is_empty() {
+                let listed: Vec<String> = errors.iter().map(|(c, n)| format!("{c} x{n}")).collect();
+                let _ = writeln!(s, "  client errors: {}", listed.join(", "));
+            }
+            let _ = writeln!(s, "  records checked: {}", t.records_checked);
+            if t.anomalies.is_empty() {
+                let _ = writeln!(s, "  anomalies: none");
+            }
+            for kind in Kind::ALL {
+                let of: Vec<&Anomaly> = t.anomalies.iter().filter(|a| a.kind == kind).collect();
+                if of.is_empty() {
+                    continue;
+                }
+                let whose = match (t.control, has_control && control.contains(&kind)) {
+                    (true, _) => " (the control's)",
+                    (false, true) => " (Apache shows it too: not counted against this target)",
+                    (false, false) => "",
+                };
+                let _ = writeln!(s, "  {} x{}{whose}", kind.name(), of.len());
+                for a in of.iter().take(SHOWN) {
+                    let _ = writeln!(s, "    {}", a.detail);
+                }
+                if of.len() > SHOWN {
+                    let _ = writeln!(
+                        s,
+                        "    ... and {} more (--json has them all)",
+                        of.len() - SHOWN
+                    );
+                }
+            }
+        }
+        let verdict = match self.passed {
+            true => "PASSED",
+            false => "FAILED",
+        };
+        let _ = writeln!(s, "\n{verdict}");
+        s
+    }
+
+    /// The report as JSON.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The report as JUnit XML: one test case per target.
+    pub fn junit(&self) -> String {
+        let esc = |t: &str| {
+            t.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+        };
+        let control = self.control_kinds();
+        let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let failing: Vec<&TargetChaos> = self
+            .targets
+            .iter()
+            .filter(|t| {
+                t.error.is_some() || (!t.control && t.kinds().difference(&control).next().is_some())
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "<testsuite name=\"kconform chaos\" tests=\"{}\" failures=\"{}\">",
+            self.targets.len(),
+            failing.len()
+        );
+        for t in &self.targets {
+            let _ = write!(
+                s,
+                "  <testcase name=\"{}\" time=\"{:.1}\">",
+                esc(&t.name),
+                t.wall_secs
+            );
+            if failing.iter().any(|f| f.name == t.name) {
+                let what: Vec<String> = t
+                    .error
+                    .iter()
+                    .cloned()
+                    .chain(
+                        t.anomalies
+                            .iter()
+                            .map(|a| format!("{}: {}", a.kind.name(), a.detail)),
+                    )
+                    .collect();
+                let _ = write!(s, "<failure message=\"{}\"/>", esc(&what.join("\n")));
+            }
+            s.push_str("</testcase>\n");
+        }
+        s.push_str("</testsuite>\n");
+        s
+    }
+
+    /// The report as Markdown: the text, fenced.
+    pub fn markdown(&self) -> String {
+        format!("## kconform chaos\n\n```\n{}```\n", self.terminal())
+    }
+}
+
+crate::report_forms!(ChaosReport);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str, control: bool, kinds: &[Kind]) -> TargetChaos {
+        TargetChaos {
+            name: name.into(),
+            origin: "test".into(),
+            control,
+            error: None,
+            no_faults_because: None,
+            faults: Vec::new(),
+            input_per_worker: 0,
+            workers: vec![WorkerStats::default()],
+            records_checked: 0,
+            anomalies: kinds
+                .iter()
+                .map(|&kind| Anomaly {
+                    kind,
+                    detail: "x".into(),
+                })
+                .collect(),
+            wall_secs: 0.0,
+        }
+    }
+
+    fn judged(targets: Vec<TargetChaos>) -> ChaosReport {
+        let shape = Shape {
+            workers: 1,
+            outputs: 1,
+            replication: 1,
+        };
+        ChaosReport::judge(1, 1, shape, Placement::Together, "r".into(), targets)
+    }
+
+    #[test]
+    fn an_anomaly_the_control_shows_too_is_not_the_targets() {
+        let both = judged(vec![
+            target("ref:3", false, &[Kind::Duplicate]),
+            target("apache:3", true, &[Kind::Duplicate]),
+        ]);
+        assert!(both.passed);
+        assert!(
+            both.terminal().contains("Apache shows it too"),
+            "{}",
+            both.terminal()
+        );
+        let only_ref = judged(vec![
+            target("ref:3", false, &[Kind::Duplicate]),
+            target("apache:3", true, &[Kind::LostWrite]),
+        ]);
+        assert!(!only_ref.passed);
+        assert!(only_ref.junit().contains("failures=\"1\""));
+        // The control's own anomalies do not fail the run.
+        assert!(judged(vec![target("apache:3", true, &[Kind::LostWrite])]).passed);
+        assert!(!judged(vec![target("ref:3", false, &[Kind::LostWrite])]).passed);
+    }
+
+    #[test]
+    fn a_target_that_did_not_finish_fails_the_run() {
+        let mut t = target("ref:3", false, &[]);
+        t.error = Some("the output could not be read".into());
+        let r = judged(vec![t]);
+        assert!(!r.passed);
+        assert!(r
+            .terminal()
+            .contains("did not finish: the output could not be read"));
+    }
+}

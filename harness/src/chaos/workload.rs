@@ -1,0 +1,523 @@
+//! The chaos workload, through librdkafka: input records loaded into one partition per worker,
+//! then each worker consumes its partition (read_committed), writes one record per input record
+//! to the output partitions a seed picks, and sends its offsets in the same transaction, as a
+//! Kafka Streams task does. Some transactions are aborted on purpose; every error is handled
+//! as librdkafka's documentation says an application should (abort what needs aborting, make a
+//! new producer after a fatal error). After an abort or an unknown outcome a worker resumes
+//! from its group's committed offset, read as a read_committed client reads it. Each transaction is logged before it ends, so the history holds every
+//! transaction whose records may show.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::{KafkaError, KafkaResult};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
+use serde::Serialize;
+
+use super::history::{OutValue, Outcome, Txn};
+
+type Txp = ThreadedProducer<DefaultProducerContext>;
+
+/// The transaction timeout the workers' producers ask for: a transaction a fault leaves open is
+/// aborted by its coordinator this long after it began.
+pub const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a worker waits on one call (a commit, an abort, the group's offsets).
+const CALL: Duration = Duration::from_secs(10);
+/// How many input records each worker's partition gets per second of the run: more than a
+/// worker gets through on this machine, so no worker runs dry.
+const INPUT_PER_SECOND: u64 = 250;
+/// The share of transactions aborted on purpose.
+const ABORT_SHARE: f64 = 0.1;
+
+/// The names of one chaos run on one cluster: unique per run, so runs never meet.
+#[derive(Debug, Clone, Serialize)]
+pub struct Names {
+    /// The input topic (one partition per worker).
+    pub input: String,
+    /// The output topic.
+    pub output: String,
+    /// The prefix of every name.
+    pub prefix: String,
+    /// Each worker's group.
+    pub groups: Vec<String>,
+    /// Each worker's transactional id (placed beside or apart from its group's coordinator:
+    /// [`super::placement`]).
+    pub transactional_ids: Vec<String>,
+}
+
+impl Names {
+    /// The names of run `run` with `workers` workers.
+    pub fn new(run: &str, workers: u32) -> Names {
+        let prefix = format!("kconform-chaos-{run}");
+        Names {
+            input: format!("{prefix}-in"),
+            output: format!("{prefix}-out"),
+            groups: (0..workers).map(|w| format!("{prefix}-g{w}")).collect(),
+            transactional_ids: (0..workers).map(|w| format!("{prefix}-w{w}-0")).collect(),
+            prefix,
+        }
+    }
+
+    /// Worker `w`'s group.
+    pub fn group(&self, w: u32) -> &str {
+        &self.groups[w as usize]
+    }
+
+    /// Worker `w`'s transactional id.
+    pub fn transactional_id(&self, w: u32) -> &str {
+        &self.transactional_ids[w as usize]
+    }
+}
+
+/// The shape of the workload.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Shape {
+    /// Workers (and input partitions).
+    pub workers: u32,
+    /// Output partitions.
+    pub outputs: i32,
+    /// Replication factor of both topics.
+    pub replication: i32,
+}
+
+/// A client configuration on `bootstrap`.
+pub fn config(bootstrap: &str) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap);
+    c
+}
+
+/// Creates the input and output topics (`min.insync.replicas` 2 where there are three
+/// replicas: a write acknowledged by all is on two brokers at least).
+pub async fn create_topics(bootstrap: &str, names: &Names, shape: Shape) -> Result<(), String> {
+    let admin: AdminClient<DefaultClientContext> = config(bootstrap)
+        .create()
+        .map_err(|e| format!("admin client: {e}"))?;
+    let min_isr = match shape.replication >= 3 {
+        true => "2",
+        false => "1",
+    };
+    let topics = [
+        NewTopic::new(
+            &names.input,
+            shape.workers as i32,
+            TopicReplication::Fixed(shape.replication),
+        )
+        .set("min.insync.replicas", min_isr),
+        NewTopic::new(
+            &names.output,
+            shape.outputs,
+            TopicReplication::Fixed(shape.replication),
+        )
+        .set("min.insync.replicas", min_isr),
+    ];
+    let results = admin
+        .create_topics(
+            &topics,
+            &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))),
+        )
+        .await
+        .map_err(|e| format!("creating the chaos topics: {e}"))?;
+    for result in results {
+        if let Err((topic, code)) = result {
+            return Err(format!("creating topic {topic}: {code:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// Loads each input partition with `per_partition` records (`in:<partition>:<n>`), idempotent
+/// and acknowledged by all in-sync replicas, before any fault; returns how many each got.
+pub fn load_input(
+    bootstrap: &str,
+    names: &Names,
+    workers: u32,
+    duration: Duration,
+) -> Result<u64, String> {
+    let per_partition = (duration.as_secs() + 10) * INPUT_PER_SECOND;
+    let producer: Txp = config(bootstrap)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5")
+        .set("message.timeout.ms", "60000")
+        .create()
+        .map_err(|e| format!("input producer: {e}"))?;
+    for p in 0..workers as i32 {
+        for n in 0..per_partition {
+            let payload = format!("in:{p}:{n}");
+            let key = n.to_string();
+            let mut record = BaseRecord::to(&names.input)
+                .partition(p)
+                .key(&key)
+                .payload(&payload);
+            // A full queue waits for deliveries to make room.
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((KafkaError::MessageProduction(_), r)) => {
+                        record = r;
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err((e, _)) => return Err(format!("loading input: {e}")),
+                }
+            }
+        }
+    }
+    producer
+        .flush(Duration::from_secs(60))
+        .map_err(|e| format!("loading input: {e}"))?;
+    Ok(per_partition)
+}
+
+/// What one worker did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkerStats {
+    /// Transactions committed.
+    pub committed: u64,
+    /// Transactions aborted on purpose.
+    pub aborted_on_purpose: u64,
+    /// Transactions aborted after an error.
+    pub aborted_after_error: u64,
+    /// Transactions whose outcome the client could not tell.
+    pub unknown: u64,
+    /// Producers made after the first (after a fatal error or an unknown outcome).
+    pub new_producers: u64,
+    /// Each error librdkafka raised, by code, and how often.
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// A worker's result: its history and its counts.
+#[derive(Debug, Default)]
+pub struct WorkerRun {
+    /// Every transaction it began.
+    pub history: Vec<Txn>,
+    /// Its counts.
+    pub stats: WorkerStats,
+}
+
+/// How an error reads in the counts.
+fn code_of(e: &KafkaError) -> String {
+    match e {
+        KafkaError::Transaction(r) => format!("{:?}", r.code()),
+        other => match other.rdkafka_error_code() {
+            Some(code) => format!("{code:?}"),
+            None => other.to_string(),
+        },
+    }
+}
+
+/// One worker's state.
+struct Worker<'a> {
+    w: u32,
+    bootstrap: &'a str,
+    names: &'a Names,
+    shape: Shape,
+    rng: ChaCha8Rng,
+    started: Instant,
+    consumer: BaseConsumer,
+    producer: Option<Txp>,
+    /// The next input offset to process; `None`: ask the group.
+    position: Option<i64>,
+    run: WorkerRun,
+    /// Transactions committed by every worker so far (for progress).
+    committed: &'a AtomicU64,
+}
+
+impl Worker<'_> {
+    fn error(&mut self, e: &KafkaError) {
+        *self.run.stats.errors.entry(code_of(e)).or_default() += 1;
+    }
+
+    /// The producer, made (and its transactions initialised) if there is none.
+    fn producer(&mut self) -> Option<&Txp> {
+        if self.producer.is_none() {
+            let made: KafkaResult<Txp> = config(self.bootstrap)
+                .set("transactional.id", self.names.transactional_id(self.w))
+                .set(
+                    "transaction.timeout.ms",
+                    TRANSACTION_TIMEOUT.as_millis().to_string(),
+                )
+                .set(
+                    "message.timeout.ms",
+                    TRANSACTION_TIMEOUT.as_millis().to_string(),
+                )
+                .set("linger.ms", "1")
+                .create();
+            let ready = made.and_then(|p| p.init_transactions(Duration::from_secs(30)).map(|()| p));
+            match ready {
+                Ok(p) => {
+                    if !self.run.history.is_empty() || self.run.stats.new_producers > 0 {
+                        self.run.stats.new_producers += 1;
+                    }
+                    self.producer = Some(p);
+                }
+                Err(e) => {
+                    self.error(&e);
+                    std::thread::sleep(Duration::from_millis(500));
+                    return None;
+                }
+            }
+        }
+        self.producer.as_ref()
+    }
+
+    /// Assigns the input partition at `offset`.
+    fn seek(&mut self, offset: i64) -> KafkaResult<()> {
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&self.names.input, self.w as i32, Offset::Offset(offset))?;
+        self.consumer.assign(&tpl)
+    }
+
+    /// Where to go on from: the group's committed offset (0 when none).
+    fn resume_from_group(&mut self) -> Option<i64> {
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition(&self.names.input, self.w as i32);
+        match self.consumer.committed_offsets(tpl, CALL) {
+            Ok(tpl) => {
+                let at = tpl
+                    .elements()
+                    .first()
+                    .and_then(|e| e.offset().to_raw())
+                    .filter(|o| *o >= 0)
+                    .unwrap_or(0);
+                match self.seek(at) {
+                    Ok(()) => Some(at),
+                    Err(e) => {
+                        self.error(&e);
+                        None
+                    }
+                }
+            }
+            Err(e) => {
+                self.error(&e);
+                std::thread::sleep(Duration::from_millis(500));
+                None
+            }
+        }
+    }
+
+    /// Up to `want` input records from `from` on, read within half a second.
+    fn batch(&mut self, from: i64, want: usize) -> Vec<(i64, Option<Vec<u8>>)> {
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let mut next = from;
+        while got.len() < want && Instant::now() < deadline {
+            match self.consumer.poll(Duration::from_millis(50)) {
+                Some(Ok(m)) if m.offset() == next => {
+                    got.push((m.offset(), m.key().map(<[u8]>::to_vec)));
+                    next += 1;
+                }
+                // A record before the position (a fetch from before the last seek) is
+                // skipped; one past it would leave a gap: read again from the position.
+                Some(Ok(m)) if m.offset() < next => {}
+                Some(Ok(_)) => {
+                    let _ = self.seek(next);
+                }
+                Some(Err(e)) => self.error(&e),
+                None => {}
+            }
+        }
+        got
+    }
+
+    /// One transaction over `records`; returns how it ended.
+    fn transaction(&mut self, records: &[(i64, Option<Vec<u8>>)]) -> Outcome {
+        let seq = self.run.history.len() as u64;
+        let outputs: Vec<i32> = records
+            .iter()
+            .map(|_| self.rng.random_range(0..self.shape.outputs))
+            .collect();
+        let abort_on_purpose = self.rng.random_bool(ABORT_SHARE);
+        let from = records[0].0;
+        let count = records.len() as u32;
+        self.run.history.push(Txn {
+            worker: self.w,
+            seq,
+            outcome: Outcome::Unknown,
+            input_partition: self.w as i32,
+            input_from: from,
+            outputs: outputs.clone(),
+            ended_ms: 0,
+        });
+        let Some(producer) = self.producer.as_ref() else {
+            return Outcome::Unknown;
+        };
+        let sent: KafkaResult<()> = (|| {
+            producer.begin_transaction()?;
+            for (i, ((offset, key), out)) in records.iter().zip(&outputs).enumerate() {
+                let payload = OutValue {
+                    worker: self.w,
+                    seq,
+                    index: i as u32,
+                    count,
+                    input_partition: self.w as i32,
+                    input_offset: *offset,
+                }
+                .encode();
+                let mut record = BaseRecord::<Vec<u8>, _>::to(&self.names.output)
+                    .partition(*out)
+                    .payload(&payload);
+                if let Some(k) = key {
+                    record = record.key(k);
+                }
+                producer.send(record).map_err(|(e, _)| e)?;
+            }
+            let mut offsets = TopicPartitionList::new();
+            offsets.add_partition_offset(
+                &self.names.input,
+                self.w as i32,
+                Offset::Offset(from + records.len() as i64),
+            )?;
+            let group = self
+                .consumer
+                .group_metadata()
+                .ok_or_else(|| KafkaError::ClientCreation("no group metadata".into()))?;
+            producer.send_offsets_to_transaction(&offsets, &group, CALL)
+        })();
+        let mut errors = Vec::new();
+        let outcome = match (sent, abort_on_purpose) {
+            (Ok(()), false) => {
+                let mut result = producer.commit_transaction(CALL);
+                // A retriable error (a timeout): the commit is asked again, as documented.
+                let mut tries = 1;
+                while let Err(KafkaError::Transaction(r)) = &result {
+                    if !r.is_retriable() || tries >= 3 {
+                        break;
+                    }
+                    errors.push(result.clone().unwrap_err());
+                    tries += 1;
+                    result = producer.commit_transaction(CALL);
+                }
+                match result {
+                    Ok(()) => Outcome::Committed,
+                    Err(e) => {
+                        let abortable =
+                            matches!(&e, KafkaError::Transaction(r) if r.txn_requires_abort());
+                        errors.push(e);
+                        match abortable {
+                            true => abort(producer, &mut errors),
+                            false => Outcome::Unknown,
+                        }
+                    }
+                }
+            }
+            (Ok(()), true) => abort(producer, &mut errors),
+            (Err(e), _) => {
+                errors.push(e);
+                abort(producer, &mut errors)
+            }
+        };
+        for e in &errors {
+            self.error(e);
+        }
+        let ended_ms = self.started.elapsed().as_millis() as u64;
+        tracing::debug!(worker = self.w, seq, ?outcome, records = records.len(), ended_ms, errors = ?errors, "chaos transaction");
+        if let Some(t) = self.run.history.last_mut() {
+            t.outcome = outcome;
+            t.ended_ms = ended_ms;
+        }
+        let stats = &mut self.run.stats;
+        match (outcome, abort_on_purpose && errors.is_empty()) {
+            (Outcome::Committed, _) => {
+                stats.committed += 1;
+                self.committed.fetch_add(1, Ordering::Relaxed);
+            }
+            (Outcome::Aborted, true) => stats.aborted_on_purpose += 1,
+            (Outcome::Aborted, false) => stats.aborted_after_error += 1,
+            (Outcome::Unknown, _) => stats.unknown += 1,
+        }
+        outcome
+    }
+
+    /// Transactions until `stop`.
+    fn run(mut self, stop: &AtomicBool) -> WorkerRun {
+        while !stop.load(Ordering::Relaxed) {
+            if self.producer().is_none() {
+                continue;
+            }
+            let from = match self.position {
+                Some(at) => at,
+                None => match self.resume_from_group() {
+                    Some(at) => at,
+                    None => continue,
+                },
+            };
+            self.position = Some(from);
+            let want = self.rng.random_range(1..=10);
+            let records = self.batch(from, want);
+            if records.is_empty() {
+                continue;
+            }
+            match self.transaction(&records) {
+                Outcome::Committed => self.position = Some(from + records.len() as i64),
+                // An aborted transaction's input is done again from where the group says it
+                // stands (as an application restarted after the abort would): so the group's
+                // stored offsets, not the worker's memory, decide what comes next.
+                Outcome::Aborted => self.position = None,
+                // Whether it committed is the group's to say, once a new producer (fencing
+                // the old one) has ended the transaction either way.
+                Outcome::Unknown => {
+                    self.producer = None;
+                    self.position = None;
+                }
+            }
+        }
+        self.run
+    }
+}
+
+/// Aborts the transaction: aborted if the abort went through, else unknown.
+fn abort(producer: &Txp, errors: &mut Vec<KafkaError>) -> Outcome {
+    match producer.abort_transaction(CALL) {
+        Ok(()) => Outcome::Aborted,
+        Err(e) => {
+            errors.push(e);
+            Outcome::Unknown
+        }
+    }
+}
+
+/// Runs worker `w` until `stop`.
+#[allow(clippy::too_many_arguments)]
+pub fn work(
+    w: u32,
+    bootstrap: &str,
+    names: &Names,
+    shape: Shape,
+    seed: u64,
+    started: Instant,
+    stop: Arc<AtomicBool>,
+    committed: Arc<AtomicU64>,
+) -> Result<WorkerRun, String> {
+    let consumer: BaseConsumer = config(bootstrap)
+        .set("group.id", names.group(w))
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .map_err(|e| format!("worker {w}'s consumer: {e}"))?;
+    let worker = Worker {
+        w,
+        bootstrap,
+        names,
+        shape,
+        rng: ChaCha8Rng::seed_from_u64(seed.wrapping_add(u64::from(w) + 1)),
+        started,
+        consumer,
+        producer: None,
+        position: None,
+        run: WorkerRun::default(),
+        committed: &committed,
+    };
+    Ok(worker.run(&stop))
+}
