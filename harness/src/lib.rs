@@ -9,8 +9,8 @@
 //! ([`targets`]), each run recorded as a [`transcript`]; transcripts are compared ([`compare`]:
 //! normalised, diffed, classified against the ledger of documented deviations, grouped into
 //! root causes) and reported ([`report`]). Beside it, the judges that are not scenarios: real
-//! clients ([`clients`]), a peer's test suite ([`peers`]), the fuzzers ([`fuzz`]) and an
-//! exactly-once workload of real clients under broker faults ([`chaos`]).
+//! clients ([`clients`], with an exactly-once workload under broker faults in
+//! [`clients::chaos`]), a peer's test suite ([`peers`]) and the fuzzers ([`fuzz`]).
 //!
 //! kconform's own parts — the wire (`wire`: client, frames, schemas, SASL, record batches,
 //! error codes), what it knows of each API (`api`), the files built in (`data`), the users
@@ -29,7 +29,6 @@ pub use scenario::Scenario;
 pub use targets::{Running, TargetSpec};
 pub use transcript::Transcript;
 
-pub mod chaos;
 pub mod clients;
 pub mod compare;
 pub mod fuzz;

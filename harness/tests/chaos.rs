@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kconform::chaos::checker::Kind;
-use kconform::chaos::placement::Placement;
-use kconform::chaos::report::ChaosReport;
-use kconform::chaos::{self, ChaosOptions};
+use kconform::clients::chaos::checker::Kind;
+use kconform::clients::chaos::placement::Placement;
+use kconform::clients::chaos::report::ChaosReport;
+use kconform::clients::chaos::{self, ChaosOptions};
 use kconform::targets::faults::{BrokerAct, FaultCommands};
 use kconform::targets::TargetSpec;
 use kconform::Quiet;
@@ -48,21 +48,30 @@ fn kinds(report: &ChaosReport) -> Vec<Kind> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_clean_ref_cluster_under_faults_shows_no_anomaly() {
-    let report = chaos_on(Planted::NONE, &options(7, 20, &[BrokerAct::Kill])).await;
+async fn a_clean_ref_cluster_shows_no_anomaly() {
+    // Without faults: under kills, a kill can part a worker's transaction and group
+    // coordinators for a while, and kaas documents exactly-once as broken then
+    // (txn-offsets-lost-across-coordinators): seen once in five 20 s runs of seed 7, a
+    // duplicate. The clean runs under kills are ci/chaos-planted.sh's control.
+    let report = chaos_on(Planted::NONE, &options(7, 10, &[])).await;
     let t = &report.targets[0];
     assert_eq!(t.error, None);
-    assert!(
-        !t.faults.is_empty(),
-        "the schedule of seed 7 kills within 20 s"
-    );
-    assert!(t.faults.iter().all(|f| f.error.is_none()), "{:?}", t.faults);
     let committed: u64 = t.workers.iter().map(|w| w.committed).sum();
     assert!(committed > 0, "transactions committed");
     assert!(t.records_checked > 0);
     assert_eq!(t.anomalies, vec![]);
     assert!(report.passed);
     assert_schema(&serde_json::from_str(&report.json()).unwrap());
+}
+
+/// The clean broker under the kills of the planted marker-drop run (seed 1, two minutes):
+/// the control that shows the finding there is the bug's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "minutes: ci/chaos-planted.sh runs it"]
+async fn a_clean_ref_cluster_under_the_planted_runs_kills_shows_no_anomaly() {
+    let report = chaos_on(Planted::NONE, &options(1, 120, &[BrokerAct::Kill])).await;
+    assert_eq!(report.targets[0].faults.len(), 14);
+    assert_eq!(report.targets[0].anomalies, vec![], "{}", report.terminal());
 }
 
 /// The report validates against `harness/chaos-report.schema.json`.

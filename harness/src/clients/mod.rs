@@ -2,8 +2,10 @@
 //! kafka-clients 3.7 ([`java`]) and with librdkafka ([`librdkafka`]) on two targets; what each
 //! client saw ([`transcript`]) is diffed between the targets and every difference is judged
 //! against the ledger's client claims ([`judge`]): a wire deviation tells an engineer what
-//! differs, this tells them whether their users will notice.
+//! differs, this tells them whether their users will notice. [`chaos`] runs librdkafka's
+//! exactly-once workload under broker faults and checks what it left (`kconform chaos`).
 
+pub mod chaos;
 pub mod java;
 pub mod judge;
 pub mod librdkafka;

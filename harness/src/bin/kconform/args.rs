@@ -423,13 +423,13 @@ pub enum PlacementArg {
 impl PlacementArg {
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
-        kconform::chaos::placement::Placement::from(self).name()
+        kconform::clients::chaos::placement::Placement::from(self).name()
     }
 }
 
-impl From<PlacementArg> for kconform::chaos::placement::Placement {
+impl From<PlacementArg> for kconform::clients::chaos::placement::Placement {
     fn from(p: PlacementArg) -> Self {
-        use kconform::chaos::placement::Placement;
+        use kconform::clients::chaos::placement::Placement;
         match p {
             PlacementArg::Together => Placement::Together,
             PlacementArg::Apart => Placement::Apart,

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use kconform::chaos::ChaosOptions;
+use kconform::clients::chaos::ChaosOptions;
 use kconform::targets::faults::FaultCommands;
 
 use crate::args::ChaosArgs;
@@ -60,7 +60,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         fault_commands,
         replay,
     };
-    let report = kconform::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
+    let report = kconform::clients::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
     Ok(super::verdict(report.passed))
