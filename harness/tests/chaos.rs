@@ -1,7 +1,10 @@
-//! `kconform chaos` finds what it is for: on a clean kaas-ref cluster under faults it finds
-//! nothing, and each bug planted in kaas-ref on purpose (`planted-bugs`) is found from a fixed
-//! seed, named as the anomaly it causes. The planted runs that need many faults to meet their
-//! bug take minutes and are `#[ignore]`d here: `ci/chaos-planted.sh` runs them.
+//! `kconform chaos` finds what it is for: on a clean kaas-ref cluster it finds nothing, and a
+//! bug planted in kaas-ref on purpose (`planted-bugs`) is found from a fixed seed, named as the
+//! anomaly it causes. The planted runs that take minutes are `#[ignore]`d here:
+//! `ci/chaos-planted.sh` runs the proof among them. Two more are kept, ignored, as the
+//! reproductions of an open finding: under kills the clean kaas-ref cluster itself shows a
+//! stalled read_committed reader and torn transactions in some runs, so the bug planted to be
+//! found under kills (a marker dropped on restart) cannot be told from it yet.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,10 +67,11 @@ async fn a_clean_ref_cluster_shows_no_anomaly() {
     assert_schema(&serde_json::from_str(&report.json()).unwrap());
 }
 
-/// The clean broker under the kills of the planted marker-drop run (seed 1, two minutes):
-/// the control that shows the finding there is the bug's.
+/// The clean broker under the kills of the planted marker-drop run (seed 1, two minutes): the
+/// control that would show a finding there is the bug's. It passed once and failed once here
+/// (torn-transaction, offsets-without-records, read-stalled): the open finding of issue 32.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "minutes: ci/chaos-planted.sh runs it"]
+#[ignore = "fails on kaas-ref in some runs today: the open finding of issue 32 (a stalled reader and torn transactions under kills and pauses)"]
 async fn a_clean_ref_cluster_under_the_planted_runs_kills_shows_no_anomaly() {
     let report = chaos_on(Planted::NONE, &options(1, 120, &[BrokerAct::Kill])).await;
     assert_eq!(report.targets[0].faults.len(), 14);
@@ -113,8 +117,11 @@ async fn a_peer_marker_applied_twice_is_found_as_an_aborted_read() {
     );
 }
 
+/// Found as torn transactions once and as aborted reads and duplicates once, with a stalled
+/// reader both times; but the clean broker under the same kills shows some of those too (the
+/// test above), so this is no proof until that is fixed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "minutes: ci/chaos-planted.sh runs it"]
+#[ignore = "no proof yet: the clean broker under the same kills shows anomalies too (issue 32)"]
 async fn a_marker_dropped_on_restart_is_found_as_a_torn_transaction() {
     let planted = Planted::default().with(Bug::MarkerDroppedOnRestart);
     let report = chaos_on(planted, &options(1, 120, &[BrokerAct::Kill])).await;
