@@ -64,7 +64,10 @@ async fn a_clean_ref_cluster_shows_no_anomaly() {
     assert!(t.records_checked > 0);
     assert_eq!(t.anomalies, vec![]);
     assert!(report.passed);
-    assert_schema(&serde_json::from_str(&report.json()).unwrap());
+    crate::util::assert_follows_schema(
+        include_str!("../chaos-report.schema.json"),
+        &serde_json::from_str(&report.json()).unwrap(),
+    );
 }
 
 /// The clean broker under the kills of the planted marker-drop run (seed 1, two minutes): the
@@ -78,18 +81,6 @@ async fn a_clean_ref_cluster_under_the_planted_runs_kills_shows_no_anomaly() {
     assert_eq!(report.targets[0].anomalies, vec![], "{}", report.terminal());
 }
 
-/// The report validates against `harness/chaos-report.schema.json`.
-fn assert_schema(report: &serde_json::Value) {
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../chaos-report.schema.json")).expect("JSON");
-    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
-    let errors: Vec<String> = validator
-        .iter_errors(report)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_commit_before_its_markers_is_found_as_offsets_without_records() {
     let planted = Planted::default().with(Bug::GroupCommitBeforeMarkers);
@@ -101,7 +92,10 @@ async fn a_group_commit_before_its_markers_is_found_as_offsets_without_records()
         report.terminal()
     );
     // A report with anomalies follows the schema too.
-    assert_schema(&serde_json::from_str(&report.json()).unwrap());
+    crate::util::assert_follows_schema(
+        include_str!("../chaos-report.schema.json"),
+        &serde_json::from_str(&report.json()).unwrap(),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

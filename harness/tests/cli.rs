@@ -267,14 +267,7 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
 
 /// The report validates against `harness/report.schema.json`.
 fn assert_schema(report: &serde_json::Value) {
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../report.schema.json")).expect("the schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
-    let errors: Vec<String> = validator
-        .iter_errors(report)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+    crate::util::assert_follows_schema(include_str!("../report.schema.json"), report);
 }
 
 /// A reader that goes away (`kconform list | head -1`) ends kconform quietly, exit 0.
@@ -537,14 +530,7 @@ fn frame_fuzzing_resumes_and_replays_and_refuses_with_reasons() {
         report["frames"]["next_frame"].as_u64().unwrap() > next,
         "{report}"
     );
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../fuzz-report.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+    crate::util::assert_follows_schema(include_str!("../fuzz-report.schema.json"), &report);
 
     let (code, _, err) = fuzz(&["--resume", "--seed", "6"]);
     assert_eq!(code, 2);

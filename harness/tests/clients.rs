@@ -40,15 +40,7 @@ fn clients(args: &[&str]) -> (i32, String, serde_json::Value) {
 
 /// The report validates against `harness/clients-report.schema.json`.
 fn assert_schema(report: &serde_json::Value) {
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../clients-report.schema.json"))
-            .expect("the schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
-    let errors: Vec<String> = validator
-        .iter_errors(report)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+    crate::util::assert_follows_schema(include_str!("../clients-report.schema.json"), report);
 }
 
 fn transcript<'a>(

@@ -81,3 +81,15 @@ pub async fn beside_recorded(
         .await
         .expect("the run reports")
 }
+
+/// Asserts that `report` follows the JSON schema `schema` (a report schema's text), naming
+/// every place it does not.
+pub fn assert_follows_schema(schema: &str, report: &serde_json::Value) {
+    let schema: serde_json::Value = serde_json::from_str(schema).expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a schema");
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+}

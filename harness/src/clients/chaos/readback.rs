@@ -22,12 +22,16 @@ const READ: Duration = Duration::from_secs(90);
 /// it has not read to their end count as stalled.
 const STALL: Duration = Duration::from_secs(15);
 
+/// A consumer of `group` at `isolation`. A reader past the last record sees no more messages,
+/// only markers and aborted records it skips: librdkafka tells it has reached a partition's end
+/// (its last stable offset, read_committed) by an end-of-partition event.
 fn consumer(bootstrap: &str, group: &str, isolation: &str) -> Result<BaseConsumer, String> {
     config(bootstrap)
         .set("group.id", group)
         .set("isolation.level", isolation)
         .set("enable.auto.commit", "false")
         .set("auto.offset.reset", "earliest")
+        .set("enable.partition.eof", "true")
         .create()
         .map_err(|e| format!("read-back consumer: {e}"))
 }
@@ -55,11 +59,11 @@ pub fn read_back(
 ) -> Result<Readback, String> {
     let reader_group = format!("{}-reader", names.prefix);
     let uncommitted = consumer(bootstrap, &reader_group, "read_uncommitted")?;
-    let committed = consumer(bootstrap, &reader_group, "read_committed")?;
+    let reader = consumer(bootstrap, &reader_group, "read_committed")?;
     let started = Instant::now();
     let (high, stable) = loop {
         let high = ends(&uncommitted, &names.output, shape.outputs);
-        let stable = ends(&committed, &names.output, shape.outputs);
+        let stable = ends(&reader, &names.output, shape.outputs);
         match (high, stable) {
             (Ok(h), Ok(s)) if h == s || started.elapsed() >= settle => break (h, s),
             (Err(e), _) | (_, Err(e)) if started.elapsed() >= settle => {
@@ -86,16 +90,6 @@ pub fn read_back(
         tpl.add_partition_offset(&names.output, p, Offset::Beginning)
             .map_err(|e| e.to_string())?;
     }
-    // A reader past the last record sees no more messages, only markers and aborted records
-    // it skips; librdkafka tells it has reached the partition's end (its last stable offset,
-    // read_committed) by an end-of-partition event.
-    let reader = config(bootstrap)
-        .set("group.id", &reader_group)
-        .set("isolation.level", "read_committed")
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "true")
-        .create::<BaseConsumer>()
-        .map_err(|e| format!("read-back consumer: {e}"))?;
     reader.assign(&tpl).map_err(|e| e.to_string())?;
     let deadline = Instant::now() + READ;
     let mut at_end: BTreeSet<i32> = BTreeSet::new();
@@ -179,12 +173,7 @@ fn committed_offset(
 /// (`offset=payload`, space-separated).
 fn uncommitted_after(bootstrap: &str, topic: &str, p: i32, part: &PartitionRead) -> String {
     let from = part.records.last().map_or(0, |(o, _)| o + 1);
-    let Ok(c) = config(bootstrap)
-        .set("group.id", "kconform-chaos-diagnosis")
-        .set("isolation.level", "read_uncommitted")
-        .set("enable.partition.eof", "true")
-        .create::<BaseConsumer>()
-    else {
+    let Ok(c) = consumer(bootstrap, "kconform-chaos-diagnosis", "read_uncommitted") else {
         return "no reader".into();
     };
     let mut tpl = TopicPartitionList::new();

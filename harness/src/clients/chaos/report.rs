@@ -50,9 +50,24 @@ impl TargetChaos {
         self.anomalies.iter().map(|a| a.kind).collect()
     }
 
+    /// Whether this target fails the run: its run did not finish, or it shows a kind of anomaly
+    /// the control did not (never so for the control itself, whose kinds are `control`).
+    fn fails(&self, control: &BTreeSet<Kind>) -> bool {
+        self.error.is_some() || self.kinds().difference(control).next().is_some()
+    }
+
     fn total(&self, f: fn(&WorkerStats) -> u64) -> u64 {
         self.workers.iter().map(f).sum()
     }
+}
+
+/// The kinds of anomaly the control showed (none without a control).
+fn control_kinds(targets: &[TargetChaos]) -> BTreeSet<Kind> {
+    targets
+        .iter()
+        .filter(|t| t.control)
+        .flat_map(TargetChaos::kinds)
+        .collect()
 }
 
 /// A whole chaos run.
@@ -87,14 +102,8 @@ impl ChaosReport {
         replay: String,
         targets: Vec<TargetChaos>,
     ) -> ChaosReport {
-        let control: BTreeSet<Kind> = targets
-            .iter()
-            .filter(|t| t.control)
-            .flat_map(TargetChaos::kinds)
-            .collect();
-        let passed = targets.iter().all(|t| {
-            t.error.is_none() && (t.control || t.kinds().difference(&control).next().is_none())
-        });
+        let control = control_kinds(&targets);
+        let passed = !targets.iter().any(|t| t.fails(&control));
         ChaosReport {
             schema_version: 1,
             seed,
@@ -105,15 +114,6 @@ impl ChaosReport {
             targets,
             passed,
         }
-    }
-
-    /// The kinds the control showed.
-    fn control_kinds(&self) -> BTreeSet<Kind> {
-        self.targets
-            .iter()
-            .filter(|t| t.control)
-            .flat_map(TargetChaos::kinds)
-            .collect()
     }
 
     /// The report as text.
@@ -130,7 +130,7 @@ impl ChaosReport {
             self.placement.name()
         );
         let _ = writeln!(s, "replay: {}", self.replay);
-        let control = self.control_kinds();
+        let control = control_kinds(&self.targets);
         let has_control = self.targets.iter().any(|t| t.control);
         for t in &self.targets {
             let role = match t.control {
@@ -234,15 +234,10 @@ impl ChaosReport {
                 .replace('>', "&gt;")
                 .replace('"', "&quot;")
         };
-        let control = self.control_kinds();
+        let control = control_kinds(&self.targets);
         let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let failing: Vec<&TargetChaos> = self
-            .targets
-            .iter()
-            .filter(|t| {
-                t.error.is_some() || (!t.control && t.kinds().difference(&control).next().is_some())
-            })
-            .collect();
+        let failing: Vec<&TargetChaos> =
+            self.targets.iter().filter(|t| t.fails(&control)).collect();
         let _ = writeln!(
             s,
             "<testsuite name=\"kconform chaos\" tests=\"{}\" failures=\"{}\">",
