@@ -179,7 +179,8 @@ impl State {
     /// when there is no such partition, NOT_LEADER_OR_FOLLOWER when a peer leads it. A broker
     /// that has seen the cluster change since it last served the partition reads the log
     /// again from the shared volume first (a peer may have led it meanwhile), with every
-    /// producer fence of the cluster applied.
+    /// producer fence of the cluster applied; one that has not seen a change still reads
+    /// what a peer appended (it may have been paused while the peer led).
     pub fn led_partition(
         &self,
         topic: &str,
@@ -200,20 +201,32 @@ impl State {
             return Err(errors::NOT_LEADER_OR_FOLLOWER);
         }
         let generation = self.membership.generation();
-        let mut led = self.led.lock().unwrap_or_else(|e| e.into_inner());
-        if led.get(&key) != Some(&generation) {
-            let fences = crate::peer_files::all_fences(&cluster_dir(&self.data_dir));
-            let mut guard = log.lock();
-            let reloaded = guard.reload().and(fences).map(|fences| {
-                for (pid, epoch) in fences {
-                    guard.fence_producer(pid, epoch);
-                }
-            });
-            if let Err(e) = reloaded {
-                tracing::warn!(topic, partition, error = %e, "could not take over a partition log");
-                return Err(errors::NOT_LEADER_OR_FOLLOWER);
+        // The map is only read and written here, never held while a log is locked.
+        let taken_over =
+            self.led.lock().unwrap_or_else(|e| e.into_inner()).get(&key) != Some(&generation);
+        let caught_up = match taken_over {
+            true => {
+                let fences = crate::peer_files::all_fences(&cluster_dir(&self.data_dir));
+                let mut guard = log.lock();
+                guard.reload().and(fences).map(|fences| {
+                    for (pid, epoch) in fences {
+                        guard.fence_producer(pid, epoch);
+                    }
+                })
             }
-            led.insert(key, generation);
+            // A peer wrote while this broker led on without noticing (paused past the member
+            // timeout): serve the log as it is now.
+            false => log.lock().refresh(),
+        };
+        if let Err(e) = caught_up {
+            tracing::warn!(topic, partition, error = %e, "could not read what peers wrote to a partition log");
+            return Err(errors::NOT_LEADER_OR_FOLLOWER);
+        }
+        if taken_over {
+            self.led
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, generation);
         }
         Ok(log)
     }

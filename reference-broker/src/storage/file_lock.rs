@@ -1,7 +1,9 @@
 //! An exclusive lock on a file shared by every broker of a cluster (`flock`): brokers that
 //! read, change and write back the same file of the shared volume (a transaction-state slot:
 //! fifty slots hold every transactional id, so two coordinators often share one) would
-//! otherwise lose each other's changes, or rename each other's `.tmp`.
+//! otherwise lose each other's changes, or rename each other's `.tmp`; two brokers that both
+//! believe they lead a partition (one paused past the member timeout, or restarting) would
+//! write its log at the same offsets.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -25,16 +27,46 @@ impl FileLock {
             .truncate(false)
             .write(true)
             .open(path)?;
-        loop {
-            // SAFETY: flock on a descriptor this function owns; no memory is passed.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                return Ok(FileLock { _file: file });
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
+        lock_exclusive(&file)?;
+        Ok(FileLock { _file: file })
+    }
+}
+
+/// The exclusive lock on a file this broker keeps open (a partition log), held until dropped:
+/// the lock belongs to the open file, which the holder shares through a duplicate of its
+/// descriptor, so the owner may even replace its handle meanwhile.
+#[derive(Debug)]
+pub struct HeldLock {
+    file: File,
+}
+
+impl HeldLock {
+    /// Waits for the exclusive lock on the open `file`.
+    pub fn on(file: &File) -> io::Result<HeldLock> {
+        let file = file.try_clone()?;
+        lock_exclusive(&file)?;
+        Ok(HeldLock { file })
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        // SAFETY: flock on a descriptor this value owns; no memory is passed. The lock is
+        // the open file's, so every other descriptor of it would keep it without this.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+fn lock_exclusive(file: &File) -> io::Result<()> {
+    loop {
+        // SAFETY: flock on a descriptor the caller owns; no memory is passed.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
         }
     }
 }

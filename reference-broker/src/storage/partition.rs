@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use super::batch::{self, BatchHeader};
+use super::file_lock::HeldLock;
 use super::now_ms;
 use crate::errors;
 use crate::lock_order::{Level, OrderedMutex};
@@ -141,6 +142,8 @@ pub struct Appended {
 pub struct PartitionLog {
     path: PathBuf,
     file: File,
+    /// Opened to append (a leader's log), not as a follower's view.
+    writable: bool,
     durability: Arc<Durability>,
     /// The topic's `message.timestamp.type=LogAppendTime`: every batch appended, markers
     /// included, is stamped with the broker's time.
@@ -178,6 +181,8 @@ impl PartitionLog {
             .append(true)
             .create(true)
             .open(&path)?;
+        // Recovery may cut a torn tail: not while a peer is writing it.
+        let _held = HeldLock::on(&file)?;
         Self::from_file(path, file, true)
     }
 
@@ -201,6 +206,7 @@ impl PartitionLog {
         let mut log = PartitionLog {
             path,
             file,
+            writable,
             durability,
             log_append_time: false,
             compacted: false,
@@ -475,17 +481,47 @@ impl PartitionLog {
         self.path.parent().unwrap_or(Path::new("."))
     }
 
-    /// Reads the log again from disk, keeping its configuration: a broker that becomes the
-    /// partition's leader on a shared volume takes over what the previous leader wrote.
+    /// Reads what peers wrote to the log since this broker last did, keeping its
+    /// configuration and the fences it applied: a broker that becomes the partition's leader
+    /// on a shared volume takes over what the previous leader wrote.
     pub fn reload(&mut self) -> io::Result<()> {
-        let dir = self
-            .path
-            .parent()
-            .ok_or_else(|| io::Error::other("a log file outside any directory"))?
-            .to_owned();
-        let mut fresh = PartitionLog::open(&dir)?;
+        let _held = HeldLock::on(&self.file)?;
+        self.catch_up()
+    }
+
+    /// [`PartitionLog::reload`], when the file says a peer wrote to it (one look at its
+    /// length): a leader that was paused past the member timeout, while a peer led the
+    /// partition, serves the log as it now is.
+    pub fn refresh(&mut self) -> io::Result<()> {
+        if !self.writable || self.file.metadata()?.len() == self.size {
+            return Ok(());
+        }
+        self.reload()
+    }
+
+    /// Re-reads the log from its start when its length on disk is not the one this broker
+    /// wrote it to (the caller holds the file's lock). Byte positions are the file's, so the
+    /// group commit's durability carries on, and so do the fences this broker applied. The
+    /// transaction verifications it held are dropped, as a new leader in Apache starts
+    /// without them.
+    fn catch_up(&mut self) -> io::Result<()> {
+        if self.file.metadata()?.len() == self.size {
+            return Ok(());
+        }
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(0))?;
+        let mut fresh = PartitionLog::from_file(self.path.clone(), file, self.writable)?;
+        self.durability
+            .written
+            .fetch_max(fresh.size, AtomicOrdering::AcqRel);
+        fresh.durability = self.durability.clone();
         fresh.log_append_time = self.log_append_time;
         fresh.compacted = self.compacted;
+        for (pid, mine) in &self.producers {
+            fresh.fence_producer(*pid, mine.epoch);
+            let p = fresh.producers.entry(*pid).or_default();
+            p.coordinator_epoch = p.coordinator_epoch.max(mine.coordinator_epoch);
+        }
         *self = fresh;
         Ok(())
     }
@@ -563,6 +599,21 @@ impl PartitionLog {
     /// only once the bytes are on disk; without, the caller waits on [`Durability`] for
     /// `Appended::end` after releasing the log (acks=all through group commit).
     pub fn append(&mut self, payload: &[u8], fsync: bool) -> Result<Appended, AppendError> {
+        let appended = {
+            // A peer that led the partition meanwhile may have written: append after it.
+            let storage = |e: io::Error| AppendError {
+                code: errors::KAFKA_STORAGE_ERROR,
+                message: e.to_string(),
+                ..Default::default()
+            };
+            let _held = HeldLock::on(&self.file).map_err(storage)?;
+            self.catch_up().map_err(storage)?;
+            self.append_locked(payload)?
+        };
+        self.synced(appended, fsync)
+    }
+
+    fn append_locked(&mut self, payload: &[u8]) -> Result<Appended, AppendError> {
         let log_append_time = self.log_append_time.then(now_ms);
         let batches = batch::split(payload).map_err(|e| AppendError {
             code: errors::CORRUPT_MESSAGE,
@@ -580,13 +631,12 @@ impl PartitionLog {
         self.validate_records(payload, &batches)?;
         if batches.len() == 1 {
             if let Some((offset, ts)) = self.check_producer(&batches[0].0)? {
-                let appended = Appended {
+                return Ok(Appended {
                     base_offset: offset,
                     duplicate: true,
                     log_append_time: ts,
                     end: self.size,
-                };
-                return self.synced(appended, fsync);
+                });
             }
         } else if batches.iter().any(|(h, _)| h.producer_id >= 0) {
             return Err(AppendError {
@@ -623,13 +673,12 @@ impl PartitionLog {
         for (h, position) in headers {
             self.record(&h, position);
         }
-        let appended = Appended {
+        Ok(Appended {
             base_offset,
             duplicate: false,
             log_append_time: log_append_time.unwrap_or(-1),
             end: self.size,
-        };
-        self.synced(appended, fsync)
+        })
     }
 
     fn synced(&self, appended: Appended, fsync: bool) -> Result<Appended, AppendError> {
@@ -647,6 +696,8 @@ impl PartitionLog {
 
     /// Appends one batch the broker built itself (a control batch), assigning its offset.
     pub fn append_control(&mut self, mut batch_bytes: Vec<u8>) -> io::Result<i64> {
+        let held = HeldLock::on(&self.file)?;
+        self.catch_up()?;
         let offset = self.next_offset;
         batch::assign(&mut batch_bytes, offset, 0);
         if self.log_append_time {
@@ -658,6 +709,7 @@ impl PartitionLog {
         let position = self.size;
         self.write(&batch_bytes)?;
         self.record(&h, position);
+        drop(held);
         self.durability.sync_through(self.size)?;
         Ok(offset)
     }
@@ -914,5 +966,75 @@ mod tests {
             assert_ne!(h.attributes & batch::ATTR_LOG_APPEND_TIME, 0, "{h:?}");
             assert!(h.max_timestamp >= appended.log_append_time, "{h:?}");
         }
+    }
+
+    #[test]
+    fn two_brokers_appending_to_one_log_take_turns_at_its_end() {
+        // A paused leader resumes with the log as it knew it, while a peer led the partition
+        // and appended: its next append must land after the peer's, at the right offsets,
+        // with the producer's sequence carried on from the peer's batches.
+        let dir = tempfile::tempdir().unwrap();
+        let mut stale = PartitionLog::open(dir.path()).unwrap();
+        stale.append(&idempotent(7, 0, 0, 2), true).unwrap();
+        let mut peer = PartitionLog::open(dir.path()).unwrap();
+        assert_eq!(
+            peer.append(&idempotent(7, 0, 2, 3), true)
+                .unwrap()
+                .base_offset,
+            2
+        );
+        peer.append_control(batch::control_batch(8, 0, true, 0, 0))
+            .unwrap();
+        let fenced = idempotent(7, 0, 2, 3);
+        assert!(
+            stale.append(&fenced, true).unwrap().duplicate,
+            "the peer's batch, retried"
+        );
+        assert_eq!(
+            stale
+                .append(&idempotent(7, 0, 5, 1), true)
+                .unwrap()
+                .base_offset,
+            6
+        );
+        assert_eq!(
+            peer.append(&idempotent(-1, -1, -1, 1), true)
+                .unwrap()
+                .base_offset,
+            7
+        );
+        assert_eq!(
+            stale
+                .append_control(batch::control_batch(9, 0, true, 0, 0))
+                .unwrap(),
+            8
+        );
+        let whole = PartitionLog::open(dir.path()).unwrap();
+        let offsets: Vec<(i64, i64)> = whole
+            .index
+            .iter()
+            .map(|e| (e.base_offset, e.last_offset))
+            .collect();
+        assert_eq!(offsets, [(0, 1), (2, 4), (5, 5), (6, 6), (7, 7), (8, 8)]);
+        assert_eq!(
+            whole.size,
+            std::fs::metadata(dir.path().join(LOG_FILE)).unwrap().len()
+        );
+        // Each sees the other's writes when asked again, as a reader of the leader would.
+        peer.refresh().unwrap();
+        assert_eq!((peer.high_watermark(), stale.high_watermark()), (9, 9));
+    }
+
+    #[test]
+    fn a_catch_up_keeps_the_fences_this_broker_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stale = PartitionLog::open(dir.path()).unwrap();
+        stale.append(&idempotent(7, 0, 0, 1), true).unwrap();
+        stale.fence_producer(7, 3);
+        let mut peer = PartitionLog::open(dir.path()).unwrap();
+        peer.append(&idempotent(-1, -1, -1, 1), true).unwrap();
+        let refused = stale.append(&idempotent(7, 0, 1, 1), true).unwrap_err();
+        assert_eq!(refused.code, errors::INVALID_PRODUCER_EPOCH, "{refused:?}");
+        assert_eq!(stale.high_watermark(), 2);
     }
 }
