@@ -2,6 +2,11 @@
 //! envelope `{"offsets":{"topic/partition":offset},"metadata":{"topic/partition":"..."}}`,
 //! rewritten atomically on every commit. (`leaderEpochs` is an addition of ours, for OffsetFetch
 //! v5+; readers that do not know it ignore it.)
+//!
+//! Every broker of a cluster reads and writes these files: a group's coordinator moves when
+//! brokers go down and come back (or one is paused past the member timeout), so a cached
+//! group is read again whenever its file is not the one this broker last saw, and a commit
+//! re-reads the file under the group's lock before it writes.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
@@ -11,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::atomic::{read_if_present, write_atomic};
 use super::file_component;
+use super::file_lock::FileLock;
 
 /// Apache's `offset.metadata.max.bytes` default: longer commit metadata is refused with
 /// OFFSET_METADATA_TOO_LARGE.
@@ -70,8 +76,35 @@ type Staged = HashMap<(String, i64), BTreeMap<(String, i32), Committed>>;
 #[derive(Debug)]
 pub struct OffsetStore {
     dir: PathBuf,
-    groups: HashMap<String, BTreeMap<(String, i32), Committed>>,
+    /// The groups' lock files, beside the offsets (where they would read as groups).
+    locks: PathBuf,
+    groups: HashMap<String, (Option<FileSeen>, GroupOffsets)>,
     staged: Staged,
+}
+
+/// One group's committed offsets, by topic and partition.
+type GroupOffsets = BTreeMap<(String, i32), Committed>;
+
+/// A group file as this broker last read or wrote it: every commit replaces the file, so a
+/// peer's commit shows as another file, length or time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileSeen {
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+fn seen(path: &Path) -> io::Result<Option<FileSeen>> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => Ok(Some(FileSeen {
+            inode: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        })),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 fn key(topic: &str, partition: i32) -> String {
@@ -85,6 +118,7 @@ impl OffsetStore {
         std::fs::create_dir_all(&dir)?;
         Ok(OffsetStore {
             dir,
+            locks: cluster_dir.join("__consumer_offsets.locks"),
             groups: HashMap::new(),
             staged: HashMap::new(),
         })
@@ -94,10 +128,12 @@ impl OffsetStore {
         self.dir.join(format!("{}.json", file_component(group)))
     }
 
-    fn load(&mut self, group: &str) -> io::Result<&mut BTreeMap<(String, i32), Committed>> {
-        if !self.groups.contains_key(group) {
+    fn load(&mut self, group: &str) -> io::Result<&mut GroupOffsets> {
+        let path = self.path(group);
+        let now = seen(&path)?;
+        if self.groups.get(group).is_none_or(|(was, _)| *was != now) {
             let mut map = BTreeMap::new();
-            if let Some(bytes) = read_if_present(&self.path(group))? {
+            if let Some(bytes) = read_if_present(&path)? {
                 let env: Envelope = serde_json::from_slice(&bytes)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
                 for (k, offset) in &env.offsets {
@@ -115,9 +151,9 @@ impl OffsetStore {
                     );
                 }
             }
-            self.groups.insert(group.to_owned(), map);
+            self.groups.insert(group.to_owned(), (now, map));
         }
-        Ok(self.groups.get_mut(group).expect("just inserted"))
+        Ok(&mut self.groups.get_mut(group).expect("just inserted").1)
     }
 
     /// The committed offset of one partition.
@@ -149,6 +185,9 @@ impl OffsetStore {
         offsets: Vec<((String, i32), Committed)>,
     ) -> io::Result<()> {
         let path = self.path(group);
+        // A peer coordinating the group at the same moment commits in turn, not over this.
+        let _lock =
+            FileLock::exclusive(&self.locks.join(format!("{}.lock", file_component(group))))?;
         let mut next = self.load(group)?.clone();
         next.extend(offsets);
         let mut env = Envelope::default();
@@ -163,7 +202,7 @@ impl OffsetStore {
             }
         }
         write_atomic(&path, &serde_json::to_vec(&env).expect("serialisable"))?;
-        self.groups.insert(group.to_owned(), next);
+        self.groups.insert(group.to_owned(), (seen(&path)?, next));
         Ok(())
     }
 
@@ -319,6 +358,43 @@ mod tests {
             s.get("g", "t", 1).unwrap(),
             None,
             "aborted offsets are dropped"
+        );
+    }
+
+    #[test]
+    fn a_group_committed_by_a_peer_reads_as_the_peer_left_it() {
+        // The group's coordinator moved to a peer and back (or this broker was paused past the
+        // member timeout): what this broker cached is not what the group committed.
+        let dir = tempfile::tempdir().unwrap();
+        let c = |o| Committed {
+            offset: o,
+            leader_epoch: -1,
+            metadata: Some(String::new()),
+        };
+        let mut here = OffsetStore::open(dir.path()).unwrap();
+        let mut peer = OffsetStore::open(dir.path()).unwrap();
+        here.commit("g", vec![(("t".into(), 0), c(5))]).unwrap();
+        assert_eq!(peer.get("g", "t", 0).unwrap(), Some(c(5)));
+        peer.commit("g", vec![(("t".into(), 0), c(9))]).unwrap();
+        assert_eq!(here.get("g", "t", 0).unwrap(), Some(c(9)));
+        // A commit here keeps the peer's other partitions.
+        peer.commit("g", vec![(("t".into(), 1), c(3))]).unwrap();
+        here.commit("g", vec![(("t".into(), 2), c(1))]).unwrap();
+        let all: Vec<i64> = peer
+            .all("g")
+            .unwrap()
+            .iter()
+            .map(|(_, c)| c.offset)
+            .collect();
+        assert_eq!(all, [9, 3, 1]);
+        assert!(peer.delete_group("g").unwrap());
+        assert!(!here.has_offsets("g").unwrap(), "deleted by the peer");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("__consumer_offsets"))
+                .unwrap()
+                .count(),
+            0,
+            "no lock file among the groups"
         );
     }
 }
