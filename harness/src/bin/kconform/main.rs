@@ -28,8 +28,19 @@ use crate::args::{Cli, Command};
 static ALLOCATOR: reference_broker::alloc::ReservingAllocator =
     reference_broker::alloc::ReservingAllocator;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return refusal(&anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    let code = runtime.block_on(run());
+    // A client thread stuck in librdkafka past its own timeout (`kconform chaos` gives such a
+    // worker up and reports it) must not keep kconform from exiting.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
+}
+
+async fn run() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             // librdkafka's own error lines are silenced: what a client raised is in the

@@ -22,10 +22,14 @@ use std::time::{Duration, Instant};
 use crate::report::progress::Progress;
 use crate::targets::faults::{BrokerAct, FaultCommands};
 use crate::targets::{Running, TargetSpec};
-
 use report::{ChaosReport, TargetChaos};
 use schedule::Schedule;
 use workload::{Names, Shape};
+
+/// How long the workers have, once the workload ends, to end the transaction each is in: the
+/// longest a transaction's calls take by their own timeouts (a commit asked three times, then
+/// an abort) with room to spare.
+const WORKER_STOP: Duration = Duration::from_secs(60);
 
 /// How a chaos run is told to go.
 #[derive(Debug, Clone)]
@@ -200,16 +204,21 @@ async fn on_target(
     let committed = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..shape.workers)
         .map(|w| {
-            let (bootstrap, names, stop, committed) = (
+            let run = workload::SharedRun::default();
+            let (bootstrap, names, stop, committed, shared) = (
                 bootstrap.clone(),
                 names.clone(),
                 stop.clone(),
                 committed.clone(),
+                run.clone(),
             );
             let seed = options.seed;
-            tokio::task::spawn_blocking(move || {
-                workload::work(w, &bootstrap, &names, shape, seed, started, stop, committed)
-            })
+            let thread = tokio::task::spawn_blocking(move || {
+                workload::work(
+                    w, &bootstrap, &names, shape, seed, started, stop, committed, shared,
+                )
+            });
+            (thread, run)
         })
         .collect();
     let stop_at = started + options.duration;
@@ -241,15 +250,26 @@ async fn on_target(
     stop.store(true, Ordering::Relaxed);
     let mut history = Vec::new();
     let mut failed = Vec::new();
-    for w in workers {
-        match w.await {
-            Ok(Ok(run)) => {
-                history.extend(run.history);
-                report.workers.push(run.stats);
+    // Each worker ends the transaction it is in; one still in a client call a minute later
+    // is given up, its thread left behind, and what it did until then checked.
+    let given_up = tokio::time::Instant::now() + WORKER_STOP;
+    for (thread, shared) in workers {
+        let ended = tokio::time::timeout_at(given_up, thread).await;
+        let mut run = shared.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match ended {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => failed.push(e),
+            Ok(Err(e)) => failed.push(format!("a worker's thread ended: {e}")),
+            Err(_) => {
+                let (call, since_ms) = run.calling.unwrap_or(("no client call", 0));
+                run.stats.hung = Some(workload::Hung { call, since_ms });
+                if run.history.last().is_some_and(|t| t.ended_ms == 0) {
+                    run.stats.unknown += 1;
+                }
             }
-            Ok(Err(e)) => failed.push(e),
-            Err(e) => failed.push(format!("a worker's thread ended: {e}")),
         }
+        history.extend(run.history);
+        report.workers.push(run.stats);
     }
     if let Some(e) = failed.first() {
         return Err(e.clone());

@@ -186,6 +186,21 @@ impl ChaosReport {
                 let listed: Vec<String> = errors.iter().map(|(c, n)| format!("{c} x{n}")).collect();
                 let _ = writeln!(s, "  client errors: {}", listed.join(", "));
             }
+            for (w, stats) in t.workers.iter().enumerate() {
+                if let Some(h) = &stats.hung {
+                    let known = match h.call {
+                        "send_offsets_to_transaction" => "; librdkafka ignores this call's timeout when the group coordinator goes down: confluentinc/librdkafka#5456",
+                        _ => "",
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  client hung: worker {w} in {} since {:.1} s, given up {} s after the workload (its transaction's outcome counted unknown{known})",
+                        h.call,
+                        h.since_ms as f64 / 1000.0,
+                        super::WORKER_STOP.as_secs()
+                    );
+                }
+            }
             let _ = writeln!(s, "  records checked: {}", t.records_checked);
             if t.anomalies.is_empty() {
                 let _ = writeln!(s, "  anomalies: none");
@@ -345,5 +360,27 @@ mod tests {
         assert!(r
             .terminal()
             .contains("did not finish: the output could not be read"));
+    }
+
+    #[test]
+    fn a_worker_left_in_a_client_call_is_said_and_its_run_still_judged() {
+        let mut t = target("ref:3", false, &[]);
+        t.workers[0].hung = Some(super::super::workload::Hung {
+            call: "send_offsets_to_transaction",
+            since_ms: 99_300,
+        });
+        let r = judged(vec![t]);
+        assert!(r.passed, "a client's hang is not the broker's anomaly");
+        let text = r.terminal();
+        assert!(
+            text.contains("client hung: worker 0 in send_offsets_to_transaction since 99.3 s")
+                && text.contains("librdkafka#5456"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(
+            json["targets"][0]["workers"][0]["hung"]["call"],
+            "send_offsets_to_transaction"
+        );
     }
 }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -194,16 +194,36 @@ pub struct WorkerStats {
     pub new_producers: u64,
     /// Each error librdkafka raised, by code, and how often.
     pub errors: BTreeMap<String, u64>,
+    /// The client call the worker was still in when it was given up, long after the workload
+    /// ended (librdkafka's `send_offsets_to_transaction` can wait for ever when the group
+    /// coordinator goes down: confluentinc/librdkafka#5456), and since when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hung: Option<Hung>,
 }
 
-/// A worker's result: its history and its counts.
-#[derive(Debug, Default)]
+/// A client call that never returned.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Hung {
+    /// The librdkafka call.
+    pub call: &'static str,
+    /// When it was made, in milliseconds from the start of the workload.
+    pub since_ms: u64,
+}
+
+/// A worker's result: its history and its counts. The worker keeps it where the run can read
+/// it, so a worker stuck in a client call loses nothing it did before.
+#[derive(Debug, Default, Clone)]
 pub struct WorkerRun {
     /// Every transaction it began.
     pub history: Vec<Txn>,
     /// Its counts.
     pub stats: WorkerStats,
+    /// The client call in progress, and when it was made (ms from the start).
+    pub calling: Option<(&'static str, u64)>,
 }
+
+/// A worker's run, shared with the run that waits for it.
+pub type SharedRun = Arc<Mutex<WorkerRun>>;
 
 /// How an error reads in the counts.
 fn code_of(e: &KafkaError) -> String {
@@ -228,14 +248,26 @@ struct Worker<'a> {
     producer: Option<Txp>,
     /// The next input offset to process; `None`: ask the group.
     position: Option<i64>,
-    run: WorkerRun,
+    run: SharedRun,
     /// Transactions committed by every worker so far (for progress).
     committed: &'a AtomicU64,
 }
 
 impl Worker<'_> {
+    fn run(&self) -> std::sync::MutexGuard<'_, WorkerRun> {
+        self.run.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn error(&mut self, e: &KafkaError) {
-        *self.run.stats.errors.entry(code_of(e)).or_default() += 1;
+        *self.run().stats.errors.entry(code_of(e)).or_default() += 1;
+    }
+
+    /// Makes a client call that may block, noting it while it is in progress.
+    fn calling<T>(&self, call: &'static str, f: impl FnOnce() -> T) -> T {
+        self.run().calling = Some((call, self.started.elapsed().as_millis() as u64));
+        let out = f();
+        self.run().calling = None;
+        out
     }
 
     /// The producer, made (and its transactions initialised) if there is none.
@@ -253,12 +285,19 @@ impl Worker<'_> {
                 )
                 .set("linger.ms", "1")
                 .create();
-            let ready = made.and_then(|p| p.init_transactions(Duration::from_secs(30)).map(|()| p));
+            let ready = made.and_then(|p| {
+                self.calling("init_transactions", || {
+                    p.init_transactions(Duration::from_secs(30))
+                })
+                .map(|()| p)
+            });
             match ready {
                 Ok(p) => {
-                    if !self.run.history.is_empty() || self.run.stats.new_producers > 0 {
-                        self.run.stats.new_producers += 1;
+                    let mut run = self.run();
+                    if !run.history.is_empty() || run.stats.new_producers > 0 {
+                        run.stats.new_producers += 1;
                     }
+                    drop(run);
                     self.producer = Some(p);
                 }
                 Err(e) => {
@@ -282,7 +321,7 @@ impl Worker<'_> {
     fn resume_from_group(&mut self) -> Option<i64> {
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition(&self.names.input, self.w as i32);
-        match self.consumer.committed_offsets(tpl, CALL) {
+        match self.calling("committed", || self.consumer.committed_offsets(tpl, CALL)) {
             Ok(tpl) => {
                 let at = tpl
                     .elements()
@@ -332,7 +371,7 @@ impl Worker<'_> {
 
     /// One transaction over `records`; returns how it ended.
     fn transaction(&mut self, records: &[(i64, Option<Vec<u8>>)]) -> Outcome {
-        let seq = self.run.history.len() as u64;
+        let seq = self.run().history.len() as u64;
         let outputs: Vec<i32> = records
             .iter()
             .map(|_| self.rng.random_range(0..self.shape.outputs))
@@ -340,7 +379,7 @@ impl Worker<'_> {
         let abort_on_purpose = self.rng.random_bool(ABORT_SHARE);
         let from = records[0].0;
         let count = records.len() as u32;
-        self.run.history.push(Txn {
+        self.run().history.push(Txn {
             worker: self.w,
             seq,
             outcome: Outcome::Unknown,
@@ -382,12 +421,16 @@ impl Worker<'_> {
                 .consumer
                 .group_metadata()
                 .ok_or_else(|| KafkaError::ClientCreation("no group metadata".into()))?;
-            producer.send_offsets_to_transaction(&offsets, &group, CALL)
+            self.calling("send_offsets_to_transaction", || {
+                producer.send_offsets_to_transaction(&offsets, &group, CALL)
+            })
         })();
         let mut errors = Vec::new();
         let outcome = match (sent, abort_on_purpose) {
             (Ok(()), false) => {
-                let mut result = producer.commit_transaction(CALL);
+                let commit =
+                    || self.calling("commit_transaction", || producer.commit_transaction(CALL));
+                let mut result = commit();
                 // A retriable error (a timeout): the commit is asked again, as documented.
                 let mut tries = 1;
                 while let Err(KafkaError::Transaction(r)) = &result {
@@ -396,7 +439,7 @@ impl Worker<'_> {
                     }
                     errors.push(result.clone().unwrap_err());
                     tries += 1;
-                    result = producer.commit_transaction(CALL);
+                    result = commit();
                 }
                 match result {
                     Ok(()) => Outcome::Committed,
@@ -405,16 +448,16 @@ impl Worker<'_> {
                             matches!(&e, KafkaError::Transaction(r) if r.txn_requires_abort());
                         errors.push(e);
                         match abortable {
-                            true => abort(producer, &mut errors),
+                            true => self.abort(producer, &mut errors),
                             false => Outcome::Unknown,
                         }
                     }
                 }
             }
-            (Ok(()), true) => abort(producer, &mut errors),
+            (Ok(()), true) => self.abort(producer, &mut errors),
             (Err(e), _) => {
                 errors.push(e);
-                abort(producer, &mut errors)
+                self.abort(producer, &mut errors)
             }
         };
         for e in &errors {
@@ -422,11 +465,12 @@ impl Worker<'_> {
         }
         let ended_ms = self.started.elapsed().as_millis() as u64;
         tracing::debug!(worker = self.w, seq, ?outcome, records = records.len(), ended_ms, errors = ?errors, "chaos transaction");
-        if let Some(t) = self.run.history.last_mut() {
+        let mut run = self.run();
+        if let Some(t) = run.history.last_mut() {
             t.outcome = outcome;
             t.ended_ms = ended_ms;
         }
-        let stats = &mut self.run.stats;
+        let stats = &mut run.stats;
         match (outcome, abort_on_purpose && errors.is_empty()) {
             (Outcome::Committed, _) => {
                 stats.committed += 1;
@@ -439,8 +483,19 @@ impl Worker<'_> {
         outcome
     }
 
+    /// Aborts the transaction: aborted if the abort went through, else unknown.
+    fn abort(&self, producer: &Txp, errors: &mut Vec<KafkaError>) -> Outcome {
+        match self.calling("abort_transaction", || producer.abort_transaction(CALL)) {
+            Ok(()) => Outcome::Aborted,
+            Err(e) => {
+                errors.push(e);
+                Outcome::Unknown
+            }
+        }
+    }
+
     /// Transactions until `stop`.
-    fn run(mut self, stop: &AtomicBool) -> WorkerRun {
+    fn work_until(mut self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
             if self.producer().is_none() {
                 continue;
@@ -472,22 +527,10 @@ impl Worker<'_> {
                 }
             }
         }
-        self.run
     }
 }
 
-/// Aborts the transaction: aborted if the abort went through, else unknown.
-fn abort(producer: &Txp, errors: &mut Vec<KafkaError>) -> Outcome {
-    match producer.abort_transaction(CALL) {
-        Ok(()) => Outcome::Aborted,
-        Err(e) => {
-            errors.push(e);
-            Outcome::Unknown
-        }
-    }
-}
-
-/// Runs worker `w` until `stop`.
+/// Runs worker `w` until `stop`, keeping what it does in `run`.
 #[allow(clippy::too_many_arguments)]
 pub fn work(
     w: u32,
@@ -498,7 +541,8 @@ pub fn work(
     started: Instant,
     stop: Arc<AtomicBool>,
     committed: Arc<AtomicU64>,
-) -> Result<WorkerRun, String> {
+    run: SharedRun,
+) -> Result<(), String> {
     let consumer: BaseConsumer = config(bootstrap)
         .set("group.id", names.group(w))
         .set("isolation.level", "read_committed")
@@ -516,8 +560,9 @@ pub fn work(
         consumer,
         producer: None,
         position: None,
-        run: WorkerRun::default(),
+        run,
         committed: &committed,
     };
-    Ok(worker.run(&stop))
+    worker.work_until(&stop);
+    Ok(())
 }
