@@ -412,7 +412,7 @@ impl FaultArg {
 /// `--coordinators` of `kconform chaos`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum PlacementArg {
-    /// On the same broker.
+    /// On the same broker, the group named as the transactional id.
     Together,
     /// On different brokers.
     Apart,
@@ -463,8 +463,10 @@ pub struct ChaosArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=64))]
     pub outputs: i32,
     /// Where each worker's transaction coordinator sits beside its group's: on one broker
-    /// (`together`), on two (`apart`: kaas documents exactly-once as broken there, the
-    /// group's transactional offsets never materialised), or wherever the names fall (`any`).
+    /// (`together`: the group takes the transactional id's name, so a broker that routes both
+    /// by one hash keeps them together through kills), on two (`apart`: kaas documents
+    /// exactly-once as broken there, the group's transactional offsets never materialised),
+    /// or wherever the names fall (`any`).
     #[arg(long, value_enum, default_value_t = PlacementArg::Together)]
     pub coordinators: PlacementArg,
     /// The faults the schedule draws from, comma-separated: `kill` (SIGKILL, then a restart)

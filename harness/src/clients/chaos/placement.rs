@@ -2,6 +2,10 @@
 //! documents exactly-once as broken when the two hash to different brokers (the group's
 //! transactional offsets are never materialised), so a chaos run places them on purpose —
 //! together, apart, or wherever the names fall — and says which.
+//!
+//! Together, the worker's group and transactional id are one name: kaas routes both by the
+//! same hash of the key over the same brokers, so they stay together while brokers go down
+//! and come back, where two names that merely land on one broker part at the first kill.
 
 use std::time::Duration;
 
@@ -38,7 +42,7 @@ impl Placement {
 
 /// Picks each worker's transactional id (`<prefix>-w<w>-<k>`, the first `k` that fits) so that
 /// its coordinator sits as `placement` asks beside its group's, as the target's FindCoordinator
-/// names them.
+/// names them; together, the group takes the same name.
 pub async fn place(
     target: &Running,
     names: &mut Names,
@@ -51,19 +55,27 @@ pub async fn place(
         return Err("coordinators apart need a cluster: one broker coordinates everything".into());
     }
     let deadline = Duration::from_secs(10);
+    let together = placement == Placement::Together;
     for w in 0..names.groups.len() {
-        let group = target
-            .coordinator_of(&names.groups[w], false, deadline)
-            .await
-            .map_err(|e| e.to_string())?;
         let mut placed = None;
         for k in 0..TRIES {
             let id = format!("{}-w{w}-{k}", names.prefix);
+            let group = match together {
+                true => &id,
+                false => &names.groups[w],
+            };
+            let group = target
+                .coordinator_of(group, false, deadline)
+                .await
+                .map_err(|e| e.to_string())?;
             let coordinator = target
                 .coordinator_of(&id, true, deadline)
                 .await
                 .map_err(|e| e.to_string())?;
-            if (coordinator == group) == (placement == Placement::Together) {
+            if (coordinator == group) == together {
+                if together {
+                    names.groups[w] = id.clone();
+                }
                 placed = Some(id);
                 break;
             }
