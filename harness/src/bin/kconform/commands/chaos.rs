@@ -36,7 +36,8 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         a.coordinators.name()
     );
     for s in &specs {
-        replay.push_str(&format!(" --target {}", s.name()));
+        // An external cluster with its address, so the line runs as it stands.
+        replay.push_str(&format!(" --target {}", s.arg()));
     }
     let faults: Vec<_> = a.faults.iter().map(|f| f.act()).collect();
     match a.no_faults {
