@@ -204,20 +204,20 @@ impl State {
         // The map is only read and written here, never held while a log is locked.
         let taken_over =
             self.led.lock().unwrap_or_else(|e| e.into_inner()).get(&key) != Some(&generation);
-        let caught_up = match taken_over {
-            true => {
-                let fences = crate::peer_files::all_fences(&cluster_dir(&self.data_dir));
-                let mut guard = log.lock();
-                guard.reload().and(fences).map(|fences| {
-                    for (pid, epoch) in fences {
-                        guard.fence_producer(pid, epoch);
-                    }
-                })
-            }
-            // A peer wrote while this broker led on without noticing (paused past the member
-            // timeout): serve the log as it is now.
-            false => log.lock().refresh(),
+        // A broker that has seen no change may still have been paused past the member timeout
+        // while a peer led and wrote: it reads the log as it is now all the same.
+        let fences = match taken_over {
+            true => crate::peer_files::all_fences(&cluster_dir(&self.data_dir)).map(Some),
+            false => Ok(None),
         };
+        let caught_up = fences.and_then(|fences| {
+            let mut guard = log.lock();
+            guard.refresh()?;
+            for (pid, epoch) in fences.into_iter().flatten() {
+                guard.fence_producer(pid, epoch);
+            }
+            Ok(())
+        });
         if let Err(e) = caught_up {
             tracing::warn!(topic, partition, error = %e, "could not read what peers wrote to a partition log");
             return Err(errors::NOT_LEADER_OR_FOLLOWER);

@@ -481,22 +481,24 @@ impl PartitionLog {
         self.path.parent().unwrap_or(Path::new("."))
     }
 
-    /// Reads what peers wrote to the log since this broker last did, keeping its
-    /// configuration and the fences it applied: a broker that becomes the partition's leader
-    /// on a shared volume takes over what the previous leader wrote.
-    pub fn reload(&mut self) -> io::Result<()> {
-        let _held = HeldLock::on(&self.file)?;
-        self.catch_up()
-    }
-
-    /// [`PartitionLog::reload`], when the file says a peer wrote to it (one look at its
-    /// length): a leader that was paused past the member timeout, while a peer led the
-    /// partition, serves the log as it now is.
+    /// Reads what peers wrote to the log since this broker last did, when the file says one
+    /// did (one look at its length), keeping its configuration and the fences it applied: a
+    /// broker that becomes the partition's leader on a shared volume takes over what the
+    /// previous leader wrote, and one paused past the member timeout while a peer led serves
+    /// the log as it now is.
     pub fn refresh(&mut self) -> io::Result<()> {
         if !self.writable || self.file.metadata()?.len() == self.size {
             return Ok(());
         }
-        self.reload()
+        self.hold_latest().map(drop)
+    }
+
+    /// Takes the file's lock and reads what peers appended before it: what every write does
+    /// first, so that it lands after them. The lock is held until the result is dropped.
+    fn hold_latest(&mut self) -> io::Result<HeldLock> {
+        let held = HeldLock::on(&self.file)?;
+        self.catch_up()?;
+        Ok(held)
     }
 
     /// Re-reads the log from its start when its length on disk is not the one this broker
@@ -606,8 +608,7 @@ impl PartitionLog {
                 message: e.to_string(),
                 ..Default::default()
             };
-            let _held = HeldLock::on(&self.file).map_err(storage)?;
-            self.catch_up().map_err(storage)?;
+            let _held = self.hold_latest().map_err(storage)?;
             self.append_locked(payload)?
         };
         self.synced(appended, fsync)
@@ -696,8 +697,7 @@ impl PartitionLog {
 
     /// Appends one batch the broker built itself (a control batch), assigning its offset.
     pub fn append_control(&mut self, mut batch_bytes: Vec<u8>) -> io::Result<i64> {
-        let held = HeldLock::on(&self.file)?;
-        self.catch_up()?;
+        let held = self.hold_latest()?;
         let offset = self.next_offset;
         batch::assign(&mut batch_bytes, offset, 0);
         if self.log_append_time {
