@@ -261,8 +261,10 @@ async fn on_target(
             Ok(Ok(Err(e))) => failed.push(e),
             Ok(Err(e)) => failed.push(format!("a worker's thread ended: {e}")),
             Err(_) => {
-                let (call, since_ms) = run.calling.unwrap_or(("no client call", 0));
-                run.stats.hung = Some(workload::Hung { call, since_ms });
+                run.stats.hung = Some(run.calling.unwrap_or(workload::ClientCall {
+                    call: "no client call",
+                    since_ms: 0,
+                }));
                 if run.history.last().is_some_and(|t| t.ended_ms == 0) {
                     run.stats.unknown += 1;
                 }

@@ -365,7 +365,7 @@ mod tests {
     #[test]
     fn a_worker_left_in_a_client_call_is_said_and_its_run_still_judged() {
         let mut t = target("ref:3", false, &[]);
-        t.workers[0].hung = Some(super::super::workload::Hung {
+        t.workers[0].hung = Some(super::super::workload::ClientCall {
             call: "send_offsets_to_transaction",
             since_ms: 99_300,
         });

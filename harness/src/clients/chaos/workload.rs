@@ -198,12 +198,13 @@ pub struct WorkerStats {
     /// ended (librdkafka's `send_offsets_to_transaction` can wait for ever when the group
     /// coordinator goes down: confluentinc/librdkafka#5456), and since when.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hung: Option<Hung>,
+    pub hung: Option<ClientCall>,
 }
 
-/// A client call that never returned.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Hung {
+/// A client call and when it was made: the one in progress, and, once the worker is given up,
+/// the one that never returned.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct ClientCall {
     /// The librdkafka call.
     pub call: &'static str,
     /// When it was made, in milliseconds from the start of the workload.
@@ -218,8 +219,8 @@ pub struct WorkerRun {
     pub history: Vec<Txn>,
     /// Its counts.
     pub stats: WorkerStats,
-    /// The client call in progress, and when it was made (ms from the start).
-    pub calling: Option<(&'static str, u64)>,
+    /// The client call in progress.
+    pub calling: Option<ClientCall>,
 }
 
 /// A worker's run, shared with the run that waits for it.
@@ -264,7 +265,10 @@ impl Worker<'_> {
 
     /// Makes a client call that may block, noting it while it is in progress.
     fn calling<T>(&self, call: &'static str, f: impl FnOnce() -> T) -> T {
-        self.run().calling = Some((call, self.started.elapsed().as_millis() as u64));
+        self.run().calling = Some(ClientCall {
+            call,
+            since_ms: self.started.elapsed().as_millis() as u64,
+        });
         let out = f();
         self.run().calling = None;
         out
