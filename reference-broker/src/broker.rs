@@ -50,6 +50,17 @@ impl BrokerHandle {
         self.state.freeze.resume()
     }
 
+    /// Holds (`true`) or lets go (`false`) the markers its peers queue for it: its
+    /// MarkerWatcher skips its passes while held, so a transaction's markers on the partitions
+    /// it leads wait, as they do behind a slow poll or a slow network, with the broker
+    /// otherwise serving. The harness's `hold_markers` step; `false` when it was so already.
+    pub fn hold_markers(&self, held: bool) -> bool {
+        self.state
+            .markers_held
+            .swap(held, std::sync::atomic::Ordering::SeqCst)
+            != held
+    }
+
     /// Stops accepting, closes every connection, and returns once the broker is down.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
@@ -170,7 +181,9 @@ async fn run_peer_watchers(state: Arc<State>, mut shutdown: watch::Receiver<bool
             if let Err(e) = crate::watchers::apply_fences(&s, &mut cache) {
                 tracing::warn!(error = %e, "fence watcher pass failed");
             }
-            if let Err(e) = crate::watchers::apply_markers(&s) {
+            if s.markers_held.load(std::sync::atomic::Ordering::SeqCst) {
+                tracing::debug!("marker watcher held: its inbox waits");
+            } else if let Err(e) = crate::watchers::apply_markers(&s) {
                 tracing::warn!(error = %e, "marker watcher pass failed");
             }
         })

@@ -162,6 +162,25 @@ impl LocalCluster {
         Ok(())
     }
 
+    /// Holds (`true`) or lets go the markers queued for broker `id`
+    /// (`BrokerHandle::hold_markers`). A broker restarted comes back with them let go.
+    pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), ClusterError> {
+        let broker = self
+            .slot(id)?
+            .as_ref()
+            .ok_or(ClusterError::Already(id, "down"))?;
+        match broker.hold_markers(held) {
+            true => Ok(()),
+            false => Err(ClusterError::Already(
+                id,
+                match held {
+                    true => "holding its markers",
+                    false => "letting its markers through",
+                },
+            )),
+        }
+    }
+
     /// Starts broker `id` again on its address, from what the shared volume holds.
     pub async fn restart(&mut self, id: i32) -> Result<(), ClusterError> {
         if self.slot(id)?.is_some() {

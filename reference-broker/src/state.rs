@@ -89,6 +89,10 @@ pub struct State {
     pub led: std::sync::Mutex<std::collections::HashMap<(String, i32), u64>>,
     /// Paused as a process is by SIGSTOP (`crate::freeze`): no request read, no loop run.
     pub freeze: crate::freeze::Freeze,
+    /// Whether this broker's MarkerWatcher is held (`BrokerHandle::hold_markers`): the
+    /// markers its peers queue for it wait in its inbox, as when its poll is slow, while it
+    /// goes on serving everything else.
+    pub markers_held: std::sync::atomic::AtomicBool,
     /// Whether the data directory is one this broker made for itself (none was configured):
     /// it goes with the broker, as a temporary directory does, instead of piling up under
     /// the OS temp dir run after run.
@@ -395,6 +399,7 @@ fn open_in(
         offsets_topic: offsets_topic.into(),
         led: Default::default(),
         freeze: Default::default(),
+        markers_held: Default::default(),
         temporary,
     })
 }

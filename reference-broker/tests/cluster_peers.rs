@@ -218,3 +218,66 @@ async fn the_next_transaction_waits_for_the_markers_peers_owe() {
     }
     cluster.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markers_held_wait_in_the_inbox_until_let_go() {
+    let dir = tempfile::tempdir().unwrap();
+    // A quick poll: without the hold, the queued markers would be applied within 100 ms.
+    let (mut cluster, states) = cluster(dir.path(), Duration::from_millis(100)).await;
+    let topic = "held";
+    create(&states[0], topic, 3).await;
+    let id = "tx-held";
+    let c = &states[coordinator_of(&states[0], id).await];
+    for broker in 0..3 {
+        cluster.hold_markers(broker, true).unwrap();
+    }
+    assert!(
+        cluster.hold_markers(0, true).is_err(),
+        "holding twice is refused"
+    );
+    let init: InitProducerIdResponse = call(c, ApiKey::InitProducerId, 4, &init_request(id)).await;
+    let add = AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(TransactionalId(s(id)))
+        .with_v3_and_below_producer_id(init.producer_id)
+        .with_v3_and_below_producer_epoch(init.producer_epoch)
+        .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+            .with_name(TopicName(s(topic)))
+            .with_partitions(vec![0, 1, 2])]);
+    let first = |r: &AddPartitionsToTxnResponse| {
+        r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+    };
+    let added: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
+    assert_eq!(first(&added), 0);
+    let end: EndTxnResponse = call(
+        c,
+        ApiKey::EndTxn,
+        3,
+        &EndTxnRequest::default()
+            .with_transactional_id(TransactionalId(s(id)))
+            .with_producer_id(init.producer_id)
+            .with_producer_epoch(init.producer_epoch)
+            .with_committed(true),
+    )
+    .await;
+    assert_eq!(end.error_code, 0);
+    // Ten polls later the peers' markers still wait: the next transaction is refused.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let held: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
+    assert_eq!(first(&held), CONCURRENT_TRANSACTIONS);
+    for broker in 0..3 {
+        cluster.hold_markers(broker, false).unwrap();
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let r: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
+        if first(&r) == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the markers let go never drained"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    cluster.shutdown().await;
+}
