@@ -142,3 +142,73 @@ async fn an_external_cluster_is_faulted_by_the_users_commands() {
     target.stop().await;
     cluster.shutdown().await;
 }
+
+const STOPS_WITH_MARKERS_HELD: &str = r#"
+description = "holds the markers to every broker, and stops with them still held"
+brokers = 3
+
+[[step]]
+name = "hold-0"
+hold_markers = 0
+
+[[step]]
+name = "hold-1"
+hold_markers = 1
+
+[[step]]
+name = "hold-2"
+hold_markers = 2
+
+[[step]]
+name = "fails"
+api = "ApiVersions"
+broker = 0
+expect = { error_code = 99 }
+"#;
+
+/// Whatever a scenario held is let through when it ends, however it ended: after a scenario
+/// that stopped with the markers to every broker held, a transaction committed on a partition
+/// a peer of its coordinator leads is read committed within the cluster's marker poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_that_stops_with_markers_held_leaves_them_let_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stops-held.toml");
+    std::fs::write(&path, STOPS_WITH_MARKERS_HELD).unwrap();
+    let stops = Scenario::load(&path).unwrap();
+    let spec = TargetSpec::parse("ref:3").unwrap();
+    let target = Running::start(&spec).await.unwrap();
+    let t = run::run(&stops, &target, Duration::from_secs(20)).await;
+    assert!(
+        t.stopped.clone().unwrap_or_default().contains("fails"),
+        "{:?}",
+        t.stopped
+    );
+    assert!(
+        t.steps.iter().any(|s| matches!(&s.outcome,
+            Outcome::Broker(did) if did == "held the markers to broker 2")),
+        "{:?}",
+        t.steps
+    );
+
+    // The scenario that needs them through: it commits with the marker owed to a peer, reads
+    // it committed (`until`, 20 s at most) and only then opens the next transaction.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let scenarios = Scenario::load_dir(&root.join("scenarios")).unwrap();
+    let mut commits = scenarios
+        .into_iter()
+        .find(|s| s.name == "cluster-markers-held-transaction-stays-prepared")
+        .unwrap();
+    // Its own hold and release taken out: only what the first scenario left matters.
+    commits.steps.retain(|s| !s.disrupts());
+    commits
+        .steps
+        .retain(|s| s.name != "fetch-held" && s.name != "next-transaction-waits");
+    let t = run::run(&commits, &target, Duration::from_secs(20)).await;
+    assert!(t.stopped.is_none(), "{:?}", t.stopped);
+    assert!(
+        t.failed_expectations.is_empty(),
+        "{:?}",
+        t.failed_expectations
+    );
+    target.stop().await;
+}

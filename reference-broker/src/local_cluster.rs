@@ -36,6 +36,8 @@ pub struct LocalCluster {
     peers: Vec<Peer>,
     brokers: Vec<Option<BrokerHandle>>,
     data_dir: PathBuf,
+    /// The brokers whose markers are held ([`LocalCluster::hold_markers`]).
+    markers_held: std::collections::BTreeSet<i32>,
 }
 
 impl LocalCluster {
@@ -69,6 +71,7 @@ impl LocalCluster {
             peers,
             brokers: (0..count).map(|_| None).collect(),
             data_dir,
+            markers_held: Default::default(),
         };
         for id in 0..count as i32 {
             cluster.restart(id).await?;
@@ -163,22 +166,19 @@ impl LocalCluster {
     }
 
     /// Holds (`true`) or lets go the markers queued for broker `id`
-    /// (`BrokerHandle::hold_markers`). A broker restarted comes back with them let go.
-    pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), ClusterError> {
-        let broker = self
-            .slot(id)?
-            .as_ref()
-            .ok_or(ClusterError::Already(id, "down"))?;
-        match broker.hold_markers(held) {
-            true => Ok(()),
-            false => Err(ClusterError::Already(
-                id,
-                match held {
-                    true => "holding its markers",
-                    false => "letting its markers through",
-                },
-            )),
+    /// (`BrokerHandle::hold_markers`), up or down: a broker restarted holds them still, as
+    /// an Apache broker's gate stays closed across its restart. `false` when they were so
+    /// already.
+    pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<bool, ClusterError> {
+        self.slot(id)?;
+        let changed = match held {
+            true => self.markers_held.insert(id),
+            false => self.markers_held.remove(&id),
+        };
+        if let Some(broker) = self.broker(id) {
+            broker.hold_markers(held);
         }
+        Ok(changed)
     }
 
     /// Starts broker `id` again on its address, from what the shared volume holds.
@@ -193,6 +193,7 @@ impl LocalCluster {
             ..self.config.clone()
         };
         let broker = Broker::start(config).await?;
+        broker.hold_markers(self.markers_held.contains(&id));
         *self.slot(id)? = Some(broker);
         self.whole().await;
         Ok(())

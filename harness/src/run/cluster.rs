@@ -1,6 +1,7 @@
 //! The cluster as a scenario sees it: its brokers (asked of the target's Metadata once), the
 //! roles earlier steps bound (`coordinator` → node 2), and the brokers the scenario killed or
-//! paused; where a request goes, and the `kill`, `restart`, `pause` and `resume` steps.
+//! paused or whose markers it holds; where a request goes, and the steps that do something to
+//! a broker.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -20,6 +21,8 @@ pub(super) struct Cluster {
     pub(super) down: BTreeSet<i32>,
     /// Brokers this scenario paused and has not resumed.
     pub(super) paused: BTreeSet<i32>,
+    /// Brokers whose markers this scenario holds and has not let through.
+    pub(super) markers_held: BTreeSet<i32>,
 }
 
 /// Which brokers a step's broker reference picks among.
@@ -31,6 +34,8 @@ pub(super) enum Among {
     Down,
     /// Those this scenario paused.
     Paused,
+    /// Those whose markers this scenario holds.
+    MarkersHeld,
 }
 
 impl Cluster {
@@ -50,6 +55,15 @@ impl Cluster {
             (true, _) => Among::Down,
             (_, true) => Among::Paused,
             _ => Among::Up,
+        }
+    }
+
+    /// Whether `node` is among those `among` names (a broker whose markers are held may also
+    /// be up, paused or down).
+    fn is(&self, node: i32, among: Among) -> bool {
+        match among {
+            Among::MarkersHeld => self.markers_held.contains(&node),
+            _ => self.among(node) == among,
         }
     }
 
@@ -103,11 +117,14 @@ impl Run<'_> {
                     true => nodes
                         .keys()
                         .copied()
-                        .find(|n| *n != holder && cluster.among(*n) == among)
+                        .find(|n| *n != holder && cluster.is(*n, among))
                         .ok_or_else(|| match among {
                             Among::Up => format!("no broker up but the {role}"),
                             Among::Down => format!("no broker killed but the {role}"),
                             Among::Paused => format!("no broker paused but the {role}"),
+                            Among::MarkersHeld => {
+                                format!("no broker's markers held but the {role}'s")
+                            }
                         })?,
                 }
             }
@@ -141,27 +158,23 @@ impl Run<'_> {
         })
     }
 
-    /// A `kill`, `restart`, `pause` or `resume` step: acts on the broker it names, and records
-    /// what it did.
+    /// A step that does something to a broker (`kill`, `restart`, `pause`, `resume`,
+    /// `hold_markers`, `release_markers`): does it to the broker it names, and records what it
+    /// did.
     pub(super) async fn act(&mut self, name: &str, act: BrokerAct, broker: &BrokerRef) {
         // A restart looks among the brokers this scenario killed, a resume among those it
         // paused; a kill or pause among the brokers up.
         let among = match act {
-            BrokerAct::Kill | BrokerAct::Pause => Among::Up,
+            BrokerAct::Kill | BrokerAct::Pause | BrokerAct::HoldMarkers => Among::Up,
             BrokerAct::Restart => Among::Down,
             BrokerAct::Resume => Among::Paused,
+            BrokerAct::ReleaseMarkers => Among::MarkersHeld,
         };
         let node = match self.resolve(broker, among).await {
             Ok(node) => node,
             Err(e) => return self.log.stop(name, format!("cannot find {broker}: {e}")),
         };
-        let done = match act {
-            BrokerAct::Kill => self.target.kill(node).await,
-            BrokerAct::Restart => self.target.restart(node).await,
-            BrokerAct::Pause => self.target.pause(node).await,
-            BrokerAct::Resume => self.target.resume(node).await,
-        };
-        if let Err(e) = done {
+        if let Err(e) = self.target.act(act, node).await {
             return self.log.stop(name, e);
         }
         match act {
@@ -181,6 +194,12 @@ impl Run<'_> {
             }
             BrokerAct::Resume => {
                 self.cluster.paused.remove(&node);
+            }
+            BrokerAct::HoldMarkers => {
+                self.cluster.markers_held.insert(node);
+            }
+            BrokerAct::ReleaseMarkers => {
+                self.cluster.markers_held.remove(&node);
             }
         }
         self.log

@@ -174,6 +174,15 @@ async fn run_in_slot(
             ));
         }
     }
+    // The markers it held go through (before the answers it holds are awaited: one may wait
+    // on them).
+    for node in std::mem::take(&mut run.cluster.markers_held) {
+        if let Err(e) = target.hold_markers(node, false).await {
+            run.log.failed.push(format!(
+                "could not let the markers to broker {node} through after the scenario: {e}"
+            ));
+        }
+    }
     // Background steps nobody awaited are recorded at the end, in the order they were sent.
     while !run.in_flight.is_empty() {
         let pending = run.in_flight.remove(0);

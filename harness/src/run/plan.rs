@@ -349,12 +349,33 @@ mod tests {
             .chosen
             .iter()
             .all(|s| !s.steps.iter().any(|s| s.disrupts())));
+        // Holding markers needs the command that lets them through too.
+        let holding = left
+            .iter()
+            .find(|(name, _)| name == "cluster-markers-held-rejoin")
+            .expect("a scenario holding markers is left out");
+        assert_eq!(holding.1, ["hold_markers", "release_markers"]);
         // Every command given: nothing left out. A cluster kconform starts needs none.
-        let all_four =
-            FaultCommands::parse(&["kill=a", "restart=b", "pause=c", "resume=d"].map(String::from))
-                .unwrap();
+        let four = ["kill=a", "restart=b", "pause=c", "resume=d"].map(String::from);
         let mut p = plan(every.clone(), &[], &external, true).unwrap();
-        assert!(p.leave_out_missing_faults(&external, &all_four).is_empty());
+        let left = p.leave_out_missing_faults(&external, &FaultCommands::parse(&four).unwrap());
+        let names: Vec<&str> = left.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cluster-markers-held-rejoin",
+                "cluster-markers-held-transaction-stays-prepared"
+            ]
+        );
+        let all = [
+            four.as_slice(),
+            &["hold_markers=e".into(), "release_markers=f".into()],
+        ]
+        .concat();
+        let mut p = plan(every.clone(), &[], &external, true).unwrap();
+        assert!(p
+            .leave_out_missing_faults(&external, &FaultCommands::parse(&all).unwrap())
+            .is_empty());
         let ours = [TargetSpec::REF.cluster(3)];
         let mut p = plan(every, &[], &ours, true).unwrap();
         assert!(p.leave_out_missing_faults(&ours, &none).is_empty());

@@ -28,7 +28,8 @@ pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
         let binds_roles = step.request().is_some_and(|r| !r.roles.is_empty());
         if !cluster && (!brokers.is_empty() || binds_roles) {
             return Err(format!(
-                "step '{name}': broker, roles, kill, restart, pause and resume are for cluster scenarios (set `brokers` to 2 or more)"
+                "step '{name}': broker, roles and what is done to a broker ({}) are for cluster scenarios (set `brokers` to 2 or more)",
+                crate::scenario::BrokerAct::keys()
             ));
         }
         for b in brokers {

@@ -228,8 +228,9 @@ impl Scenario {
         self.principal.is_some()
     }
 
-    /// What it does to brokers (kill, restart, pause, resume), each once, in that order, with
-    /// the restart a kill and the resume a pause need when it ends having left them undone:
+    /// What it does to brokers (kill, restart, pause, resume, hold and release markers), each
+    /// once, in that order, with the act that undoes each (a kill's restart) it needs when it
+    /// ends having left them undone:
     /// what a cluster must be able to do to run it (an external one needs a `--fault-cmd` for
     /// each).
     pub fn broker_acts(&self) -> Vec<BrokerAct> {
@@ -240,14 +241,7 @@ impl Scenario {
                 Action::Broker(act, _) => Some(act),
                 _ => None,
             })
-            .flat_map(|act| {
-                let undo = match act {
-                    BrokerAct::Kill => Some(BrokerAct::Restart),
-                    BrokerAct::Pause => Some(BrokerAct::Resume),
-                    _ => None,
-                };
-                std::iter::once(act).chain(undo)
-            })
+            .flat_map(|act| std::iter::once(act).chain(act.undo()))
             .collect();
         acts.sort_unstable();
         acts.dedup();
@@ -432,14 +426,14 @@ mod tests {
                 "description = \"x\"\n[[step]]\nname = \"a\"\nsleep_ms = 1\n[[step]]\nname = \"a\"\nsleep_ms = 1\n",
                 "two steps are named 'a'",
             ),
-            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms, await, kill, restart, pause and resume"),
+            ("description = \"x\"\n[[step]]\nname = \"a\"\n", "exactly one of api, sleep_ms, await, kill, restart, pause, resume, hold_markers, release_markers"),
             (
                 "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"p\"\npause = 0\nresume = 0\n",
-                "step 'p': give exactly one of api, sleep_ms, await, kill, restart, pause and resume",
+                "step 'p': give exactly one of api, sleep_ms, await, kill, restart, pause, resume, hold_markers, release_markers",
             ),
             (
                 "description = \"x\"\n[[step]]\nname = \"p\"\npause = 1\n",
-                "step 'p': broker, roles, kill, restart, pause and resume are for cluster scenarios",
+                "step 'p': broker, roles and what is done to a broker (kill, restart, pause, resume, hold_markers, release_markers) are for cluster scenarios",
             ),
             (
                 "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"r\"\nresume = \"coordinator\"\n",
@@ -451,7 +445,7 @@ mod tests {
             ),
             (
                 "description = \"x\"\n[[step]]\nname = \"k\"\nkill = 0\n",
-                "step 'k': broker, roles, kill, restart, pause and resume are for cluster scenarios",
+                "step 'k': broker, roles and what is done to a broker",
             ),
             (
                 "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"e\"\napi = \"EndTxn\"\nbroker = \"not-coordinator\"\n",

@@ -188,6 +188,8 @@ pub(super) struct StepFile {
     restart: Option<BrokerRef>,
     pause: Option<BrokerRef>,
     resume: Option<BrokerRef>,
+    hold_markers: Option<BrokerRef>,
+    release_markers: Option<BrokerRef>,
     #[serde(rename = "as")]
     principal: Option<String>,
     mechanism: Option<String>,
@@ -206,6 +208,8 @@ impl StepFile {
             (BrokerAct::Restart, &self.restart),
             (BrokerAct::Pause, &self.pause),
             (BrokerAct::Resume, &self.resume),
+            (BrokerAct::HoldMarkers, &self.hold_markers),
+            (BrokerAct::ReleaseMarkers, &self.release_markers),
         ];
         let named = [
             self.api.is_some(),
@@ -216,7 +220,8 @@ impl StepFile {
         .chain(acts.iter().map(|(_, b)| b.is_some()));
         if named.filter(|n| *n).count() != 1 {
             return Err(format!(
-                "step '{name}': give exactly one of api, sleep_ms, await, kill, restart, pause and resume"
+                "step '{name}': give exactly one of api, sleep_ms, await, {}",
+                BrokerAct::keys()
             ));
         }
         // A step that sends no request: its action, and what the refusal calls it.
@@ -227,7 +232,7 @@ impl StepFile {
                 Some((Action::Await(awaited.clone()), "awaits another".into()))
             }
             (_, _, Some((act, b))) => {
-                Some((Action::Broker(act, b), format!("{}s a broker", act.key())))
+                Some((Action::Broker(act, b), format!("{} a broker", act.doing())))
             }
             _ => None,
         };

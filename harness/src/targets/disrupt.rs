@@ -54,8 +54,8 @@ impl Running {
     async fn by_command(&self, act: faults::BrokerAct, node: i32) -> Result<(), TargetError> {
         if self.brokers < 2 {
             return Err(self.refused(format!(
-                "only a cluster's brokers can be {} (this target is one broker)",
-                act.done()
+                "{} is done to a cluster's brokers (this target is one broker)",
+                act.key()
             )));
         }
         let addr = self
@@ -65,6 +65,48 @@ impl Running {
             .run(act, node, addr)
             .await
             .map_err(|e| self.refused(e))
+    }
+
+    /// Does `act` to broker `node`, and the waits after it (a restarted or resumed broker
+    /// back in sync).
+    pub async fn act(&self, act: faults::BrokerAct, node: i32) -> Result<(), TargetError> {
+        match act {
+            faults::BrokerAct::Kill => self.kill(node).await,
+            faults::BrokerAct::Restart => self.restart(node).await,
+            faults::BrokerAct::Pause => self.pause(node).await,
+            faults::BrokerAct::Resume => self.resume(node).await,
+            faults::BrokerAct::HoldMarkers => self.hold_markers(node, true).await,
+            faults::BrokerAct::ReleaseMarkers => self.hold_markers(node, false).await,
+        }
+    }
+
+    /// Holds (`held`) or lets through the transaction markers sent to broker `node`, which
+    /// otherwise serves as before: at its gate on Apache (`apache::marker_gate`), in its
+    /// inbox on kaas-ref (`reference_broker::LocalCluster::hold_markers`). Holding what is held
+    /// already, or letting through what is not held, does nothing; a broker killed and
+    /// restarted holds them still.
+    pub async fn hold_markers(&self, node: i32, held: bool) -> Result<(), TargetError> {
+        let mut guard = self.held.lock().await;
+        match &mut *guard {
+            Held::RefCluster(cluster) => cluster
+                .hold_markers(node, held)
+                .map(|_| ())
+                .map_err(|e| self.refused(e.to_string())),
+            Held::ApacheCluster(cluster) => {
+                let index = cluster
+                    .index(node)
+                    .ok_or_else(|| self.refused(format!("no broker {node}")))?;
+                cluster.hold_markers(index, held);
+                Ok(())
+            }
+            _ => {
+                let act = match held {
+                    true => faults::BrokerAct::HoldMarkers,
+                    false => faults::BrokerAct::ReleaseMarkers,
+                };
+                self.by_command(act, node).await
+            }
+        }
     }
 
     /// Kills broker `node` of a cluster at once (SIGKILL for a JVM; for kaas-ref in process,

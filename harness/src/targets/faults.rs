@@ -21,15 +21,24 @@ pub enum BrokerAct {
     Pause,
     /// Lets a paused broker go on (SIGCONT), and waits until it is back in sync.
     Resume,
+    /// Holds the transaction markers sent to it, the broker otherwise serving: on Apache its
+    /// peers' WriteTxnMarkers wait at its gate (`apache::marker_gate`), on kaas-ref its
+    /// MarkerWatcher leaves its inbox be. A transaction whose markers it owes stays Prepare*
+    /// on Apache, and its partitions' last stable offset stays where it was on both.
+    HoldMarkers,
+    /// Lets the markers held for it through.
+    ReleaseMarkers,
 }
 
 impl BrokerAct {
     /// Every act, in the order a scenario file's keys are checked.
-    pub const ALL: [BrokerAct; 4] = [
+    pub const ALL: [BrokerAct; 6] = [
         BrokerAct::Kill,
         BrokerAct::Restart,
         BrokerAct::Pause,
         BrokerAct::Resume,
+        BrokerAct::HoldMarkers,
+        BrokerAct::ReleaseMarkers,
     ];
 
     /// Its key in a scenario file and in `--fault-cmd`, which is also the verb a report uses.
@@ -39,7 +48,36 @@ impl BrokerAct {
             BrokerAct::Restart => "restart",
             BrokerAct::Pause => "pause",
             BrokerAct::Resume => "resume",
+            BrokerAct::HoldMarkers => "hold_markers",
+            BrokerAct::ReleaseMarkers => "release_markers",
         }
+    }
+
+    /// What a refusal says a step does ("pauses a broker").
+    pub fn doing(self) -> &'static str {
+        match self {
+            BrokerAct::Kill => "kills",
+            BrokerAct::Restart => "restarts",
+            BrokerAct::Pause => "pauses",
+            BrokerAct::Resume => "resumes",
+            BrokerAct::HoldMarkers => "holds the markers to",
+            BrokerAct::ReleaseMarkers => "lets through the markers to",
+        }
+    }
+
+    /// The act that undoes it, for those a scenario's end must undo when it did not.
+    pub fn undo(self) -> Option<BrokerAct> {
+        match self {
+            BrokerAct::Kill => Some(BrokerAct::Restart),
+            BrokerAct::Pause => Some(BrokerAct::Resume),
+            BrokerAct::HoldMarkers => Some(BrokerAct::ReleaseMarkers),
+            _ => None,
+        }
+    }
+
+    /// Every act's key, as a refusal lists them ("kill, restart, pause, ...").
+    pub fn keys() -> String {
+        BrokerAct::ALL.map(BrokerAct::key).join(", ")
     }
 
     /// What the report says it did ("killed broker 2").
@@ -49,6 +87,8 @@ impl BrokerAct {
             BrokerAct::Restart => "restarted",
             BrokerAct::Pause => "paused",
             BrokerAct::Resume => "resumed",
+            BrokerAct::HoldMarkers => "held the markers to",
+            BrokerAct::ReleaseMarkers => "let through the markers to",
         }
     }
 }
@@ -67,19 +107,24 @@ pub struct FaultCommands {
 }
 
 impl FaultCommands {
-    /// Reads `ACT=COMMAND` arguments (ACT: kill, restart, pause or resume), each act once.
+    /// Reads `ACT=COMMAND` arguments (ACT: kill, restart, pause, resume, hold_markers or
+    /// release_markers), each act once.
     pub fn parse(args: &[String]) -> Result<FaultCommands, String> {
         let mut commands = BTreeMap::new();
         for arg in args {
             let (key, command) = arg.split_once('=').ok_or_else(|| {
-                format!("--fault-cmd '{arg}': give ACT=COMMAND, ACT one of kill, restart, pause, resume")
+                format!(
+                    "--fault-cmd '{arg}': give ACT=COMMAND, ACT one of {}",
+                    BrokerAct::keys()
+                )
             })?;
             let act = BrokerAct::ALL
                 .into_iter()
                 .find(|a| a.key() == key.trim())
                 .ok_or_else(|| {
                     format!(
-                        "--fault-cmd '{arg}': '{key}' is no act (kill, restart, pause or resume)"
+                        "--fault-cmd '{arg}': '{key}' is no act ({})",
+                        BrokerAct::keys()
                     )
                 })?;
             if command.trim().is_empty() {
@@ -112,8 +157,7 @@ impl FaultCommands {
     pub async fn run(&self, act: BrokerAct, node: i32, addr: SocketAddr) -> Result<(), String> {
         let command = self.command(act, node, addr).ok_or_else(|| {
             format!(
-                "no --fault-cmd {}=COMMAND was given to {} a broker",
-                act.key(),
+                "no --fault-cmd {}=COMMAND was given (the command that does it to a broker)",
                 act.key()
             )
         })?;

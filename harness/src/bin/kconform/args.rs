@@ -94,16 +94,17 @@ pub struct TargetArgs {
     /// the one `kconform apache up` keeps, else one launched by --apache-backend),
     /// `apache-recorded` (Apache's recorded answers) or `external=HOST:PORT` (any running
     /// broker); `external:3=HOST:PORT` for a running cluster of three (any broker's address;
-    /// the others are read from its Metadata), with --fault-cmd for the scenarios that kill,
-    /// restart, pause or resume its brokers. Repeat for several, each once. Default: ref and
+    /// the others are read from its Metadata), with --fault-cmd for the scenarios that do
+    /// something to its brokers. Repeat for several, each once. Default: ref and
     /// apache, or ref and apache-recorded where Apache cannot run (said so).
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
     /// How to do a fault to a broker of an external cluster, as ACT=COMMAND (ACT: kill,
-    /// restart, pause or resume), run with `sh -c` after `{node}` (the broker's node id) and
-    /// `{addr}` (its HOST:PORT) are filled in: e.g. `pause='kubectl exec kaas-{node} -- kill
-    /// -STOP 1'`. Repeat for each act. A restart or resume then waits until the broker is back
-    /// in sync. The cluster scenarios that need an act given no command are left out, and
+    /// restart, pause, resume, hold_markers or release_markers: the transaction markers sent
+    /// to the broker held back while it serves on, then let through), run with `sh -c` after
+    /// `{node}` (the broker's node id) and `{addr}` (its HOST:PORT) are filled in: e.g.
+    /// `pause='kubectl exec kaas-{node} -- kill -STOP 1'`. Repeat for each act. A restart or
+    /// resume then waits until the broker is back in sync. The cluster scenarios that need an act given no command are left out, and
     /// said to be.
     #[arg(long = "fault-cmd", value_name = "ACT=COMMAND")]
     pub fault_cmds: Vec<String>,
@@ -397,6 +398,10 @@ pub enum FaultArg {
     Kill,
     /// Pause a broker, then resume it.
     Pause,
+    /// Hold the transaction markers sent to a broker (it serves on), then let them through:
+    /// the transactions they end stay prepared meanwhile (on Apache; on kaas, whose
+    /// coordinator completes once they are queued, their partitions stay unstable).
+    HoldMarkers,
 }
 
 impl FaultArg {
@@ -405,6 +410,7 @@ impl FaultArg {
         match self {
             FaultArg::Kill => kconform::targets::faults::BrokerAct::Kill,
             FaultArg::Pause => kconform::targets::faults::BrokerAct::Pause,
+            FaultArg::HoldMarkers => kconform::targets::faults::BrokerAct::HoldMarkers,
         }
     }
 }

@@ -44,8 +44,9 @@ pub struct ChaosOptions {
     pub outputs: i32,
     /// Where each worker's transaction and group coordinators sit.
     pub placement: placement::Placement,
-    /// The faults the schedule draws from: [`BrokerAct::Kill`] (each undone by a restart)
-    /// and [`BrokerAct::Pause`] (each undone by a resume).
+    /// The faults the schedule draws from: [`BrokerAct::Kill`] (each undone by a restart),
+    /// [`BrokerAct::Pause`] (each undone by a resume) and [`BrokerAct::HoldMarkers`] (each
+    /// undone by letting them through).
     pub faults: Vec<BrokerAct>,
     /// No faults at all (the workload and checker alone).
     pub no_faults: bool,
@@ -168,9 +169,11 @@ async fn on_target(
 ) -> Result<(), String> {
     let name = target.name.clone();
     // The acts the target can do, of the faults asked for (each with the act that undoes it).
-    let wanted = |act: &BrokerAct| match act {
-        BrokerAct::Kill | BrokerAct::Restart => options.faults.contains(&BrokerAct::Kill),
-        BrokerAct::Pause | BrokerAct::Resume => options.faults.contains(&BrokerAct::Pause),
+    let wanted = |act: &BrokerAct| {
+        options
+            .faults
+            .iter()
+            .any(|f| f == act || f.undo() == Some(*act))
     };
     let acts: Vec<BrokerAct> = target.acts().await.into_iter().filter(wanted).collect();
     let schedule = match options.no_faults {
@@ -181,7 +184,9 @@ async fn on_target(
         (true, _, _) => Some("--no-faults".into()),
         (false, 1, _) => Some("one broker: faults need a cluster".into()),
         (false, _, true) if options.faults.is_empty() => Some("no fault asked for".into()),
-        (false, _, true) => Some("no --fault-cmd for kill/restart or pause/resume".into()),
+        (false, _, true) => Some(
+            "no --fault-cmd for kill/restart, pause/resume or hold_markers/release_markers".into(),
+        ),
         _ => None,
     };
     let run = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();

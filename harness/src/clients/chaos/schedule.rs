@@ -1,5 +1,6 @@
 //! The faults a chaos run does to a cluster, drawn from a seed so that a run can be repeated:
-//! one broker at a time killed (then restarted) or paused (then resumed), at seeded times, for
+//! one broker at a time killed (then restarted), paused (then resumed) or sent no transaction
+//! markers (held, then let through), at seeded times, for
 //! seeded spans. The same seed gives the same schedule on every cluster of a run, so kaas-ref
 //! and Apache suffer the same faults at the same moments.
 
@@ -18,7 +19,8 @@ pub struct Fault {
     /// When, in milliseconds from the start of the workload (later if the previous fault's
     /// undoing took longer: faults never overlap).
     pub at_ms: u64,
-    /// `kill` (undone by a restart) or `pause` (undone by a resume).
+    /// `kill` (undone by a restart), `pause` (undone by a resume) or `hold_markers` (the
+    /// markers sent to the broker held, then let through).
     pub act: &'static str,
     /// The broker's node id.
     pub node: i32,
@@ -35,15 +37,18 @@ pub struct Schedule {
     pub faults: Vec<Fault>,
 }
 
-/// The acts a schedule draws from, with what undoes each.
-const ACTS: [(BrokerAct, BrokerAct); 2] = [
+/// The acts a schedule draws from, with what undoes each. A new one goes last: a seed draws
+/// from those the target can do, in this order, so the schedules of the acts before it stay
+/// as they were.
+const ACTS: [(BrokerAct, BrokerAct); 3] = [
     (BrokerAct::Kill, BrokerAct::Restart),
     (BrokerAct::Pause, BrokerAct::Resume),
+    (BrokerAct::HoldMarkers, BrokerAct::ReleaseMarkers),
 ];
 
 impl Schedule {
     /// The faults of `seed` over `duration`, on brokers `nodes`, from the acts the target can
-    /// do (`kill`, `pause`); none when it can do neither or has one broker.
+    /// do (`kill`, `pause`, `hold_markers`); none when it can do none or has one broker.
     pub fn plan(seed: u64, duration: Duration, nodes: &[i32], can: &[BrokerAct]) -> Schedule {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let acts: Vec<&(BrokerAct, BrokerAct)> = ACTS
@@ -96,13 +101,7 @@ fn acts_of(key: &str) -> (BrokerAct, BrokerAct) {
 }
 
 async fn act(target: &Running, act: BrokerAct, node: i32) -> Result<(), String> {
-    match act {
-        BrokerAct::Kill => target.kill(node).await,
-        BrokerAct::Restart => target.restart(node).await,
-        BrokerAct::Pause => target.pause(node).await,
-        BrokerAct::Resume => target.resume(node).await,
-    }
-    .map_err(|e| e.to_string())
+    target.act(act, node).await.map_err(|e| e.to_string())
 }
 
 /// Does the faults of `schedule` to `target`, each at its time (or as soon as the previous one
@@ -148,7 +147,7 @@ pub async fn execute(
 mod tests {
     use super::*;
 
-    const ALL: [BrokerAct; 4] = BrokerAct::ALL;
+    const ALL: [BrokerAct; 6] = BrokerAct::ALL;
 
     #[test]
     fn a_seed_gives_the_same_schedule_and_another_seed_another() {
@@ -157,7 +156,7 @@ mod tests {
         assert_eq!(a, Schedule::plan(7, d, &[0, 1, 2], &ALL));
         assert_ne!(a.faults, Schedule::plan(8, d, &[0, 1, 2], &ALL).faults);
         // Over two minutes: a fault every 4 to 16 s, never overlapping, on every broker, of
-        // both kinds.
+        // every kind.
         assert!((7..=30).contains(&a.faults.len()), "{}", a.faults.len());
         for pair in a.faults.windows(2) {
             assert!(pair[1].at_ms >= pair[0].at_ms + pair[0].hold_ms + 2_000);
@@ -165,7 +164,7 @@ mod tests {
         for node in [0, 1, 2] {
             assert!(a.faults.iter().any(|f| f.node == node), "{node}");
         }
-        for act in ["kill", "pause"] {
+        for act in ["kill", "pause", "hold_markers"] {
             assert!(a.faults.iter().any(|f| f.act == act), "{act}");
         }
     }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::jvm::{self, ApacheJvm, Node, NodeDir};
+use super::marker_gate::MarkerGate;
 use super::{available, cluster_settings, ApacheError};
 
 /// The dedicated controller's node id (brokers are 0..N-1, as kaas numbers its brokers).
@@ -27,6 +28,9 @@ pub struct ApacheCluster {
     controller: ApacheJvm,
     brokers: Vec<Option<ApacheJvm>>,
     addrs: Vec<SocketAddr>,
+    /// Each broker's gate, through which its peers reach it (its inter-broker listener is
+    /// advertised there): closed, it holds the markers sent to the broker.
+    gates: Vec<MarkerGate>,
     libs: PathBuf,
     /// Whether the brokers want a login ([`ApacheCluster::start_with`]).
     secured: bool,
@@ -76,21 +80,28 @@ impl ApacheCluster {
                 roles: "controller",
                 client_port: None,
                 controller_port: Some(controller_port),
+                inter_broker: None,
                 voters: voters.clone(),
                 secured,
             },
             dir.path().join("controller"),
         )];
         let mut addrs = Vec::new();
+        let mut gates = Vec::new();
         for index in 0..brokers {
             let port = jvm::free_port()?;
             addrs.push(SocketAddr::from(([127, 0, 0, 1], port)));
+            let internal = jvm::free_port()?;
+            let gate = MarkerGate::open(SocketAddr::from(([127, 0, 0, 1], internal)))?;
+            let inter_broker = Some((internal, gate.addr()));
+            gates.push(gate);
             nodes.push((
                 Node {
                     id: index as u32,
                     roles: "broker",
                     client_port: Some(port),
                     controller_port: None,
+                    inter_broker,
                     voters: voters.clone(),
                     secured,
                 },
@@ -144,6 +155,7 @@ impl ApacheCluster {
             controller,
             brokers: brokers_up,
             addrs,
+            gates,
             libs,
             secured,
             start_time: Duration::ZERO,
@@ -213,6 +225,13 @@ impl ApacheCluster {
             Some(broker) => broker.resume(),
             None => false,
         }
+    }
+
+    /// Holds (`true`) or lets through the WriteTxnMarkers requests sent to broker `index`, at
+    /// its gate ([`MarkerGate`]); `false` when it has no gate or they were so already. A
+    /// killed broker's gate keeps its state: the markers wait for it after its restart too.
+    pub fn hold_markers(&self, index: usize, held: bool) -> bool {
+        self.gates.get(index).is_some_and(|g| g.hold(held))
     }
 
     /// Starts broker `index` again on its data (after [`ApacheCluster::kill`]); returns once it
@@ -355,12 +374,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_broker_node_points_at_the_dedicated_controller() {
+    fn a_broker_node_points_at_the_dedicated_controller_and_its_peers_at_its_gate() {
         let node = Node {
             id: 2,
             roles: "broker",
             client_port: Some(9000),
             controller_port: None,
+            inter_broker: Some((9001, SocketAddr::from(([127, 0, 0, 1], 9002)))),
             voters: format!("{CONTROLLER_ID}@127.0.0.1:9100"),
             secured: false,
         };
@@ -369,7 +389,10 @@ mod tests {
             "process.roles=broker\n",
             "node.id=2\n",
             "controller.quorum.voters=3000@127.0.0.1:9100\n",
-            "listeners=PLAINTEXT://127.0.0.1:9000\n",
+            "listeners=PLAINTEXT://127.0.0.1:9000,INTERNAL://127.0.0.1:9001\n",
+            "advertised.listeners=PLAINTEXT://127.0.0.1:9000,INTERNAL://127.0.0.1:9002\n",
+            "inter.broker.listener.name=INTERNAL\n",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT\n",
             "transaction.state.log.replication.factor=3\n",
             "transaction.state.log.min.isr=2\n",
             "auto.leader.rebalance.enable=false\n",

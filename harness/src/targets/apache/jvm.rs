@@ -162,6 +162,10 @@ pub(crate) struct Node {
     pub client_port: Option<u16>,
     /// This node's controller listener port (nodes with the controller role).
     pub controller_port: Option<u16>,
+    /// Its own inter-broker listener (`INTERNAL`): the port it listens on, and the address
+    /// its peers are told to reach it at, a [`super::marker_gate::MarkerGate`]'s. Without
+    /// one, brokers talk to each other on the client listener.
+    pub inter_broker: Option<(u16, SocketAddr)>,
     /// `controller.quorum.voters`: `id@127.0.0.1:port`, comma-separated.
     pub voters: String,
     /// The client listener requires SASL and an authorizer applies ACLs
@@ -182,11 +186,21 @@ pub(crate) fn node_properties(dir: &Path, node: &Node, settings: &[(&str, String
         true => "SASL_PLAINTEXT",
         false => "PLAINTEXT",
     };
+    let mut protocols = format!("{client}:{client},CONTROLLER:PLAINTEXT");
     if let Some(port) = node.client_port {
         listeners.push(format!("{client}://127.0.0.1:{port}"));
-        p.push_str(&format!(
-            "advertised.listeners={client}://127.0.0.1:{port}\ninter.broker.listener.name={client}\n"
-        ));
+        match node.inter_broker {
+            Some((internal, gate)) => {
+                listeners.push(format!("INTERNAL://127.0.0.1:{internal}"));
+                protocols.push_str(",INTERNAL:PLAINTEXT");
+                p.push_str(&format!(
+                    "advertised.listeners={client}://127.0.0.1:{port},INTERNAL://{gate}\ninter.broker.listener.name=INTERNAL\n"
+                ));
+            }
+            None => p.push_str(&format!(
+                "advertised.listeners={client}://127.0.0.1:{port}\ninter.broker.listener.name={client}\n"
+            )),
+        }
     }
     if node.secured {
         p.push_str(&crate::security::apache_properties());
@@ -196,7 +210,7 @@ pub(crate) fn node_properties(dir: &Path, node: &Node, settings: &[(&str, String
     }
     p.push_str(&format!(
         "listeners={}
-listener.security.protocol.map={client}:{client},CONTROLLER:PLAINTEXT
+listener.security.protocol.map={protocols}
 controller.listener.names=CONTROLLER
 log.dirs={data}
 num.network.threads=2
@@ -226,6 +240,7 @@ pub fn server_properties(
         roles: "broker,controller",
         client_port: Some(client_port),
         controller_port: Some(controller_port),
+        inter_broker: None,
         voters: format!("1@127.0.0.1:{controller_port}"),
         secured,
     };

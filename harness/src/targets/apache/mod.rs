@@ -14,6 +14,7 @@ pub mod container;
 pub mod daemon;
 pub mod javac;
 pub mod jvm;
+pub mod marker_gate;
 pub mod parser;
 
 use std::process::{Command, Stdio};

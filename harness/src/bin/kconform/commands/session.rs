@@ -45,7 +45,8 @@ pub async fn compare(
         );
         if planned.chosen.is_empty() {
             anyhow::bail!(
-                "no scenario left to run: give --fault-cmd for kill, restart, pause and resume"
+                "no scenario left to run: give a --fault-cmd for each act they need ({})",
+                kconform::targets::faults::BrokerAct::keys()
             );
         }
     }
