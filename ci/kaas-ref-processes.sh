@@ -5,7 +5,8 @@
 #
 #   ci/kaas-ref-processes.sh compare            # the cluster scenarios on them and on apache:3
 #   ci/kaas-ref-processes.sh up DIR [N]         # start N (default 3) in DIR; prints the target
-#   ci/kaas-ref-processes.sh fault DIR ACT NODE # ACT: kill, restart, pause or resume
+#   ci/kaas-ref-processes.sh fault DIR ACT NODE # ACT: kill, restart, pause, resume,
+#                                               # hold_markers or release_markers
 #   ci/kaas-ref-processes.sh down DIR
 #
 # The processes get the settings ref:3 gets (a peer down 3 s after its last stamp, the reaper
@@ -27,7 +28,10 @@ start_one() { # DIR NODE
   echo $! >"$dir/broker-$node.pid"
   # Listening within 10 s, or the start failed.
   for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      if [ -e "$dir/broker-$node.markers-held" ]; then kill -USR1 "$(cat "$dir/broker-$node.pid")"; fi
+      return 0
+    fi
     sleep 0.1
   done
   echo "broker $node did not listen on $port; its log ends:" >&2
@@ -60,7 +64,10 @@ fault() { # DIR ACT NODE
     restart) start_one "$dir" "$node" ;;
     pause) kill -STOP "$pid" ;;
     resume) kill -CONT "$pid" ;;
-    *) echo "unknown act $act (kill, restart, pause or resume)" >&2; return 2 ;;
+    # Held across a restart, as kconform's own clusters hold them: the mark stays in DIR.
+    hold_markers) touch "$dir/broker-$node.markers-held"; kill -USR1 "$pid" ;;
+    release_markers) rm -f "$dir/broker-$node.markers-held"; kill -USR2 "$pid" ;;
+    *) echo "unknown act $act (kill, restart, pause, resume, hold_markers or release_markers)" >&2; return 2 ;;
   esac
 }
 
@@ -86,7 +93,9 @@ compare() {
     --fault-cmd "kill=$self fault $dir kill {node}" \
     --fault-cmd "restart=$self fault $dir restart {node}" \
     --fault-cmd "pause=$self fault $dir pause {node}" \
-    --fault-cmd "resume=$self fault $dir resume {node}" "$@"
+    --fault-cmd "resume=$self fault $dir resume {node}" \
+    --fault-cmd "hold_markers=$self fault $dir hold_markers {node}" \
+    --fault-cmd "release_markers=$self fault $dir release_markers {node}" "$@"
 }
 
 case "${1:-}" in

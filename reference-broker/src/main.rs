@@ -17,7 +17,11 @@ static ALLOCATOR: ReservingAllocator = ReservingAllocator;
 /// The reference kaas broker: answers as Apache Kafka 3.7 does, except where the kaas
 /// transaction-API documentation documents a deviation.
 #[derive(Debug, Parser)]
-#[command(name = "kaas-ref", version)]
+#[command(
+    name = "kaas-ref",
+    version,
+    after_help = "Signals: SIGUSR1 holds the transaction markers peers queue for this broker (its MarkerWatcher pauses, the broker serves on); SIGUSR2 lets them through. kconform's `hold_markers` fault on a cluster of kaas-ref processes (ci/kaas-ref-processes.sh)."
+)]
 struct Args {
     /// Address to listen on. Port 0 picks a free port; the bound address is printed.
     #[arg(long, default_value = "127.0.0.1:9092")]
@@ -178,6 +182,10 @@ async fn run() -> anyhow::Result<()> {
                 .collect(),
         }),
     };
+    // Listened for before the broker listens: a script that signals it once it listens must
+    // not find the signal's default action (the process ends) still in place.
+    #[cfg(unix)]
+    let signals = marker_signals().context("listening for SIGUSR1/SIGUSR2")?;
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.
     {
@@ -187,9 +195,42 @@ async fn run() -> anyhow::Result<()> {
         let _ = writeln!(out, "kaas-ref data dir {}", broker.data_dir().display());
         let _ = out.flush();
     }
+    #[cfg(unix)]
+    hold_markers_on(signals, broker.state().clone());
     tokio::signal::ctrl_c()
         .await
         .context("waiting for ctrl-c")?;
     broker.shutdown().await;
     Ok(())
+}
+
+/// SIGUSR1 holds the markers queued for this broker, SIGUSR2 lets them through
+/// (`BrokerHandle::hold_markers`): how a script does kconform's `hold_markers` fault to a
+/// kaas-ref process. Each stream, with whether its signal holds.
+#[cfg(unix)]
+fn marker_signals() -> std::io::Result<Vec<(tokio::signal::unix::Signal, bool)>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    Ok(vec![
+        (signal(SignalKind::user_defined1())?, true),
+        (signal(SignalKind::user_defined2())?, false),
+    ])
+}
+
+/// Applies [`marker_signals`] to the broker's state as they come.
+#[cfg(unix)]
+fn hold_markers_on(
+    signals: Vec<(tokio::signal::unix::Signal, bool)>,
+    state: std::sync::Arc<reference_broker::broker::State>,
+) {
+    for (mut signals, held) in signals {
+        let state = state.clone();
+        tokio::spawn(async move {
+            while signals.recv().await.is_some() {
+                state
+                    .markers_held
+                    .store(held, std::sync::atomic::Ordering::SeqCst);
+                tracing::info!(held, "markers queued for this broker");
+            }
+        });
+    }
 }

@@ -186,21 +186,36 @@ impl Running {
         };
         let mut bootstrap = bootstrap;
         if let (Kind::External(addr), true) = (spec.kind, spec.brokers > 1) {
-            // An external cluster's brokers, from its Metadata: every step routes by them.
-            let listed = brokers::of(addr, std::time::Duration::from_secs(10), spec.secured)
-                .await
-                .map_err(|reason| TargetError::Start {
-                    target: name.clone(),
-                    reason: format!("its brokers could not be read from its Metadata: {reason}"),
-                })?;
+            // An external cluster's brokers, from its Metadata: every step routes by them. A
+            // cluster just started may list fewer while its brokers find each other: asked
+            // again for 10 s.
+            let patience = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let listed = loop {
+                let listed = brokers::of(addr, std::time::Duration::from_secs(10), spec.secured)
+                    .await
+                    .map_err(|reason| TargetError::Start {
+                        target: name.clone(),
+                        reason: format!(
+                            "its brokers could not be read from its Metadata: {reason}"
+                        ),
+                    })?;
+                if listed.len() >= spec.brokers || std::time::Instant::now() >= patience {
+                    break listed;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            };
             if listed.len() != spec.brokers {
                 return Err(TargetError::Start {
                     target: name.clone(),
                     reason: format!(
-                        "its Metadata lists {} broker(s) ({:?}), and {name} says {}",
+                        "its Metadata lists {} broker(s) ({:?}), and {name} says {}{}",
                         listed.len(),
                         listed.keys().collect::<Vec<_>>(),
-                        spec.brokers
+                        spec.brokers,
+                        match listed.len() < spec.brokers {
+                            true => " (after 10 s of asking)",
+                            false => "",
+                        }
                     ),
                 });
             }
