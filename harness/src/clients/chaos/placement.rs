@@ -17,6 +17,10 @@ use crate::targets::Running;
 /// How many transactional ids are tried for one worker before the placement is given up.
 const TRIES: u32 = 200;
 
+/// How many names are tried as both transactional id and group before, together, the two
+/// get names of their own.
+const SAME_NAME_TRIES: u32 = 8;
+
 /// Where a worker's transaction and group coordinators sit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -42,7 +46,8 @@ impl Placement {
 
 /// Picks each worker's transactional id (`<prefix>-w<w>-<k>`, the first `k` that fits) so that
 /// its coordinator sits as `placement` asks beside its group's, as the target's FindCoordinator
-/// names them; together, the group takes the same name.
+/// names them; together, the group takes the same name, or, where no name puts both on one
+/// broker, a name of its own (`<prefix>-g<w>-<j>`) that lands beside the first id's.
 pub async fn place(
     target: &Running,
     names: &mut Names,
@@ -56,31 +61,44 @@ pub async fn place(
     }
     let deadline = Duration::from_secs(10);
     let together = placement == Placement::Together;
+    let coordinator_of = |key: String, transactional: bool| async move {
+        target
+            .coordinator_of(&key, transactional, deadline)
+            .await
+            .map_err(|e| e.to_string())
+    };
     for w in 0..names.groups.len() {
+        let id_of = |k: u32| format!("{}-w{w}-{k}", names.prefix);
         let mut placed = None;
         for k in 0..TRIES {
-            let id = format!("{}-w{w}-{k}", names.prefix);
+            let id = id_of(k);
             let group = match together {
-                true => &id,
-                false => &names.groups[w],
+                true => id.clone(),
+                false => names.groups[w].clone(),
             };
-            let group = target
-                .coordinator_of(group, false, deadline)
-                .await
-                .map_err(|e| e.to_string())?;
-            let coordinator = target
-                .coordinator_of(&id, true, deadline)
-                .await
-                .map_err(|e| e.to_string())?;
-            if (coordinator == group) == together {
-                if together {
-                    names.groups[w] = id.clone();
+            let group_at = coordinator_of(group.clone(), false).await?;
+            if (coordinator_of(id.clone(), true).await? == group_at) == together {
+                placed = Some((id, group));
+                break;
+            }
+            // Together, one name decides for every name where the broker lays out its two
+            // internal topics alike; where it does not (Apache rotates each topic's leaders
+            // from its own start), no name will do: the group gets a name of its own.
+            if together && k + 1 == SAME_NAME_TRIES {
+                let id = id_of(0);
+                let at = coordinator_of(id.clone(), true).await?;
+                for j in 0..TRIES {
+                    let group = format!("{}-g{w}-{j}", names.prefix);
+                    if coordinator_of(group.clone(), false).await? == at {
+                        tracing::info!(%id, %group, "coordinators together under two names");
+                        placed = Some((id, group));
+                        break;
+                    }
                 }
-                placed = Some(id);
                 break;
             }
         }
-        names.transactional_ids[w] = placed.ok_or_else(|| {
+        let (id, group) = placed.ok_or_else(|| {
             format!(
                 "no transactional id of {TRIES} tried has its coordinator {} group {}'s",
                 match placement {
@@ -90,6 +108,8 @@ pub async fn place(
                 names.groups[w]
             )
         })?;
+        names.transactional_ids[w] = id;
+        names.groups[w] = group;
     }
     Ok(())
 }

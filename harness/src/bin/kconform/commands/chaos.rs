@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::ValueEnum;
 use kconform::clients::chaos::ChaosOptions;
 use kconform::targets::faults::FaultCommands;
 
@@ -43,7 +44,13 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
     match a.no_faults {
         true => replay.push_str(" --no-faults"),
         false => {
-            let keys: Vec<&str> = faults.iter().map(|f| f.key()).collect();
+            // As --faults takes them (`hold-markers`), not as scenario files spell them.
+            let keys: Vec<String> = a
+                .faults
+                .iter()
+                .filter_map(|f| f.to_possible_value())
+                .map(|v| v.get_name().to_owned())
+                .collect();
             replay.push_str(&format!(" --faults {}", keys.join(",")));
         }
     }
