@@ -121,6 +121,9 @@ fn accept(listener: TcpListener, upstream: SocketAddr, shared: Arc<Shared>) {
 /// waiting while the gate is closed), answers back as they come.
 fn carry(peer: TcpStream, upstream: SocketAddr, shared: &Shared) -> io::Result<()> {
     let broker = TcpStream::connect_timeout(&upstream, Duration::from_secs(5))?;
+    // As Kafka's own sockets: a reply copied in pieces must not wait on the peer's ACKs.
+    peer.set_nodelay(true)?;
+    broker.set_nodelay(true)?;
     let (mut answers_in, mut answers_out) = (broker.try_clone()?, peer.try_clone()?);
     let back = std::thread::Builder::new()
         .name("marker-gate-back".into())
