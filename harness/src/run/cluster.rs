@@ -163,7 +163,8 @@ impl Run<'_> {
     /// did.
     pub(super) async fn act(&mut self, name: &str, act: BrokerAct, broker: &BrokerRef) {
         // A restart looks among the brokers this scenario killed, a resume among those it
-        // paused; a kill or pause among the brokers up.
+        // paused, a release among those whose markers it holds; a kill, a pause or a hold
+        // among the brokers up.
         let among = match act {
             BrokerAct::Kill | BrokerAct::Pause | BrokerAct::HoldMarkers => Among::Up,
             BrokerAct::Restart => Among::Down,

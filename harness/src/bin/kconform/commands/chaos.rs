@@ -29,6 +29,28 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
             .map_or(0, |d| d.as_secs())
     });
     let placement = a.coordinators.into();
+    let replay = replay_line(&a, &specs, seed);
+    let faults: Vec<_> = a.faults.iter().map(|f| f.act()).collect();
+    let options = ChaosOptions {
+        seed,
+        duration: a.duration,
+        workers: a.workers,
+        outputs: a.outputs,
+        placement,
+        faults,
+        no_faults: a.no_faults,
+        fault_commands,
+        replay,
+    };
+    let report = kconform::clients::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
+    out!("{}", report.terminal());
+    a.files.files().write(&report)?;
+    Ok(super::verdict(report.passed))
+}
+
+/// The command line that repeats the run's schedule on the same targets, as the report
+/// prints it: every option spelled as the command line takes it.
+fn replay_line(a: &ChaosArgs, specs: &[kconform::targets::TargetSpec], seed: u64) -> String {
     let mut replay = format!(
         "kconform chaos --seed {seed} --duration {}s --workers {} --outputs {} --coordinators {}",
         a.duration.as_secs(),
@@ -36,11 +58,10 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         a.outputs,
         a.coordinators.name()
     );
-    for s in &specs {
+    for s in specs {
         // An external cluster with its address, so the line runs as it stands.
         replay.push_str(&format!(" --target {}", s.arg()));
     }
-    let faults: Vec<_> = a.faults.iter().map(|f| f.act()).collect();
     match a.no_faults {
         true => replay.push_str(" --no-faults"),
         false => {
@@ -57,19 +78,5 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
     if !a.fault_cmds.is_empty() {
         replay.push_str(" (and the same --fault-cmd)");
     }
-    let options = ChaosOptions {
-        seed,
-        duration: a.duration,
-        workers: a.workers,
-        outputs: a.outputs,
-        placement,
-        faults,
-        no_faults: a.no_faults,
-        fault_commands,
-        replay,
-    };
-    let report = kconform::clients::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
-    out!("{}", report.terminal());
-    a.files.files().write(&report)?;
-    Ok(super::verdict(report.passed))
+    replay
 }
