@@ -115,6 +115,37 @@ async fn coordinator_of(state: &Arc<State>, id: &str) -> usize {
     r.node_id.0 as usize
 }
 
+/// AddPartitionsToTxn v3 of partitions 0, 1 and 2 of `topic` to `id`'s transaction.
+fn add_every_partition(
+    id: &str,
+    init: &InitProducerIdResponse,
+    topic: &str,
+) -> AddPartitionsToTxnRequest {
+    AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(TransactionalId(s(id)))
+        .with_v3_and_below_producer_id(init.producer_id)
+        .with_v3_and_below_producer_epoch(init.producer_epoch)
+        .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+            .with_name(TopicName(s(topic)))
+            .with_partitions(vec![0, 1, 2])])
+}
+
+/// EndTxn(commit) of `id`'s transaction at its coordinator `c`: the error code.
+async fn commit(c: &Arc<State>, id: &str, init: &InitProducerIdResponse) -> i16 {
+    let end: EndTxnResponse = call(
+        c,
+        ApiKey::EndTxn,
+        3,
+        &EndTxnRequest::default()
+            .with_transactional_id(TransactionalId(s(id)))
+            .with_producer_id(init.producer_id)
+            .with_producer_epoch(init.producer_epoch)
+            .with_committed(true),
+    )
+    .await;
+    end.error_code
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_epoch_bump_fences_the_partitions_peers_lead_within_their_poll() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,13 +202,7 @@ async fn the_next_transaction_waits_for_the_markers_peers_owe() {
     let coordinator = coordinator_of(&states[0], id).await;
     let c = &states[coordinator];
     let init: InitProducerIdResponse = call(c, ApiKey::InitProducerId, 4, &init_request(id)).await;
-    let add = AddPartitionsToTxnRequest::default()
-        .with_v3_and_below_transactional_id(TransactionalId(s(id)))
-        .with_v3_and_below_producer_id(init.producer_id)
-        .with_v3_and_below_producer_epoch(init.producer_epoch)
-        .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
-            .with_name(TopicName(s(topic)))
-            .with_partitions(vec![0, 1, 2])]);
+    let add = add_every_partition(id, &init, topic);
     let codes = |r: &AddPartitionsToTxnResponse| -> Vec<i16> {
         r.results_by_topic_v3_and_below[0]
             .results_by_partition
@@ -187,18 +212,7 @@ async fn the_next_transaction_waits_for_the_markers_peers_owe() {
     };
     let added: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
     assert_eq!(codes(&added), [0, 0, 0]);
-    let end: EndTxnResponse = call(
-        c,
-        ApiKey::EndTxn,
-        3,
-        &EndTxnRequest::default()
-            .with_transactional_id(TransactionalId(s(id)))
-            .with_producer_id(init.producer_id)
-            .with_producer_epoch(init.producer_epoch)
-            .with_committed(true),
-    )
-    .await;
-    assert_eq!(end.error_code, 0);
+    assert_eq!(commit(c, id, &init).await, 0);
     // Two of the three partitions are led by peers: their markers are queued, so the next
     // transaction must wait.
     let again: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
@@ -236,30 +250,13 @@ async fn markers_held_wait_in_the_inbox_until_let_go() {
         "held already: nothing changed"
     );
     let init: InitProducerIdResponse = call(c, ApiKey::InitProducerId, 4, &init_request(id)).await;
-    let add = AddPartitionsToTxnRequest::default()
-        .with_v3_and_below_transactional_id(TransactionalId(s(id)))
-        .with_v3_and_below_producer_id(init.producer_id)
-        .with_v3_and_below_producer_epoch(init.producer_epoch)
-        .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
-            .with_name(TopicName(s(topic)))
-            .with_partitions(vec![0, 1, 2])]);
+    let add = add_every_partition(id, &init, topic);
     let first = |r: &AddPartitionsToTxnResponse| {
         r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
     };
     let added: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
     assert_eq!(first(&added), 0);
-    let end: EndTxnResponse = call(
-        c,
-        ApiKey::EndTxn,
-        3,
-        &EndTxnRequest::default()
-            .with_transactional_id(TransactionalId(s(id)))
-            .with_producer_id(init.producer_id)
-            .with_producer_epoch(init.producer_epoch)
-            .with_committed(true),
-    )
-    .await;
-    assert_eq!(end.error_code, 0);
+    assert_eq!(commit(c, id, &init).await, 0);
     // Ten polls later the peers' markers still wait: the next transaction is refused.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let held: AddPartitionsToTxnResponse = call(c, ApiKey::AddPartitionsToTxn, 3, &add).await;
