@@ -49,6 +49,9 @@ public final class KconformClient {
     private static final Duration SETTLE = Duration.ofSeconds(3);
     private final String bootstrap;
     private final String run;
+    // The transactional id and group kconform gave this run (placed by it on a cluster).
+    private final String txn;
+    private final String group;
     private final String topic;
     private final boolean provisioned;
     private final TopicPartition tp;
@@ -57,9 +60,11 @@ public final class KconformClient {
     private final List<String> calls = new ArrayList<>();
     private final List<String> observed = new ArrayList<>();
 
-    private KconformClient(String bootstrap, String run, String topic) {
+    private KconformClient(String bootstrap, String run, String txn, String group, String topic) {
         this.bootstrap = bootstrap;
         this.run = run;
+        this.txn = txn;
+        this.group = group;
         this.provisioned = topic != null;
         this.topic = provisioned ? topic : "java-" + run;
         this.tp = new TopicPartition(this.topic, 0);
@@ -240,7 +245,6 @@ public final class KconformClient {
      * first; what read_committed and read_uncommitted consumers read, and the group's offsets.
      */
     private void eos(Admin admin) throws Exception {
-        String txn = "java-tx-" + run, group = "java-g-" + run;
         KafkaProducer<String, String> p = producer(txn);
         call("initTransactions", p::initTransactions);
         call("commit", () -> {
@@ -280,7 +284,6 @@ public final class KconformClient {
      * to commit.
      */
     private void fencing(Admin admin) throws Exception {
-        String txn = "java-tx-" + run;
         KafkaProducer<String, String> first = producer(txn);
         call("initTransactions", first::initTransactions);
         call("send in an open transaction", () -> {
@@ -302,7 +305,7 @@ public final class KconformClient {
 
     /** A transaction left open past its 2 s timeout, then committed. */
     private void timeoutPast(Admin admin) throws Exception {
-        KafkaProducer<String, String> p = producer("java-tx-" + run, 2000);
+        KafkaProducer<String, String> p = producer(txn, 2000);
         call("initTransactions", p::initTransactions);
         call("send", () -> {
             p.beginTransaction();
@@ -311,7 +314,7 @@ public final class KconformClient {
         Thread.sleep(4000);
         call("commit after the timeout", p::commitTransaction);
         p.close(Duration.ZERO);
-        KafkaProducer<String, String> next = producer("java-tx-" + run, 2000);
+        KafkaProducer<String, String> next = producer(txn, 2000);
         call("initTransactions (new producer)", next::initTransactions);
         call("commit (new producer)", () -> {
             next.beginTransaction();
@@ -355,7 +358,7 @@ public final class KconformClient {
 
     /** A transaction timeout above Apache's default transaction.max.timeout.ms (900000). */
     private void timeoutAboveMax(Admin admin) throws Exception {
-        KafkaProducer<String, String> p = producer("java-tx-" + run, 900001);
+        KafkaProducer<String, String> p = producer(txn, 900001);
         call("initTransactions", p::initTransactions);
         call("commit", () -> {
             p.beginTransaction();
@@ -368,7 +371,7 @@ public final class KconformClient {
 
     /** Consumers that start reading while a transaction is open, and read on after it commits. */
     private void midTransactionConsumer(Admin admin) throws Exception {
-        KafkaProducer<String, String> p = producer("java-tx-" + run);
+        KafkaProducer<String, String> p = producer(txn);
         call("initTransactions", p::initTransactions);
         call("send in an open transaction", () -> {
             p.beginTransaction();
@@ -415,7 +418,6 @@ public final class KconformClient {
      * was assigned the partition and left: a generation and member the group no longer has.
      */
     private void staleGenerationOffsets(Admin admin) throws Exception {
-        String group = "java-g-" + run;
         List<ConsumerGroupMetadata> joined = new ArrayList<>();
         call("consumer joins the group", () -> {
             try (KafkaConsumer<String, String> c = consumer(group, "read_committed")) {
@@ -435,7 +437,7 @@ public final class KconformClient {
 
     private void offsetsFor(Admin admin, ConsumerGroupMetadata metadata, String group)
             throws Exception {
-        KafkaProducer<String, String> p = producer("java-tx-" + run);
+        KafkaProducer<String, String> p = producer(txn);
         call("initTransactions", p::initTransactions);
         call("send", () -> {
             p.beginTransaction();
@@ -498,13 +500,13 @@ public final class KconformClient {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3 && args.length != 4) {
-            System.err.println("usage: KconformClient WORKLOAD BOOTSTRAP RUN_ID [TOPIC]"
+        if (args.length != 5 && args.length != 6) {
+            System.err.println("usage: KconformClient WORKLOAD BOOTSTRAP RUN_ID TRANSACTIONAL_ID GROUP [TOPIC]"
                     + " (workloads: " + WORKLOADS + ")");
             System.exit(2);
         }
-        KconformClient client = new KconformClient(args[1], args[2],
-                args.length == 4 ? args[3] : null);
+        KconformClient client = new KconformClient(args[1], args[2], args[3], args[4],
+                args.length == 6 ? args[5] : null);
         Workload w = client.workload(args[0]);
         if (w == null) {
             System.err.println("unknown workload '" + args[0] + "' (workloads: " + WORKLOADS + ")");

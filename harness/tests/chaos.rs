@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kconform::clients::chaos::checker::Kind;
-use kconform::clients::chaos::placement::Placement;
 use kconform::clients::chaos::report::ChaosReport;
 use kconform::clients::chaos::{self, ChaosOptions};
+use kconform::clients::placement::Placement;
 use kconform::targets::faults::{BrokerAct, FaultCommands};
 use kconform::targets::TargetSpec;
 use kconform::Quiet;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::placement::WorkloadNames;
 use super::transcript::ClientTranscript;
 use crate::targets::apache::javac::CompileError;
 use crate::targets::apache::{self, ApacheError};
@@ -54,13 +55,15 @@ pub fn compile() -> Result<PathBuf, JavaError> {
     })
 }
 
-/// Runs `workload` against `bootstrap` (names made unique by `run_id`; on `topic` when one is
-/// provisioned), killing it after `deadline`; the transcript it printed.
+/// Runs `workload` against `bootstrap` with the transactional id and group of `names` (its
+/// other names made unique by `run_id`; on `topic` when one is provisioned), killing it after
+/// `deadline`; the transcript it printed.
 pub fn run(
     classes: &Path,
     workload: &str,
     bootstrap: &str,
     run_id: &str,
+    names: &WorkloadNames,
     topic: Option<&str>,
     deadline: Duration,
 ) -> Result<ClientTranscript, JavaError> {
@@ -76,6 +79,7 @@ pub fn run(
         .arg("-cp")
         .arg(class_path)
         .args(["KconformClient", workload, bootstrap, run_id])
+        .args([&names.transactional_id, &names.group])
         .args(topic)
         .stdout(Stdio::piped())
         .stderr(err_file.reopen()?)

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::placement::Placement;
 use super::transcript::ClientDiff;
 use crate::compare::ledger::{ClientShows, Deviation, Ledger};
 
@@ -32,6 +33,9 @@ pub struct StaleClaim {
     pub kaas: String,
     /// What the claim says Apache shows.
     pub apache: String,
+    /// Where the coordinators sat in the runs it did not show in, on a cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinators: Option<Placement>,
 }
 
 fn claims(ledger: &Ledger) -> impl Iterator<Item = (&Deviation, &ClientShows)> {
@@ -41,8 +45,18 @@ fn claims(ledger: &Ledger) -> impl Iterator<Item = (&Deviation, &ClientShows)> {
         .flat_map(|d| d.client.iter().map(move |c| (d, c)))
 }
 
+/// Whether `claim` speaks of a run whose coordinators sat as `run` says: a claim naming no
+/// placement speaks of every run; one broker, or a workload without a group, is `together`.
+fn applies(claim: &ClientShows, run: Option<Placement>) -> bool {
+    match claim.coordinators.as_deref() {
+        None => true,
+        Some(want) => run.unwrap_or(Placement::Together).name() == want,
+    }
+}
+
 fn matches(c: &ClientShows, d: &ClientDiff) -> bool {
-    Deviation::client_claim_matches(c, &d.client, &d.workload, &d.field, &d.left, &d.right)
+    applies(c, d.coordinators)
+        && Deviation::client_claim_matches(c, &d.client, &d.workload, &d.field, &d.left, &d.right)
 }
 
 /// Classifies each difference (kaas on the left, Apache on the right).
@@ -66,6 +80,8 @@ pub struct Compared {
     pub client: String,
     /// The workload.
     pub workload: String,
+    /// Where its coordinators sat, on a cluster.
+    pub coordinators: Option<Placement>,
     /// The target under test's fields (kaas).
     pub left: Vec<(String, String)>,
     /// The baseline's fields (Apache).
@@ -92,26 +108,32 @@ impl Compared {
     }
 }
 
-/// Claims whose (client, workload) was compared and whose field did not show what they say
-/// on each side. A claim may state a difference or, with the same value on both sides, that
-/// a client sees none (what it says is checked either way).
+/// Claims whose (client, workload) was compared, its coordinators placed as the claim says,
+/// and whose field did not show what they say on each side: one for each placement of a run it
+/// failed in. A claim may state a difference or, with the same value on both sides, that a
+/// client sees none (what it says is checked either way).
 pub fn stale(ledger: &Ledger, compared: &[Compared]) -> Vec<StaleClaim> {
-    claims(ledger)
-        .filter_map(|(d, c)| {
-            let runs: Vec<&Compared> = compared
-                .iter()
-                .filter(|x| x.client == c.client && x.workload == c.workload)
-                .collect();
-            (!runs.is_empty() && !runs.iter().all(|x| x.confirms(c))).then(|| StaleClaim {
-                deviation: d.id.clone(),
-                client: c.client.clone(),
-                workload: c.workload.clone(),
-                field: c.field.clone(),
-                kaas: c.kaas.clone(),
-                apache: c.apache.clone(),
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (d, c) in claims(ledger) {
+        let mut failed_in: Vec<Option<Placement>> = Vec::new();
+        for x in compared.iter().filter(|x| {
+            x.client == c.client && x.workload == c.workload && applies(c, x.coordinators)
+        }) {
+            if !x.confirms(c) && !failed_in.contains(&x.coordinators) {
+                failed_in.push(x.coordinators);
+            }
+        }
+        out.extend(failed_in.into_iter().map(|coordinators| StaleClaim {
+            deviation: d.id.clone(),
+            client: c.client.clone(),
+            workload: c.workload.clone(),
+            field: c.field.clone(),
+            kaas: c.kaas.clone(),
+            apache: c.apache.clone(),
+            coordinators,
+        }));
+    }
+    out
 }
 
 /// Claims naming a workload that does not exist: (entry id, workload).
@@ -152,6 +174,7 @@ apache = "*InvalidTxnTimeoutException"
             field: "initTransactions".into(),
             left: left.into(),
             right: right.into(),
+            coordinators: None,
         }
     }
 
@@ -172,6 +195,7 @@ apache = "*InvalidTxnTimeoutException"
         let run = |left: &str, right: &str| Compared {
             client: "java".into(),
             workload: "timeout-above-max".into(),
+            coordinators: None,
             left: vec![("initTransactions".into(), left.into())],
             right: vec![("initTransactions".into(), right.into())],
         };
@@ -193,12 +217,55 @@ apache = "*InvalidTxnTimeoutException"
         let run = |left: &str, right: &str| Compared {
             client: "java".into(),
             workload: "timeout-above-max".into(),
+            coordinators: None,
             left: vec![("initTransactions".into(), left.into())],
             right: vec![("initTransactions".into(), right.into())],
         };
         assert!(stale(&ledger, &[run("ok", "ok")]).is_empty());
         assert_eq!(stale(&ledger, &[run("ok", "E")]).len(), 1);
         assert_eq!(stale(&ledger, &[run("E", "E")]).len(), 1);
+    }
+
+    #[test]
+    fn a_claim_naming_a_placement_speaks_of_runs_placed_so_only() {
+        let text = LEDGER.replace(
+            "field = \"initTransactions\"",
+            "field = \"initTransactions\"\ncoordinators = \"apart\"",
+        );
+        let ledger = Ledger::parse(&text, "test").unwrap();
+        let apache = "org.apache.kafka.common.errors.InvalidTxnTimeoutException";
+        let placed = |p: Option<Placement>| ClientDiff {
+            coordinators: p,
+            ..diff("java", "ok", apache)
+        };
+        let judged = judge(
+            &ledger,
+            vec![
+                placed(Some(Placement::Apart)),
+                placed(Some(Placement::Together)),
+                placed(None),
+            ],
+        );
+        let ids: Vec<_> = judged.iter().map(|j| j.documented_by.as_deref()).collect();
+        assert_eq!(ids, [Some("timeout"), None, None]);
+        let run = |p: Option<Placement>, left: &str| Compared {
+            client: "java".into(),
+            workload: "timeout-above-max".into(),
+            coordinators: p,
+            left: vec![("initTransactions".into(), left.into())],
+            right: vec![("initTransactions".into(), apache.into())],
+        };
+        // Runs placed otherwise, or on one broker, neither confirm nor stale it.
+        let others = [run(Some(Placement::Together), apache), run(None, apache)];
+        assert!(stale(&ledger, &others).is_empty());
+        let stale_claims = stale(&ledger, &[run(Some(Placement::Apart), apache)]);
+        assert_eq!(stale_claims.len(), 1);
+        assert_eq!(stale_claims[0].coordinators, Some(Placement::Apart));
+        assert!(stale(&ledger, &[run(Some(Placement::Apart), "ok")]).is_empty());
+        // A placement the ledger does not know is refused when it is read.
+        let wrong = text.replace("coordinators = \"apart\"", "coordinators = \"beside\"");
+        let refused = Ledger::parse(&wrong, "test").unwrap_err().to_string();
+        assert!(refused.contains("coordinators 'beside'"), "{refused}");
     }
 
     #[test]

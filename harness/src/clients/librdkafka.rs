@@ -13,6 +13,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
+use super::placement::WorkloadNames;
 use super::transcript::{Call, ClientTranscript};
 
 /// Every wait of a workload's calls.
@@ -93,6 +94,8 @@ impl Recorder {
 struct Ctx {
     bootstrap: String,
     run: String,
+    /// The transactional id and group kconform gave this run.
+    names: WorkloadNames,
     topic: String,
     provisioned: bool,
     base: i64,
@@ -113,7 +116,7 @@ impl Ctx {
     }
 
     fn producer(&self, timeout_ms: u32) -> KafkaResult<Txp> {
-        self.producer_with(&format!("rdk-tx-{}", self.run), timeout_ms)
+        self.producer_with(&self.names.transactional_id, timeout_ms)
     }
 
     fn consumer(&self, group: &str, isolation: &str) -> KafkaResult<BaseConsumer> {
@@ -294,7 +297,7 @@ fn set_up(c: &mut Ctx, r: &mut Recorder) -> Result<(), KafkaError> {
 }
 
 fn eos(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
-    let group = format!("rdk-g-{}", c.run);
+    let group = &c.names.group;
     let p = c.producer(60000)?;
     r.call("initTransactions", || p.init_transactions(WAIT));
     r.call("commit", || c.transaction(&p, "c", 5));
@@ -303,7 +306,7 @@ fn eos(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
         c.send(&p, "a", 5)?;
         p.abort_transaction(WAIT)
     });
-    let input = c.consumer(&group, "read_committed")?;
+    let input = c.consumer(group, "read_committed")?;
     r.call("sendOffsetsToTransaction", || {
         p.begin_transaction()?;
         c.send(&p, "x", 1)?;
@@ -321,7 +324,7 @@ fn eos(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     drop(p);
     drop(second);
     c.observe_reads(r);
-    c.observe_group_offsets(r, &group);
+    c.observe_group_offsets(r, group);
     Ok(())
 }
 
@@ -486,22 +489,24 @@ fn empty_group_offsets(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
 }
 
 fn stale_generation_offsets(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
-    let group = format!("rdk-g-{}", c.run);
-    let metadata = c.joined_metadata(r, &group);
-    offsets_with(c, r, metadata, &group)
+    let metadata = c.joined_metadata(r, &c.names.group);
+    offsets_with(c, r, metadata, &c.names.group)
 }
 
-/// Runs `workload` against `bootstrap` (names made unique by `run_id`; on `topic` when one is
-/// provisioned): what librdkafka saw.
+/// Runs `workload` against `bootstrap` with the transactional id and group of `names` (its
+/// other names made unique by `run_id`; on `topic` when one is provisioned): what librdkafka
+/// saw.
 pub fn run(
     workload: &str,
     bootstrap: &str,
     run_id: &str,
+    names: &WorkloadNames,
     topic: Option<&str>,
 ) -> Result<ClientTranscript, RdkafkaError> {
     let mut c = Ctx {
         bootstrap: bootstrap.into(),
         run: run_id.into(),
+        names: names.clone(),
         topic: topic.map_or_else(|| format!("rdk-{run_id}"), str::to_owned),
         provisioned: topic.is_some(),
         base: 0,

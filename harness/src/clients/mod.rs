@@ -9,6 +9,7 @@ pub mod chaos;
 pub mod java;
 pub mod judge;
 pub mod librdkafka;
+pub mod placement;
 pub mod report;
 pub mod transcript;
 
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::compare::ledger::Ledger;
 use crate::targets::{Running, TargetError, TargetSpec};
+use placement::{Placement, WorkloadNames};
 use report::{ClientsReport, RunRow, TargetRun};
 use transcript::ClientTranscript;
 
@@ -28,6 +30,20 @@ pub struct Workload {
     pub name: &'static str,
     /// What it does, for `--list`.
     pub about: &'static str,
+    /// The group it sends offsets for in a transaction, if any: on a cluster, a workload with
+    /// one runs with its two coordinators together and apart ([`placement`]).
+    pub group: GroupUse,
+}
+
+/// Which group a workload's transactions send offsets for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupUse {
+    /// None: its transactions hold records only.
+    None,
+    /// The run's own group ([`WorkloadNames::group`]).
+    Own,
+    /// The group `""`.
+    Empty,
 }
 
 /// Every workload, in the order they run.
@@ -35,42 +51,52 @@ pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "eos",
         about: "commit, abort, consume-process-produce with sendOffsetsToTransaction, an idle producer fenced by a second; reads at both isolation levels and the group's offsets",
+        group: GroupUse::Own,
     },
     Workload {
         name: "fencing",
         about: "a second producer with the same id starts while the first has an open transaction, commits its own; the first then commits",
+        group: GroupUse::None,
     },
     Workload {
         name: "timeout-past",
         about: "a transaction left open past its 2 s timeout, then committed; a new producer afterwards",
+        group: GroupUse::None,
     },
     Workload {
         name: "empty-id",
         about: "a transactional producer whose transactional.id is empty",
+        group: GroupUse::None,
     },
     Workload {
         name: "unusual-id",
         about: "a transactional id of 300 characters with spaces, '../', and non-ASCII letters",
+        group: GroupUse::None,
     },
     Workload {
         name: "timeout-above-max",
         about: "transaction.timeout.ms 900001, above Apache's default transaction.max.timeout.ms",
+        group: GroupUse::None,
     },
     Workload {
         name: "mid-transaction-consumer",
         about: "consumers that start reading while a transaction is open and read on after its commit",
+        group: GroupUse::None,
     },
     Workload {
         name: "idempotent",
         about: "an idempotent producer (acks=all, retries, five requests in flight) writing 20 records",
+        group: GroupUse::None,
     },
     Workload {
         name: "empty-group-offsets",
         about: "sendOffsetsToTransaction for the consumer group \"\"",
+        group: GroupUse::Empty,
     },
     Workload {
         name: "stale-generation-offsets",
         about: "sendOffsetsToTransaction with the metadata of a consumer that joined the group and left (a generation and member the group no longer has)",
+        group: GroupUse::Own,
     },
 ];
 
@@ -157,40 +183,90 @@ pub struct ClientsOptions {
     pub provisioned_topics: bool,
     /// The longest one workload may take before it is killed and reported.
     pub deadline: Duration,
+    /// On a cluster, how each workload with a group places its transaction and group
+    /// coordinators: it runs once per placement named (on one broker, once).
+    pub coordinators: Vec<Placement>,
 }
 
-/// Runs the workloads with one client on one broker, one after the other.
+/// One run of a workload by a client, planned: where its coordinators sit and the run id
+/// whose names put them there, or why no id would.
+#[derive(Debug, Clone)]
+struct Job {
+    workload: &'static str,
+    coordinators: Option<Placement>,
+    run_id: Result<String, String>,
+}
+
+/// Each run `client` makes on `target`: every workload once, or on a cluster a workload with
+/// a group once per placement, its names drawn until its coordinators sit so.
+async fn plan(
+    target: &Running,
+    client: Client,
+    workloads: &[&'static str],
+    options: &ClientsOptions,
+) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for name in workloads {
+        let group = WORKLOADS
+            .iter()
+            .find(|w| w.name == *name)
+            .map_or(GroupUse::None, |w| w.group);
+        let placements: Vec<Option<Placement>> = match (target.brokers > 1, group) {
+            (true, GroupUse::Own | GroupUse::Empty) => {
+                options.coordinators.iter().copied().map(Some).collect()
+            }
+            _ => vec![None],
+        };
+        for coordinators in placements {
+            let placement = coordinators.unwrap_or(Placement::Any);
+            jobs.push(Job {
+                workload: name,
+                coordinators,
+                run_id: placement::place_run(target, client, group, placement).await,
+            });
+        }
+    }
+    jobs
+}
+
+/// Runs `jobs` with one client on one broker, one after the other.
 fn run_client(
     client: Client,
     target: &str,
     bootstrap: &str,
-    workloads: &[&'static str],
+    jobs: Vec<Job>,
     options: &ClientsOptions,
     classes: Option<&PathBuf>,
     progress: &dyn crate::report::progress::Progress,
 ) -> Vec<RunRow> {
     let mut rows = Vec::new();
-    for workload in workloads {
-        let run_id = uuid::Uuid::new_v4().simple().to_string();
+    for job in jobs {
+        let workload = job.workload;
         let topic = options
             .provisioned_topics
             .then(|| provisioned_topic(client, workload));
         let started = Instant::now();
-        let result: Result<ClientTranscript, String> = match (client, classes) {
-            (Client::Java, Some(classes)) => java::run(
+        let result: Result<ClientTranscript, String> = match (&job.run_id, client, classes) {
+            (Err(why), _, _) => Err(format!("its coordinators could not be placed: {why}")),
+            (Ok(run_id), Client::Java, Some(classes)) => java::run(
                 classes,
                 workload,
                 bootstrap,
-                &run_id,
+                run_id,
+                &WorkloadNames::of(client, run_id),
                 topic.as_deref(),
                 options.deadline,
             )
             .map_err(|e| e.to_string()),
-            (Client::Java, None) => Err("the Java runner was not built".into()),
-            (Client::Librdkafka, _) => {
-                librdkafka::run(workload, bootstrap, &run_id, topic.as_deref())
-                    .map_err(|e| e.to_string())
-            }
+            (Ok(_), Client::Java, None) => Err("the Java runner was not built".into()),
+            (Ok(run_id), Client::Librdkafka, _) => librdkafka::run(
+                workload,
+                bootstrap,
+                run_id,
+                &WorkloadNames::of(client, run_id),
+                topic.as_deref(),
+            )
+            .map_err(|e| e.to_string()),
         };
         let how = match &result {
             Ok(_) => "ran".to_owned(),
@@ -199,15 +275,20 @@ fn run_client(
                 e.lines().next().unwrap_or_default()
             ),
         };
-        progress.done(target, &format!("{} {workload}", client.name()), &how);
+        let label = match job.coordinators {
+            Some(p) => format!("{} {workload} (coordinators {})", client.name(), p.name()),
+            None => format!("{} {workload}", client.name()),
+        };
+        progress.done(target, &label, &how);
         let (transcript, error) = match result {
             Ok(t) => (Some(t), None),
             Err(e) => (None, Some(e)),
         };
         rows.push(RunRow {
             client: client.name().into(),
-            workload: (*workload).into(),
+            workload: workload.into(),
             target: target.into(),
+            coordinators: job.coordinators,
             secs: started.elapsed().as_secs_f64(),
             transcript,
             error,
@@ -254,10 +335,10 @@ async fn run_target(
     let bootstrap = target.bootstrap_servers();
     let mut threads = Vec::new();
     for client in options.clients.clone() {
-        let (name, bootstrap, workloads, options, classes, progress) = (
+        let jobs = plan(&target, client, workloads, options).await;
+        let (name, bootstrap, options, classes, progress) = (
             name.clone(),
             bootstrap.clone(),
-            workloads.to_vec(),
             options.clone(),
             classes.clone(),
             progress.clone(),
@@ -267,7 +348,7 @@ async fn run_target(
                 client,
                 &name,
                 &bootstrap,
-                &workloads,
+                jobs,
                 &options,
                 classes.as_ref(),
                 progress.as_ref(),
@@ -282,6 +363,7 @@ async fn run_target(
                 client: "?".into(),
                 workload: "?".into(),
                 target: name.clone(),
+                coordinators: None,
                 secs: 0.0,
                 transcript: None,
                 error: Some(format!("a client's thread ended: {e}")),

@@ -9,6 +9,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::judge::{self, JudgedDiff, StaleClaim};
+use super::placement::Placement;
 use super::transcript::{self, ClientTranscript};
 use crate::compare::ledger::Ledger;
 
@@ -32,6 +33,10 @@ pub struct RunRow {
     pub workload: String,
     /// The target.
     pub target: String,
+    /// Where its transaction and group coordinators sat, for a workload with a group on a
+    /// cluster; none on one broker (where they sit together) or without a group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinators: Option<Placement>,
     /// How long it took.
     pub secs: f64,
     /// What the client saw; none when the run gave no transcript.
@@ -61,6 +66,57 @@ pub struct ClientsReport {
     pub verdict: String,
 }
 
+impl RunRow {
+    /// Whether this row is a run of `key`'s workload and client, its coordinators placed as
+    /// `key` says (one broker's run stands for `together`).
+    fn is(&self, key: &Key) -> bool {
+        self.workload == key.workload
+            && self.client == key.client
+            && self.placement() == key.placement
+    }
+
+    fn placement(&self) -> Placement {
+        self.coordinators.unwrap_or(Placement::Together)
+    }
+
+    fn key(&self) -> Key {
+        Key {
+            workload: self.workload.clone(),
+            client: self.client.clone(),
+            placement: self.placement(),
+            placed: self.coordinators.is_some(),
+        }
+    }
+}
+
+/// A line of the report: a workload run by a client, its coordinators placed one way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key {
+    workload: String,
+    client: String,
+    placement: Placement,
+    /// Whether some run of it was placed (on a cluster), so the line names the placement.
+    placed: bool,
+}
+
+impl Key {
+    /// The workload, with where its coordinators sat when that was chosen.
+    fn label(&self) -> String {
+        match self.placed {
+            true => format!("{} ({})", self.workload, self.placement.name()),
+            false => self.workload.clone(),
+        }
+    }
+
+    /// Whether a difference or stale claim of `client`'s `workload`, from runs whose
+    /// coordinators sat at `coordinators`, belongs on this line.
+    fn has(&self, client: &str, workload: &str, coordinators: Option<Placement>) -> bool {
+        self.workload == workload
+            && self.client == client
+            && self.placement == coordinators.unwrap_or(Placement::Together)
+    }
+}
+
 impl ClientsReport {
     /// Diffs each workload's transcripts (the target under test against `baseline`) and
     /// judges the differences against `ledger`.
@@ -80,23 +136,25 @@ impl ClientsReport {
         let mut diffs = Vec::new();
         let mut compared = Vec::new();
         if let (Some(l), Some(r)) = (&left, &right) {
-            let of = |target: &str, client: &str, workload: &str| {
+            let of = |target: &str, key: &Key| {
                 runs.iter()
-                    .find(|x| x.target == target && x.client == client && x.workload == workload)
+                    .find(|x| x.target == target && x.is(key))
                     .and_then(|x| x.transcript.as_ref())
             };
             for row in runs.iter().filter(|x| x.target == *l) {
-                if let (Some(a), Some(b)) = (
-                    of(l, &row.client, &row.workload),
-                    of(r, &row.client, &row.workload),
-                ) {
+                let key = row.key();
+                if let (Some(a), Some(b)) = (of(l, &key), of(r, &key)) {
                     compared.push(judge::Compared {
                         client: row.client.clone(),
                         workload: row.workload.clone(),
+                        coordinators: row.coordinators,
                         left: a.fields(),
                         right: b.fields(),
                     });
-                    diffs.extend(transcript::diff(a, b));
+                    diffs.extend(transcript::diff(a, b).into_iter().map(|mut d| {
+                        d.coordinators = row.coordinators;
+                        d
+                    }));
                 }
             }
         }
@@ -127,22 +185,25 @@ impl ClientsReport {
             && self.stale.is_empty()
     }
 
-    fn workloads(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
+    fn keys(&self) -> Vec<Key> {
+        let mut out: Vec<Key> = Vec::new();
         for r in &self.runs {
-            let key = (r.workload.clone(), r.client.clone());
-            if !out.contains(&key) {
-                out.push(key);
+            let key = r.key();
+            match out.iter_mut().find(|k| {
+                k.workload == key.workload && k.client == key.client && k.placement == key.placement
+            }) {
+                Some(k) => k.placed |= key.placed,
+                None => out.push(key),
             }
         }
         out
     }
 
-    fn verdict_of(&self, workload: &str, client: &str) -> String {
+    fn verdict_of(&self, key: &Key) -> String {
         let failed: Vec<String> = self
             .runs
             .iter()
-            .filter(|r| r.workload == workload && r.client == client && r.error.is_some())
+            .filter(|r| r.is(key) && r.error.is_some())
             .map(|r| format!("NO TRANSCRIPT on {}", r.target))
             .collect();
         if !failed.is_empty() {
@@ -151,23 +212,24 @@ impl ClientsReport {
         let mine: Vec<&JudgedDiff> = self
             .differences
             .iter()
-            .filter(|d| d.diff.workload == workload && d.diff.client == client)
+            .filter(|d| key.has(&d.diff.client, &d.diff.workload, d.diff.coordinators))
             .collect();
         let stale = self
             .stale
             .iter()
-            .filter(|s| s.workload == workload && s.client == client)
+            .filter(|s| key.has(&s.client, &s.workload, s.coordinators))
             .count();
         let mut words = Vec::new();
         let undocumented = mine.iter().filter(|d| d.documented_by.is_none()).count();
         if undocumented > 0 {
             words.push(format!("UNDOCUMENTED x{undocumented}"));
         }
-        let mut ids: Vec<&str> = mine
-            .iter()
-            .filter_map(|d| d.documented_by.as_deref())
-            .collect();
-        ids.dedup();
+        let mut ids: Vec<&str> = Vec::new();
+        for id in mine.iter().filter_map(|d| d.documented_by.as_deref()) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
         if !ids.is_empty() {
             words.push(format!("documented ({})", ids.join(", ")));
         }
@@ -181,12 +243,8 @@ impl ClientsReport {
         }
     }
 
-    fn cell(&self, workload: &str, client: &str, target: &str) -> String {
-        match self
-            .runs
-            .iter()
-            .find(|r| r.workload == workload && r.client == client && r.target == target)
-        {
+    fn cell(&self, key: &Key, target: &str) -> String {
+        match self.runs.iter().find(|r| r.is(key) && r.target == target) {
             None => "-".into(),
             Some(r) if r.error.is_some() => format!("FAIL {:.1}s", r.secs),
             Some(r) => format!("ok {:.1}s", r.secs),
@@ -197,17 +255,17 @@ impl ClientsReport {
     /// and failed run, then the verdict.
     pub fn terminal(&self) -> String {
         let mut out = String::new();
-        let _ = write!(out, "{:26} {:11}", "workload", "client");
+        let _ = write!(out, "{:36} {:11}", "workload", "client");
         for t in &self.targets {
             let _ = write!(out, " {:>12}", t.name);
         }
         let _ = writeln!(out, "  verdict");
-        for (workload, client) in self.workloads() {
-            let _ = write!(out, "{workload:26} {client:11}");
+        for key in self.keys() {
+            let _ = write!(out, "{:36} {:11}", key.label(), key.client);
             for t in &self.targets {
-                let _ = write!(out, " {:>12}", self.cell(&workload, &client, &t.name));
+                let _ = write!(out, " {:>12}", self.cell(&key, &t.name));
             }
-            let _ = writeln!(out, "  {}", self.verdict_of(&workload, &client));
+            let _ = writeln!(out, "  {}", self.verdict_of(&key));
         }
         for t in &self.targets {
             let _ = writeln!(out, "{}: {:.0} s ({})", t.name, t.wall_secs, t.origin);
@@ -219,9 +277,10 @@ impl ClientsReport {
             };
             let _ = writeln!(
                 out,
-                "{how}: {} {} '{}': {} {} | {} {}",
+                "{how}: {} {}{} '{}': {} {} | {} {}",
                 d.diff.client,
                 d.diff.workload,
+                placed(d.diff.coordinators.map(Placement::name)),
                 d.diff.field,
                 self.left.as_deref().unwrap_or("left"),
                 d.diff.left,
@@ -232,17 +291,24 @@ impl ClientsReport {
         for s in &self.stale {
             let _ = writeln!(
                 out,
-                "STALE claim of {}: {} {} '{}' should show kaas {} against Apache {}",
-                s.deviation, s.client, s.workload, s.field, s.kaas, s.apache
+                "STALE claim of {}: {} {}{} '{}' should show kaas {} against Apache {}",
+                s.deviation,
+                s.client,
+                s.workload,
+                placed(s.coordinators.map(Placement::name)),
+                s.field,
+                s.kaas,
+                s.apache
             );
         }
         for r in self.runs.iter().filter(|r| r.error.is_some()) {
             let why = r.error.as_deref().unwrap_or_default();
             let _ = writeln!(
                 out,
-                "NO TRANSCRIPT: {} {} on {}: {}",
+                "NO TRANSCRIPT: {} {}{} on {}: {}",
                 r.client,
                 r.workload,
+                placed(r.coordinators.map(Placement::name)),
                 r.target,
                 why.lines().next().unwrap_or_default()
             );
@@ -276,16 +342,17 @@ impl ClientsReport {
     /// an undocumented difference or a stale claim.
     pub fn junit(&self) -> String {
         let cases: Vec<Case> = self
-            .workloads()
+            .keys()
             .iter()
-            .map(|(w, c)| {
-                let verdict = self.verdict_of(w, c);
+            .map(|key| {
+                let verdict = self.verdict_of(key);
                 let failing = ["UNDOCUMENTED", "STALE", "NO TRANSCRIPT"]
                     .iter()
                     .any(|word| verdict.contains(word));
+                let (class, name) = (format!("clients.{}", key.client), key.label());
                 match failing {
-                    false => Case::passed(format!("clients.{c}"), w),
-                    true => Case::failed(format!("clients.{c}"), w, verdict, ""),
+                    false => Case::passed(class, &name),
+                    true => Case::failed(class, &name, verdict, ""),
                 }
             })
             .collect();
@@ -301,12 +368,12 @@ impl ClientsReport {
         out.push_str(" verdict |\n|---|---|");
         out.push_str(&"---|".repeat(self.targets.len()));
         out.push_str("---|\n");
-        for (w, c) in self.workloads() {
-            let _ = write!(out, "| {w} | {c} |");
+        for key in self.keys() {
+            let _ = write!(out, "| {} | {} |", key.label(), key.client);
             for t in &self.targets {
-                let _ = write!(out, " {} |", self.cell(&w, &c, &t.name));
+                let _ = write!(out, " {} |", self.cell(&key, &t.name));
             }
-            let _ = writeln!(out, " {} |", self.verdict_of(&w, &c));
+            let _ = writeln!(out, " {} |", self.verdict_of(&key));
         }
         if !self.differences.is_empty() || !self.stale.is_empty() {
             out.push_str("\n| client | workload | field | kaas | Apache | verdict |\n|---|---|---|---|---|---|\n");
@@ -314,9 +381,10 @@ impl ClientsReport {
             for d in &self.differences {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | `{}` | `{}` | {} |",
+                    "| {} | {}{} | {} | `{}` | `{}` | {} |",
                     d.diff.client,
                     d.diff.workload,
+                    placed(d.diff.coordinators.map(Placement::name)),
                     md(&d.diff.field),
                     md(&d.diff.left),
                     md(&d.diff.right),
@@ -326,9 +394,10 @@ impl ClientsReport {
             for s in &self.stale {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | `{}` | `{}` | **stale** ({}) |",
+                    "| {} | {}{} | {} | `{}` | `{}` | **stale** ({}) |",
                     s.client,
                     s.workload,
+                    placed(s.coordinators.map(Placement::name)),
                     md(&s.field),
                     md(&s.kaas),
                     md(&s.apache),
@@ -339,6 +408,11 @@ impl ClientsReport {
         let _ = writeln!(out, "\n**{}**", self.verdict.to_uppercase());
         out
     }
+}
+
+/// ` (apart)` after a workload's name when its coordinators were placed.
+fn placed(placement: Option<&str>) -> String {
+    placement.map(|p| format!(" ({p})")).unwrap_or_default()
 }
 
 crate::report_forms!(ClientsReport);

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::placement::Placement;
+
 /// One client call and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +72,10 @@ pub struct ClientDiff {
     pub left: String,
     /// The baseline's value.
     pub right: String,
+    /// Where the run's transaction and group coordinators sat, on a cluster (see
+    /// [`super::placement`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinators: Option<Placement>,
 }
 
 /// What a transcript lacks where the other has a field.
@@ -101,6 +107,7 @@ pub fn diff(left: &ClientTranscript, right: &ClientTranscript) -> Vec<ClientDiff
                 field: name.clone(),
                 left: a.unwrap_or_else(|| ABSENT.into()),
                 right: b.unwrap_or_else(|| ABSENT.into()),
+                coordinators: None,
             })
         })
         .collect()

@@ -45,7 +45,15 @@ pub struct ClientShows {
     pub kaas: String,
     /// What it sees on Apache 3.7.
     pub apache: String,
+    /// Where the workload's transaction and group coordinators sat for the claim to hold:
+    /// `together` (as on one broker) or `apart` (on two brokers of a cluster); none when it
+    /// holds wherever they sit.
+    #[serde(default)]
+    pub coordinators: Option<String>,
 }
+
+/// The placements a client claim may name ([`ClientShows::coordinators`]).
+pub const PLACEMENTS: [&str; 2] = ["together", "apart"];
 
 /// The clients whose view of a deviation the ledger states: `java_client` and
 /// `librdkafka_client` of each entry.
@@ -278,6 +286,18 @@ impl Ledger {
                     d.id,
                     c.client,
                     CLIENTS.join(", ")
+                )));
+            }
+            if let Some(c) = d.client.iter().find(|c| {
+                c.coordinators
+                    .as_deref()
+                    .is_some_and(|p| !PLACEMENTS.contains(&p))
+            }) {
+                return Err(err(format!(
+                    "deviation '{}': coordinators '{}' is none of {}",
+                    d.id,
+                    c.coordinators.as_deref().unwrap_or_default(),
+                    PLACEMENTS.join(", ")
                 )));
             }
             for client in CLIENTS {

@@ -382,6 +382,13 @@ pub struct ClientsArgs {
     /// Seconds one workload may take before it is killed and reported.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     pub deadline_secs: u64,
+    /// On a cluster, where a workload with a group (eos, empty-group-offsets,
+    /// stale-generation-offsets) puts its transaction coordinator beside its group's: names
+    /// are drawn until FindCoordinator puts them on one broker (`together`) or on two
+    /// (`apart`, where kaas documents exactly-once as broken); `both` runs each such workload
+    /// once each way; `any` takes the first names drawn. One broker: ignored.
+    #[arg(long, value_enum, default_value_t = ClientsPlacementArg::Both)]
+    pub coordinators: ClientsPlacementArg,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
     /// How `--target apache` launches Apache (see `kconform run --help`).
@@ -389,6 +396,32 @@ pub struct ClientsArgs {
     pub apache_backend: BackendArg,
     #[command(flatten)]
     pub files: ReportFiles,
+}
+
+/// `--coordinators` of `kconform clients`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ClientsPlacementArg {
+    /// Each workload with a group once together and once apart.
+    Both,
+    /// On the same broker.
+    Together,
+    /// On different brokers.
+    Apart,
+    /// Wherever the names fall.
+    Any,
+}
+
+impl ClientsPlacementArg {
+    /// The placements each workload with a group runs with.
+    pub fn placements(self) -> Vec<kconform::clients::placement::Placement> {
+        use kconform::clients::placement::Placement;
+        match self {
+            ClientsPlacementArg::Both => vec![Placement::Together, Placement::Apart],
+            ClientsPlacementArg::Together => vec![Placement::Together],
+            ClientsPlacementArg::Apart => vec![Placement::Apart],
+            ClientsPlacementArg::Any => vec![Placement::Any],
+        }
+    }
 }
 
 /// A fault `kconform chaos --faults` may do.
@@ -429,13 +462,13 @@ pub enum PlacementArg {
 impl PlacementArg {
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
-        kconform::clients::chaos::placement::Placement::from(self).name()
+        kconform::clients::placement::Placement::from(self).name()
     }
 }
 
-impl From<PlacementArg> for kconform::clients::chaos::placement::Placement {
+impl From<PlacementArg> for kconform::clients::placement::Placement {
     fn from(p: PlacementArg) -> Self {
-        use kconform::clients::chaos::placement::Placement;
+        use kconform::clients::placement::Placement;
         match p {
             PlacementArg::Together => Placement::Together,
             PlacementArg::Apart => Placement::Apart,

@@ -43,7 +43,7 @@ pub struct ChaosOptions {
     /// How many output partitions.
     pub outputs: i32,
     /// Where each worker's transaction and group coordinators sit.
-    pub placement: placement::Placement,
+    pub placement: crate::clients::placement::Placement,
     /// The faults the schedule draws from: [`BrokerAct::Kill`] (each undone by a restart),
     /// [`BrokerAct::Pause`] (each undone by a resume) and [`BrokerAct::HoldMarkers`] (each
     /// undone by letting them through).

@@ -9,9 +9,8 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::workload::Names;
+use crate::clients::placement::Placement;
 use crate::targets::Running;
 
 /// How many transactional ids are tried for one worker before the placement is given up.
@@ -21,33 +20,22 @@ const TRIES: u32 = 200;
 /// get names of their own.
 const SAME_NAME_TRIES: u32 = 8;
 
-/// Where a worker's transaction and group coordinators sit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Placement {
-    /// On the same broker.
-    Together,
-    /// On different brokers.
-    Apart,
-    /// Wherever the names fall.
-    Any,
-}
-
-impl Placement {
-    /// Its name on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Placement::Together => "together",
-            Placement::Apart => "apart",
-            Placement::Any => "any",
-        }
-    }
+/// The address of the broker that coordinates `key` (a transactional id, or a group).
+async fn coordinator_of(
+    target: &Running,
+    key: &str,
+    transactional: bool,
+) -> Result<std::net::SocketAddr, String> {
+    target
+        .coordinator_of(key, transactional, Duration::from_secs(10))
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Picks each worker's transactional id (`<prefix>-w<w>-<k>`, the first `k` that fits) so that
 /// its coordinator sits as `placement` asks beside its group's, as the target's FindCoordinator
 /// names them; together, the group takes the same name, or, where no name puts both on one
-/// broker, a name of its own (`<prefix>-g<w>-<j>`) that lands beside the first id's.
+/// broker, a name of its own ([`group_beside`]).
 pub async fn place(
     target: &Running,
     names: &mut Names,
@@ -59,14 +47,7 @@ pub async fn place(
     if placement == Placement::Apart && target.brokers < 2 {
         return Err("coordinators apart need a cluster: one broker coordinates everything".into());
     }
-    let deadline = Duration::from_secs(10);
     let together = placement == Placement::Together;
-    let coordinator_of = |key: String, transactional: bool| async move {
-        target
-            .coordinator_of(&key, transactional, deadline)
-            .await
-            .map_err(|e| e.to_string())
-    };
     for w in 0..names.groups.len() {
         let id_of = |k: u32| format!("{}-w{w}-{k}", names.prefix);
         let mut placed = None;
@@ -76,8 +57,8 @@ pub async fn place(
                 true => id.clone(),
                 false => names.groups[w].clone(),
             };
-            let group_at = coordinator_of(group.clone(), false).await?;
-            if (coordinator_of(id.clone(), true).await? == group_at) == together {
+            let group_at = coordinator_of(target, &group, false).await?;
+            if (coordinator_of(target, &id, true).await? == group_at) == together {
                 placed = Some((id, group));
                 break;
             }
@@ -85,16 +66,7 @@ pub async fn place(
             // internal topics alike; where it does not (Apache rotates each topic's leaders
             // from its own start), no name will do: the group gets a name of its own.
             if together && k + 1 == SAME_NAME_TRIES {
-                let id = id_of(0);
-                let at = coordinator_of(id.clone(), true).await?;
-                for j in 0..TRIES {
-                    let group = format!("{}-g{w}-{j}", names.prefix);
-                    if coordinator_of(group.clone(), false).await? == at {
-                        tracing::info!(%id, %group, "coordinators together under two names");
-                        placed = Some((id, group));
-                        break;
-                    }
-                }
+                placed = group_beside(target, &names.prefix, w, id_of(0)).await?;
                 break;
             }
         }
@@ -112,4 +84,24 @@ pub async fn place(
         names.groups[w] = group;
     }
     Ok(())
+}
+
+/// Worker `w`'s transactional id `id` with a group of a name of its own (`<prefix>-g<w>-<j>`,
+/// the first `j` whose coordinator is `id`'s), for a broker on which no one name puts both
+/// coordinators on one broker; none when no `j` tried does.
+async fn group_beside(
+    target: &Running,
+    prefix: &str,
+    w: usize,
+    id: String,
+) -> Result<Option<(String, String)>, String> {
+    let at = coordinator_of(target, &id, true).await?;
+    for j in 0..TRIES {
+        let group = format!("{prefix}-g{w}-{j}");
+        if coordinator_of(target, &group, false).await? == at {
+            tracing::info!(%id, %group, "coordinators together under two names");
+            return Ok(Some((id, group)));
+        }
+    }
+    Ok(None)
 }

@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::checker::{Anomaly, Kind};
-use super::placement::Placement;
 use super::schedule::Done;
 use super::workload::{Shape, WorkerStats};
+use crate::clients::placement::Placement;
 
 /// How many anomalies of one kind the text shows (the JSON holds them all).
 const SHOWN: usize = 3;

@@ -30,6 +30,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         clients,
         provisioned_topics: a.provisioned_topics,
         deadline: Duration::from_secs(a.deadline_secs),
+        coordinators: a.coordinators.placements(),
     };
     let report =
         kconform::clients::run(&specs, &options, &ledger, Arc::new(Bars::default())).await?;
