@@ -37,23 +37,19 @@ pub struct Schedule {
     pub faults: Vec<Fault>,
 }
 
-/// The acts a schedule draws from, with what undoes each. A new one goes last: a seed draws
-/// from those the target can do, in this order, so the schedules of the acts before it stay
-/// as they were.
-const ACTS: [(BrokerAct, BrokerAct); 3] = [
-    (BrokerAct::Kill, BrokerAct::Restart),
-    (BrokerAct::Pause, BrokerAct::Resume),
-    (BrokerAct::HoldMarkers, BrokerAct::ReleaseMarkers),
-];
+/// The acts a schedule draws from, each undone by its [`BrokerAct::undo`]. A new one goes
+/// last: a seed draws from those the target can do, in this order, so the schedules of the
+/// acts before it stay as they were.
+const ACTS: [BrokerAct; 3] = [BrokerAct::Kill, BrokerAct::Pause, BrokerAct::HoldMarkers];
 
 impl Schedule {
     /// The faults of `seed` over `duration`, on brokers `nodes`, from the acts the target can
     /// do (`kill`, `pause`, `hold_markers`); none when it can do none or has one broker.
     pub fn plan(seed: u64, duration: Duration, nodes: &[i32], can: &[BrokerAct]) -> Schedule {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let acts: Vec<&(BrokerAct, BrokerAct)> = ACTS
-            .iter()
-            .filter(|(act, undo)| can.contains(act) && can.contains(undo))
+        let acts: Vec<BrokerAct> = ACTS
+            .into_iter()
+            .filter(|act| can.contains(act) && act.undo().is_some_and(|u| can.contains(&u)))
             .collect();
         let mut faults = Vec::new();
         if nodes.len() < 2 || acts.is_empty() {
@@ -63,7 +59,7 @@ impl Schedule {
         // The workload gets going before the first fault.
         let mut at = rng.random_range(3_000..6_000);
         while at < end {
-            let (act, _) = acts[rng.random_range(0..acts.len())];
+            let act = acts[rng.random_range(0..acts.len())];
             let node = nodes[rng.random_range(0..nodes.len())];
             let hold_ms = rng.random_range(500..8_000);
             faults.push(Fault {
@@ -92,12 +88,12 @@ pub struct Done {
     pub error: Option<String>,
 }
 
-/// The act and its undoing, by key.
-fn acts_of(key: &str) -> (BrokerAct, BrokerAct) {
-    ACTS.iter()
-        .copied()
-        .find(|(act, _)| act.key() == key)
-        .unwrap_or((BrokerAct::Pause, BrokerAct::Resume))
+/// The act a schedule names by `key`, and its undoing.
+fn acts_of(key: &str) -> Result<(BrokerAct, BrokerAct), String> {
+    ACTS.into_iter()
+        .find(|act| act.key() == key)
+        .and_then(|act| Some((act, act.undo()?)))
+        .ok_or_else(|| format!("no fault of a schedule is called {key}"))
 }
 
 async fn act(target: &Running, act: BrokerAct, node: i32) -> Result<(), String> {
@@ -119,18 +115,24 @@ pub async fn execute(
             break;
         }
         tokio::time::sleep_until(when.into()).await;
-        let (to_do, undo) = acts_of(fault.act);
         let done_ms = started.elapsed().as_millis() as u64;
         tracing::debug!(target = %target.name, act = fault.act, node = fault.node, "chaos fault");
-        if let Err(e) = act(target, to_do, fault.node).await {
-            done.push(Done {
-                fault: fault.clone(),
-                done_ms,
-                back_ms: None,
-                error: Some(e),
-            });
-            continue;
-        }
+        let did = match acts_of(fault.act) {
+            Ok((to_do, undo)) => act(target, to_do, fault.node).await.map(|()| undo),
+            Err(e) => Err(e),
+        };
+        let undo = match did {
+            Ok(undo) => undo,
+            Err(e) => {
+                done.push(Done {
+                    fault: fault.clone(),
+                    done_ms,
+                    back_ms: None,
+                    error: Some(e),
+                });
+                continue;
+            }
+        };
         tokio::time::sleep(Duration::from_millis(fault.hold_ms)).await;
         let undone = act(target, undo, fault.node).await;
         done.push(Done {
@@ -178,5 +180,16 @@ mod tests {
         let none = Schedule::plan(7, d, &[0, 1, 2], &[BrokerAct::Kill]);
         assert!(none.faults.is_empty());
         assert!(Schedule::plan(7, d, &[0], &ALL).faults.is_empty());
+    }
+
+    #[test]
+    fn each_fault_a_schedule_names_is_done_and_undone_by_its_own_acts() {
+        assert_eq!(acts_of("kill"), Ok((BrokerAct::Kill, BrokerAct::Restart)));
+        assert_eq!(
+            acts_of("hold_markers"),
+            Ok((BrokerAct::HoldMarkers, BrokerAct::ReleaseMarkers))
+        );
+        // An undoing is never drawn as a fault of its own.
+        assert!(acts_of("restart").is_err());
     }
 }
