@@ -40,26 +40,30 @@ pub enum RdkafkaError {
     },
 }
 
+/// librdkafka's name of the code an error carries (`OperationTimedOut`), when it carries one:
+/// what transcripts and chaos's counts both show of an error.
+pub fn code_name(e: &KafkaError) -> Option<String> {
+    match e {
+        KafkaError::Transaction(r) => Some(format!("{:?}", r.code())),
+        other => other.rdkafka_error_code().map(|code| format!("{code:?}")),
+    }
+}
+
 /// How an error reads in a transcript: librdkafka's code, and `(fatal)` or `(abortable)` for
 /// a transactional error.
 fn result_of(e: &KafkaError) -> String {
-    match e {
-        KafkaError::Transaction(r) => {
-            let how = match () {
-                _ if r.is_fatal() => " (fatal)",
-                _ if r.txn_requires_abort() => " (abortable)",
-                _ if r.is_retriable() => " (retriable)",
-                _ => "",
-            };
-            format!("{:?}{how}", r.code())
-        }
-        KafkaError::ClientCreation(_) => "ClientCreation".into(),
-        KafkaError::ClientConfig(..) => "ClientConfig".into(),
-        KafkaError::Subscription(_) => "Subscription".into(),
-        other => match other.rdkafka_error_code() {
-            Some(code) => format!("{code:?}"),
-            None => "KafkaError".into(),
-        },
+    let how = match e {
+        KafkaError::Transaction(r) if r.is_fatal() => " (fatal)",
+        KafkaError::Transaction(r) if r.txn_requires_abort() => " (abortable)",
+        KafkaError::Transaction(r) if r.is_retriable() => " (retriable)",
+        KafkaError::ClientCreation(_) => return "ClientCreation".into(),
+        KafkaError::ClientConfig(..) => return "ClientConfig".into(),
+        KafkaError::Subscription(_) => return "Subscription".into(),
+        _ => "",
+    };
+    match code_name(e) {
+        Some(code) => format!("{code}{how}"),
+        None => "KafkaError".into(),
     }
 }
 

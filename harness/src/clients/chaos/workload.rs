@@ -228,13 +228,7 @@ pub type SharedRun = Arc<Mutex<WorkerRun>>;
 
 /// How an error reads in the counts.
 fn code_of(e: &KafkaError) -> String {
-    match e {
-        KafkaError::Transaction(r) => format!("{:?}", r.code()),
-        other => match other.rdkafka_error_code() {
-            Some(code) => format!("{code:?}"),
-            None => other.to_string(),
-        },
-    }
+    crate::clients::librdkafka::code_name(e).unwrap_or_else(|| e.to_string())
 }
 
 /// One worker's state.
