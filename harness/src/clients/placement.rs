@@ -8,6 +8,7 @@
 //! The names a workload uses are made here ([`WorkloadNames::of`]) and given to both clients,
 //! so what is placed is what the client uses.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -81,6 +82,27 @@ impl WorkloadNames {
     }
 }
 
+/// Where a cluster's FindCoordinator puts a key: what placing names needs of a target, so the
+/// placing can be tried on a made-up layout in the tests.
+pub(crate) trait Coordinators {
+    /// How many brokers the cluster has.
+    fn brokers(&self) -> usize;
+    /// The address of the broker that coordinates `key` (a transactional id, or a group).
+    async fn coordinator_of(&self, key: &str, transactional: bool) -> Result<SocketAddr, String>;
+}
+
+impl Coordinators for Running {
+    fn brokers(&self) -> usize {
+        self.brokers
+    }
+
+    async fn coordinator_of(&self, key: &str, transactional: bool) -> Result<SocketAddr, String> {
+        Running::coordinator_of(self, key, transactional, Duration::from_secs(10))
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Whether `placement` holds for a transaction coordinator at `transaction` and a group
 /// coordinator at `group`.
 fn holds<T: PartialEq>(placement: Placement, transaction: &T, group: &T) -> bool {
@@ -100,28 +122,30 @@ pub async fn place_run(
     group: GroupUse,
     placement: Placement,
 ) -> Result<String, String> {
+    place_run_on(target, client, group, placement).await
+}
+
+async fn place_run_on(
+    target: &impl Coordinators,
+    client: Client,
+    group: GroupUse,
+    placement: Placement,
+) -> Result<String, String> {
     let draw = || uuid::Uuid::new_v4().simple().to_string();
     if placement == Placement::Any || group == GroupUse::None {
         return Ok(draw());
     }
-    if placement == Placement::Apart && target.brokers < 2 {
+    if placement == Placement::Apart && target.brokers() < 2 {
         return Err("coordinators apart need a cluster: one broker coordinates everything".into());
     }
-    let deadline = Duration::from_secs(10);
-    let coordinator_of = |key: String, transactional: bool| async move {
-        target
-            .coordinator_of(&key, transactional, deadline)
-            .await
-            .map_err(|e| e.to_string())
-    };
     for _ in 0..TRIES {
         let run = draw();
         let names = WorkloadNames::of(client, &run);
         let Some(group) = names.group_met(group) else {
             return Ok(run);
         };
-        let group_at = coordinator_of(group.to_owned(), false).await?;
-        let transaction_at = coordinator_of(names.transactional_id.clone(), true).await?;
+        let group_at = target.coordinator_of(group, false).await?;
+        let transaction_at = target.coordinator_of(&names.transactional_id, true).await?;
         if holds(placement, &transaction_at, &group_at) {
             return Ok(run);
         }
@@ -136,8 +160,73 @@ pub async fn place_run(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A made-up cluster: a key's coordinator is its hash over `brokers`, the transaction-state
+    /// topic's leaders laid out from `shift` on (Apache starts each internal topic's leaders
+    /// where it chooses; kaas routes both by one hash, shift 0).
+    pub(crate) struct Layout {
+        pub(crate) brokers: usize,
+        pub(crate) shift: usize,
+    }
+
+    impl Coordinators for Layout {
+        fn brokers(&self) -> usize {
+            self.brokers
+        }
+
+        async fn coordinator_of(
+            &self,
+            key: &str,
+            transactional: bool,
+        ) -> Result<SocketAddr, String> {
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(key, &mut hasher);
+            let hash = std::hash::Hasher::finish(&hasher) as usize;
+            let broker = (hash + if transactional { self.shift } else { 0 }) % self.brokers;
+            Ok(SocketAddr::from(([127, 0, 0, 1], 9092 + broker as u16)))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_is_drawn_until_its_coordinators_sit_as_asked() {
+        let three = Layout {
+            brokers: 3,
+            shift: 0,
+        };
+        for placement in [Placement::Together, Placement::Apart] {
+            for group in [GroupUse::Own, GroupUse::Empty] {
+                for _ in 0..20 {
+                    let run = place_run_on(&three, Client::Java, group, placement)
+                        .await
+                        .unwrap();
+                    let names = WorkloadNames::of(Client::Java, &run);
+                    let g = names.group_met(group).unwrap();
+                    let together = three.coordinator_of(&names.transactional_id, true).await
+                        == three.coordinator_of(g, false).await;
+                    assert_eq!(together, placement == Placement::Together, "{run}");
+                }
+            }
+        }
+        let one = Layout {
+            brokers: 1,
+            shift: 0,
+        };
+        let refused = place_run_on(&one, Client::Java, GroupUse::Own, Placement::Apart).await;
+        assert!(refused.unwrap_err().contains("need a cluster"));
+        // Without a group, or on one broker together, any name does.
+        assert!(
+            place_run_on(&one, Client::Java, GroupUse::None, Placement::Apart)
+                .await
+                .is_ok()
+        );
+        assert!(
+            place_run_on(&one, Client::Java, GroupUse::Own, Placement::Together)
+                .await
+                .is_ok()
+        );
+    }
 
     #[test]
     fn each_client_names_its_run_apart_from_the_other() {

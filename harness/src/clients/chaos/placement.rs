@@ -7,10 +7,8 @@
 //! same hash of the key over the same brokers, so they stay together while brokers go down
 //! and come back, where two names that merely land on one broker part at the first kill.
 
-use std::time::Duration;
-
 use super::workload::Names;
-use crate::clients::placement::Placement;
+use crate::clients::placement::{Coordinators, Placement};
 use crate::targets::Running;
 
 /// How many transactional ids are tried for one worker before the placement is given up.
@@ -19,18 +17,6 @@ const TRIES: u32 = 200;
 /// How many names are tried as both transactional id and group before, together, the two
 /// get names of their own.
 const SAME_NAME_TRIES: u32 = 8;
-
-/// The address of the broker that coordinates `key` (a transactional id, or a group).
-async fn coordinator_of(
-    target: &Running,
-    key: &str,
-    transactional: bool,
-) -> Result<std::net::SocketAddr, String> {
-    target
-        .coordinator_of(key, transactional, Duration::from_secs(10))
-        .await
-        .map_err(|e| e.to_string())
-}
 
 /// Picks each worker's transactional id (`<prefix>-w<w>-<k>`, the first `k` that fits) so that
 /// its coordinator sits as `placement` asks beside its group's, as the target's FindCoordinator
@@ -41,10 +27,18 @@ pub async fn place(
     names: &mut Names,
     placement: Placement,
 ) -> Result<(), String> {
+    place_on(target, names, placement).await
+}
+
+async fn place_on(
+    target: &impl Coordinators,
+    names: &mut Names,
+    placement: Placement,
+) -> Result<(), String> {
     if placement == Placement::Any {
         return Ok(());
     }
-    if placement == Placement::Apart && target.brokers < 2 {
+    if placement == Placement::Apart && target.brokers() < 2 {
         return Err("coordinators apart need a cluster: one broker coordinates everything".into());
     }
     let together = placement == Placement::Together;
@@ -57,8 +51,8 @@ pub async fn place(
                 true => id.clone(),
                 false => names.groups[w].clone(),
             };
-            let group_at = coordinator_of(target, &group, false).await?;
-            if (coordinator_of(target, &id, true).await? == group_at) == together {
+            let group_at = target.coordinator_of(&group, false).await?;
+            if (target.coordinator_of(&id, true).await? == group_at) == together {
                 placed = Some((id, group));
                 break;
             }
@@ -90,18 +84,99 @@ pub async fn place(
 /// the first `j` whose coordinator is `id`'s), for a broker on which no one name puts both
 /// coordinators on one broker; none when no `j` tried does.
 async fn group_beside(
-    target: &Running,
+    target: &impl Coordinators,
     prefix: &str,
     w: usize,
     id: String,
 ) -> Result<Option<(String, String)>, String> {
-    let at = coordinator_of(target, &id, true).await?;
+    let at = target.coordinator_of(&id, true).await?;
     for j in 0..TRIES {
         let group = format!("{prefix}-g{w}-{j}");
-        if coordinator_of(target, &group, false).await? == at {
+        if target.coordinator_of(&group, false).await? == at {
             tracing::info!(%id, %group, "coordinators together under two names");
             return Ok(Some((id, group)));
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clients::placement::tests::Layout;
+    use std::net::SocketAddr;
+
+    async fn placed(layout: &Layout, placement: Placement) -> Names {
+        let mut names = Names::new("t", 3);
+        place_on(layout, &mut names, placement).await.unwrap();
+        for (id, group) in names.transactional_ids.iter().zip(&names.groups) {
+            let together = layout.coordinator_of(id, true).await.unwrap()
+                == layout.coordinator_of(group, false).await.unwrap();
+            assert_eq!(together, placement == Placement::Together, "{id} / {group}");
+        }
+        names
+    }
+
+    #[tokio::test]
+    async fn together_is_one_name_where_one_name_will_do_and_two_where_none_will() {
+        // One hash for both: every worker's group takes its transactional id's name.
+        let same = placed(
+            &Layout {
+                brokers: 3,
+                shift: 0,
+            },
+            Placement::Together,
+        )
+        .await;
+        assert_eq!(same.groups, same.transactional_ids);
+        // Leaders laid out apart: no name puts both on one broker, so each group gets a name
+        // of its own beside the worker's first id.
+        let shifted = placed(
+            &Layout {
+                brokers: 3,
+                shift: 1,
+            },
+            Placement::Together,
+        )
+        .await;
+        for (w, (id, group)) in shifted
+            .transactional_ids
+            .iter()
+            .zip(&shifted.groups)
+            .enumerate()
+        {
+            assert_eq!(*id, format!("{}-w{w}-0", shifted.prefix));
+            assert!(
+                group.starts_with(&format!("{}-g{w}-", shifted.prefix)),
+                "{group}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn apart_keeps_the_groups_and_moves_the_ids() {
+        let names = placed(
+            &Layout {
+                brokers: 3,
+                shift: 0,
+            },
+            Placement::Apart,
+        )
+        .await;
+        assert_eq!(names.groups, Names::new("t", 3).groups);
+        let mut one = Names::new("t", 3);
+        struct One;
+        impl Coordinators for One {
+            fn brokers(&self) -> usize {
+                1
+            }
+            async fn coordinator_of(&self, _: &str, _: bool) -> Result<SocketAddr, String> {
+                Ok(SocketAddr::from(([127, 0, 0, 1], 9092)))
+            }
+        }
+        let refused = place_on(&One, &mut one, Placement::Apart)
+            .await
+            .unwrap_err();
+        assert!(refused.contains("need a cluster"), "{refused}");
+    }
 }
