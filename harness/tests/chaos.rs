@@ -23,7 +23,7 @@ fn options(seed: u64, secs: u64, faults: &[BrokerAct]) -> ChaosOptions {
         workers: 3,
         outputs: 3,
         placement: Placement::Together,
-        faults: faults.to_vec(),
+        faults: faults.iter().map(|&act| act.into()).collect(),
         no_faults: faults.is_empty(),
         fault_commands: FaultCommands::default(),
         replay: String::new(),

@@ -45,6 +45,12 @@ impl Running {
         }
     }
 
+    /// The node id of the cluster's broker at `addr` (as FindCoordinator or Metadata names it),
+    /// when it is one of them: so a fault can be done to the broker coordinating a key.
+    pub fn node_at(&self, addr: SocketAddr) -> Option<i32> {
+        self.nodes.iter().find(|(_, a)| *a == addr).map(|(n, _)| *n)
+    }
+
     /// The address of broker `node`, when it is one of a cluster's.
     fn node_addr(&self, node: i32) -> Option<SocketAddr> {
         self.nodes.iter().find(|(n, _)| *n == node).map(|(_, a)| *a)

@@ -187,7 +187,8 @@ pub enum Command {
     /// librdkafka workers consume their input partition (read_committed), write one record per
     /// input record to seeded output partitions and send their offsets in the same transaction
     /// (a tenth aborted on purpose), while a schedule drawn from the seed kills and restarts,
-    /// pauses and resumes one broker at a time. Afterwards every output partition and group is
+    /// pauses and resumes one broker at a time, holds its markers, or moves a worker's
+    /// transaction coordinator. Afterwards every output partition and group is
     /// read back and checked for aborted reads, lost writes, duplicates, torn transactions,
     /// records out of order, offsets committed without their records (and the reverse), and a
     /// last stable offset left pinned, each with the records and offsets that show it. The
@@ -435,15 +436,22 @@ pub enum FaultArg {
     /// the transactions they end stay prepared meanwhile (on Apache; on kaas, whose
     /// coordinator completes once they are queued, their partitions stay unstable).
     HoldMarkers,
+    /// Move a worker's transaction coordinator: pause the broker FindCoordinator names for its
+    /// transactional id for 5 s at least, past the 3 s after which its peers count it out and
+    /// another broker takes its transactions over, then resume it.
+    MoveCoordinator,
 }
 
 impl FaultArg {
-    /// The act.
-    pub fn act(self) -> kconform::targets::faults::BrokerAct {
+    /// The fault a schedule draws.
+    pub fn kind(self) -> kconform::clients::chaos::schedule::Kind {
+        use kconform::clients::chaos::schedule::Kind;
+        use kconform::targets::faults::BrokerAct;
         match self {
-            FaultArg::Kill => kconform::targets::faults::BrokerAct::Kill,
-            FaultArg::Pause => kconform::targets::faults::BrokerAct::Pause,
-            FaultArg::HoldMarkers => kconform::targets::faults::BrokerAct::HoldMarkers,
+            FaultArg::Kill => Kind::Act(BrokerAct::Kill),
+            FaultArg::Pause => Kind::Act(BrokerAct::Pause),
+            FaultArg::HoldMarkers => Kind::Act(BrokerAct::HoldMarkers),
+            FaultArg::MoveCoordinator => Kind::MoveCoordinator,
         }
     }
 }
@@ -508,8 +516,10 @@ pub struct ChaosArgs {
     /// or wherever the names fall (`any`).
     #[arg(long, value_enum, default_value_t = PlacementArg::Together)]
     pub coordinators: PlacementArg,
-    /// The faults the schedule draws from, comma-separated: `kill` (SIGKILL, then a restart)
-    /// and `pause` (SIGSTOP, then SIGCONT).
+    /// The faults the schedule draws from, comma-separated: `kill` (SIGKILL, then a restart),
+    /// `pause` (SIGSTOP, then SIGCONT), `hold-markers` (the transaction markers sent to a
+    /// broker held, then let through) and `move-coordinator` (a worker's transaction
+    /// coordinator paused past the time its peers count it out, then resumed).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FaultArg::Kill, FaultArg::Pause])]
     pub faults: Vec<FaultArg>,
     /// No faults: the workload and the checker alone.

@@ -45,9 +45,10 @@ pub struct ChaosOptions {
     /// Where each worker's transaction and group coordinators sit.
     pub placement: crate::clients::placement::Placement,
     /// The faults the schedule draws from: [`BrokerAct::Kill`] (each undone by a restart),
-    /// [`BrokerAct::Pause`] (each undone by a resume) and [`BrokerAct::HoldMarkers`] (each
-    /// undone by letting them through).
-    pub faults: Vec<BrokerAct>,
+    /// [`BrokerAct::Pause`] (each undone by a resume), [`BrokerAct::HoldMarkers`] (each
+    /// undone by letting them through), as [`schedule::Kind::Act`]; and
+    /// [`schedule::Kind::MoveCoordinator`] (a pause of a worker's coordinator, then a resume).
+    pub faults: Vec<schedule::Kind>,
     /// No faults at all (the workload and checker alone).
     pub no_faults: bool,
     /// The commands that do faults to an external cluster.
@@ -168,19 +169,22 @@ async fn on_target(
     report: &mut TargetChaos,
 ) -> Result<(), String> {
     let name = target.name.clone();
-    // The acts the target can do, of the faults asked for (each with the act that undoes it).
-    let wanted = |act: &BrokerAct| {
-        options
-            .faults
-            .iter()
-            .any(|f| f == act || f.undo() == Some(*act))
+    // The acts the target can do; the schedule draws the faults asked for whose acts are
+    // among them.
+    let acts: Vec<BrokerAct> = target.acts().await;
+    let nodes = match options.no_faults {
+        true => Vec::new(),
+        false => target.node_ids(),
     };
-    let acts: Vec<BrokerAct> = target.acts().await.into_iter().filter(wanted).collect();
-    let schedule = match options.no_faults {
-        true => Schedule::plan(options.seed, options.duration, &[], &[]),
-        false => Schedule::plan(options.seed, options.duration, &target.node_ids(), &acts),
-    };
-    report.no_faults_because = match (options.no_faults, target.brokers, acts.is_empty()) {
+    let schedule = Schedule::plan(
+        options.seed,
+        options.duration,
+        (&nodes, shape.workers),
+        &options.faults,
+        &acts,
+    );
+    let none_doable = !options.faults.iter().any(|kind| kind.doable(&acts));
+    report.no_faults_because = match (options.no_faults, target.brokers, none_doable) {
         (true, _, _) => Some("--no-faults".into()),
         (false, 1, _) => Some("one broker: faults need a cluster".into()),
         (false, _, true) if options.faults.is_empty() => Some("no fault asked for".into()),
@@ -227,7 +231,12 @@ async fn on_target(
         })
         .collect();
     let stop_at = started + options.duration;
-    let faults = schedule::execute(target, &schedule, started, stop_at);
+    let faults = schedule::execute(
+        target,
+        &schedule,
+        &names.transactional_ids,
+        (started, stop_at),
+    );
     let ticker = async {
         loop {
             let secs = started.elapsed().as_secs();

@@ -156,9 +156,13 @@ impl ChaosReport {
                             (Some(b), None) => format!("back at {:.1} s", b as f64 / 1000.0),
                             (None, None) => String::new(),
                         };
+                        let whose = match f.fault.worker {
+                            Some(w) => format!(" (worker {w}'s coordinator)"),
+                            None => String::new(),
+                        };
                         let _ = writeln!(
                             s,
-                            "    {:>6.1} s  {} broker {} for {:.1} s, {back}",
+                            "    {:>6.1} s  {} broker {}{whose} for {:.1} s, {back}",
                             f.done_ms as f64 / 1000.0,
                             f.fault.act,
                             f.fault.node,

@@ -30,7 +30,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
     });
     let placement = a.coordinators.into();
     let replay = replay_line(&a, &specs, seed);
-    let faults: Vec<_> = a.faults.iter().map(|f| f.act()).collect();
+    let faults: Vec<_> = a.faults.iter().map(|f| f.kind()).collect();
     let options = ChaosOptions {
         seed,
         duration: a.duration,
