@@ -9,6 +9,7 @@ pub mod file_lock;
 pub mod offsets;
 pub mod partition;
 pub mod pid;
+pub mod producers;
 pub mod topic_config;
 pub mod topics;
 

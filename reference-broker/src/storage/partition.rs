@@ -5,7 +5,7 @@
 //! first torn or corrupt batch: whatever was fsync'd before a crash is there after it, and
 //! what was not acknowledged may be gone, never half there.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -15,11 +15,10 @@ use std::sync::Arc;
 use super::batch::{self, BatchHeader};
 use super::file_lock::HeldLock;
 use super::now_ms;
+use super::producers::ProducerState;
+pub use super::producers::PRODUCER_WINDOW;
 use crate::errors;
 use crate::lock_order::{Level, OrderedMutex};
-
-/// How many recent batches per producer are remembered for duplicate detection (Apache: 5).
-pub const PRODUCER_WINDOW: usize = 5;
 
 /// Where one batch sits.
 #[derive(Debug, Clone, Copy)]
@@ -29,43 +28,6 @@ struct IndexEntry {
     position: u64,
     size: u32,
     max_timestamp: i64,
-}
-
-/// One remembered batch: what a retry of it is recognised by and answered with.
-#[derive(Debug, Clone, Copy)]
-struct RecentBatch {
-    first_sequence: i32,
-    last_sequence: i32,
-    base_offset: i64,
-    /// Answered as the log-append time of a duplicate, as Apache does.
-    max_timestamp: i64,
-}
-
-/// A producer's recent batches on this partition.
-#[derive(Debug, Clone)]
-pub struct ProducerState {
-    /// Current epoch.
-    pub epoch: i16,
-    /// The coordinator epoch of the last transaction marker (-1: none yet). A marker with a
-    /// lower one is refused (TRANSACTION_COORDINATOR_FENCED), as Apache's receiver does.
-    pub coordinator_epoch: i32,
-    /// The last few batches, oldest first.
-    recent: VecDeque<RecentBatch>,
-    /// Known here only from a marker of its current epoch (a transaction that wrote nothing
-    /// here, or an epoch a marker moved it to): its first batch must start at sequence 0,
-    /// as Apache's producer state requires.
-    awaits_first_sequence: bool,
-}
-
-impl Default for ProducerState {
-    fn default() -> Self {
-        ProducerState {
-            epoch: 0,
-            coordinator_epoch: -1,
-            awaits_first_sequence: false,
-            recent: VecDeque::new(),
-        }
-    }
 }
 
 /// Why an append was refused, as a Kafka error code with a message.
@@ -276,41 +238,12 @@ impl PartitionLog {
         } else if h.is_transactional() && h.producer_id >= 0 {
             self.open_txns.entry(h.producer_id).or_insert(h.base_offset);
         }
-        if h.producer_id >= 0 && h.is_control() {
-            // A marker moves the producer to its epoch (a bumped one starts a new sequence
-            // window) and records the coordinator epoch that wrote it.
+        if h.producer_id >= 0 {
             let fresh = !self.producers.contains_key(&h.producer_id);
             let p = self.producers.entry(h.producer_id).or_default();
-            if h.producer_epoch != p.epoch {
-                p.recent.clear();
-                // A marker of an older epoch (one a peer applies after a fence) sets no
-                // sequence rule.
-                p.awaits_first_sequence = h.producer_epoch > p.epoch;
-                p.epoch = h.producer_epoch;
-            } else if fresh {
-                p.awaits_first_sequence = true;
-            }
-            if let Some(epoch) = h.coordinator_epoch {
-                p.coordinator_epoch = p.coordinator_epoch.max(epoch);
-            }
-        }
-        if h.producer_id >= 0 && !h.is_control() {
-            let p = self.producers.entry(h.producer_id).or_default();
-            if h.producer_epoch != p.epoch {
-                p.recent.clear();
-            }
-            p.epoch = h.producer_epoch;
-            p.awaits_first_sequence = false;
-            if h.base_sequence >= 0 {
-                if p.recent.len() == PRODUCER_WINDOW {
-                    p.recent.pop_front();
-                }
-                p.recent.push_back(RecentBatch {
-                    first_sequence: h.base_sequence,
-                    last_sequence: h.last_sequence(),
-                    base_offset: h.base_offset,
-                    max_timestamp: h.max_timestamp,
-                });
+            match h.is_control() {
+                true => p.on_marker(h.producer_epoch, h.coordinator_epoch, fresh),
+                false => p.on_batch(h),
             }
         }
     }
@@ -391,73 +324,7 @@ impl PartitionLog {
         let Some(p) = self.producers.get(&h.producer_id) else {
             return Ok(None);
         };
-        if h.producer_epoch < p.epoch {
-            return fail(
-                errors::INVALID_PRODUCER_EPOCH,
-                format!(
-                    "producer {} epoch {} is older than {}",
-                    h.producer_id, h.producer_epoch, p.epoch
-                ),
-            );
-        }
-        if h.base_sequence < 0 {
-            return Ok(None);
-        }
-        if h.producer_epoch > p.epoch {
-            return match h.base_sequence {
-                0 => Ok(None),
-                s => fail(
-                    errors::OUT_OF_ORDER_SEQUENCE_NUMBER,
-                    format!(
-                        "new epoch {} must start at sequence 0, got {s}",
-                        h.producer_epoch
-                    ),
-                ),
-            };
-        }
-        let (first, last) = (h.base_sequence, h.last_sequence());
-        if let Some(b) = p
-            .recent
-            .iter()
-            .find(|b| b.first_sequence == first && b.last_sequence == last)
-        {
-            return Ok(Some((b.base_offset, b.max_timestamp)));
-        }
-        match p.recent.back() {
-            None if !p.awaits_first_sequence => Ok(None),
-            // Known only from a marker (a transaction that wrote nothing here): its epoch is
-            // set and no sequence yet, so the first batch starts at 0, as Apache checks it.
-            None => match first {
-                0 => Ok(None),
-                _ => fail(
-                    errors::OUT_OF_ORDER_SEQUENCE_NUMBER,
-                    format!(
-                        "producer {} has no sequence here yet: its first batch starts at 0, not {first}",
-                        h.producer_id
-                    ),
-                ),
-            },
-            Some(&RecentBatch {
-                last_sequence: prev_last,
-                ..
-            }) => {
-                let expected = if prev_last == i32::MAX {
-                    0
-                } else {
-                    prev_last + 1
-                };
-                match first == expected {
-                    true => Ok(None),
-                    false => fail(
-                        errors::OUT_OF_ORDER_SEQUENCE_NUMBER,
-                        format!(
-                            "producer {} sequence {first} after {prev_last}",
-                            h.producer_id
-                        ),
-                    ),
-                }
-            }
-        }
+        p.check(h).or_else(|(code, message)| fail(code, message))
     }
 
     /// Notes that a transactional batch of `producer_id` asked to open a transaction here
@@ -789,12 +656,7 @@ impl PartitionLog {
     /// Fences `producer_id` below `epoch`: later batches with an older epoch are refused and
     /// the duplicate window is cleared.
     pub fn fence_producer(&mut self, producer_id: i64, epoch: i16) {
-        let p = self.producers.entry(producer_id).or_default();
-        if epoch > p.epoch {
-            p.epoch = epoch;
-            p.recent.clear();
-            p.awaits_first_sequence = false;
-        }
+        self.producers.entry(producer_id).or_default().fence(epoch);
     }
 }
 
