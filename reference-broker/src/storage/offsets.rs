@@ -186,8 +186,7 @@ impl OffsetStore {
     ) -> io::Result<()> {
         let path = self.path(group);
         // A peer coordinating the group at the same moment commits in turn, not over this.
-        let _lock =
-            FileLock::exclusive(&self.locks.join(format!("{}.lock", file_component(group))))?;
+        let _lock = self.lock(group)?;
         let mut next = self.load(group)?.clone();
         next.extend(offsets);
         let mut env = Envelope::default();
@@ -272,8 +271,17 @@ impl OffsetStore {
         })
     }
 
-    /// Removes a group's committed offsets (DeleteGroups); whether it had any.
+    /// The group's lock, held while its file is read and written: a peer coordinating the
+    /// group at the same moment commits or deletes in turn.
+    fn lock(&self, group: &str) -> io::Result<FileLock> {
+        FileLock::exclusive(&self.locks.join(format!("{}.lock", file_component(group))))
+    }
+
+    /// Removes a group's committed offsets (DeleteGroups); whether it had any. Under the
+    /// group's lock, so a peer's commit in the middle is not written back over the deletion
+    /// with the offsets it read before.
     pub fn delete_group(&mut self, group: &str) -> io::Result<bool> {
+        let _lock = self.lock(group)?;
         let had = self.has_offsets(group)?;
         self.groups.remove(group);
         match std::fs::remove_file(self.path(group)) {
@@ -396,5 +404,36 @@ mod tests {
             0,
             "no lock file among the groups"
         );
+    }
+
+    #[test]
+    fn a_deletion_waits_for_a_peers_commit_to_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = OffsetStore::open(dir.path()).unwrap();
+        let c = Committed {
+            offset: 4,
+            leader_epoch: -1,
+            metadata: None,
+        };
+        store.commit("g", vec![(("t".into(), 0), c)]).unwrap();
+        // A peer in the middle of a commit holds the group's lock.
+        let held = store.lock("g").unwrap();
+        let (done, deleted) = std::sync::mpsc::channel();
+        let deleting = std::thread::spawn(move || {
+            let had = store.delete_group("g").unwrap();
+            done.send(had).unwrap();
+        });
+        assert!(
+            deleted
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
+            "deleted while a peer held the group"
+        );
+        drop(held);
+        assert_eq!(
+            deleted.recv_timeout(std::time::Duration::from_secs(10)),
+            Ok(true)
+        );
+        deleting.join().unwrap();
     }
 }
