@@ -140,17 +140,23 @@ fn a_peer_marker_applied_twice_is_found_as_an_aborted_read() {
 /// shows its records once the producer's next marker there ends their transaction (aborted
 /// read). With three output partitions it was found in one run of two (the next commit healed
 /// the others); with twelve, in two of two, torn and aborted reads both times, the clean broker
-/// under the same kills showing none.
+/// under the same kills showing none. Later (2026-12-03), found in one run of three: once an
+/// aborted read (with the duplicates and records without offsets that follow it), twice
+/// nothing. The seed repeats the kills, not the clients' timing: a marker is dropped only when
+/// one was queued for a broker in the seconds before it died and nobody forwarded it before it
+/// came back. Making this proof find it every time is open work.
 #[test]
 #[ignore = "minutes: ci/chaos-planted.sh runs it"]
 fn a_marker_dropped_on_restart_is_found_as_a_torn_transaction() {
     let planted = Planted::default().with(Bug::MarkerDroppedOnRestart);
     let report = chaos_on(planted, &kills());
     assert!(!report.passed);
-    // The committed transaction's records on the partition whose marker was dropped stay
-    // unmarked: the rest of it is visible, they are not.
+    // The records of the partition whose marker was dropped stay unmarked: a committed
+    // transaction's stay unread while the rest of it is visible (torn), an aborted one's show
+    // once a later marker of the producer ends them (aborted read).
+    let found = kinds(&report);
     assert!(
-        kinds(&report).contains(&Kind::TornTransaction),
+        found.contains(&Kind::TornTransaction) || found.contains(&Kind::AbortedRead),
         "{}",
         report.terminal()
     );
