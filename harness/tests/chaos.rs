@@ -90,13 +90,14 @@ fn a_clean_ref_cluster_under_pauses_shows_no_anomaly() {
 fn kills() -> ChaosOptions {
     ChaosOptions {
         outputs: 12,
+        workers: 8,
         ..options(1, 120, &[BrokerAct::Kill])
     }
 }
 
 /// The clean broker under the kills of the planted marker-drop run: the control that would
-/// show a finding there is the bug's (none in three runs: two with three output partitions,
-/// one with twelve).
+/// show a finding there is the bug's (none in four runs: two with three output partitions,
+/// one with twelve, one with twelve and eight workers).
 #[test]
 #[ignore = "minutes: ci/chaos-planted.sh runs it"]
 fn a_clean_ref_cluster_under_the_planted_runs_kills_shows_no_anomaly() {
@@ -140,11 +141,12 @@ fn a_peer_marker_applied_twice_is_found_as_an_aborted_read() {
 /// shows its records once the producer's next marker there ends their transaction (aborted
 /// read). With three output partitions it was found in one run of two (the next commit healed
 /// the others); with twelve, in two of two, torn and aborted reads both times, the clean broker
-/// under the same kills showing none. Later (2026-12-03), found in one run of three: once an
-/// aborted read (with the duplicates and records without offsets that follow it), twice
-/// nothing. The seed repeats the kills, not the clients' timing: a marker is dropped only when
-/// one was queued for a broker in the seconds before it died and nobody forwarded it before it
-/// came back. Making this proof find it every time is open work.
+/// under the same kills showing none. Later (2026-12-03), with three workers it was found in
+/// one run of three (twice nothing): a marker is dropped only when one was queued for a broker
+/// in the seconds before it died and nobody forwarded it before it came back, and the seed
+/// repeats the kills, not the clients' timing. With eight workers (more transactions ending
+/// around each kill) it was found in two runs of two (torn transactions both times, aborted
+/// reads once), the clean broker under the same kills showing none.
 #[test]
 #[ignore = "minutes: ci/chaos-planted.sh runs it"]
 fn a_marker_dropped_on_restart_is_found_as_a_torn_transaction() {
