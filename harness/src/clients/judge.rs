@@ -50,7 +50,7 @@ fn claims(ledger: &Ledger) -> impl Iterator<Item = (&Deviation, &ClientShows)> {
 fn applies(claim: &ClientShows, run: Option<Placement>) -> bool {
     match claim.coordinators.as_deref() {
         None => true,
-        Some(want) => run.unwrap_or(Placement::Together).name() == want,
+        Some(want) => Placement::of_run(run).name() == want,
     }
 }
 
@@ -167,6 +167,18 @@ kaas = "ok"
 apache = "*InvalidTxnTimeoutException"
 "#;
 
+    /// A run of java's timeout-above-max, placed so, with `left` and `right` as its
+    /// initTransactions on each side.
+    fn compared(coordinators: Option<Placement>, left: &str, right: &str) -> Compared {
+        Compared {
+            client: "java".into(),
+            workload: "timeout-above-max".into(),
+            coordinators,
+            left: vec![("initTransactions".into(), left.into())],
+            right: vec![("initTransactions".into(), right.into())],
+        }
+    }
+
     fn diff(client: &str, left: &str, right: &str) -> ClientDiff {
         ClientDiff {
             client: client.into(),
@@ -192,13 +204,7 @@ apache = "*InvalidTxnTimeoutException"
         );
         let ids: Vec<_> = judged.iter().map(|j| j.documented_by.as_deref()).collect();
         assert_eq!(ids, [Some("timeout"), None, None]);
-        let run = |left: &str, right: &str| Compared {
-            client: "java".into(),
-            workload: "timeout-above-max".into(),
-            coordinators: None,
-            left: vec![("initTransactions".into(), left.into())],
-            right: vec![("initTransactions".into(), right.into())],
-        };
+        let run = |left: &str, right: &str| compared(None, left, right);
         assert!(stale(&ledger, &[run("ok", apache)]).is_empty());
         let stale_claims = stale(&ledger, &[run("ok", "ok")]);
         assert_eq!(stale_claims.len(), 1);
@@ -214,13 +220,7 @@ apache = "*InvalidTxnTimeoutException"
             "apache = \"ok\"",
         );
         let ledger = Ledger::parse(&text, "test").unwrap();
-        let run = |left: &str, right: &str| Compared {
-            client: "java".into(),
-            workload: "timeout-above-max".into(),
-            coordinators: None,
-            left: vec![("initTransactions".into(), left.into())],
-            right: vec![("initTransactions".into(), right.into())],
-        };
+        let run = |left: &str, right: &str| compared(None, left, right);
         assert!(stale(&ledger, &[run("ok", "ok")]).is_empty());
         assert_eq!(stale(&ledger, &[run("ok", "E")]).len(), 1);
         assert_eq!(stale(&ledger, &[run("E", "E")]).len(), 1);
@@ -248,13 +248,7 @@ apache = "*InvalidTxnTimeoutException"
         );
         let ids: Vec<_> = judged.iter().map(|j| j.documented_by.as_deref()).collect();
         assert_eq!(ids, [Some("timeout"), None, None]);
-        let run = |p: Option<Placement>, left: &str| Compared {
-            client: "java".into(),
-            workload: "timeout-above-max".into(),
-            coordinators: p,
-            left: vec![("initTransactions".into(), left.into())],
-            right: vec![("initTransactions".into(), apache.into())],
-        };
+        let run = |p: Option<Placement>, left: &str| compared(p, left, apache);
         // Runs placed otherwise, or on one broker, neither confirm nor stale it.
         let others = [run(Some(Placement::Together), apache), run(None, apache)];
         assert!(stale(&ledger, &others).is_empty());

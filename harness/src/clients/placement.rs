@@ -42,6 +42,36 @@ impl Placement {
         }
     }
 
+    /// Where a run's coordinators sat: as placed on a cluster, or together (one broker, or a
+    /// workload without a group, has them on one broker).
+    pub fn of_run(coordinators: Option<Placement>) -> Placement {
+        coordinators.unwrap_or(Placement::Together)
+    }
+
+    /// Whether it holds for a transaction coordinator at `transaction` and a group
+    /// coordinator at `group`.
+    pub(crate) fn holds<T: PartialEq>(self, transaction: &T, group: &T) -> bool {
+        match self {
+            Placement::Together => transaction == group,
+            Placement::Apart => transaction != group,
+            Placement::Any => true,
+        }
+    }
+
+    /// Why it cannot be had on a target of `brokers`, when it cannot.
+    pub(crate) fn refused_on(self, brokers: usize) -> Option<String> {
+        (self == Placement::Apart && brokers < 2)
+            .then(|| "coordinators apart need a cluster: one broker coordinates everything".into())
+    }
+
+    /// How a transaction coordinator sits beside a group's, for messages ("apart from").
+    pub(crate) fn beside_words(self) -> &'static str {
+        match self {
+            Placement::Apart => "apart from",
+            _ => "beside",
+        }
+    }
+
     /// The placement a ledger claim or a report names (`together` or `apart`).
     pub fn parse(name: &str) -> Option<Placement> {
         [Placement::Together, Placement::Apart, Placement::Any]
@@ -103,16 +133,6 @@ impl Coordinators for Running {
     }
 }
 
-/// Whether `placement` holds for a transaction coordinator at `transaction` and a group
-/// coordinator at `group`.
-fn holds<T: PartialEq>(placement: Placement, transaction: &T, group: &T) -> bool {
-    match placement {
-        Placement::Together => transaction == group,
-        Placement::Apart => transaction != group,
-        Placement::Any => true,
-    }
-}
-
 /// A run id for `client`'s run of a workload that uses `group`, whose names put the two
 /// coordinators as `placement` asks, as `target`'s FindCoordinator names them: fresh ids are
 /// drawn until one does. Why none would, when none does.
@@ -135,8 +155,8 @@ async fn place_run_on(
     if placement == Placement::Any || group == GroupUse::None {
         return Ok(draw());
     }
-    if placement == Placement::Apart && target.brokers() < 2 {
-        return Err("coordinators apart need a cluster: one broker coordinates everything".into());
+    if let Some(why) = placement.refused_on(target.brokers()) {
+        return Err(why);
     }
     for _ in 0..TRIES {
         let run = draw();
@@ -146,16 +166,13 @@ async fn place_run_on(
         };
         let group_at = target.coordinator_of(group, false).await?;
         let transaction_at = target.coordinator_of(&names.transactional_id, true).await?;
-        if holds(placement, &transaction_at, &group_at) {
+        if placement.holds(&transaction_at, &group_at) {
             return Ok(run);
         }
     }
     Err(format!(
         "no run id of {TRIES} drawn put the transaction coordinator {} the group's",
-        match placement {
-            Placement::Apart => "apart from",
-            _ => "beside",
-        }
+        placement.beside_words()
     ))
 }
 
@@ -169,6 +186,13 @@ pub(crate) mod tests {
     pub(crate) struct Layout {
         pub(crate) brokers: usize,
         pub(crate) shift: usize,
+    }
+
+    impl Layout {
+        /// `brokers` brokers, the transaction-state leaders `shift` along.
+        pub(crate) fn new(brokers: usize, shift: usize) -> Layout {
+            Layout { brokers, shift }
+        }
     }
 
     impl Coordinators for Layout {
@@ -191,10 +215,7 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn a_run_is_drawn_until_its_coordinators_sit_as_asked() {
-        let three = Layout {
-            brokers: 3,
-            shift: 0,
-        };
+        let three = Layout::new(3, 0);
         for placement in [Placement::Together, Placement::Apart] {
             for group in [GroupUse::Own, GroupUse::Empty] {
                 for _ in 0..20 {
@@ -209,10 +230,7 @@ pub(crate) mod tests {
                 }
             }
         }
-        let one = Layout {
-            brokers: 1,
-            shift: 0,
-        };
+        let one = Layout::new(1, 0);
         let refused = place_run_on(&one, Client::Java, GroupUse::Own, Placement::Apart).await;
         assert!(refused.unwrap_err().contains("need a cluster"));
         // Without a group, or on one broker together, any name does.
@@ -242,11 +260,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_placement_holds_only_where_it_says() {
-        assert!(holds(Placement::Together, &1, &1));
-        assert!(!holds(Placement::Together, &1, &2));
-        assert!(holds(Placement::Apart, &1, &2));
-        assert!(!holds(Placement::Apart, &1, &1));
-        assert!(holds(Placement::Any, &1, &2));
+        assert!(Placement::Together.holds(&1, &1));
+        assert!(!Placement::Together.holds(&1, &2));
+        assert!(Placement::Apart.holds(&1, &2));
+        assert!(!Placement::Apart.holds(&1, &1));
+        assert!(Placement::Any.holds(&1, &2));
         for p in [Placement::Together, Placement::Apart, Placement::Any] {
             assert_eq!(Placement::parse(p.name()), Some(p));
         }

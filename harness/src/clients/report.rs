@@ -70,20 +70,14 @@ impl RunRow {
     /// Whether this row is a run of `key`'s workload and client, its coordinators placed as
     /// `key` says (one broker's run stands for `together`).
     fn is(&self, key: &Key) -> bool {
-        self.workload == key.workload
-            && self.client == key.client
-            && self.placement() == key.placement
-    }
-
-    fn placement(&self) -> Placement {
-        self.coordinators.unwrap_or(Placement::Together)
+        key.has(&self.client, &self.workload, self.coordinators)
     }
 
     fn key(&self) -> Key {
         Key {
             workload: self.workload.clone(),
             client: self.client.clone(),
-            placement: self.placement(),
+            placement: Placement::of_run(self.coordinators),
             placed: self.coordinators.is_some(),
         }
     }
@@ -113,7 +107,7 @@ impl Key {
     fn has(&self, client: &str, workload: &str, coordinators: Option<Placement>) -> bool {
         self.workload == workload
             && self.client == client
-            && self.placement == coordinators.unwrap_or(Placement::Together)
+            && self.placement == Placement::of_run(coordinators)
     }
 }
 
@@ -189,9 +183,7 @@ impl ClientsReport {
         let mut out: Vec<Key> = Vec::new();
         for r in &self.runs {
             let key = r.key();
-            match out.iter_mut().find(|k| {
-                k.workload == key.workload && k.client == key.client && k.placement == key.placement
-            }) {
+            match out.iter_mut().find(|k| r.is(k)) {
                 Some(k) => k.placed |= key.placed,
                 None => out.push(key),
             }

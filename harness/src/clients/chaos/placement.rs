@@ -38,8 +38,8 @@ async fn place_on(
     if placement == Placement::Any {
         return Ok(());
     }
-    if placement == Placement::Apart && target.brokers() < 2 {
-        return Err("coordinators apart need a cluster: one broker coordinates everything".into());
+    if let Some(why) = placement.refused_on(target.brokers()) {
+        return Err(why);
     }
     let together = placement == Placement::Together;
     for w in 0..names.groups.len() {
@@ -52,7 +52,7 @@ async fn place_on(
                 false => names.groups[w].clone(),
             };
             let group_at = target.coordinator_of(&group, false).await?;
-            if (target.coordinator_of(&id, true).await? == group_at) == together {
+            if placement.holds(&target.coordinator_of(&id, true).await?, &group_at) {
                 placed = Some((id, group));
                 break;
             }
@@ -67,10 +67,7 @@ async fn place_on(
         let (id, group) = placed.ok_or_else(|| {
             format!(
                 "no transactional id of {TRIES} tried has its coordinator {} group {}'s",
-                match placement {
-                    Placement::Apart => "apart from",
-                    _ => "beside",
-                },
+                placement.beside_words(),
                 names.groups[w]
             )
         })?;
@@ -104,7 +101,6 @@ async fn group_beside(
 mod tests {
     use super::*;
     use crate::clients::placement::tests::Layout;
-    use std::net::SocketAddr;
 
     async fn placed(layout: &Layout, placement: Placement) -> Names {
         let mut names = Names::new("t", 3);
@@ -120,25 +116,11 @@ mod tests {
     #[tokio::test]
     async fn together_is_one_name_where_one_name_will_do_and_two_where_none_will() {
         // One hash for both: every worker's group takes its transactional id's name.
-        let same = placed(
-            &Layout {
-                brokers: 3,
-                shift: 0,
-            },
-            Placement::Together,
-        )
-        .await;
+        let same = placed(&Layout::new(3, 0), Placement::Together).await;
         assert_eq!(same.groups, same.transactional_ids);
         // Leaders laid out apart: no name puts both on one broker, so each group gets a name
         // of its own beside the worker's first id.
-        let shifted = placed(
-            &Layout {
-                brokers: 3,
-                shift: 1,
-            },
-            Placement::Together,
-        )
-        .await;
+        let shifted = placed(&Layout::new(3, 1), Placement::Together).await;
         for (w, (id, group)) in shifted
             .transactional_ids
             .iter()
@@ -155,26 +137,10 @@ mod tests {
 
     #[tokio::test]
     async fn apart_keeps_the_groups_and_moves_the_ids() {
-        let names = placed(
-            &Layout {
-                brokers: 3,
-                shift: 0,
-            },
-            Placement::Apart,
-        )
-        .await;
+        let names = placed(&Layout::new(3, 0), Placement::Apart).await;
         assert_eq!(names.groups, Names::new("t", 3).groups);
         let mut one = Names::new("t", 3);
-        struct One;
-        impl Coordinators for One {
-            fn brokers(&self) -> usize {
-                1
-            }
-            async fn coordinator_of(&self, _: &str, _: bool) -> Result<SocketAddr, String> {
-                Ok(SocketAddr::from(([127, 0, 0, 1], 9092)))
-            }
-        }
-        let refused = place_on(&One, &mut one, Placement::Apart)
+        let refused = place_on(&Layout::new(1, 0), &mut one, Placement::Apart)
             .await
             .unwrap_err();
         assert!(refused.contains("need a cluster"), "{refused}");
