@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::broker_name;
 use crate::storage::atomic::{read_if_present, write_atomic};
+use crate::storage::file_lock::FileLock;
 
 /// The `*.json` files of a directory, sorted by name; none when it does not exist.
 fn json_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
@@ -118,6 +119,40 @@ pub fn enqueue(cluster_dir: &Path, to: i32, marker: &QueuedMarker) -> io::Result
     )
 }
 
+/// Sends on to broker `to` the `partitions` of a marker read from `source` (a file of broker
+/// `from`'s inbox) that `to` leads now: a file of its own, named after its source
+/// (`<pid>-<epoch>.from-kaas-<from>.json`), never merged into an entry `to` already holds.
+/// `to`'s watcher may be applying that entry and about to remove it, so a read-merge-write
+/// would lose these partitions, or bring back ones already applied; a file of its own is
+/// simply the next pass's work. The name is the same each time the same source is forwarded,
+/// so a pass retried after a crash rewrites it rather than queueing the marker twice, and it
+/// begins `<pid>-` as kaas's names do, so [`queued_for`] still sees the transaction's debt.
+pub fn forward(
+    cluster_dir: &Path,
+    from: i32,
+    source: &Path,
+    to: i32,
+    marker: &QueuedMarker,
+) -> io::Result<()> {
+    let stem = source
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| io::Error::other(format!("queue file {} has no name", source.display())))?;
+    let path = inbox(cluster_dir, to).join(format!("{stem}.from-{}.json", broker_name(from)));
+    write_atomic(
+        &path,
+        &serde_json::to_vec(marker).map_err(io::Error::other)?,
+    )
+}
+
+/// The lock a watcher holds while it goes through `owner`'s inbox, `None` when another broker
+/// holds it (the owner itself and the lowest broker alive, covering for an owner it counts
+/// down, may both reach for the same inbox): whoever holds it applies each entry once, the
+/// other passes and looks again next time rather than waiting on a holder that may be paused.
+pub fn try_lock_inbox(cluster_dir: &Path, owner: i32) -> io::Result<Option<FileLock>> {
+    FileLock::try_exclusive(&inbox(cluster_dir, owner).join("pass.lock"))
+}
+
 /// The queued markers of an inbox, oldest name first: each file with what it holds, `None`
 /// for an empty or undecodable one (left in place, as kaas's watcher leaves it).
 pub fn queued(inbox: &Path) -> io::Result<Vec<(PathBuf, Option<QueuedMarker>)>> {
@@ -159,6 +194,69 @@ pub fn queued_for(cluster_dir: &Path, pid: i64) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn marker(partitions: &[i32]) -> QueuedMarker {
+        QueuedMarker {
+            transactional_id: "tx".into(),
+            producer_id: 7,
+            producer_epoch: 2,
+            commit: true,
+            coordinator_epoch: 0,
+            partitions: vec![QueuedTopic {
+                topic: "t".into(),
+                partitions: partitions.to_vec(),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_forward_survives_the_removal_of_the_entry_its_inbox_was_applying() {
+        let dir = tempfile::tempdir().unwrap();
+        // Broker 3's own entry for the transaction; its watcher reads it to apply it.
+        enqueue(dir.path(), 3, &marker(&[0])).unwrap();
+        let read = queued(&inbox(dir.path(), 3)).unwrap();
+        // Meanwhile broker 1 sends on partition 1 of the same transaction, which 3 leads now.
+        enqueue(dir.path(), 1, &marker(&[1])).unwrap();
+        let source = inbox(dir.path(), 1).join("7-2.json");
+        forward(dir.path(), 1, &source, 3, &marker(&[1])).unwrap();
+        // Broker 3 has applied partition 0 and removes what it read.
+        std::fs::remove_file(&read[0].0).unwrap();
+        let left = queued(&inbox(dir.path(), 3)).unwrap();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left[0].0.ends_with("7-2.from-kaas-1.json"));
+        assert_eq!(
+            left[0].1.as_ref(),
+            Some(&marker(&[1])),
+            "partition 1 still owed, partition 0 not again"
+        );
+        assert!(queued_for(dir.path(), 7).unwrap(), "the debt is seen");
+        // Forwarded again (a pass retried after a crash): rewritten, not queued twice; and on.
+        forward(dir.path(), 1, &source, 3, &marker(&[1])).unwrap();
+        assert_eq!(queued(&inbox(dir.path(), 3)).unwrap().len(), 1);
+        forward(dir.path(), 3, &left[0].0, 4, &marker(&[1])).unwrap();
+        assert!(inbox(dir.path(), 4)
+            .join("7-2.from-kaas-1.from-kaas-3.json")
+            .exists());
+    }
+
+    #[test]
+    fn one_watcher_at_a_time_goes_through_an_inbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = try_lock_inbox(dir.path(), 2).unwrap().expect("free");
+        assert!(try_lock_inbox(dir.path(), 2).unwrap().is_none());
+        assert!(
+            try_lock_inbox(dir.path(), 3).unwrap().is_some(),
+            "per inbox"
+        );
+        enqueue(dir.path(), 2, &marker(&[0])).unwrap();
+        assert_eq!(
+            queued(&inbox(dir.path(), 2)).unwrap().len(),
+            1,
+            "not listed"
+        );
+        drop(held);
+        assert!(try_lock_inbox(dir.path(), 2).unwrap().is_some());
+    }
 
     #[test]
     fn queued_markers_round_trip_and_a_retry_overwrites() {

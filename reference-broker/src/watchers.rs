@@ -56,10 +56,14 @@ pub fn apply_markers(state: &State) -> io::Result<MarkerPass> {
         again(state, &cluster, &mut pass)?;
     }
     for owner in inboxes {
+        // Another broker is going through it: its entries are that broker's this pass.
+        let Some(_pass_lock) = peer_files::try_lock_inbox(&cluster, owner)? else {
+            continue;
+        };
         for (path, marker) in peer_files::queued(&peer_files::inbox(&cluster, owner))? {
             // Empty or undecodable: left in place (a write in progress, or for an operator).
             let Some(marker) = marker else { continue };
-            apply_one(state, &cluster, &marker, &mut pass)?;
+            apply_one(state, &cluster, (owner, &path), &marker, &mut pass)?;
             match twice {
                 true => std::fs::rename(&path, path.with_extension("again"))?,
                 false => std::fs::remove_file(&path)?,
@@ -84,7 +88,13 @@ fn again(state: &State, cluster: &Path, pass: &mut MarkerPass) -> io::Result<()>
         let path = entry.path();
         if path.extension().is_some_and(|e| e == "again") {
             if let Ok(marker) = serde_json::from_slice::<QueuedMarker>(&std::fs::read(&path)?) {
-                apply_one(state, cluster, &marker, pass)?;
+                apply_one(
+                    state,
+                    cluster,
+                    (state.membership.me(), &path),
+                    &marker,
+                    pass,
+                )?;
             }
             std::fs::remove_file(&path)?;
         }
@@ -94,10 +104,12 @@ fn again(state: &State, cluster: &Path, pass: &mut MarkerPass) -> io::Result<()>
 
 /// Applies one queued marker: appended where this broker leads the partition, forwarded to the
 /// leader elsewhere; an error (the file is kept, and tried again next pass) when a partition
-/// has no leader alive or an append fails.
+/// has no leader alive or an append fails. `source` is the inbox's owner and the file the
+/// marker was read from, which a forwarded part is named after.
 fn apply_one(
     state: &State,
     cluster: &Path,
+    source: (i32, &Path),
     marker: &QueuedMarker,
     pass: &mut MarkerPass,
 ) -> io::Result<()> {
@@ -142,43 +154,13 @@ fn apply_one(
     }
     for (to, partitions) in elsewhere {
         pass.forwarded += partitions.iter().map(|t| t.partitions.len()).sum::<usize>();
-        forward(cluster, to, marker, partitions)?;
+        let part = QueuedMarker {
+            partitions,
+            ..marker.clone()
+        };
+        peer_files::forward(cluster, source.0, source.1, to, &part)?;
     }
     Ok(())
-}
-
-/// Queues `partitions` of `marker` for broker `to`, merged with what its inbox already holds
-/// for the same producer id and epoch.
-fn forward(
-    cluster: &Path,
-    to: i32,
-    marker: &QueuedMarker,
-    partitions: Vec<QueuedTopic>,
-) -> io::Result<()> {
-    let name = format!("{}-{}.json", marker.producer_id, marker.producer_epoch);
-    let path = peer_files::inbox(cluster, to).join(&name);
-    let mut merged = QueuedMarker {
-        partitions: Vec::new(),
-        ..marker.clone()
-    };
-    if let Some(bytes) = crate::storage::atomic::read_if_present(&path)? {
-        if let Ok(existing) = serde_json::from_slice::<QueuedMarker>(&bytes) {
-            merged.partitions = existing.partitions;
-        }
-    }
-    for t in partitions {
-        match merged.partitions.iter_mut().find(|q| q.topic == t.topic) {
-            Some(q) => {
-                for p in t.partitions {
-                    if !q.partitions.contains(&p) {
-                        q.partitions.push(p);
-                    }
-                }
-            }
-            None => merged.partitions.push(t),
-        }
-    }
-    peer_files::enqueue(cluster, to, &merged)
 }
 
 /// The FenceWatcher's memory: per peer fence file, the highest epoch applied per producer id.
