@@ -15,6 +15,7 @@ mod util;
 mod all_scenarios;
 mod apache_cluster;
 mod apache_parser;
+mod apache_releases;
 mod broker_faults;
 mod chaos;
 mod cli;

@@ -146,7 +146,7 @@ impl Session<'_> {
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
         // The live Apache of the same shape, whose answers were recorded.
         let live = TargetSpec {
-            kind: crate::targets::Kind::Apache(apache::Backend::Auto),
+            kind: crate::targets::Kind::Apache(apache::Backend::Auto, apache::Release::CLAIMED),
             ..*spec
         };
         let label = crate::targets::snapshot_label(&live.name());
@@ -160,7 +160,7 @@ impl Session<'_> {
             .collect::<Result<_, RecordedError>>()?;
         let origin = format!(
             "Apache {}'s answers as recorded in {} (no live broker in this run)",
-            apache::KAFKA_VERSION,
+            apache::Release::CLAIMED.version(),
             self.snapshots.describe()
         );
         Ok((transcripts, vec![origin], Vec::new()))

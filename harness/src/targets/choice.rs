@@ -59,9 +59,10 @@ pub fn defaults(
 
 /// Whether `live` can run here: a cluster runs as JVMs whatever the backend.
 fn live_usable(live: &TargetSpec, backend: Backend) -> Result<(), String> {
+    let release = live.release().unwrap_or_default();
     match live.brokers {
-        1 => backend.usable(),
-        _ => Backend::Jvm.usable(),
+        1 => backend.usable(&release),
+        _ => Backend::Jvm.usable(&release),
     }
     .map_err(|e| e.to_string())
 }
@@ -106,7 +107,9 @@ fn parse_each_once(named: &[String], backend: Backend) -> Result<Vec<TargetSpec>
     for name in named {
         let mut spec = TargetSpec::parse(name)?;
         if spec.is_apache() && spec.brokers == 1 {
-            spec.kind = Kind::Apache(backend);
+            if let Kind::Apache(_, release) = spec.kind {
+                spec.kind = Kind::Apache(backend, release);
+            }
         }
         if specs.iter().any(|earlier| earlier.name() == spec.name()) {
             return Err(ChoiceError::Twice(spec.name()));

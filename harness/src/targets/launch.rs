@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 use reference_broker::local_cluster::LocalCluster;
 use reference_broker::{Broker, BrokerConfig};
 
-use super::apache::{self, cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend};
+use super::apache::{
+    self, cluster::ApacheCluster, container::ApacheContainer, ApacheJvm, Backend, Release,
+};
 use super::{ref_config, Held, TargetSpec, REF_MEMBER_TIMEOUT};
 
 /// A target started (or found): where it listens, every broker's address (empty: only
@@ -70,11 +72,15 @@ pub(super) async fn kaas_ref_cluster(spec: &TargetSpec, n: usize) -> Result<Star
     })
 }
 
-/// One Apache: the broker `kconform apache up` keeps (a plain target only: it has no SASL),
-/// else one launched by `backend`.
-pub(super) async fn apache(spec: &TargetSpec, backend: Backend) -> Result<Started, String> {
+/// One Apache of `release`: the broker `kconform apache up` keeps when it runs that release
+/// (a plain target only: it has no SASL), else one launched by `backend`.
+pub(super) async fn apache(
+    spec: &TargetSpec,
+    backend: Backend,
+    release: Release,
+) -> Result<Started, String> {
     let secured = spec.secured;
-    if let Some(d) = apache::daemon::running().filter(|_| !secured) {
+    if let Some(d) = apache::daemon::running(&release).filter(|_| !secured) {
         return Ok(Started {
             addr: d.addr,
             bootstrap: vec![d.addr],
@@ -85,24 +91,23 @@ pub(super) async fn apache(spec: &TargetSpec, backend: Backend) -> Result<Starte
             held: Held::Nothing,
         });
     }
-    if backend.resolve().map_err(|e| e.to_string())? == Backend::Container {
+    if backend.resolve(&release).map_err(|e| e.to_string())? == Backend::Container {
         let c = match secured {
-            true => ApacheContainer::start_secured().await,
-            false => ApacheContainer::start().await,
+            true => ApacheContainer::start_secured(&release).await,
+            false => ApacheContainer::start(&release).await,
         }
         .map_err(|e| e.to_string())?;
         return Ok(Started {
             addr: c.addr,
             bootstrap: Vec::new(),
             origin: format!(
-                "Apache Kafka {} in the apache/kafka container{}",
-                apache::KAFKA_VERSION,
+                "{release} in the apache/kafka container{}",
                 security_note(spec)
             ),
             held: Held::Container(Box::new(c)),
         });
     }
-    let jvm = tokio::task::spawn_blocking(move || ApacheJvm::start_with(secured))
+    let jvm = tokio::task::spawn_blocking(move || ApacheJvm::start_with(secured, &release))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
@@ -110,8 +115,7 @@ pub(super) async fn apache(spec: &TargetSpec, backend: Backend) -> Result<Starte
         addr: jvm.addr,
         bootstrap: Vec::new(),
         origin: format!(
-            "Apache Kafka {} launched as a JVM{}, started in {:.1} s",
-            apache::KAFKA_VERSION,
+            "{release} launched as a JVM{}, started in {:.1} s",
             security_note(spec),
             jvm.start_time.as_secs_f64()
         ),
@@ -123,22 +127,23 @@ pub(super) async fn apache(spec: &TargetSpec, backend: Backend) -> Result<Starte
 pub(super) async fn apache_cluster(
     spec: &TargetSpec,
     backend: Backend,
+    release: Release,
     n: usize,
 ) -> Result<Started, String> {
     if backend == Backend::Container {
         return Err("a cluster runs as JVMs only".into());
     }
     let secured = spec.secured;
-    let cluster = tokio::task::spawn_blocking(move || ApacheCluster::start_with(n, secured))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    let cluster =
+        tokio::task::spawn_blocking(move || ApacheCluster::start_with(n, secured, &release))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
     Ok(Started {
         addr: cluster.addrs()[0],
         bootstrap: cluster.addrs().to_vec(),
         origin: format!(
-            "an Apache Kafka {} cluster of {n} brokers and a KRaft controller, each a JVM{}: ready in {:.1} s, {} MiB resident",
-            apache::KAFKA_VERSION,
+            "a cluster of {release}, {n} brokers and a KRaft controller, each a JVM{}: ready in {:.1} s, {} MiB resident",
             security_note(spec),
             cluster.start_time.as_secs_f64(),
             cluster.resident_bytes() / (1024 * 1024)

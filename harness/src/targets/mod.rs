@@ -44,8 +44,16 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache-recorded or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
+    /// `apache@` named a release kconform does not run.
+    #[error("target '{target}': {reason}")]
+    Release {
+        /// The target as given.
+        target: String,
+        /// Why ([`apache::Release::parse`]).
+        reason: String,
+    },
     /// Creating the provisioned topics went wrong (not a refusal: that is reported).
     #[error("creating the provisioned topics: {0}")]
     Provision(String),
@@ -161,8 +169,10 @@ impl Running {
         let started = match (spec.kind, spec.brokers) {
             (Kind::Ref, 1) => launch::kaas_ref(spec).await,
             (Kind::Ref, n) => launch::kaas_ref_cluster(spec, n).await,
-            (Kind::Apache(backend), 1) => launch::apache(spec, backend).await,
-            (Kind::Apache(backend), n) => launch::apache_cluster(spec, backend, n).await,
+            (Kind::Apache(backend, release), 1) => launch::apache(spec, backend, release).await,
+            (Kind::Apache(backend, release), n) => {
+                launch::apache_cluster(spec, backend, release, n).await
+            }
             (Kind::Recorded, _) => {
                 Err("recorded answers are read from snapshots, not started".into())
             }
@@ -178,8 +188,8 @@ impl Running {
         };
         // An Apache just launched (by this run or by `kconform apache up`) names coordinators
         // before it can act as one.
-        let launched_apache = matches!(spec.kind, Kind::Apache(_));
-        let starts_brokers = matches!(spec.kind, Kind::Ref | Kind::Apache(_)) && spec.brokers > 1;
+        let launched_apache = matches!(spec.kind, Kind::Apache(..));
+        let starts_brokers = matches!(spec.kind, Kind::Ref | Kind::Apache(..)) && spec.brokers > 1;
         let mut nodes: Vec<(i32, SocketAddr)> = match starts_brokers {
             true => (0..).zip(bootstrap.iter().copied()).collect(),
             false => Vec::new(),

@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 
-use super::apache::Backend;
+use super::apache::{Backend, Release};
 use super::{TargetError, MAX_BROKERS};
 
 /// A target as `--target` names it (`ref`, `apache:3`, `apache-recorded+sasl`,
@@ -32,9 +32,10 @@ pub enum Kind {
     /// The bundled reference broker (a cluster of them on one shared data directory), in
     /// process.
     Ref,
-    /// A real Apache Kafka 3.7: the broker `kconform apache up` keeps running, or one launched
-    /// for the run by the backend given (clusters run as JVMs).
-    Apache(Backend),
+    /// A real Apache Kafka of the release given (3.7.2 for a bare `apache`): the broker
+    /// `kconform apache up` keeps running, or one launched for the run by the backend given
+    /// (clusters run as JVMs).
+    Apache(Backend, Release),
     /// Apache's recorded answers (`snapshots/<scenario>__<label>.snap`), for a machine where
     /// no Apache can run.
     Recorded,
@@ -59,9 +60,9 @@ impl TargetSpec {
         }
     }
 
-    /// One plain Apache, launched by `backend`.
+    /// One plain Apache 3.7.2, launched by `backend`.
     pub const fn apache(backend: Backend) -> TargetSpec {
-        TargetSpec::one(Kind::Apache(backend))
+        TargetSpec::one(Kind::Apache(backend, Release::CLAIMED))
     }
 
     /// The running broker at `addr`, plain.
@@ -72,7 +73,7 @@ impl TargetSpec {
     /// The same kind of broker, `n` of them (Apache's as JVMs).
     pub const fn cluster(self, n: usize) -> TargetSpec {
         let kind = match self.kind {
-            Kind::Apache(_) => Kind::Apache(Backend::Jvm),
+            Kind::Apache(_, release) => Kind::Apache(Backend::Jvm, release),
             other => other,
         };
         TargetSpec {
@@ -90,7 +91,8 @@ impl TargetSpec {
         }
     }
 
-    /// Parses `ref`, `apache`, `apache-recorded` or `external=HOST:PORT`; `:N` after any of
+    /// Parses `ref`, `apache`, `apache@RELEASE` ([`Release::parse`]: `apache@4.4`,
+    /// `apache@4.4.0+tv2`), `apache-recorded` or `external=HOST:PORT`; `:N` after any of
     /// them for a cluster of N (`external:3=HOST:PORT`, any one broker's address); `+sasl`
     /// after any of them for SASL and ACLs (before the `=` of an external one:
     /// `external:3+sasl=HOST:PORT`).
@@ -143,7 +145,17 @@ impl TargetSpec {
             "ref" => TargetSpec::REF,
             "apache" => TargetSpec::apache(Backend::Auto),
             "apache-recorded" => TargetSpec::RECORDED,
-            _ => return Err(unknown()),
+            _ => match base.strip_prefix("apache@") {
+                Some(release) => {
+                    let release =
+                        Release::parse(release).map_err(|reason| TargetError::Release {
+                            target: s.to_owned(),
+                            reason,
+                        })?;
+                    TargetSpec::one(Kind::Apache(Backend::Auto, release))
+                }
+                None => return Err(unknown()),
+            },
         };
         let spec = match brokers {
             1 => one,
@@ -159,10 +171,11 @@ impl TargetSpec {
     /// reads, without an external broker's address.
     pub fn name(&self) -> String {
         let base = match self.kind {
-            Kind::Ref => "ref",
-            Kind::Apache(_) => "apache",
-            Kind::Recorded => "apache-recorded",
-            Kind::External(_) => "external",
+            Kind::Ref => "ref".to_owned(),
+            Kind::Apache(_, release) if release == Release::CLAIMED => "apache".to_owned(),
+            Kind::Apache(_, release) => format!("apache@{}", release.label()),
+            Kind::Recorded => "apache-recorded".to_owned(),
+            Kind::External(_) => "external".to_owned(),
         };
         let size = match self.brokers {
             1 => String::new(),
@@ -188,7 +201,15 @@ impl TargetSpec {
 
     /// Whether the target is a live Apache (of one broker or a cluster).
     pub fn is_apache(&self) -> bool {
-        matches!(self.kind, Kind::Apache(_))
+        matches!(self.kind, Kind::Apache(..))
+    }
+
+    /// The Apache release a live Apache target runs; `None` for any other target.
+    pub fn release(&self) -> Option<Release> {
+        match self.kind {
+            Kind::Apache(_, release) => Some(release),
+            _ => None,
+        }
     }
 }
 
@@ -202,6 +223,30 @@ mod tests {
         assert_eq!(spec.name(), "external+sasl");
         assert_eq!(TargetSpec::parse(&spec.arg()).unwrap(), spec);
         assert_eq!(TargetSpec::REF.cluster(3).arg(), "ref:3");
+    }
+
+    #[test]
+    fn an_apache_release_is_part_of_the_target_and_of_its_name() {
+        let r44 = Release::parse("4.4").unwrap();
+        let spec = TargetSpec::parse("apache@4.4").unwrap();
+        assert_eq!(spec.kind, Kind::Apache(Backend::Auto, r44));
+        assert_eq!(spec.name(), "apache@4.4.0");
+        assert_eq!(spec.release(), Some(r44));
+        assert_eq!(TargetSpec::parse(&spec.arg()).unwrap(), spec);
+        let tv2 = TargetSpec::parse("apache@4.4+tv2:3+sasl").unwrap();
+        assert_eq!((tv2.brokers, tv2.secured), (3, true));
+        assert_eq!(
+            tv2.kind,
+            Kind::Apache(Backend::Jvm, Release::parse("4.4+tv2").unwrap())
+        );
+        assert_eq!(tv2.name(), "apache@4.4.0+tv2:3+sasl");
+        assert_eq!(TargetSpec::parse(&tv2.name()).unwrap(), tv2);
+        // The release kaas claims is the bare `apache`, however it is asked for.
+        assert_eq!(TargetSpec::parse("apache@3.7").unwrap().name(), "apache");
+        assert_eq!(TargetSpec::REF.release(), None);
+        let e = TargetSpec::parse("apache@9.9").unwrap_err().to_string();
+        assert!(e.contains("apache@9.9") && e.contains("3.7 to 4.4"), "{e}");
+        assert!(TargetSpec::parse("apache-recorded@4.4").is_err());
     }
 
     #[test]
@@ -222,7 +267,7 @@ mod tests {
             TargetSpec::REF.cluster(3)
         );
         let apache3 = TargetSpec::parse("apache:3").unwrap();
-        assert_eq!(apache3.kind, Kind::Apache(Backend::Jvm));
+        assert_eq!(apache3.kind, Kind::Apache(Backend::Jvm, Release::CLAIMED));
         assert_eq!(apache3.brokers, 3);
         assert_eq!(
             TargetSpec::parse("apache-recorded:3").unwrap().name(),
@@ -263,7 +308,11 @@ mod tests {
 
     #[test]
     fn every_name_parses_back_to_its_target() {
-        for kind in [Kind::Ref, Kind::Apache(Backend::Jvm), Kind::Recorded] {
+        for kind in [
+            Kind::Ref,
+            Kind::Apache(Backend::Jvm, Release::CLAIMED),
+            Kind::Recorded,
+        ] {
             for brokers in [1, 3, MAX_BROKERS] {
                 for secured in [false, true] {
                     let spec = TargetSpec {

@@ -90,9 +90,11 @@ impl ScenarioArgs {
 /// The brokers a command runs on, and how it reaches them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetArgs {
-    /// A target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7:
-    /// the one `kconform apache up` keeps, else one launched by --apache-backend),
-    /// `apache-recorded` (Apache's recorded answers) or `external=HOST:PORT` (any running
+    /// A target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7.2,
+    /// the release kaas claims parity with: the one `kconform apache up` keeps, else one
+    /// launched by --apache-backend), `apache@RELEASE` (another Apache, 3.7 to 4.4:
+    /// `apache@4.4`, `apache@3.8.0`, `apache@4.4+tv2` for transaction.version 2),
+    /// `apache-recorded` (Apache 3.7.2's recorded answers) or `external=HOST:PORT` (any running
     /// broker); `external:3=HOST:PORT` for a running cluster of three (any broker's address;
     /// the others are read from its Metadata), with --fault-cmd for the scenarios that do
     /// something to its brokers. Repeat for several, each once. Default: ref and
@@ -711,6 +713,12 @@ pub struct ApacheArgs {
     /// Brokers of `cluster`.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
     pub brokers: u8,
+    /// Which Apache Kafka `up` and `cluster` start: MAJOR.MINOR (its newest patch kconform
+    /// knows) or MAJOR.MINOR.PATCH, 3.7 to 4.4, with +tv2 from 4.0 for transaction.version 2
+    /// (KIP-890 part 2). A target of the same release (`--target apache@4.4`) uses the broker
+    /// `up` keeps.
+    #[arg(long, default_value = "3.7.2", value_parser = kconform::targets::apache::Release::parse)]
+    pub release: kconform::targets::apache::Release,
 }
 
 /// The report files a command that reports can write, the same flags for each.

@@ -15,8 +15,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::jvm::{self, ApacheJvm, Node, NodeDir};
+use super::jvm::{self, ApacheJvm, Jars, Node, NodeDir};
 use super::marker_gate::MarkerGate;
+use super::release::Release;
 use super::{available, cluster_settings, ApacheError};
 
 /// The dedicated controller's node id (brokers are 0..N-1, as kaas numbers its brokers).
@@ -31,7 +32,7 @@ pub struct ApacheCluster {
     /// Each broker's gate, through which its peers reach it (its inter-broker listener is
     /// advertised there): closed, it holds the markers sent to the broker.
     gates: Vec<MarkerGate>,
-    libs: PathBuf,
+    jars: Jars,
     /// Whether the brokers want a login ([`ApacheCluster::start_with`]).
     secured: bool,
     /// Launch to ready, for the whole cluster.
@@ -47,18 +48,26 @@ impl ApacheCluster {
     /// Formats and starts a controller and `brokers` brokers in parallel; returns once every
     /// broker serves and the cluster's Metadata lists them all.
     pub fn start(brokers: usize) -> Result<ApacheCluster, ApacheError> {
-        ApacheCluster::start_with(brokers, false)
+        ApacheCluster::start_with(brokers, false, &Release::CLAIMED)
     }
 
     /// As [`ApacheCluster::start`]; `secured`: the brokers' listener requires SASL, every node
     /// runs `StandardAuthorizer` ([`crate::security`]; the controller's listener stays
-    /// PLAINTEXT, its peers `User:ANONYMOUS`, a super user).
-    pub fn start_with(brokers: usize, secured: bool) -> Result<ApacheCluster, ApacheError> {
-        super::retrying_lost_ports(|| ApacheCluster::start_once(brokers, secured))
+    /// PLAINTEXT, its peers `User:ANONYMOUS`, a super user); `release`: which Apache.
+    pub fn start_with(
+        brokers: usize,
+        secured: bool,
+        release: &Release,
+    ) -> Result<ApacheCluster, ApacheError> {
+        super::retrying_lost_ports(|| ApacheCluster::start_once(brokers, secured, release))
     }
 
     /// One try of [`ApacheCluster::start_with`], on ports picked now.
-    fn start_once(brokers: usize, secured: bool) -> Result<ApacheCluster, ApacheError> {
+    fn start_once(
+        brokers: usize,
+        secured: bool,
+        release: &Release,
+    ) -> Result<ApacheCluster, ApacheError> {
         if brokers == 0 {
             return Err(ApacheError::Start {
                 reason: "a cluster needs at least one broker".into(),
@@ -66,7 +75,7 @@ impl ApacheCluster {
             });
         }
         available()?;
-        let libs = jvm::resolve_jars()?;
+        let jars = jvm::resolve_jars(release)?;
         let dir = tempfile::Builder::new()
             .prefix("kconform-apache-cluster-")
             .tempdir()?;
@@ -114,10 +123,10 @@ impl ApacheCluster {
             let handles: Vec<_> = nodes
                 .iter()
                 .map(|(node, node_dir)| {
-                    let (libs, settings) = (&libs, &settings);
+                    let (jars, settings) = (&jars, &settings);
                     scope.spawn(move || {
                         let props = jvm::node_properties(node_dir, node, settings);
-                        let cmd = jvm::format_node(libs, node_dir, &props, node.secured)?;
+                        let cmd = jvm::format_node(jars, node_dir, &props, node.secured)?;
                         let addr = match node.client_port {
                             Some(port) => SocketAddr::from(([127, 0, 0, 1], port)),
                             None => SocketAddr::from((
@@ -156,7 +165,7 @@ impl ApacheCluster {
             brokers: brokers_up,
             addrs,
             gates,
-            libs,
+            jars,
             secured,
             start_time: Duration::ZERO,
             dir,
@@ -247,7 +256,7 @@ impl ApacheCluster {
             });
         };
         let node_dir = broker_dir(self.dir.path(), index);
-        let cmd = jvm::node_command(&self.libs, &node_dir);
+        let cmd = jvm::node_command(&self.jars, &node_dir);
         let broker = ApacheJvm::launch(cmd, NodeDir::Shared(node_dir), addr, true)?;
         self.brokers[index] = Some(broker);
         self.wait_for_brokers(self.addrs.len())

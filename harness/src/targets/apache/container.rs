@@ -1,5 +1,5 @@
 //! The `container` backend: the official `apache/kafka` image (the JVM one, not
-//! `kafka-native`) at [`KAFKA_VERSION`] through testcontainers, configured with the same
+//! `kafka-native`) at the target's [`Release`] through testcontainers, configured with the same
 //! [`SETTINGS`] as the JVM backend. Chosen by `--apache-backend container`, or by `auto` when a
 //! Docker engine answers. No machine the tests run on has one, so the tests check the request
 //! this module builds and the engine probe; the start itself runs in users' CI.
@@ -14,7 +14,8 @@ use testcontainers_modules::testcontainers::{
     ContainerAsync, ContainerRequest, GenericImage, ImageExt,
 };
 
-use super::{ApacheError, KAFKA_VERSION, SETTINGS};
+use super::release::Release;
+use super::{ApacheError, SETTINGS};
 
 /// How long pulling and starting the image may take.
 pub const START_DEADLINE: Duration = Duration::from_secs(300);
@@ -37,8 +38,8 @@ pub fn env_name(setting: &str) -> String {
 /// ([`crate::security::apache_settings`]). Listener names avoid `SASL_`, which the image
 /// would want KAFKA_OPTS for. SCRAM users come after the start
 /// ([`crate::wire::sasl::upsert_scram_users`]): the image formats storage itself.
-pub fn secured_request(host_port: u16) -> ContainerRequest<GenericImage> {
-    let image = GenericImage::new("apache/kafka", KAFKA_VERSION)
+pub fn secured_request(host_port: u16, release: &Release) -> ContainerRequest<GenericImage> {
+    let image = GenericImage::new("apache/kafka", &release.version())
         .with_wait_for(WaitFor::message_on_stdout(super::jvm::READY_LINE));
     let mut settings: Vec<(String, String)> = vec![
         ("node.id".into(), "1".into()),
@@ -74,11 +75,11 @@ pub fn secured_request(host_port: u16) -> ContainerRequest<GenericImage> {
     request
 }
 
-/// The container request: the JVM image, the pinned tag, [`SETTINGS`] as environment.
-pub fn request() -> ContainerRequest<apache::Kafka> {
+/// The container request: the JVM image, the release's tag, [`SETTINGS`] as environment.
+pub fn request(release: &Release) -> ContainerRequest<apache::Kafka> {
     let mut request = apache::Kafka::default()
         .with_jvm_image()
-        .with_tag(KAFKA_VERSION)
+        .with_tag(release.version())
         .with_startup_timeout(START_DEADLINE);
     for s in SETTINGS {
         request = request.with_env_var(env_name(s.property), s.value);
@@ -121,9 +122,10 @@ impl ApacheContainer {
 
     /// Pulls (once) and starts the image; returns once the broker logged "Kafka Server
     /// started".
-    pub async fn start() -> Result<ApacheContainer, ApacheError> {
+    pub async fn start(release: &Release) -> Result<ApacheContainer, ApacheError> {
+        formats_as_asked(release)?;
         docker_answers().map_err(ApacheError::Container)?;
-        let container = request()
+        let container = request(release)
             .start()
             .await
             .map_err(|e| ApacheError::Container(e.to_string()))?;
@@ -138,10 +140,11 @@ impl ApacheContainer {
     }
 
     /// Starts the secured broker ([`secured_request`]) and gives its users SCRAM credentials.
-    pub async fn start_secured() -> Result<ApacheContainer, ApacheError> {
+    pub async fn start_secured(release: &Release) -> Result<ApacheContainer, ApacheError> {
+        formats_as_asked(release)?;
         docker_answers().map_err(ApacheError::Container)?;
         let host_port = super::jvm::free_port()?;
-        let container = secured_request(host_port)
+        let container = secured_request(host_port, release)
             .start()
             .await
             .map_err(|e| ApacheError::Container(e.to_string()))?;
@@ -153,6 +156,19 @@ impl ApacheContainer {
             addr,
             _container: Running::Secured(container),
         })
+    }
+}
+
+/// Refuses a release whose `transaction.version` the image would choose itself: the image
+/// formats its own storage with its release's defaults, and kconform cannot pass it the
+/// feature (the jvm backend formats storage as asked).
+pub fn formats_as_asked(release: &Release) -> Result<(), ApacheError> {
+    match release.has_transaction_version_feature() {
+        false => Ok(()),
+        true => Err(ApacheError::Container(format!(
+            "the image formats its own storage, so kconform cannot choose {}'s transaction.version: use --apache-backend jvm",
+            release.version()
+        ))),
     }
 }
 
@@ -216,7 +232,7 @@ mod tests {
     fn pinned_with_settings<I: testcontainers_modules::testcontainers::Image>(
         r: &ContainerRequest<I>,
     ) -> std::collections::HashMap<String, String> {
-        assert_eq!(r.descriptor(), format!("apache/kafka:{KAFKA_VERSION}"));
+        assert_eq!(r.descriptor(), "apache/kafka:3.7.2");
         let env: std::collections::HashMap<String, String> = r
             .env_vars()
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
@@ -234,7 +250,7 @@ mod tests {
 
     #[test]
     fn the_request_is_the_pinned_jvm_image_with_the_shared_settings() {
-        let r = request();
+        let r = request(&Release::CLAIMED);
         let env = pinned_with_settings(&r);
         assert_eq!(
             env.get("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR")
@@ -247,6 +263,15 @@ mod tests {
             Some("broker,controller")
         );
         assert_eq!(r.startup_timeout(), Some(START_DEADLINE));
+    }
+
+    #[test]
+    fn a_release_is_its_image_tag_and_one_with_a_transaction_version_is_refused() {
+        let r38 = Release::parse("3.8").unwrap();
+        assert_eq!(request(&r38).descriptor(), "apache/kafka:3.8.1");
+        assert!(formats_as_asked(&r38).is_ok());
+        let e = formats_as_asked(&Release::parse("4.4").unwrap()).unwrap_err();
+        assert!(e.to_string().contains("--apache-backend jvm"), "{e}");
     }
 
     #[test]
@@ -264,7 +289,7 @@ mod tests {
 
     #[test]
     fn the_secured_request_carries_the_jvm_backends_security_on_its_own_listeners() {
-        let r = secured_request(19092);
+        let r = secured_request(19092, &Release::CLAIMED);
         let env = pinned_with_settings(&r);
         for (key, value) in crate::security::apache_settings(&["client", "broker"]) {
             assert_eq!(env.get(&env_name(&key)), Some(&value), "{key}");

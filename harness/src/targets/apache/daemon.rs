@@ -1,9 +1,10 @@
 //! `kconform apache up|down|status`: one Apache broker kept running between runs, so that
 //! iterating on a scenario costs its own run time, not a broker start each time. The broker
-//! is the jvm backend's, started in its own session (it outlives the command), its state in
-//! `<cache>/up/`: `state.json` (pid, address), `broker.log`, data. `--target apache` uses it
-//! while it is up; every scenario makes its names unique, so earlier runs do not disturb later
-//! ones.
+//! is the jvm backend's, of the release asked for (3.7.2 unless `--release` names another),
+//! started in its own session (it outlives the command), its state in `<cache>/apache-up/`:
+//! `state.json` (pid, address, release), `broker.log`, data. A target of the same release
+//! (`--target apache`, `apache@4.4`...) uses it while it is up; every scenario makes its names
+//! unique, so earlier runs do not disturb later ones. One is kept at a time.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::jvm::{self, READY_LINE};
-use super::{ApacheError, KAFKA_VERSION};
+use super::{ApacheError, Release};
 
 /// What `up` wrote down about the broker it started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,15 +23,15 @@ pub struct Daemon {
     pub pid: u32,
     /// The client address.
     pub addr: SocketAddr,
-    /// The Kafka version it runs.
+    /// The release it runs, as `apache@` names it (`3.7.2`, `4.4.0+tv2`).
     pub version: String,
     /// When it was started (Unix seconds).
     pub started_at: u64,
 }
 
-/// `<cache>/up`.
+/// `<cache>/apache-up`.
 pub fn dir() -> PathBuf {
-    jvm::cache_dir().join("up")
+    jvm::cache_root().join("apache-up")
 }
 
 fn state_path() -> PathBuf {
@@ -44,22 +45,31 @@ fn is_broker(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// The broker `up` started, when it is still running.
-pub fn running() -> Option<Daemon> {
+/// The broker `up` started, when it is still running, whatever its release.
+pub fn running_any() -> Option<Daemon> {
     let text = std::fs::read_to_string(state_path()).ok()?;
     let daemon: Daemon = serde_json::from_str(&text).ok()?;
-    (is_broker(daemon.pid) && daemon.version == KAFKA_VERSION).then_some(daemon)
+    is_broker(daemon.pid).then_some(daemon)
 }
 
-/// Starts the broker unless one is up; returns it and whether it was started now.
-pub fn up() -> Result<(Daemon, bool), ApacheError> {
-    if let Some(d) = running() {
+/// The broker `up` started, when it is still running and runs `release`.
+pub fn running(release: &Release) -> Option<Daemon> {
+    running_any().filter(|d| d.version == release.label())
+}
+
+/// Starts a broker of `release` unless one is up; returns it and whether it was started now.
+/// One of another release up is a refusal: it would be stopped under a run using it.
+pub fn up(release: &Release) -> Result<(Daemon, bool), ApacheError> {
+    if let Some(d) = running_any() {
+        if d.version != release.label() {
+            return Err(ApacheError::AnotherUp(d.version));
+        }
         return Ok((d, false));
     }
     let dir = dir();
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let (mut cmd, port) = jvm::prepare(&dir, false)?;
+    let (mut cmd, port) = jvm::prepare(&dir, false, release)?;
     let log_path = dir.join("broker.log");
     let log = std::fs::File::create(&log_path)?;
     cmd.stdout(log.try_clone()?)
@@ -80,7 +90,7 @@ pub fn up() -> Result<(Daemon, bool), ApacheError> {
     let daemon = Daemon {
         pid: child.id(),
         addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        version: KAFKA_VERSION.into(),
+        version: release.label(),
         started_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -115,7 +125,7 @@ pub fn up() -> Result<(Daemon, bool), ApacheError> {
 /// Stops the broker `up` started (SIGTERM, then SIGKILL after 15 s) and removes its
 /// directory; returns whether one was running.
 pub fn down() -> Result<bool, ApacheError> {
-    let was = running();
+    let was = running_any();
     if let Some(d) = &was {
         let pid = d.pid as libc::pid_t;
         // SAFETY: signalling a process we started, checked to still be a Kafka broker.
@@ -149,7 +159,7 @@ mod tests {
         let d = Daemon {
             pid: 1,
             addr: "127.0.0.1:9092".parse().unwrap(),
-            version: KAFKA_VERSION.into(),
+            version: Release::CLAIMED.label(),
             started_at: 0,
         };
         let text = serde_json::to_string(&d).unwrap();

@@ -1,11 +1,12 @@
 //! One Java program kconform carries as source, compiled with `javac` against the kafka-clients
-//! jars the Apache target caches (no other build tool at run time): the Java client workloads
+//! jars of Apache 3.7.2 the Apache target caches (no other build tool at run time): the Java client workloads
 //! ([`crate::clients::java`]) and Apache's parser as an oracle ([`super::parser`]). Each source
 //! compiles once into a directory named by its hash, so an edited source compiles again.
 
 use std::path::PathBuf;
 use std::process::Command;
 
+use super::release::Release;
 use super::ApacheError;
 
 /// Why a program could not be compiled.
@@ -26,7 +27,7 @@ pub enum CompileError {
 /// first when this source has not been compiled yet.
 pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
     super::available()?;
-    let libs = super::jvm::resolve_jars()?;
+    let jars = super::jvm::resolve_jars(&Release::CLAIMED)?;
     // A name per source text: a hash that changes with the toolchain only compiles once more.
     let hash = {
         use std::hash::{Hash, Hasher};
@@ -34,7 +35,7 @@ pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
         source.hash(&mut h);
         h.finish()
     };
-    let dir = super::jvm::cache_dir().join(format!("java-{class}-{hash:016x}"));
+    let dir = super::jvm::cache_dir(&jars.release).join(format!("java-{class}-{hash:016x}"));
     let classes = dir.join("classes");
     if classes.join(format!("{class}.class")).exists() {
         return Ok(classes);
@@ -46,7 +47,7 @@ pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
     std::fs::write(&file, source)?;
     let out = Command::new("javac")
         .arg("-cp")
-        .arg(format!("{}/*", libs.display()))
+        .arg(format!("{}/*", jars.libs.display()))
         .arg("-d")
         .arg(&classes)
         .arg(&file)
@@ -62,6 +63,6 @@ pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
 
 /// The class path for running compiled `classes`: them, then the cached jars.
 pub fn class_path(classes: &std::path::Path) -> Result<String, ApacheError> {
-    let libs = super::jvm::resolve_jars()?;
-    Ok(format!("{}:{}/*", classes.display(), libs.display()))
+    let jars = super::jvm::resolve_jars(&Release::CLAIMED)?;
+    Ok(format!("{}:{}/*", classes.display(), jars.libs.display()))
 }

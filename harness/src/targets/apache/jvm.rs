@@ -1,4 +1,5 @@
-//! The `jvm` backend: a real Apache Kafka 3.7 broker launched as a JVM.
+//! The `jvm` backend: a real Apache Kafka broker (3.7.2, or the [`Release`] a target names)
+//! launched as a JVM.
 //!
 //! The broker's jars are resolved from Maven Central with `mvn` into a cache reused across runs
 //! (`$XDG_CACHE_HOME/kconform/apache-kafka-<version>/libs`), KRaft storage is formatted in a
@@ -14,61 +15,89 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{available, ApacheError, KAFKA_VERSION};
+use super::release::{Logging, Release};
+use super::{available, ApacheError};
 
-/// SLF4J binding and log4j implementation the broker needs to log its readiness line.
+/// SLF4J binding and log4j implementation a 3.x broker needs to log its readiness line.
 const SLF4J_RELOAD4J: &str = "1.7.36";
 const RELOAD4J: &str = "1.2.25";
+/// Log4j 2 and its SLF4J 1.7 binding for a 4.x broker, whose jars bring Log4j 2 but no
+/// binding: pinned together, so every 4.x logs through one version (4.4.0's).
+const LOG4J2_VERSION: &str = "2.25.5";
 /// How long the broker may take to start.
 pub const START_DEADLINE: Duration = Duration::from_secs(90);
 
-/// The cache directory for this Kafka version.
-pub fn cache_dir() -> PathBuf {
+/// kconform's cache directory (`$XDG_CACHE_HOME/kconform`, else `~/.cache/kconform`).
+pub fn cache_root() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     base.join("kconform")
-        .join(format!("apache-kafka-{KAFKA_VERSION}"))
+}
+
+/// The cache directory of a Kafka version's jars (one for both transaction versions).
+pub fn cache_dir(release: &Release) -> PathBuf {
+    cache_root().join(format!("apache-kafka-{}", release.version()))
 }
 
 /// The Maven project that names the broker and its logging binding.
-fn pom() -> String {
+fn pom(release: &Release) -> String {
+    let version = release.version();
+    let logging = match release.logging() {
+        Logging::Log4j1 => format!(
+            r#"<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>{SLF4J_RELOAD4J}</version></dependency>
+    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>{RELOAD4J}</version></dependency>"#
+        ),
+        Logging::Log4j2 => ["log4j-slf4j-impl", "log4j-api", "log4j-core"]
+            .map(|a| format!(r#"<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>{a}</artifactId><version>{LOG4J2_VERSION}</version></dependency>"#))
+            .join("\n    "),
+    };
     format!(
         r#"<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
   <groupId>local.kconform</groupId><artifactId>apache-kafka-libs</artifactId><version>1</version><packaging>pom</packaging>
   <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{KAFKA_VERSION}</version>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version>
       <exclusions><exclusion><groupId>ch.qos.logback</groupId><artifactId>*</artifactId></exclusion>
         <exclusion><groupId>log4j</groupId><artifactId>log4j</artifactId></exclusion></exclusions></dependency>
-    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>{SLF4J_RELOAD4J}</version></dependency>
-    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>{RELOAD4J}</version></dependency>
+    {logging}
   </dependencies></project>"#
     )
 }
 
-/// The jar directory, resolving it with Maven the first time. Resolution holds a lock on the
-/// cache (every thread and process of every kconform, so two tests starting Apache at once on
-/// a fresh machine do not copy jars over each other) and copies into a directory of its own,
-/// renamed into place once whole: a resolution killed halfway leaves no half a `libs`.
-pub fn resolve_jars() -> Result<PathBuf, ApacheError> {
-    let dir = cache_dir();
-    let libs = dir.join("libs");
+/// A release's jars, resolved: what a node is formatted and started with.
+#[derive(Debug, Clone)]
+pub struct Jars {
+    /// The directory holding them (the classpath is `<libs>/*`).
+    pub libs: PathBuf,
+    /// Which Kafka they are, and the transaction version its nodes are formatted with.
+    pub release: Release,
+}
+
+/// The jars of `release`, resolving them with Maven the first time. Resolution holds a lock
+/// on the cache (every thread and process of every kconform, so two tests starting Apache at
+/// once on a fresh machine do not copy jars over each other) and copies into a directory of
+/// its own, renamed into place once whole: a resolution killed halfway leaves no half a `libs`.
+pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
+    let dir = cache_dir(release);
+    let jars = Jars {
+        libs: dir.join("libs"),
+        release: *release,
+    };
+    let libs = &jars.libs;
     let done = dir.join("resolved");
     if done.exists() {
-        return Ok(libs);
+        return Ok(jars);
     }
     std::fs::create_dir_all(&dir)?;
     let _lock = CacheLock::take(&dir.join("resolve.lock"))?;
     // Another holder may have resolved while this one waited.
     if done.exists() {
-        return Ok(libs);
+        return Ok(jars);
     }
-    std::fs::write(dir.join("pom.xml"), pom())?;
-    tracing::info!(
-        version = KAFKA_VERSION,
-        "resolving Apache Kafka jars with Maven"
-    );
+    let version = release.version();
+    std::fs::write(dir.join("pom.xml"), pom(release))?;
+    tracing::info!(version, "resolving Apache Kafka jars with Maven");
     let partial = dir.join(format!("libs.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
     let out = Command::new("mvn")
@@ -78,26 +107,29 @@ pub fn resolve_jars() -> Result<PathBuf, ApacheError> {
         .arg("-DincludeScope=runtime")
         .arg(format!("-DoutputDirectory={}", partial.display()))
         .output()
-        .map_err(|e| ApacheError::Resolve(e.to_string()))?;
+        .map_err(|e| ApacheError::Resolve(version.clone(), e.to_string()))?;
     if !out.status.success() {
         let _ = std::fs::remove_dir_all(&partial);
-        return Err(ApacheError::Resolve(tail(
-            &String::from_utf8_lossy(&out.stdout),
-            20,
-        )));
+        return Err(ApacheError::Resolve(
+            version,
+            tail(&String::from_utf8_lossy(&out.stdout), 20),
+        ));
     }
-    let broker_jar = format!("kafka_2.13-{KAFKA_VERSION}.jar");
+    let broker_jar = format!("kafka_2.13-{version}.jar");
     if !partial.join(&broker_jar).exists() {
         let _ = std::fs::remove_dir_all(&partial);
-        return Err(ApacheError::Resolve(format!(
-            "{} missing after resolution",
-            libs.join(&broker_jar).display()
-        )));
+        return Err(ApacheError::Resolve(
+            version,
+            format!(
+                "{} missing after resolution",
+                libs.join(&broker_jar).display()
+            ),
+        ));
     }
-    let _ = std::fs::remove_dir_all(&libs);
-    std::fs::rename(&partial, &libs)?;
-    std::fs::write(&done, KAFKA_VERSION)?;
-    Ok(libs)
+    let _ = std::fs::remove_dir_all(libs);
+    std::fs::rename(&partial, libs)?;
+    std::fs::write(&done, &version)?;
+    Ok(jars)
 }
 
 /// An exclusive lock on a file (`flock`), held until dropped: across threads (each takes its
@@ -125,11 +157,14 @@ impl CacheLock {
         // SAFETY: flock on a descriptor this function owns; no memory is involved.
         while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             if started.elapsed() > LOCK_PATIENCE {
-                return Err(ApacheError::Resolve(format!(
-                    "another resolution has held {} for over {} s",
-                    path.display(),
-                    LOCK_PATIENCE.as_secs()
-                )));
+                return Err(ApacheError::Resolve(
+                    "(any)".into(),
+                    format!(
+                        "another resolution has held {} for over {} s",
+                        path.display(),
+                        LOCK_PATIENCE.as_secs()
+                    ),
+                ));
             }
             if !said {
                 tracing::info!("waiting for another resolution of the Apache jars to finish");
@@ -248,11 +283,22 @@ pub fn server_properties(
     node_properties(dir, &node, &settings)
 }
 
-const LOG4J: &str = "log4j.rootLogger=WARN, stdout
+/// Warnings and up, and the server's INFO line that says it started ([`READY_LINE`]), in
+/// each logging framework's own configuration.
+const LOG4J1_CONFIG: &str = "log4j.rootLogger=WARN, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
 log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.kafka.server.KafkaRaftServer=INFO
+";
+const LOG4J2_CONFIG: &str = "rootLogger.level = WARN
+rootLogger.appenderRef.stdout.ref = STDOUT
+appender.stdout.type = Console
+appender.stdout.name = STDOUT
+appender.stdout.layout.type = PatternLayout
+appender.stdout.layout.pattern = [%d] %p %m (%c)%n
+logger.raft.name = kafka.server.KafkaRaftServer
+logger.raft.level = INFO
 ";
 
 /// A running Apache broker; stopped (SIGTERM, then SIGKILL) when dropped.
@@ -330,12 +376,16 @@ fn spawn_tied_to_harness(
 /// Resolves the jars, writes the configuration into `dir`, formats KRaft storage there, and
 /// returns the broker's command line and its client port; `secured`: SASL and ACLs
 /// ([`crate::security`]).
-pub(crate) fn prepare(dir: &Path, secured: bool) -> Result<(Command, u16), ApacheError> {
+pub(crate) fn prepare(
+    dir: &Path,
+    secured: bool,
+    release: &Release,
+) -> Result<(Command, u16), ApacheError> {
     available()?;
-    let libs = resolve_jars()?;
+    let jars = resolve_jars(release)?;
     let (client, controller) = (free_port()?, free_port()?);
     let properties = server_properties(dir, client, controller, secured);
-    let cmd = format_node(&libs, dir, &properties, secured)?;
+    let cmd = format_node(&jars, dir, &properties, secured)?;
     Ok((cmd, client))
 }
 
@@ -343,22 +393,23 @@ pub(crate) fn prepare(dir: &Path, secured: bool) -> Result<(Command, u16), Apach
 const CLUSTER_ID: &str = "5L6g3nShT-eMCtK--X86sw";
 
 /// Writes `properties` and the logging configuration into `dir`, formats the node's KRaft
-/// storage (with every user's SCRAM credentials when `secured`), and returns the command that
-/// starts it.
+/// storage (with every user's SCRAM credentials when `secured`, and the release's
+/// transaction version), and returns the command that starts it.
 pub(crate) fn format_node(
-    libs: &Path,
+    jars: &Jars,
     dir: &Path,
     properties: &str,
     secured: bool,
 ) -> Result<Command, ApacheError> {
     let props = dir.join("server.properties");
-    let log4j = dir.join("log4j.properties");
     std::fs::create_dir_all(dir)?;
     std::fs::write(&props, properties)?;
-    std::fs::write(&log4j, LOG4J)?;
-    let format = java(libs, &log4j)
+    let (name, config) = logging_config(jars.release.logging());
+    std::fs::write(dir.join(name), config)?;
+    let format = java(jars, dir)
         .args(["kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c"])
         .arg(&props)
+        .args(jars.release.format_args())
         .args(match secured {
             true => crate::security::scram_format_args(),
             false => Vec::new(),
@@ -370,12 +421,12 @@ pub(crate) fn format_node(
             log: tail(&String::from_utf8_lossy(&format.stderr), 30),
         });
     }
-    Ok(node_command(libs, dir))
+    Ok(node_command(jars, dir))
 }
 
 /// The command that starts the node whose configuration is in `dir` (formatted already).
-pub(crate) fn node_command(libs: &Path, dir: &Path) -> Command {
-    let mut cmd = java(libs, &dir.join("log4j.properties"));
+pub(crate) fn node_command(jars: &Jars, dir: &Path) -> Command {
+    let mut cmd = java(jars, dir);
     cmd.args([
         "-Xms64m",
         "-Xmx512m",
@@ -391,27 +442,44 @@ pub(crate) fn node_command(libs: &Path, dir: &Path) -> Command {
 /// The line the broker logs once it serves clients.
 pub(crate) const READY_LINE: &str = "Kafka Server started";
 
-fn java(libs: &Path, log4j: &Path) -> Command {
+/// The logging configuration's file name in a node's directory, and its text.
+fn logging_config(logging: Logging) -> (&'static str, &'static str) {
+    match logging {
+        Logging::Log4j1 => ("log4j.properties", LOG4J1_CONFIG),
+        Logging::Log4j2 => ("log4j2.properties", LOG4J2_CONFIG),
+    }
+}
+
+/// `java` with the jars on the classpath and the logging configuration of the node in `dir`.
+fn java(jars: &Jars, dir: &Path) -> Command {
+    let logging = jars.release.logging();
+    let config = dir.join(logging_config(logging).0);
+    let flag = match logging {
+        Logging::Log4j1 => "-Dlog4j.configuration=file:",
+        Logging::Log4j2 => "-Dlog4j2.configurationFile=",
+    };
     let mut c = Command::new("java");
-    c.arg(format!("-Dlog4j.configuration=file:{}", log4j.display()))
+    c.arg(format!("{flag}{}", config.display()))
         .arg("-cp")
-        .arg(format!("{}/*", libs.display()));
+        .arg(format!("{}/*", jars.libs.display()));
     c
 }
 
 impl ApacheJvm {
-    /// Resolves, formats and starts a broker; returns once it serves requests.
+    /// Resolves, formats and starts a broker of [`Release::CLAIMED`]; returns once it serves
+    /// requests.
     pub fn start() -> Result<ApacheJvm, ApacheError> {
-        ApacheJvm::start_with(false)
+        ApacheJvm::start_with(false, &Release::CLAIMED)
     }
 
-    /// As [`ApacheJvm::start`]; `secured`: with SASL and ACLs ([`crate::security`]).
-    pub fn start_with(secured: bool) -> Result<ApacheJvm, ApacheError> {
+    /// As [`ApacheJvm::start`]; `secured`: with SASL and ACLs ([`crate::security`]);
+    /// `release`: which Apache.
+    pub fn start_with(secured: bool, release: &Release) -> Result<ApacheJvm, ApacheError> {
         super::retrying_lost_ports(|| {
             let dir = tempfile::Builder::new()
                 .prefix("kconform-apache-")
                 .tempdir()?;
-            let (cmd, client) = prepare(dir.path(), secured)?;
+            let (cmd, client) = prepare(dir.path(), secured, release)?;
             let addr = SocketAddr::from(([127, 0, 0, 1], client));
             ApacheJvm::launch(cmd, NodeDir::Owned(dir), addr, true)
         })
@@ -498,7 +566,7 @@ impl ApacheJvm {
             }
         }
         jvm.start_time = started.elapsed();
-        tracing::info!(addr = %jvm.addr, secs = jvm.start_time.as_secs_f64(), "Apache Kafka {KAFKA_VERSION} started");
+        tracing::info!(addr = %jvm.addr, secs = jvm.start_time.as_secs_f64(), "Apache Kafka started");
         Ok(jvm)
     }
 
@@ -643,6 +711,13 @@ mod tests {
         ] {
             assert!(p.contains(needed), "missing {needed}");
         }
-        assert!(pom().contains(&format!("<version>{KAFKA_VERSION}</version>")));
+        let pom37 = pom(&Release::CLAIMED);
+        assert!(pom37.contains("<version>3.7.2</version>") && pom37.contains("reload4j"));
+        let pom44 = pom(&Release::parse("4.4").unwrap());
+        assert!(pom44.contains("<version>4.4.0</version>"), "{pom44}");
+        assert!(
+            pom44.contains("log4j-slf4j-impl") && !pom44.contains("reload4j"),
+            "a 4.x broker logs through Log4j 2, bound to SLF4J: {pom44}"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! A real Apache Kafka 3.7 broker as a target, three ways:
+//! A real Apache Kafka broker as a target (3.7.2, the release kaas claims parity with, unless
+//! the target names another [`Release`]), three ways:
 //! - `jvm`: the broker's jars from Maven Central, launched as a JVM ([`jvm`]); what the tests
 //!   run here.
 //! - `container`: the official `apache/kafka` image through testcontainers, where a Docker
@@ -16,13 +17,12 @@ pub mod javac;
 pub mod jvm;
 pub mod marker_gate;
 pub mod parser;
+pub mod release;
 
 use std::process::{Command, Stdio};
 
 pub use jvm::ApacheJvm;
-
-/// The Apache Kafka release every Apache answer is recorded from: pinned here and only here.
-pub const KAFKA_VERSION: &str = "3.7.2";
+pub use release::Release;
 
 /// One broker setting that changes answers: Apache's property and value, how kaas-ref is given
 /// it, and what depends on it. `kconform settings` prints the list; README has it too.
@@ -175,9 +175,9 @@ pub enum ApacheError {
     /// `java` or `mvn` is missing.
     #[error("{0} not found on PATH (the jvm backend needs Java 17 and Maven)")]
     Missing(&'static str),
-    /// Resolving the jars failed.
-    #[error("resolving Apache Kafka {KAFKA_VERSION} jars with Maven failed: {0}")]
-    Resolve(String),
+    /// Resolving the jars of a version (the first) failed (why: the second).
+    #[error("resolving Apache Kafka {0} jars with Maven failed: {1}")]
+    Resolve(String, String),
     /// Formatting or starting failed.
     #[error("Apache Kafka did not start: {reason}\n--- broker log (last lines) ---\n{log}")]
     Start {
@@ -186,8 +186,11 @@ pub enum ApacheError {
         /// The end of the broker's output.
         log: String,
     },
+    /// `kconform apache up` asked for a release while it keeps another (named).
+    #[error("Apache {0} is up already (`kconform apache up` keeps one): `kconform apache down` first")]
+    AnotherUp(String),
     /// The container backend failed.
-    #[error("the apache/kafka:{KAFKA_VERSION} container did not start: {0}")]
+    #[error("the apache/kafka container did not start: {0}")]
     Container(String),
     /// Neither backend can run here.
     #[error("no Apache backend can run here: no Docker engine answers ({docker}) and the jvm backend cannot run ({jvm})")]
@@ -316,11 +319,15 @@ impl std::fmt::Display for Backend {
 }
 
 impl Backend {
-    /// The backend `auto` stands for on this machine, or why none can run.
-    pub fn resolve(self) -> Result<Backend, ApacheError> {
+    /// The backend `auto` stands for on this machine for `release`, or why none can run: the
+    /// container where a Docker engine answers and the image can run the release as asked
+    /// (not one whose transaction version kconform must format), else the JVM.
+    pub fn resolve(self, release: &Release) -> Result<Backend, ApacheError> {
         match self {
             Backend::Jvm | Backend::Container => Ok(self),
-            Backend::Auto => match container::docker_answers() {
+            Backend::Auto => match container::docker_answers()
+                .and_then(|()| container::formats_as_asked(release).map_err(|e| e.to_string()))
+            {
                 Ok(()) => Ok(Backend::Container),
                 Err(docker) => match available() {
                     Ok(()) => Ok(Backend::Jvm),
@@ -333,16 +340,18 @@ impl Backend {
         }
     }
 
-    /// Whether an Apache can be had here: one kept up by `kconform apache up`, or one this
-    /// backend can launch (`auto` resolves); or why not.
-    pub fn usable(self) -> Result<(), ApacheError> {
-        if daemon::running().is_some() {
+    /// Whether an Apache of `release` can be had here: one kept up by `kconform apache up`,
+    /// or one this backend can launch (`auto` resolves); or why not.
+    pub fn usable(self, release: &Release) -> Result<(), ApacheError> {
+        if daemon::running(release).is_some() {
             return Ok(());
         }
         match self {
             // Resolving auto already probed both backends.
-            Backend::Auto => self.resolve().map(|_| ()),
-            Backend::Container => container::docker_answers().map_err(ApacheError::Container),
+            Backend::Auto => self.resolve(release).map(|_| ()),
+            Backend::Container => container::docker_answers()
+                .map_err(ApacheError::Container)
+                .and_then(|()| container::formats_as_asked(release)),
             Backend::Jvm => available(),
         }
     }
@@ -413,8 +422,9 @@ mod tests {
 
     #[test]
     fn explicit_backends_resolve_to_themselves() {
-        assert_eq!(Backend::Jvm.resolve().unwrap(), Backend::Jvm);
-        assert_eq!(Backend::Container.resolve().unwrap(), Backend::Container);
+        let r = Release::CLAIMED;
+        assert_eq!(Backend::Jvm.resolve(&r).unwrap(), Backend::Jvm);
+        assert_eq!(Backend::Container.resolve(&r).unwrap(), Backend::Container);
     }
 }
 

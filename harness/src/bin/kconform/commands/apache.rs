@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use kconform::targets::apache::{cluster::ApacheCluster, daemon, KAFKA_VERSION};
+use kconform::targets::apache::{cluster::ApacheCluster, daemon, Release};
 
 use crate::args::{ApacheAction, ApacheArgs};
 use crate::progress;
@@ -11,8 +11,8 @@ use crate::progress;
 /// Runs `kconform apache`.
 pub async fn run(a: ApacheArgs) -> anyhow::Result<ExitCode> {
     match a.action {
-        ApacheAction::Cluster => cluster(a.brokers).await,
-        ApacheAction::Up => up(),
+        ApacheAction::Cluster => cluster(a.brokers, a.release).await,
+        ApacheAction::Up => up(a.release),
         ApacheAction::Down => {
             match daemon::down()? {
                 true => outln!("Apache stopped"),
@@ -25,17 +25,19 @@ pub async fn run(a: ApacheArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs a cluster of `brokers` brokers and a controller until Ctrl-C.
-async fn cluster(brokers: u8) -> anyhow::Result<ExitCode> {
-    let spinner = progress::starting(&format!("an Apache cluster of {brokers} brokers"));
-    let started =
-        tokio::task::spawn_blocking(move || ApacheCluster::start(usize::from(brokers))).await;
+async fn cluster(brokers: u8, release: Release) -> anyhow::Result<ExitCode> {
+    let spinner = progress::starting(&format!("a cluster of {release}, {brokers} brokers"));
+    let started = tokio::task::spawn_blocking(move || {
+        ApacheCluster::start_with(usize::from(brokers), false, &release)
+    })
+    .await;
     spinner.finish_and_clear();
     let cluster = started.map_err(|e| anyhow::anyhow!("the launcher failed: {e}"))??;
     for (i, addr) in cluster.addrs().iter().enumerate() {
         outln!("broker {i}: {addr}");
     }
     outln!(
-        "Apache Kafka {KAFKA_VERSION} cluster: {brokers} brokers and a controller ready in {:.1} s, {} MiB resident; Ctrl-C stops it",
+        "{release} cluster: {brokers} brokers and a controller ready in {:.1} s, {} MiB resident; Ctrl-C stops it",
         cluster.start_time.as_secs_f64(),
         cluster.resident_bytes() / (1024 * 1024)
     );
@@ -45,9 +47,9 @@ async fn cluster(brokers: u8) -> anyhow::Result<ExitCode> {
 }
 
 /// Starts one broker and leaves it running (or says it already runs).
-fn up() -> anyhow::Result<ExitCode> {
-    let spinner = progress::starting("Apache (kept up)");
-    let result = daemon::up();
+fn up(release: Release) -> anyhow::Result<ExitCode> {
+    let spinner = progress::starting(&format!("{release} (kept up)"));
+    let result = daemon::up(&release);
     spinner.finish_and_clear();
     let (d, started) = result?;
     outln!(
@@ -62,7 +64,7 @@ fn up() -> anyhow::Result<ExitCode> {
 
 /// Says whether the kept broker runs: exit 3 when not.
 fn status() -> ExitCode {
-    match daemon::running() {
+    match daemon::running_any() {
         Some(d) => {
             outln!(
                 "up: Apache Kafka {} at {} (pid {}, log {})",

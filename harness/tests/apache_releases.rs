@@ -1,0 +1,66 @@
+//! An Apache release other than 3.7.2 runs as a target: Apache Kafka 4.4.0 from its own jars
+//! (Log4j 2, which logs the readiness line kconform waits for only with the binding kconform
+//! adds), its KRaft storage formatted with the transaction version asked for, which the broker
+//! then reports as finalized (ApiVersions v3), and it serves the versions 4.4 added (EndTxn v5).
+//! Skipped, saying why, where the jvm backend cannot run.
+
+use std::time::Duration;
+
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
+use kafka_protocol::protocol::StrBytes;
+use kconform::targets::apache::{ApacheJvm, Release};
+use kconform::wire::client::Connection;
+
+/// The finalized `transaction.version` and EndTxn's highest version, from ApiVersions v3.
+async fn transaction_version_and_end_txn_max(jvm: &ApacheJvm) -> (i16, i16) {
+    let mut c = Connection::connect(jvm.addr, Duration::from_secs(10))
+        .await
+        .expect("connects");
+    let request = ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("kconform"))
+        .with_client_software_version(StrBytes::from_static_str("test"));
+    let ResponseKind::ApiVersions(r) = c
+        .send(ApiKey::ApiVersions, 3, &RequestKind::ApiVersions(request))
+        .await
+        .expect("answers")
+    else {
+        panic!("an ApiVersions answer")
+    };
+    assert_eq!(r.error_code, 0);
+    let tv = r
+        .finalized_features
+        .iter()
+        .find(|f| f.name.as_str() == "transaction.version")
+        .map(|f| f.max_version_level)
+        .expect("4.4 finalizes a transaction.version");
+    let end_txn = r
+        .api_keys
+        .iter()
+        .find(|k| k.api_key == ApiKey::EndTxn as i16)
+        .map(|k| k.max_version)
+        .expect("EndTxn served");
+    (tv, end_txn)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
+    if let Err(why) = kconform::targets::apache::available() {
+        println!("SKIPPED: the jvm backend cannot run here: {why}");
+        return;
+    }
+    let start = |label: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            let release = Release::parse(label).unwrap();
+            ApacheJvm::start_with(false, &release).expect("Apache 4.4.0 starts")
+        })
+    };
+    let (tv1, tv2) = (start("4.4"), start("4.4+tv2"));
+    let (tv1, tv2) = (tv1.await.unwrap(), tv2.await.unwrap());
+    println!(
+        "apache 4.4.0: started in {:.1} s (tv1) and {:.1} s (tv2)",
+        tv1.start_time.as_secs_f64(),
+        tv2.start_time.as_secs_f64()
+    );
+    assert_eq!(transaction_version_and_end_txn_max(&tv1).await, (1, 5));
+    assert_eq!(transaction_version_and_end_txn_max(&tv2).await, (2, 5));
+}
