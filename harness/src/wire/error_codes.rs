@@ -8,7 +8,11 @@ pub fn name(code: i16) -> String {
     use kafka_protocol::ResponseError;
     match ResponseError::try_from_code(code) {
         None => "NONE".to_owned(),
-        Some(ResponseError::Unknown(_)) => "UNKNOWN_CODE".to_owned(),
+        Some(ResponseError::Unknown(code)) => NEWER_THAN_THE_CRATE
+            .iter()
+            .find(|(c, _)| *c == code)
+            .map_or("UNKNOWN_CODE", |(_, name)| name)
+            .to_owned(),
         // Its variants are Apache's names in CamelCase: InvalidTxnState → INVALID_TXN_STATE.
         Some(known) => {
             let camel = format!("{known:?}");
@@ -23,6 +27,43 @@ pub fn name(code: i16) -> String {
         }
     }
 }
+
+/// The codes Apache defines past kafka-protocol 0.15's table (which ends at 106), by Apache
+/// Kafka 4.4.0's `Errors` (3.7.2's ends at 119, INVALID_REGISTRATION; 120,
+/// TRANSACTION_ABORTABLE, came with 3.8): printed from the cached kafka-clients jar with
+/// `Errors.values()`, code and name.
+const NEWER_THAN_THE_CRATE: &[(i16, &str)] = &[
+    (107, "INELIGIBLE_REPLICA"),
+    (108, "NEW_LEADER_ELECTED"),
+    (109, "OFFSET_MOVED_TO_TIERED_STORAGE"),
+    (110, "FENCED_MEMBER_EPOCH"),
+    (111, "UNRELEASED_INSTANCE_ID"),
+    (112, "UNSUPPORTED_ASSIGNOR"),
+    (113, "STALE_MEMBER_EPOCH"),
+    (114, "MISMATCHED_ENDPOINT_TYPE"),
+    (115, "UNSUPPORTED_ENDPOINT_TYPE"),
+    (116, "UNKNOWN_CONTROLLER_ID"),
+    (117, "UNKNOWN_SUBSCRIPTION_ID"),
+    (118, "TELEMETRY_TOO_LARGE"),
+    (119, "INVALID_REGISTRATION"),
+    (120, "TRANSACTION_ABORTABLE"),
+    (121, "INVALID_RECORD_STATE"),
+    (122, "SHARE_SESSION_NOT_FOUND"),
+    (123, "INVALID_SHARE_SESSION_EPOCH"),
+    (124, "FENCED_STATE_EPOCH"),
+    (125, "INVALID_VOTER_KEY"),
+    (126, "DUPLICATE_VOTER"),
+    (127, "VOTER_NOT_FOUND"),
+    (128, "INVALID_REGULAR_EXPRESSION"),
+    (129, "REBOOTSTRAP_REQUIRED"),
+    (130, "STREAMS_INVALID_TOPOLOGY"),
+    (131, "STREAMS_INVALID_TOPOLOGY_EPOCH"),
+    (132, "STREAMS_TOPOLOGY_FENCED"),
+    (133, "SHARE_SESSION_LIMIT_REACHED"),
+    (134, "GROUP_DELETION_FAILED"),
+    (135, "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED"),
+    (136, "CONTROLLER_ID_NOT_REGISTERED"),
+];
 
 /// Apache's name for an API key, for the keys scenarios send.
 pub fn api_name(key: i16) -> String {
@@ -62,6 +103,24 @@ pub fn retriable(code: i16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codes_past_the_crates_table_read_as_apache_names_them() {
+        assert_eq!(name(107), "INELIGIBLE_REPLICA");
+        assert_eq!(name(120), "TRANSACTION_ABORTABLE");
+        assert_eq!(name(136), "CONTROLLER_ID_NOT_REGISTERED");
+        assert_eq!(name(137), "UNKNOWN_CODE");
+        // The table only fills the crate's gap, in order, with no code twice.
+        for pair in NEWER_THAN_THE_CRATE.windows(2) {
+            assert_eq!(pair[0].0 + 1, pair[1].0);
+        }
+        for (code, _) in NEWER_THAN_THE_CRATE {
+            assert!(matches!(
+                kafka_protocol::ResponseError::try_from_code(*code),
+                Some(kafka_protocol::ResponseError::Unknown(_))
+            ));
+        }
+    }
 
     #[test]
     fn codes_read_as_apache_names_them() {
