@@ -225,8 +225,8 @@ pub enum Verdict {
     },
 }
 
-/// The ledger.
-#[derive(Debug, Clone)]
+/// The ledger (empty by default: a ledger that documents nothing).
+#[derive(Debug, Clone, Default)]
 pub struct Ledger {
     /// Entries, in file order.
     pub deviations: Vec<Deviation>,

@@ -14,6 +14,7 @@ mod exchange;
 mod many;
 pub mod plan;
 mod provisioned;
+pub mod scope;
 pub mod session;
 mod slot;
 mod steps;

@@ -187,7 +187,9 @@ pub enum ApacheError {
         log: String,
     },
     /// `kconform apache up` asked for a release while it keeps another (named).
-    #[error("Apache {0} is up already (`kconform apache up` keeps one): `kconform apache down` first")]
+    #[error(
+        "Apache {0} is up already (`kconform apache up` keeps one): `kconform apache down` first"
+    )]
     AnotherUp(String),
     /// The container backend failed.
     #[error("the apache/kafka container did not start: {0}")]
