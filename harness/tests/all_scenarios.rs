@@ -142,7 +142,17 @@ async fn every_scenario_matches_its_snapshots() {
     let _turn = crate::util::heavy_turn().await;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scenarios = Scenario::load_dir(&root.join("scenarios")).expect("scenarios load");
-    let all: Vec<&Scenario> = scenarios.iter().collect();
+    // Apache 3.7.2 is what the snapshots record: a scenario written for later releases only
+    // (`apache = "3.8+"`) is judged where a run names one (`--target apache@3.8`).
+    let claimed = kconform::targets::apache::Release::CLAIMED;
+    let later = scenarios
+        .iter()
+        .filter(|s| !s.apache.contains(&claimed))
+        .count();
+    let all: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.apache.contains(&claimed))
+        .collect();
     let one = kconform::run::session::sized(&all, 1, false);
     let three = kconform::run::session::sized(&all, 3, false);
     let secured = kconform::run::session::sized(&all, 1, true);
@@ -158,7 +168,7 @@ async fn every_scenario_matches_its_snapshots() {
         secured.len()
     );
     assert_eq!(
-        one.len() + three.len() + secured.len() + secured_three.len(),
+        one.len() + three.len() + secured.len() + secured_three.len() + later,
         scenarios.len(),
         "a scenario of a shape no target here runs"
     );

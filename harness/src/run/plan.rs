@@ -4,6 +4,7 @@
 
 use crate::data::Source;
 use crate::scenario::Scenario;
+use crate::targets::apache::Release;
 use crate::targets::faults::FaultCommands;
 use crate::targets::{Kind, TargetSpec};
 
@@ -152,6 +153,32 @@ pub fn plan<'a>(
 }
 
 impl Plan<'_> {
+    /// Leaves out the scenarios written for Apache releases other than the run's (every Apache
+    /// target's release; 3.7.2, the one kaas claims, where no target is Apache), and says
+    /// which: (scenario, the releases it applies to).
+    pub fn leave_out_other_releases(&mut self, specs: &[TargetSpec]) -> Vec<(String, String)> {
+        let mut releases: Vec<Release> = specs
+            .iter()
+            .filter_map(|s| match s.kind {
+                Kind::Apache(_, release) => Some(release),
+                Kind::Recorded => Some(Release::CLAIMED),
+                _ => None,
+            })
+            .collect();
+        if releases.is_empty() {
+            releases.push(Release::CLAIMED);
+        }
+        let mut left_out = Vec::new();
+        self.chosen.retain(|scenario| {
+            let applies = releases.iter().all(|r| scenario.apache.contains(r));
+            if !applies {
+                left_out.push((scenario.name.clone(), scenario.apache.to_string()));
+            }
+            applies
+        });
+        left_out
+    }
+
     /// Leaves out the scenarios that do to a broker what some target cannot (an external
     /// cluster does only the acts `--fault-cmd` gave commands for), and says which and why:
     /// (scenario, the acts it needs that are missing).
@@ -242,6 +269,31 @@ mod tests {
 
     fn names(n: &[&str]) -> Vec<String> {
         n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_scenario_for_later_releases_runs_only_where_every_apache_is_one() {
+        let (all, _) = all();
+        let later = "add-partitions-v5-verify-only";
+        let kept = |targets: &[&str]| {
+            let specs: Vec<TargetSpec> =
+                targets.iter().map(|t| TargetSpec::parse(t).unwrap()).collect();
+            let mut p = plan(all.iter().collect(), &[], &specs, false).unwrap();
+            let left_out = p.leave_out_other_releases(&specs);
+            let kept = p.chosen.iter().any(|s| s.name == later);
+            assert_eq!(
+                kept,
+                !left_out.iter().any(|(n, r)| n == later && r == "3.8+"),
+                "{targets:?}"
+            );
+            kept
+        };
+        assert!(kept(&["ref", "apache@3.8"]));
+        assert!(kept(&["ref", "apache@4.4+tv2"]));
+        assert!(!kept(&["ref", "apache"]), "3.7.2 has no TRANSACTION_ABORTABLE");
+        assert!(!kept(&["ref", "apache-recorded"]));
+        assert!(!kept(&["apache", "apache@4.4"]), "not on both");
+        assert!(!kept(&["ref", "external=127.0.0.1:9092"]), "judged by 3.7.2's");
     }
 
     #[test]

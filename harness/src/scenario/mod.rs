@@ -25,6 +25,7 @@ mod acl;
 mod checks;
 mod fragment;
 mod names;
+pub mod releases;
 mod step;
 
 use std::collections::BTreeMap;
@@ -179,6 +180,9 @@ pub struct Scenario {
     /// The brokers it needs (default 1): it runs on targets of that many brokers only
     /// (`--target ref:3 --target apache:3` for 3).
     pub brokers: usize,
+    /// The Apache releases it applies to (`apache = "3.8+"`; every one by default): it runs
+    /// where every Apache of the run is one of them ([`releases`]).
+    pub apache: releases::Releases,
     /// The user every connection logs in as ([`crate::security::USERS`], or `"anonymous"`
     /// for none): set, the scenario is a security scenario, which runs on the secured targets
     /// only (`ref+sasl`, `apache+sasl`).
@@ -207,6 +211,8 @@ struct ScenarioFile {
     slow: bool,
     #[serde(default = "one_broker")]
     brokers: usize,
+    #[serde(default)]
+    apache: Option<String>,
     #[serde(rename = "as")]
     principal: Option<String>,
     #[serde(default)]
@@ -288,6 +294,10 @@ impl Scenario {
             shapes,
             slow: f.slow,
             brokers: f.brokers,
+            apache: match &f.apache {
+                Some(text) => releases::Releases::parse(text).map_err(err)?,
+                None => releases::Releases::ALL,
+            },
             principal: f.principal,
             acls: f.acls,
             settings: f.settings,

@@ -16,10 +16,19 @@ pub fn run(a: ListArgs) -> anyhow::Result<ExitCode> {
             true => String::new(),
             false => format!("; {}", acts.join(", ")),
         };
+        // The Apache releases it is written for, when not every one.
+        let releases = match s.apache.is_all() {
+            true => String::new(),
+            false => format!("(Apache {}) ", s.apache),
+        };
         match s.brokers {
-            _ if s.secured() => outln!("{:45} (--sasl) {}", s.name, s.description),
-            1 => outln!("{:45} {}", s.name, s.description),
-            n => outln!("{:45} ({n} brokers{acts}) {}", s.name, s.description),
+            _ if s.secured() => outln!("{:45} (--sasl) {releases}{}", s.name, s.description),
+            1 => outln!("{:45} {releases}{}", s.name, s.description),
+            n => outln!(
+                "{:45} ({n} brokers{acts}) {releases}{}",
+                s.name,
+                s.description
+            ),
         }
     }
     Ok(ExitCode::SUCCESS)
