@@ -1,17 +1,19 @@
-//! The Java kafka-clients 3.7 workload runner (`harness/java/KconformClient.java`): compiled
-//! with `javac` against the kafka-clients jar the Apache target caches (no other build tool at
+//! The Java kafka-clients workload runner (`harness/java/KconformClient.java`): compiled with
+//! `javac` against the kafka-clients jar of an Apache release the Apache target caches (3.7.2,
+//! or a 4.x client beside it: `kconform clients --java-release 4.4`; no other build tool at
 //! run time), then run as `java KconformClient WORKLOAD BOOTSTRAP RUN_ID [TOPIC]`, which prints
 //! what the client saw as one JSON object ([`ClientTranscript`]). The same workload on kaas-ref
 //! and on Apache tells whether a Java application would notice a difference.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::placement::WorkloadNames;
 use super::transcript::ClientTranscript;
 use crate::targets::apache::javac::CompileError;
-use crate::targets::apache::{self, ApacheError};
+use crate::targets::apache::release::Logging;
+use crate::targets::apache::{self, ApacheError, Release};
 
 /// The program's source, built into kconform so that it runs from any directory.
 const SOURCE: &str = include_str!("../../java/KconformClient.java");
@@ -46,12 +48,42 @@ pub enum JavaError {
     Io(#[from] std::io::Error),
 }
 
-/// The compiled classes, compiling them first when this source has not been compiled yet.
-pub fn compile() -> Result<PathBuf, JavaError> {
-    apache::javac::compile("KconformClient", SOURCE).map_err(|e| match e {
-        CompileError::Setup(e) => JavaError::Setup(e),
-        CompileError::Javac(e) => JavaError::Compile(e),
-        CompileError::Io(e) => JavaError::Io(e),
+/// The runner, compiled against one release's kafka-clients.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    /// The compiled classes.
+    pub classes: PathBuf,
+    /// Whose kafka-clients they were compiled against and run with.
+    pub release: Release,
+    /// The JVM flags that keep the client's logging off its standard output, where the
+    /// transcript goes (Log4j 1 for 3.x, Log4j 2 for 4.x, which otherwise logs errors there).
+    logging: Vec<String>,
+}
+
+/// The runner compiled against `release`'s kafka-clients, compiling it first when this source
+/// has not been compiled against them yet.
+pub fn compile(release: Release) -> Result<Runner, JavaError> {
+    let classes =
+        apache::javac::compile("KconformClient", SOURCE, &release).map_err(|e| match e {
+            CompileError::Setup(e) => JavaError::Setup(e),
+            CompileError::Javac(e) => JavaError::Compile(e),
+            CompileError::Io(e) => JavaError::Io(e),
+        })?;
+    let logging = match release.logging() {
+        Logging::Log4j1 => vec![
+            "-Dlog4j.configuration=file:/dev/null".to_owned(),
+            "-Dlog4j.defaultInitOverride=true".to_owned(),
+        ],
+        Logging::Log4j2 => {
+            let off = classes.with_file_name("log4j2-off.properties");
+            std::fs::write(&off, "rootLogger.level = OFF\n")?;
+            vec![format!("-Dlog4j2.configurationFile={}", off.display())]
+        }
+    };
+    Ok(Runner {
+        classes,
+        release,
+        logging,
     })
 }
 
@@ -59,7 +91,7 @@ pub fn compile() -> Result<PathBuf, JavaError> {
 /// other names made unique by `run_id`; on `topic` when one is provisioned), killing it after
 /// `deadline`; the transcript it printed.
 pub fn run(
-    classes: &Path,
+    runner: &Runner,
     workload: &str,
     bootstrap: &str,
     run_id: &str,
@@ -67,15 +99,14 @@ pub fn run(
     topic: Option<&str>,
     deadline: Duration,
 ) -> Result<ClientTranscript, JavaError> {
-    let class_path = apache::javac::class_path(classes)?;
+    let class_path = apache::javac::class_path(&runner.classes, &runner.release)?;
     let failed = |reason: String| JavaError::Run {
         workload: workload.into(),
         reason,
     };
     let err_file = tempfile::NamedTempFile::new()?;
     let mut child = Command::new("java")
-        .arg("-Dlog4j.configuration=file:/dev/null")
-        .arg("-Dlog4j.defaultInitOverride=true")
+        .args(&runner.logging)
         .arg("-cp")
         .arg(class_path)
         .args(["KconformClient", workload, bootstrap, run_id])

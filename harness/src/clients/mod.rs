@@ -13,7 +13,6 @@ pub mod placement;
 pub mod report;
 pub mod transcript;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -186,6 +185,9 @@ pub struct ClientsOptions {
     /// On a cluster, how each workload with a group places its transaction and group
     /// coordinators: it runs once per placement named (on one broker, once).
     pub coordinators: Vec<Placement>,
+    /// Whose kafka-clients the Java workloads run with (3.7.2, what the ledger's Java claims
+    /// are about; a 4.x client asks whether a newer application sees the same).
+    pub java_release: crate::targets::apache::Release,
 }
 
 /// One run of a workload by a client, planned: where its coordinators sit and the run id
@@ -236,7 +238,7 @@ fn run_client(
     bootstrap: &str,
     jobs: Vec<Job>,
     options: &ClientsOptions,
-    classes: Option<&PathBuf>,
+    runner: Option<&java::Runner>,
     progress: &dyn crate::report::progress::Progress,
 ) -> Vec<RunRow> {
     let mut rows = Vec::new();
@@ -246,10 +248,10 @@ fn run_client(
             .provisioned_topics
             .then(|| provisioned_topic(client, workload));
         let started = Instant::now();
-        let result: Result<ClientTranscript, String> = match (&job.run_id, client, classes) {
+        let result: Result<ClientTranscript, String> = match (&job.run_id, client, runner) {
             (Err(why), _, _) => Err(format!("its coordinators could not be placed: {why}")),
-            (Ok(run_id), Client::Java, Some(classes)) => java::run(
-                classes,
+            (Ok(run_id), Client::Java, Some(runner)) => java::run(
+                runner,
                 workload,
                 bootstrap,
                 run_id,
@@ -310,7 +312,7 @@ async fn run_target(
     spec: &TargetSpec,
     workloads: &[&'static str],
     options: &ClientsOptions,
-    classes: Option<PathBuf>,
+    runner: Option<java::Runner>,
     progress: Arc<dyn crate::report::progress::Progress>,
 ) -> Result<(TargetRun, Vec<RunRow>), ClientsError> {
     let name = spec.name();
@@ -336,11 +338,11 @@ async fn run_target(
     let mut threads = Vec::new();
     for client in options.clients.clone() {
         let jobs = plan(&target, client, workloads, options).await;
-        let (name, bootstrap, options, classes, progress) = (
+        let (name, bootstrap, options, runner, progress) = (
             name.clone(),
             bootstrap.clone(),
             options.clone(),
-            classes.clone(),
+            runner.clone(),
             progress.clone(),
         );
         threads.push(tokio::task::spawn_blocking(move || {
@@ -350,7 +352,7 @@ async fn run_target(
                 &bootstrap,
                 jobs,
                 &options,
-                classes.as_ref(),
+                runner.as_ref(),
                 progress.as_ref(),
             )
         }));
@@ -415,10 +417,14 @@ pub async fn run(
         .copied()
         .filter(|n| options.workloads.is_empty() || options.workloads.iter().any(|w| w == n))
         .collect();
-    let classes = match options.clients.contains(&Client::Java) {
+    let runner = match options.clients.contains(&Client::Java) {
         true => {
-            progress.note("building the Java workload runner");
-            let built = tokio::task::spawn_blocking(java::compile)
+            progress.note(&format!(
+                "building the Java workload runner (kafka-clients {})",
+                options.java_release.version()
+            ));
+            let release = options.java_release;
+            let built = tokio::task::spawn_blocking(move || java::compile(release))
                 .await
                 .map_err(|e| ClientsError::Java(java::JavaError::Io(std::io::Error::other(e))))?;
             Some(built.map_err(ClientsError::Java)?)
@@ -430,7 +436,7 @@ pub async fn run(
     let runs = futures::future::join_all(
         specs
             .iter()
-            .map(|spec| run_target(spec, &workloads, options, classes.clone(), progress.clone())),
+            .map(|spec| run_target(spec, &workloads, options, runner.clone(), progress.clone())),
     )
     .await;
     let mut targets = Vec::new();
@@ -440,10 +446,35 @@ pub async fn run(
         targets.push(target);
         rows.append(&mut r);
     }
-    Ok(ClientsReport::judge(
+    let mut report = ClientsReport::judge(
         targets,
         specs.get(baseline(specs)).map(TargetSpec::name),
         rows,
         ledger,
-    ))
+    );
+    let claimed = crate::targets::apache::Release::CLAIMED;
+    if let Some(r) = specs
+        .get(baseline(specs))
+        .and_then(TargetSpec::release)
+        .filter(|r| *r != claimed)
+    {
+        report.leave_claims_unjudged(
+            None,
+            format!(
+                "the ledger's claims speak of Apache {}: against {r} they document what they match, and none is judged stale",
+                claimed.version()
+            ),
+        );
+    }
+    if runner.as_ref().is_some_and(|r| r.release != claimed) {
+        report.leave_claims_unjudged(
+            Some(Client::Java.name()),
+            format!(
+                "the Java workloads ran with kafka-clients {}, the ledger's Java claims speak of {}: they document what they match, and none is judged stale",
+                options.java_release.version(),
+                claimed.version()
+            ),
+        );
+    }
+    Ok(report)
 }

@@ -62,6 +62,9 @@ pub struct ClientsReport {
     pub differences: Vec<JudgedDiff>,
     /// Ledger claims the run did not confirm.
     pub stale: Vec<StaleClaim>,
+    /// What a reader must know of how the run was judged: a client or Apache release other
+    /// than the ones the ledger's claims speak of, and so claims not judged stale.
+    pub notes: Vec<String>,
     /// "passed" or "failed".
     pub verdict: String,
 }
@@ -162,6 +165,7 @@ impl ClientsReport {
             runs,
             differences,
             stale,
+            notes: Vec::new(),
             verdict: String::new(),
         };
         report.verdict = match report.passed() {
@@ -170,6 +174,19 @@ impl ClientsReport {
         }
         .into();
         report
+    }
+
+    /// Leaves unjudged the claims the ledger does not make of this run (those of `client`, or
+    /// every claim when none is named), saying `why` in the notes: they still document the
+    /// differences they match, but one that did not show says nothing about the docs.
+    pub fn leave_claims_unjudged(&mut self, client: Option<&str>, why: String) {
+        self.stale.retain(|s| client.is_some_and(|c| s.client != c));
+        self.notes.push(why);
+        self.verdict = match self.passed() {
+            true => "passed",
+            false => "failed",
+        }
+        .into();
     }
 
     /// Every run gave a transcript, no difference is undocumented, no claim is stale.
@@ -261,6 +278,9 @@ impl ClientsReport {
         }
         for t in &self.targets {
             let _ = writeln!(out, "{}: {:.0} s ({})", t.name, t.wall_secs, t.origin);
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
         }
         for d in &self.differences {
             let how = match &d.documented_by {
@@ -408,3 +428,37 @@ fn placed(placement: Option<&str>) -> String {
 }
 
 crate::report_forms!(ClientsReport);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stale(client: &str) -> StaleClaim {
+        StaleClaim {
+            deviation: "d".into(),
+            client: client.into(),
+            workload: "eos".into(),
+            field: "f".into(),
+            kaas: "k".into(),
+            apache: "a".into(),
+            coordinators: None,
+        }
+    }
+
+    #[test]
+    fn claims_left_unjudged_are_said_and_no_longer_fail_the_run() {
+        let ledger = Ledger::default();
+        let mut report = ClientsReport::judge(Vec::new(), None, Vec::new(), &ledger);
+        report.stale = vec![stale("java"), stale("librdkafka")];
+        report.leave_claims_unjudged(Some("java"), "a 4.4 client".into());
+        let left: Vec<&str> = report.stale.iter().map(|s| s.client.as_str()).collect();
+        assert_eq!(left, ["librdkafka"]);
+        assert_eq!(report.verdict, "failed", "librdkafka's claim still stale");
+        report.leave_claims_unjudged(None, "Apache 4.4".into());
+        assert!(report.stale.is_empty());
+        assert_eq!(report.verdict, "passed");
+        assert!(report
+            .terminal()
+            .contains("note: a 4.4 client\nnote: Apache 4.4\n"));
+    }
+}

@@ -276,8 +276,10 @@ mod tests {
         let (all, _) = all();
         let later = "add-partitions-v5-verify-only";
         let kept = |targets: &[&str]| {
-            let specs: Vec<TargetSpec> =
-                targets.iter().map(|t| TargetSpec::parse(t).unwrap()).collect();
+            let specs: Vec<TargetSpec> = targets
+                .iter()
+                .map(|t| TargetSpec::parse(t).unwrap())
+                .collect();
             let mut p = plan(all.iter().collect(), &[], &specs, false).unwrap();
             let left_out = p.leave_out_other_releases(&specs);
             let kept = p.chosen.iter().any(|s| s.name == later);
@@ -290,10 +292,16 @@ mod tests {
         };
         assert!(kept(&["ref", "apache@3.8"]));
         assert!(kept(&["ref", "apache@4.4+tv2"]));
-        assert!(!kept(&["ref", "apache"]), "3.7.2 has no TRANSACTION_ABORTABLE");
+        assert!(
+            !kept(&["ref", "apache"]),
+            "3.7.2 has no TRANSACTION_ABORTABLE"
+        );
         assert!(!kept(&["ref", "apache-recorded"]));
         assert!(!kept(&["apache", "apache@4.4"]), "not on both");
-        assert!(!kept(&["ref", "external=127.0.0.1:9092"]), "judged by 3.7.2's");
+        assert!(
+            !kept(&["ref", "external=127.0.0.1:9092"]),
+            "judged by 3.7.2's"
+        );
     }
 
     #[test]

@@ -392,6 +392,12 @@ pub struct ClientsArgs {
     /// once each way; `any` takes the first names drawn. One broker: ignored.
     #[arg(long, value_enum, default_value_t = ClientsPlacementArg::Both)]
     pub coordinators: ClientsPlacementArg,
+    /// Whose Java kafka-clients run the Java workloads: 3.7.2 (what the ledger's Java claims
+    /// speak of) or a later release (`4.4`: its jars fetched as for `--target apache@4.4`),
+    /// to ask whether a newer application sees on kaas what it sees on Apache. Claims are then
+    /// matched but none is judged stale.
+    #[arg(long, default_value = "3.7.2", value_parser = kconform::targets::apache::Release::parse)]
+    pub java_release: kconform::targets::apache::Release,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
     /// How `--target apache` launches Apache (see `kconform run --help`).

@@ -1,5 +1,6 @@
 //! One Java program kconform carries as source, compiled with `javac` against the kafka-clients
-//! jars of Apache 3.7.2 the Apache target caches (no other build tool at run time): the Java client workloads
+//! jars of an Apache release the Apache target caches (3.7.2 unless another is asked for; no
+//! other build tool at run time): the Java client workloads
 //! ([`crate::clients::java`]) and Apache's parser as an oracle ([`super::parser`]). Each source
 //! compiles once into a directory named by its hash, so an edited source compiles again.
 
@@ -23,11 +24,11 @@ pub enum CompileError {
     Io(#[from] std::io::Error),
 }
 
-/// The directory of `class`'s compiled classes (the public class of `source`), compiling it
-/// first when this source has not been compiled yet.
-pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
+/// The directory of `class`'s compiled classes (the public class of `source`) against the
+/// jars of `release`, compiling it first when this source has not been compiled against them.
+pub fn compile(class: &str, source: &str, release: &Release) -> Result<PathBuf, CompileError> {
     super::available()?;
-    let jars = super::jvm::resolve_jars(&Release::CLAIMED)?;
+    let jars = super::jvm::resolve_jars(release)?;
     // A name per source text: a hash that changes with the toolchain only compiles once more.
     let hash = {
         use std::hash::{Hash, Hasher};
@@ -61,8 +62,8 @@ pub fn compile(class: &str, source: &str) -> Result<PathBuf, CompileError> {
     Ok(classes)
 }
 
-/// The class path for running compiled `classes`: them, then the cached jars.
-pub fn class_path(classes: &std::path::Path) -> Result<String, ApacheError> {
-    let jars = super::jvm::resolve_jars(&Release::CLAIMED)?;
+/// The class path for running `classes` compiled against `release`: them, then its jars.
+pub fn class_path(classes: &std::path::Path, release: &Release) -> Result<String, ApacheError> {
+    let jars = super::jvm::resolve_jars(release)?;
     Ok(format!("{}:{}/*", classes.display(), jars.libs.display()))
 }

@@ -31,6 +31,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         provisioned_topics: a.provisioned_topics,
         deadline: Duration::from_secs(a.deadline_secs),
         coordinators: a.coordinators.placements(),
+        java_release: a.java_release,
     };
     let report =
         kconform::clients::run(&specs, &options, &ledger, Arc::new(Bars::default())).await?;
