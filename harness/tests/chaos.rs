@@ -97,13 +97,27 @@ fn kills() -> ChaosOptions {
 
 /// The clean broker under the kills of the planted marker-drop run: the control that would
 /// show a finding there is the bug's (none in four runs: two with three output partitions,
-/// one with twelve, one with twelve and eight workers).
+/// one with twelve, one with twelve and eight workers). A `duplicate` is no finding of the
+/// bug's: a kill between a transaction's offsets and its commit loses the offsets kaas stages
+/// in memory (the documented staged-offsets-lost-with-their-coordinator, shown by the
+/// scenario cluster-staged-offsets-lost-with-their-coordinator), seen once in five runs
+/// (duplicate x6); the bug's anomalies, torn transactions and aborted reads, must not show.
 #[test]
 #[ignore = "minutes: ci/chaos-planted.sh runs it"]
 fn a_clean_ref_cluster_under_the_planted_runs_kills_shows_no_anomaly() {
     let report = chaos_on(Planted::NONE, &kills());
     assert_eq!(report.targets[0].faults.len(), 14);
-    assert_eq!(report.targets[0].anomalies, vec![], "{}", report.terminal());
+    let (documented, found): (Vec<_>, Vec<_>) = report.targets[0]
+        .anomalies
+        .iter()
+        .partition(|a| a.kind == Kind::Duplicate);
+    assert_eq!(found, Vec::<&_>::new(), "{}", report.terminal());
+    if !documented.is_empty() {
+        println!(
+            "duplicate x{}: the documented staged offsets lost with their coordinator",
+            documented.len()
+        );
+    }
 }
 
 #[test]
