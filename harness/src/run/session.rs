@@ -287,14 +287,23 @@ impl Session<'_> {
             specs.first().map_or(1, |s| s.brokers),
             specs.first().is_some_and(|s| s.secured),
         );
+        // Recorded answers are read before any broker starts: a scenario with none recorded
+        // is refused at once, not after the live targets have run every scenario.
+        let mut recorded: Vec<Option<Answers>> = specs
+            .iter()
+            .map(|spec| match spec.is_recorded() {
+                true => self.recorded(spec, chosen).map(Some),
+                false => Ok(None),
+            })
+            .collect::<Result<_, _>>()?;
         let mut all = Vec::new();
         let mut misconfigured: Vec<(String, Differs)> = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader
         // must know of where they came from.
-        for spec in specs {
-            let (mut transcripts, notes, differs) = match spec {
-                recorded if recorded.is_recorded() => self.recorded(recorded, chosen)?,
-                live => self.live(live, chosen, jobs, &progress).await?,
+        for (spec, read) in specs.iter().zip(recorded.iter_mut()) {
+            let (mut transcripts, notes, differs) = match read.take() {
+                Some(answers) => answers,
+                None => self.live(spec, chosen, jobs, &progress).await?,
             };
             if self.strict_encoding {
                 transcripts
