@@ -110,9 +110,16 @@ pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
         .map_err(|e| ApacheError::Resolve(version.clone(), e.to_string()))?;
     if !out.status.success() {
         let _ = std::fs::remove_dir_all(&partial);
+        let output = String::from_utf8_lossy(&out.stdout);
+        let log = dir.join("resolve.log");
+        let _ = std::fs::write(&log, output.as_bytes());
         return Err(ApacheError::Resolve(
             version,
-            tail(&String::from_utf8_lossy(&out.stdout), 20),
+            format!(
+                "{} (Maven's output: {})",
+                maven_reason(&output),
+                log.display()
+            ),
         ));
     }
     let broker_jar = format!("kafka_2.13-{version}.jar");
@@ -130,6 +137,40 @@ pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
     std::fs::rename(&partial, libs)?;
     std::fs::write(&done, &version)?;
     Ok(jars)
+}
+
+/// The line of Maven's output that says why it failed (its first `[ERROR]`, without colour
+/// codes or the goal's preamble), for a one-line refusal; the whole output is kept in a file.
+fn maven_reason(output: &str) -> String {
+    let plain: String = {
+        // Maven colours its output even when piped (`ESC [ n m`).
+        let mut out = String::with_capacity(output.len());
+        let mut chars = output.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' && chars.peek() == Some(&'[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    let first = plain
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("[ERROR]"))
+        .map(str::trim)
+        .find(|l| !l.is_empty());
+    match first {
+        Some(line) => line
+            .split_once("apache-kafka-libs: ")
+            .map_or(line, |(_, why)| why)
+            .to_owned(),
+        None => tail(&plain, 5),
+    }
 }
 
 /// An exclusive lock on a file (`flock`), held until dropped: across threads (each takes its
@@ -696,6 +737,19 @@ mod tests {
         drop(first);
         let (taken, let_go) = second.join().unwrap();
         assert!(taken >= let_go);
+    }
+
+    #[test]
+    fn mavens_refusal_is_one_line_without_its_colours() {
+        let out = "\u{1b}[0m[ERROR] Failed to execute goal on project apache-kafka-libs: Could not resolve dependencies for project local.kconform:apache-kafka-libs:pom:1: org.apache.kafka:kafka_2.13:jar:4.4.7 was not found\n[ERROR] \n[ERROR] To see the full stack trace\n\u{1b}[0m";
+        assert_eq!(
+            maven_reason(out),
+            "Could not resolve dependencies for project local.kconform:apache-kafka-libs:pom:1: org.apache.kafka:kafka_2.13:jar:4.4.7 was not found"
+        );
+        assert_eq!(
+            maven_reason("no error here\nat all"),
+            "no error here\nat all"
+        );
     }
 
     #[test]
