@@ -460,7 +460,7 @@ mod tests {
     #[test]
     fn schema_files_are_apaches() {
         let release = crate::targets::apache::Release::CLAIMED;
-        let jar = crate::targets::apache::jvm::cache_dir(&release)
+        let jar = crate::targets::apache::jars::cache_dir(&release)
             .join("libs")
             .join(format!("kafka-clients-{}.jar", release.version()));
         if !jar.exists() {

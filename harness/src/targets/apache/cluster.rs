@@ -15,7 +15,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::jvm::{self, ApacheJvm, Jars, Node, NodeDir};
+use super::jars::{self, Jars};
+use super::jvm::{self, ApacheJvm, Node, NodeDir};
 use super::marker_gate::MarkerGate;
 use super::release::Release;
 use super::{available, cluster_settings, ApacheError};
@@ -75,7 +76,7 @@ impl ApacheCluster {
             });
         }
         available()?;
-        let jars = jvm::resolve_jars(release)?;
+        let jars = jars::resolve_jars(release)?;
         let dir = tempfile::Builder::new()
             .prefix("kconform-apache-cluster-")
             .tempdir()?;

@@ -31,7 +31,7 @@ pub struct Daemon {
 
 /// `<cache>/apache-up`.
 pub fn dir() -> PathBuf {
-    jvm::cache_root().join("apache-up")
+    super::jars::cache_root().join("apache-up")
 }
 
 fn state_path() -> PathBuf {

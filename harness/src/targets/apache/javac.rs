@@ -28,7 +28,7 @@ pub enum CompileError {
 /// jars of `release`, compiling it first when this source has not been compiled against them.
 pub fn compile(class: &str, source: &str, release: &Release) -> Result<PathBuf, CompileError> {
     super::available()?;
-    let jars = super::jvm::resolve_jars(release)?;
+    let jars = super::jars::resolve_jars(release)?;
     // A name per source text: a hash that changes with the toolchain only compiles once more.
     let hash = {
         use std::hash::{Hash, Hasher};
@@ -36,7 +36,7 @@ pub fn compile(class: &str, source: &str, release: &Release) -> Result<PathBuf, 
         source.hash(&mut h);
         h.finish()
     };
-    let dir = super::jvm::cache_dir(&jars.release).join(format!("java-{class}-{hash:016x}"));
+    let dir = super::jars::cache_dir(&jars.release).join(format!("java-{class}-{hash:016x}"));
     let classes = dir.join("classes");
     if classes.join(format!("{class}.class")).exists() {
         return Ok(classes);
@@ -64,6 +64,6 @@ pub fn compile(class: &str, source: &str, release: &Release) -> Result<PathBuf, 
 
 /// The class path for running `classes` compiled against `release`: them, then its jars.
 pub fn class_path(classes: &std::path::Path, release: &Release) -> Result<String, ApacheError> {
-    let jars = super::jvm::resolve_jars(release)?;
+    let jars = super::jars::resolve_jars(release)?;
     Ok(format!("{}:{}/*", classes.display(), jars.libs.display()))
 }

@@ -1,12 +1,13 @@
 //! The `jvm` backend: a real Apache Kafka broker (3.7.2, or the [`Release`] a target names)
 //! launched as a JVM.
 //!
-//! The broker's jars are resolved from Maven Central with `mvn` into a cache reused across runs
-//! (`$XDG_CACHE_HOME/kconform/apache-kafka-<version>/libs`), KRaft storage is formatted in a
-//! fresh directory, and a single combined broker+controller node starts with a small heap and
-//! settings tuned for tests. Readiness is the broker's own "Kafka Server started" line and then
-//! an ApiVersions answer on the client port; a failed start shows the tail of the broker's log. The JVM is stopped with SIGTERM, then
-//! SIGKILL, and is asked to die with the harness (PR_SET_PDEATHSIG) so none is left behind.
+//! The broker's jars come from the cache [`super::jars`] fills; KRaft storage is formatted in a
+//! fresh directory (with the release's transaction version), and a single combined
+//! broker+controller node starts with a small heap and settings tuned for tests. Readiness is
+//! the broker's own "Kafka Server started" line and then an ApiVersions answer on the client
+//! port; a failed start shows the tail of the broker's log. The JVM is stopped with SIGTERM,
+//! then SIGKILL, and is asked to die with the harness (PR_SET_PDEATHSIG) so none is left
+//! behind.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
@@ -15,207 +16,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::jars::{resolve_jars, Jars};
 use super::release::{Logging, Release};
 use super::{available, ApacheError};
 
-/// SLF4J binding and log4j implementation a 3.x broker needs to log its readiness line.
-const SLF4J_RELOAD4J: &str = "1.7.36";
-const RELOAD4J: &str = "1.2.25";
-/// Log4j 2 and its SLF4J 1.7 binding for a 4.x broker, whose jars bring Log4j 2 but no
-/// binding: pinned together, so every 4.x logs through one version (4.4.0's).
-const LOG4J2_VERSION: &str = "2.25.5";
 /// How long the broker may take to start.
 pub const START_DEADLINE: Duration = Duration::from_secs(90);
-
-/// kconform's cache directory (`$XDG_CACHE_HOME/kconform`, else `~/.cache/kconform`).
-pub fn cache_root() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("kconform")
-}
-
-/// The cache directory of a Kafka version's jars (one for both transaction versions).
-pub fn cache_dir(release: &Release) -> PathBuf {
-    cache_root().join(format!("apache-kafka-{}", release.version()))
-}
-
-/// The Maven project that names the broker and its logging binding.
-fn pom(release: &Release) -> String {
-    let version = release.version();
-    let logging = match release.logging() {
-        Logging::Log4j1 => format!(
-            r#"<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>{SLF4J_RELOAD4J}</version></dependency>
-    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>{RELOAD4J}</version></dependency>"#
-        ),
-        Logging::Log4j2 => ["log4j-slf4j-impl", "log4j-api", "log4j-core"]
-            .map(|a| format!(r#"<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>{a}</artifactId><version>{LOG4J2_VERSION}</version></dependency>"#))
-            .join("\n    "),
-    };
-    format!(
-        r#"<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
-  <groupId>local.kconform</groupId><artifactId>apache-kafka-libs</artifactId><version>1</version><packaging>pom</packaging>
-  <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version>
-      <exclusions><exclusion><groupId>ch.qos.logback</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>log4j</groupId><artifactId>log4j</artifactId></exclusion></exclusions></dependency>
-    {logging}
-  </dependencies></project>"#
-    )
-}
-
-/// A release's jars, resolved: what a node is formatted and started with.
-#[derive(Debug, Clone)]
-pub struct Jars {
-    /// The directory holding them (the classpath is `<libs>/*`).
-    pub libs: PathBuf,
-    /// Which Kafka they are, and the transaction version its nodes are formatted with.
-    pub release: Release,
-}
-
-/// The jars of `release`, resolving them with Maven the first time. Resolution holds a lock
-/// on the cache (every thread and process of every kconform, so two tests starting Apache at
-/// once on a fresh machine do not copy jars over each other) and copies into a directory of
-/// its own, renamed into place once whole: a resolution killed halfway leaves no half a `libs`.
-pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
-    let dir = cache_dir(release);
-    let jars = Jars {
-        libs: dir.join("libs"),
-        release: *release,
-    };
-    let libs = &jars.libs;
-    let done = dir.join("resolved");
-    if done.exists() {
-        return Ok(jars);
-    }
-    std::fs::create_dir_all(&dir)?;
-    let _lock = CacheLock::take(&dir.join("resolve.lock"))?;
-    // Another holder may have resolved while this one waited.
-    if done.exists() {
-        return Ok(jars);
-    }
-    let version = release.version();
-    std::fs::write(dir.join("pom.xml"), pom(release))?;
-    tracing::info!(version, "resolving Apache Kafka jars with Maven");
-    let partial = dir.join(format!("libs.partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&partial);
-    let out = Command::new("mvn")
-        .args(["-B", "-q", "-f"])
-        .arg(dir.join("pom.xml"))
-        .arg("org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies")
-        .arg("-DincludeScope=runtime")
-        .arg(format!("-DoutputDirectory={}", partial.display()))
-        .output()
-        .map_err(|e| ApacheError::Resolve(version.clone(), e.to_string()))?;
-    if !out.status.success() {
-        let _ = std::fs::remove_dir_all(&partial);
-        let output = String::from_utf8_lossy(&out.stdout);
-        let log = dir.join("resolve.log");
-        let _ = std::fs::write(&log, output.as_bytes());
-        return Err(ApacheError::Resolve(
-            version,
-            format!(
-                "{} (Maven's output: {})",
-                maven_reason(&output),
-                log.display()
-            ),
-        ));
-    }
-    let broker_jar = format!("kafka_2.13-{version}.jar");
-    if !partial.join(&broker_jar).exists() {
-        let _ = std::fs::remove_dir_all(&partial);
-        return Err(ApacheError::Resolve(
-            version,
-            format!(
-                "{} missing after resolution",
-                libs.join(&broker_jar).display()
-            ),
-        ));
-    }
-    let _ = std::fs::remove_dir_all(libs);
-    std::fs::rename(&partial, libs)?;
-    std::fs::write(&done, &version)?;
-    Ok(jars)
-}
-
-/// The line of Maven's output that says why it failed (its first `[ERROR]`, without colour
-/// codes or the goal's preamble), for a one-line refusal; the whole output is kept in a file.
-fn maven_reason(output: &str) -> String {
-    let plain: String = {
-        // Maven colours its output even when piped (`ESC [ n m`).
-        let mut out = String::with_capacity(output.len());
-        let mut chars = output.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c == '\u{1b}' && chars.peek() == Some(&'[') {
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    };
-    let first = plain
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("[ERROR]"))
-        .map(str::trim)
-        .find(|l| !l.is_empty());
-    match first {
-        Some(line) => line
-            .split_once("apache-kafka-libs: ")
-            .map_or(line, |(_, why)| why)
-            .to_owned(),
-        None => tail(&plain, 5),
-    }
-}
-
-/// An exclusive lock on a file (`flock`), held until dropped: across threads (each takes its
-/// own descriptor) and processes. Waiting is said once in the log; a holder that never lets go
-/// (a hung Maven) is given up on after [`LOCK_PATIENCE`].
-struct CacheLock {
-    /// The locked file: closing it (on drop) lets the next holder in.
-    _held: std::fs::File,
-}
-
-/// How long a resolution waits for another to finish: a first resolution downloads about
-/// 100 jars.
-const LOCK_PATIENCE: Duration = Duration::from_secs(15 * 60);
-
-impl CacheLock {
-    fn take(path: &Path) -> Result<CacheLock, ApacheError> {
-        use std::os::fd::AsRawFd;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
-        let started = Instant::now();
-        let mut said = false;
-        // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            if started.elapsed() > LOCK_PATIENCE {
-                return Err(ApacheError::Resolve(
-                    "(any)".into(),
-                    format!(
-                        "another resolution has held {} for over {} s",
-                        path.display(),
-                        LOCK_PATIENCE.as_secs()
-                    ),
-                ));
-            }
-            if !said {
-                tracing::info!("waiting for another resolution of the Apache jars to finish");
-                said = true;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Ok(CacheLock { _held: file })
-    }
-}
 
 pub(crate) fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
@@ -713,45 +519,6 @@ impl Drop for ApacheJvm {
 mod tests {
     use super::*;
 
-    /// Two resolutions at once (two tests starting Apache on a fresh machine raced Maven's copies
-    /// into one `libs` and one failed): the second waits until the first lets go.
-    #[test]
-    fn the_cache_lock_lets_one_holder_in_at_a_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("resolve.lock");
-        let first = CacheLock::take(&path).unwrap();
-        let released = Arc::new(Mutex::new(None::<Instant>));
-        let (p, r) = (path.clone(), released.clone());
-        let second = std::thread::spawn(move || {
-            let _lock = CacheLock::take(&p).unwrap();
-            let at = Instant::now();
-            (
-                at,
-                r.lock()
-                    .unwrap()
-                    .expect("taken only after the first let go"),
-            )
-        });
-        std::thread::sleep(Duration::from_millis(400));
-        *released.lock().unwrap() = Some(Instant::now());
-        drop(first);
-        let (taken, let_go) = second.join().unwrap();
-        assert!(taken >= let_go);
-    }
-
-    #[test]
-    fn mavens_refusal_is_one_line_without_its_colours() {
-        let out = "\u{1b}[0m[ERROR] Failed to execute goal on project apache-kafka-libs: Could not resolve dependencies for project local.kconform:apache-kafka-libs:pom:1: org.apache.kafka:kafka_2.13:jar:4.4.7 was not found\n[ERROR] \n[ERROR] To see the full stack trace\n\u{1b}[0m";
-        assert_eq!(
-            maven_reason(out),
-            "Could not resolve dependencies for project local.kconform:apache-kafka-libs:pom:1: org.apache.kafka:kafka_2.13:jar:4.4.7 was not found"
-        );
-        assert_eq!(
-            maven_reason("no error here\nat all"),
-            "no error here\nat all"
-        );
-    }
-
     #[test]
     fn config_has_single_broker_transaction_settings() {
         let p = server_properties(Path::new("/d"), 1000, 1001, false);
@@ -765,13 +532,5 @@ mod tests {
         ] {
             assert!(p.contains(needed), "missing {needed}");
         }
-        let pom37 = pom(&Release::CLAIMED);
-        assert!(pom37.contains("<version>3.7.2</version>") && pom37.contains("reload4j"));
-        let pom44 = pom(&Release::parse("4.4").unwrap());
-        assert!(pom44.contains("<version>4.4.0</version>"), "{pom44}");
-        assert!(
-            pom44.contains("log4j-slf4j-impl") && !pom44.contains("reload4j"),
-            "a 4.x broker logs through Log4j 2, bound to SLF4J: {pom44}"
-        );
     }
 }

@@ -13,6 +13,7 @@
 pub mod cluster;
 pub mod container;
 pub mod daemon;
+pub mod jars;
 pub mod javac;
 pub mod jvm;
 pub mod marker_gate;
