@@ -32,23 +32,7 @@ pub async fn compare(
     let faults = kconform::targets::faults::FaultCommands::parse(&on.fault_cmds)
         .map_err(anyhow::Error::msg)?;
     let mut planned = plan::plan(picked, names, &specs, include_slow)?;
-    let other_releases = planned.leave_out_other_releases(&specs);
-    if let Some((name, releases)) = other_releases.iter().find(|(n, _)| names.contains(n)) {
-        anyhow::bail!(
-            "scenario {name} is written for Apache {releases}, and an Apache of this run is not one of them: name such a release (--target apache@RELEASE)"
-        );
-    }
-    if !other_releases.is_empty() {
-        eprintln!(
-            "kconform: skipping {} scenario(s) written for other Apache releases: {}",
-            other_releases.len(),
-            other_releases
-                .iter()
-                .map(|(name, releases)| format!("{name} ({releases})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    leave_out_other_releases(&mut planned, &specs, names)?;
     let left_out = planned.leave_out_missing_faults(&specs, &faults);
     if !left_out.is_empty() {
         let each: Vec<String> = left_out
@@ -89,4 +73,31 @@ pub async fn compare(
     Ok(session
         .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))
         .await?)
+}
+
+/// Leaves out the scenarios written for Apache releases the run has none of, saying which; one
+/// named on the command line is refused instead.
+fn leave_out_other_releases(
+    planned: &mut plan::Plan<'_>,
+    specs: &[kconform::TargetSpec],
+    names: &[String],
+) -> anyhow::Result<()> {
+    let other_releases = planned.leave_out_other_releases(specs);
+    if let Some((name, releases)) = other_releases.iter().find(|(n, _)| names.contains(n)) {
+        anyhow::bail!(
+            "scenario {name} is written for Apache {releases}, and an Apache of this run is not one of them: name such a release (--target apache@RELEASE)"
+        );
+    }
+    if !other_releases.is_empty() {
+        eprintln!(
+            "kconform: skipping {} scenario(s) written for other Apache releases: {}",
+            other_releases.len(),
+            other_releases
+                .iter()
+                .map(|(name, releases)| format!("{name} ({releases})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
 }
