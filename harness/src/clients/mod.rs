@@ -1,8 +1,8 @@
 //! `kconform clients`: real clients as oracles. Each named workload runs with the Java
-//! kafka-clients 3.7 ([`java`]) and with librdkafka ([`librdkafka`]) on two targets; what each
-//! client saw ([`transcript`]) is diffed between the targets and every difference is judged
-//! against the ledger's client claims ([`judge`]): a wire deviation tells an engineer what
-//! differs, this tells them whether their users will notice. [`chaos`] runs librdkafka's
+//! kafka-clients (3.7.2, or a later release: [`java`]) and with librdkafka ([`librdkafka`]) on
+//! two targets; what each client saw ([`transcript`]) is diffed between the targets and every
+//! difference is judged against the ledger's client claims ([`judge`]): a wire deviation tells
+//! an engineer what differs, this tells them whether their users will notice. [`chaos`] runs librdkafka's
 //! exactly-once workload under broker faults and checks what it left (`kconform chaos`).
 
 pub mod chaos;
@@ -102,7 +102,8 @@ pub const WORKLOADS: &[Workload] = &[
 /// A client library that runs the workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Client {
-    /// Java kafka-clients 3.7.2 (the jars the Apache target caches, compiled with javac).
+    /// Java kafka-clients, 3.7.2 or the release `--java-release` names (the jars the Apache
+    /// target caches, compiled with javac).
     Java,
     /// librdkafka, through the rdkafka crate.
     Librdkafka,

@@ -177,12 +177,12 @@ pub enum Command {
     /// longer shows is stale. Exit 0: no undocumented finding, nothing stale; 1: otherwise;
     /// 2: the suite or a target could not run.
     Peers(PeersArgs),
-    /// Run client workloads with the Java kafka-clients 3.7 and librdkafka on two targets, diff
-    /// what each client saw (each call's result or exception, what consumers read, the group's
-    /// offsets) and judge every difference against the ledger's client claims
-    /// ([[deviation.client]] in deviations.toml): documented, UNDOCUMENTED, or a claim that did
-    /// not show (STALE). Exit 0: every workload ran, nothing undocumented or stale; 1:
-    /// otherwise; 2: a target or a client could not run.
+    /// Run client workloads with the Java kafka-clients (3.7.2, or --java-release) and
+    /// librdkafka on two targets, diff what each client saw (each call's result or exception,
+    /// what consumers read, the group's offsets) and judge every difference against the
+    /// ledger's client claims ([[deviation.client]] in deviations.toml): documented,
+    /// UNDOCUMENTED, or a claim that did not show (STALE). Exit 0: every workload ran, nothing
+    /// undocumented or stale; 1: otherwise; 2: a target or a client could not run.
     Clients(ClientsArgs),
     /// Run an exactly-once workload of real clients under faults, and check what it left.
     ///
