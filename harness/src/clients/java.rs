@@ -138,7 +138,7 @@ pub fn run(
     };
     let printed = reader.join().unwrap_or_default();
     let stderr = std::fs::read_to_string(err_file.path()).unwrap_or_default();
-    let tail = apache::jvm::tail(&stderr, 20);
+    let tail = apache::tail(&stderr, 20);
     if !status.success() {
         return Err(failed(format!("{status}\n{tail}")));
     }

@@ -115,7 +115,7 @@ pub fn up(release: &Release) -> Result<(Daemon, bool), ApacheError> {
             let _ = down();
             return Err(ApacheError::Start {
                 reason,
-                log: jvm::tail(&log, 40),
+                log: super::tail(&log, 40),
             });
         }
         std::thread::sleep(Duration::from_millis(200));

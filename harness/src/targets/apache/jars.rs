@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::jvm::tail;
 use super::release::{Logging, Release};
-use super::ApacheError;
+use super::{tail, ApacheError};
 
 /// SLF4J binding and log4j implementation a 3.x broker needs to log its readiness line.
 const SLF4J_RELOAD4J: &str = "1.7.36";

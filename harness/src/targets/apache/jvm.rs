@@ -18,15 +18,10 @@ use std::time::{Duration, Instant};
 
 use super::jars::{resolve_jars, Jars};
 use super::release::{Logging, Release};
-use super::{available, ApacheError};
+use super::{available, tail, ApacheError};
 
 /// How long the broker may take to start.
 pub const START_DEADLINE: Duration = Duration::from_secs(90);
-
-pub(crate) fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
 
 pub(crate) fn free_port() -> Result<u16, ApacheError> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())

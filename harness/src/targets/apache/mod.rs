@@ -242,6 +242,12 @@ pub(crate) fn retrying_lost_ports<T>(
 }
 
 /// Whether a program runs and reports its version (`java -version`, `mvn --version`).
+/// The last `lines` lines of `text`: the end of a log or of a tool's output, for an error.
+pub(crate) fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
 fn have(program: &str, version_flag: &str) -> bool {
     Command::new(program)
         .arg(version_flag)
