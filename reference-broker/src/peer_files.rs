@@ -261,17 +261,7 @@ mod tests {
     #[test]
     fn queued_markers_round_trip_and_a_retry_overwrites() {
         let dir = tempfile::tempdir().unwrap();
-        let mut marker = QueuedMarker {
-            transactional_id: "tx".into(),
-            producer_id: 7,
-            producer_epoch: 2,
-            commit: true,
-            coordinator_epoch: 0,
-            partitions: vec![QueuedTopic {
-                topic: "t".into(),
-                partitions: vec![0, 1],
-            }],
-        };
+        let mut marker = marker(&[0, 1]);
         enqueue(dir.path(), 1, &marker).unwrap();
         marker.commit = false;
         enqueue(dir.path(), 1, &marker).unwrap();

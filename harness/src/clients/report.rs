@@ -168,11 +168,7 @@ impl ClientsReport {
             notes: Vec::new(),
             verdict: String::new(),
         };
-        report.verdict = match report.passed() {
-            true => "passed",
-            false => "failed",
-        }
-        .into();
+        report.set_verdict();
         report
     }
 
@@ -182,6 +178,11 @@ impl ClientsReport {
     pub fn leave_claims_unjudged(&mut self, client: Option<&str>, why: String) {
         self.stale.retain(|s| client.is_some_and(|c| s.client != c));
         self.notes.push(why);
+        self.set_verdict();
+    }
+
+    /// `verdict` as [`ClientsReport::passed`] says, after what it depends on changed.
+    fn set_verdict(&mut self) {
         self.verdict = match self.passed() {
             true => "passed",
             false => "failed",

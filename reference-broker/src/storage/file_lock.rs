@@ -19,14 +19,7 @@ pub struct FileLock {
 impl FileLock {
     /// Waits for the exclusive lock on `path` (created if missing, with its directory).
     pub fn exclusive(path: &Path) -> io::Result<FileLock> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
+        let file = open_lock_file(path)?;
         lock_exclusive(&file)?;
         Ok(FileLock { _file: file })
     }
@@ -35,14 +28,7 @@ impl FileLock {
     /// that another broker may be doing already and that waits for the next pass rather than
     /// for a holder that may be paused.
     pub fn try_exclusive(path: &Path) -> io::Result<Option<FileLock>> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
+        let file = open_lock_file(path)?;
         loop {
             // SAFETY: flock on a descriptor this function owns; no memory is passed.
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -82,6 +68,18 @@ impl Drop for HeldLock {
         // the open file's, so every other descriptor of it would keep it without this.
         unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
     }
+}
+
+/// The lock file at `path`, created if missing, with its directory.
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
 }
 
 fn lock_exclusive(file: &File) -> io::Result<()> {
