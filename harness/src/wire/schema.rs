@@ -102,6 +102,9 @@ pub struct Field {
     /// Apache's `default`, as written (`-1`, `null`, `true`), if the file gives one: what a
     /// parser reads when a tagged field is absent, and so what Apache's writer leaves out.
     pub default: Option<String>,
+    /// Apache's `ignorable`: a writer drops a value the version cannot carry instead of
+    /// refusing the request.
+    pub ignorable: bool,
 }
 
 /// A response message.
@@ -115,6 +118,16 @@ pub struct Message {
     pub flexible: Versions,
     /// The fields, in wire order.
     pub fields: Vec<Field>,
+}
+
+/// A later release's file, by its name without `.json`.
+macro_rules! later {
+    ($name:literal) => {
+        (
+            $name,
+            include_str!(concat!("../../schema/4.4.0/", $name, ".json")),
+        )
+    };
 }
 
 /// The schema files, by name: Apache's text, comments and licence header included.
@@ -246,6 +259,43 @@ const REQUEST_FILES: [(&str, &str); 6] = [
     ),
 ];
 
+/// The release whose definitions cover the versions 3.7.2 does not have: the newest kconform
+/// targets. Kafka never changes a version once released, so a version both releases have reads
+/// the same in each; 3.7.2's are used where it has the version (its names are the ones
+/// scenarios and transcripts use), this one's beyond (EndTxn v5, TxnOffsetCommit v5 and v6,
+/// WriteTxnMarkers v2, InitProducerId v5 and v6, AddPartitionsToTxn v5, AddOffsetsToTxn v4).
+pub const LATER_RELEASE: &str = "4.4.0";
+
+/// The six transaction APIs' requests and responses as kafka-clients [`LATER_RELEASE`] ships
+/// them (`harness/schema/4.4.0/`), by file name.
+const LATER_FILES: [(&str, &str); 12] = [
+    later!("InitProducerIdRequest"),
+    later!("InitProducerIdResponse"),
+    later!("AddPartitionsToTxnRequest"),
+    later!("AddPartitionsToTxnResponse"),
+    later!("AddOffsetsToTxnRequest"),
+    later!("AddOffsetsToTxnResponse"),
+    later!("EndTxnRequest"),
+    later!("EndTxnResponse"),
+    later!("WriteTxnMarkersRequest"),
+    later!("WriteTxnMarkersResponse"),
+    later!("TxnOffsetCommitRequest"),
+    later!("TxnOffsetCommitResponse"),
+];
+
+/// The later release's file names, for the test that they are Apache's.
+pub fn later_file_names() -> impl Iterator<Item = String> {
+    LATER_FILES.iter().map(|(name, _)| format!("{name}.json"))
+}
+
+/// The embedded text of a later release's file, by its file name.
+pub fn later_file_text(file: &str) -> Option<&'static str> {
+    LATER_FILES
+        .iter()
+        .find(|(name, _)| file.strip_suffix(".json") == Some(name))
+        .map(|(_, text)| *text)
+}
+
 /// The file names of `FILES` and `REQUEST_FILES`, for the test that they are Apache's.
 pub fn file_names() -> impl Iterator<Item = String> {
     FILES
@@ -291,6 +341,36 @@ fn parsed() -> &'static BTreeMap<&'static str, Message> {
 /// The response of the API named as Apache names it (`EndTxn`), if kconform knows it.
 pub fn response(api: &str) -> Option<&'static Message> {
     parsed().get(api).filter(|_| api != "ResponseHeader")
+}
+
+/// The response of the API at `version`: 3.7.2's definition where 3.7.2 has the version,
+/// else [`LATER_RELEASE`]'s where that has it (else 3.7.2's, which then reads no such version).
+pub fn response_at(api: &str, version: i16) -> Option<&'static Message> {
+    at(response(api)?, later(api, "Response"), version)
+}
+
+/// The request of a transaction API at `version`, chosen as [`response_at`] chooses.
+pub fn request_at(api: &str, version: i16) -> Option<&'static Message> {
+    at(request(api)?, later(api, "Request"), version)
+}
+
+/// The later release's definition of `api`'s `Request` or `Response`.
+fn later(api: &str, kind: &str) -> Option<&'static Message> {
+    static PARSED: OnceLock<BTreeMap<&'static str, Message>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| parse_files(&LATER_FILES))
+        .get(format!("{api}{kind}").as_str())
+}
+
+fn at(
+    claimed: &'static Message,
+    later: Option<&'static Message>,
+    version: i16,
+) -> Option<&'static Message> {
+    match later {
+        Some(l) if !claimed.valid.contains(version) && l.valid.contains(version) => Some(l),
+        _ => Some(claimed),
+    }
 }
 
 /// The response header.
@@ -357,7 +437,12 @@ fn field(f: &Value, common: &BTreeMap<String, Value>) -> Result<Field, String> {
         versions: Versions::parse(get("versions").unwrap_or("none"))?,
         nullable: Versions::parse(get("nullableVersions").unwrap_or("none"))?,
         tagged,
-        default: get("default").map(str::to_owned),
+        // Apache writes most defaults as strings, a few as numbers (`"default": -1`).
+        default: f.get("default").map(|d| match d.as_str() {
+            Some(text) => text.to_owned(),
+            None => d.to_string(),
+        }),
+        ignorable: f.get("ignorable").and_then(Value::as_bool).unwrap_or(false),
     })
 }
 
@@ -456,21 +541,39 @@ mod tests {
     }
 
     /// The embedded files are Apache's, byte for byte: compared with the kafka-clients jar the
-    /// Apache target caches, when it is there (skipped, saying why, when it is not).
+    /// Apache target caches for their release, when it is there (skipped, saying why, when it
+    /// is not).
     #[test]
     fn schema_files_are_apaches() {
-        let release = crate::targets::apache::Release::CLAIMED;
-        let jar = crate::targets::apache::jars::cache_dir(&release)
+        let claimed = crate::targets::apache::Release::CLAIMED;
+        same_as_in_the_jar(&claimed, file_names(), file_text, "harness/schema");
+        let later = crate::targets::apache::Release::parse(LATER_RELEASE).unwrap();
+        same_as_in_the_jar(
+            &later,
+            later_file_names(),
+            later_file_text,
+            "harness/schema/4.4.0",
+        );
+    }
+
+    fn same_as_in_the_jar(
+        release: &crate::targets::apache::Release,
+        files: impl Iterator<Item = String>,
+        text: fn(&str) -> Option<&'static str>,
+        folder: &str,
+    ) {
+        let jar = crate::targets::apache::jars::cache_dir(release)
             .join("libs")
             .join(format!("kafka-clients-{}.jar", release.version()));
         if !jar.exists() {
             println!(
-                "skipped: {} is not cached (run an Apache target once)",
-                jar.display()
+                "skipped: {} is not cached (run an Apache {} target once)",
+                jar.display(),
+                release.version()
             );
             return;
         }
-        for file in file_names() {
+        for file in files {
             let out = std::process::Command::new("unzip")
                 .arg("-p")
                 .arg(&jar)
@@ -483,9 +586,34 @@ mod tests {
             assert!(out.status.success(), "{file} is not in {}", jar.display());
             assert_eq!(
                 String::from_utf8_lossy(&out.stdout),
-                file_text(&file).unwrap(),
-                "harness/schema/{file} differs from Apache's"
+                text(&file).unwrap(),
+                "{folder}/{file} differs from Apache's"
             );
         }
+    }
+
+    #[test]
+    fn a_version_past_3_7_reads_by_the_later_release() {
+        let end = response_at("EndTxn", 5).unwrap();
+        let names: Vec<&str> = end.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names[2..], ["producer_id", "producer_epoch"]);
+        assert!(end.valid.contains(5));
+        // 3.7.2's own where it has the version: its names (generation_id, not 4.4's
+        // generation_id_or_member_epoch).
+        let commit = request_at("TxnOffsetCommit", 3).unwrap();
+        assert!(commit.fields.iter().any(|f| f.name == "generation_id"));
+        let commit = request_at("TxnOffsetCommit", 6).unwrap();
+        assert!(commit
+            .fields
+            .iter()
+            .any(|f| f.name == "generation_id_or_member_epoch"));
+        assert_eq!(
+            response_at("WriteTxnMarkers", 2).unwrap().valid.highest(),
+            2
+        );
+        assert_eq!(response_at("Fetch", 17).unwrap().valid.highest(), 16);
+        // A number as a default (InitProducerId v6's ongoing_txn_producer_id) reads as text.
+        let init = response_at("InitProducerId", 6).unwrap();
+        assert_eq!(init.fields[4].default.as_deref(), Some("-1"));
     }
 }
