@@ -80,7 +80,7 @@ fn compare(
             if decoded.notes.iter().any(|n| n.what.contains("KIP-511")) {
                 return (true, None);
             }
-            match frame::encode_body(&decoded.response, e.version) {
+            match frame::encode_answer(decoded, api, e.version) {
                 Ok(ours) if &ours == apache_body => (true, None),
                 Ok(ours) => (
                     true,
@@ -584,7 +584,7 @@ async fn on_kfake_every_malformed_verdict_is_apaches_too() {
         let api = ApiKey::try_from(e.api).expect("a known API");
         let values = |frame: &[u8]| {
             frame::accept(api, e.version, e.correlation, frame)
-                .map(|d| frame::encode_body(&d.response, e.version))
+                .map(|d| frame::encode_answer(&d, api, e.version))
         };
         for how in Equivalent::ALL {
             let Some(again) = frame::rewrite(api, e.version, &e.answer, how) else {

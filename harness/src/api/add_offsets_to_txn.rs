@@ -1,8 +1,8 @@
-//! AddOffsetsToTxn: how a scenario step's fields become its request, and its answer the tree a
-//! transcript records.
+//! AddOffsetsToTxn: how a scenario step's fields become its request (written by
+//! Apache's definitions past the versions kafka-protocol generates); its answer's tree is the
+//! values Apache's definitions read.
 
 use kafka_protocol::messages::*;
-use serde_json::{json, Value};
 
 use super::request::Fields;
 
@@ -13,7 +13,10 @@ pub(super) const API: super::Api = super::Api {
     cap: None,
     codes: &[0, 14, 15, 16, 30, 42, 47, 49, 50, 51, 53, 90],
     build,
-    read,
+    read: super::Reading::Definitions {
+        renamed: &[],
+        defaults: &[],
+    },
 };
 
 /// The request at `version` from a step's fields.
@@ -25,15 +28,4 @@ fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
             .with_producer_epoch(f.i16("producer_epoch", 0)?)
             .with_group_id(GroupId(f.str("group_id")?)),
     ))
-}
-
-/// The answer at `version` as a tree, when it is AddOffsetsToTxn's.
-fn read(response: &ResponseKind, _version: i16) -> Option<Value> {
-    let ResponseKind::AddOffsetsToTxn(r) = response else {
-        return None;
-    };
-    Some(json!({
-        "throttle_time_ms": r.throttle_time_ms,
-        "error_code": r.error_code,
-    }))
 }

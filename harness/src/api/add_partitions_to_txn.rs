@@ -1,12 +1,11 @@
-//! AddPartitionsToTxn: how a scenario step's fields become its request, and its answer the tree a
-//! transcript records.
-//! v4 is the broker-only batched form, which scenarios do not describe.
+//! AddPartitionsToTxn: how a scenario step's fields become its request (v4 and later are the
+//! broker's batched form: the step's fields become its one transaction); its answer's tree is
+//! the values Apache's definitions read, each topic's and partition's results named `results`
+//! as in transcripts since 3.7.
 
 use kafka_protocol::messages::*;
-use serde_json::{json, Value};
 
 use super::request::Fields;
-use super::response::{by_name, sorted};
 
 /// AddPartitionsToTxn's row of [`super::APIS`].
 pub(super) const API: super::Api = super::Api {
@@ -15,7 +14,13 @@ pub(super) const API: super::Api = super::Api {
     cap: Some(3),
     codes: &[0, 3, 14, 15, 16, 29, 31, 42, 47, 48, 49, 51, 53, 55, 90],
     build,
-    read,
+    read: super::Reading::Definitions {
+        renamed: &[
+            ("results_by_topic_v3_and_below", "results"),
+            ("results_by_partition", "results"),
+        ],
+        defaults: &[],
+    },
 };
 
 /// The request at `version` from a step's fields.
@@ -45,29 +50,6 @@ fn build(version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
     })
 }
 
-/// The answer at `version` as a tree, when it is AddPartitionsToTxn's.
-fn read(response: &ResponseKind, version: i16) -> Option<Value> {
-    let ResponseKind::AddPartitionsToTxn(r) = response else {
-        return None;
-    };
-    // v4: the batched broker form, one result per transaction.
-    Some(if version >= 4 {
-        json!({
-            "throttle_time_ms": r.throttle_time_ms,
-            "error_code": r.error_code,
-            "results_by_transaction": r.results_by_transaction.iter().map(|x| json!({
-                "transactional_id": x.transactional_id.0.as_str(),
-                "topic_results": add_partitions_results(&x.topic_results),
-            })).collect::<Vec<_>>(),
-        })
-    } else {
-        json!({
-            "throttle_time_ms": r.throttle_time_ms,
-            "results": add_partitions_results(&r.results_by_topic_v3_and_below),
-        })
-    })
-}
-
 /// AddPartitionsToTxn's `topics`, the same in the v0–3 and the v4 shape.
 fn add_partitions_topics(
     f: &Fields<'_>,
@@ -82,24 +64,4 @@ fn add_partitions_topics(
             )
         })
         .collect()
-}
-
-/// AddPartitionsToTxn's per-topic results, the same in the v0–3 and the v4 shape.
-fn add_partitions_results(
-    topics: &[kafka_protocol::messages::add_partitions_to_txn_response::AddPartitionsToTxnTopicResult],
-) -> Vec<Value> {
-    by_name(
-        topics
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name.0.as_str(),
-                    "results": sorted(t.results_by_partition.iter().map(|p| json!({
-                        "partition_index": p.partition_index,
-                        "partition_error_code": p.partition_error_code,
-                    })).collect()),
-                })
-            })
-            .collect(),
-    )
 }

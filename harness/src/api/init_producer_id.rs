@@ -1,8 +1,8 @@
-//! InitProducerId: how a scenario step's fields become its request, and its answer the tree a
-//! transcript records.
+//! InitProducerId: how a scenario step's fields become its request (written by
+//! Apache's definitions past the versions kafka-protocol generates); its answer's tree is the
+//! values Apache's definitions read.
 
 use kafka_protocol::messages::*;
-use serde_json::{json, Value};
 
 use super::request::Fields;
 
@@ -13,7 +13,13 @@ pub(super) const API: super::Api = super::Api {
     cap: None,
     codes: &[-1, 0, 14, 15, 16, 31, 42, 47, 50, 51, 53, 90],
     build,
-    read,
+    read: super::Reading::Definitions {
+        renamed: &[],
+        defaults: &[
+            ("transactional_id", "null"),
+            ("transaction_timeout_ms", "60000"),
+        ],
+    },
 };
 
 /// The request at `version` from a step's fields.
@@ -25,17 +31,4 @@ fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
             .with_producer_id(ProducerId(f.int("producer_id", -1)?))
             .with_producer_epoch(f.i16("producer_epoch", -1)?),
     ))
-}
-
-/// The answer at `version` as a tree, when it is InitProducerId's.
-fn read(response: &ResponseKind, _version: i16) -> Option<Value> {
-    let ResponseKind::InitProducerId(r) = response else {
-        return None;
-    };
-    Some(json!({
-        "throttle_time_ms": r.throttle_time_ms,
-        "error_code": r.error_code,
-        "producer_id": r.producer_id.0,
-        "producer_epoch": r.producer_epoch,
-    }))
 }

@@ -7,7 +7,6 @@
 pub mod coverage;
 #[macro_use]
 pub mod request;
-#[macro_use]
 pub mod response;
 
 mod add_offsets_to_txn;
@@ -57,8 +56,29 @@ pub struct Api {
     /// The request at a version from a step's fields (read through [`Fields`], which notes each
     /// field read).
     build: fn(i16, &Fields<'_>) -> Result<RequestKind, String>,
-    /// The answer at a version as a tree, when the answer is this API's.
-    read: fn(&ResponseKind, i16) -> Option<Value>,
+    /// How its answer becomes the tree transcripts record (and, for the six transaction
+    /// APIs, how a request past kafka-protocol's versions is written).
+    read: Reading,
+}
+
+/// How an API's answer becomes the tree a transcript records.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reading {
+    /// From kafka-protocol's message, when the answer is this API's.
+    Typed(fn(&ResponseKind, i16) -> Option<Value>),
+    /// The values Apache's definitions read ([`crate::wire::by_schema`]), at every version
+    /// any vendored release defines: the six transaction APIs, whose versions moved after 3.7.
+    /// Their requests are written by the same definitions where kafka-protocol does not
+    /// generate the version.
+    Definitions {
+        /// Fields transcripts name otherwise than Apache (`results_by_partition` as
+        /// `results`), as they have since 3.7.
+        renamed: &'static [(&'static str, &'static str)],
+        /// A step's defaults where they are not Apache's (EndTxn `committed`: true), by path
+        /// (`markers[].transaction_result`): the typed builder's, so that a step reads the
+        /// same at every version.
+        defaults: &'static [(&'static str, &'static str)],
+    },
 }
 
 impl Api {

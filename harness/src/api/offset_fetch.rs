@@ -53,7 +53,7 @@ pub(super) const API: super::Api = super::Api {
     cap: Some(7),
     codes: &[],
     build,
-    read,
+    read: super::Reading::Typed(read),
 };
 
 /// The request at `version` from a step's fields.

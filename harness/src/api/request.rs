@@ -7,6 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
+use crate::api::Reading;
+use crate::wire::by_schema::{self, EncodeError};
+use crate::wire::client::Body;
+
 /// A variable's value: captured from a response, or a unique name.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Var {
@@ -243,6 +247,58 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
     }
 }
 
+/// A request ready to send: kafka-protocol's message, or the bytes Apache's definitions wrote
+/// where kafka-protocol does not generate the version.
+#[derive(Debug, Clone)]
+pub enum Built {
+    /// kafka-protocol's message (boxed: it is large beside the bytes).
+    Typed(Box<RequestKind>),
+    /// A body written by Apache's definitions ([`crate::wire::by_schema`]).
+    Written(Vec<u8>),
+}
+
+impl Built {
+    /// The body, as the client sends it.
+    pub fn body(&self) -> Body<'_> {
+        match self {
+            Built::Typed(request) => Body::Typed(request),
+            Built::Written(bytes) => Body::Written(bytes),
+        }
+    }
+}
+
+/// Builds the request as [`build`] does; or, for a transaction API at a version kafka-protocol
+/// does not generate (EndTxn v5, TxnOffsetCommit v5 and v6, WriteTxnMarkers v2), writes it by
+/// Apache's definition of that version, a field the step leaves out taking the step default
+/// the typed builder gives it (else Apache's).
+pub fn build_body(api: ApiKey, version: i16, table: &toml::Table) -> Result<Built, BuildError> {
+    let name = crate::wire::error_codes::api_name(api as i16);
+    let defaults = match crate::api::by_key(api).map(|a| a.read) {
+        Some(Reading::Definitions { defaults, .. }) => defaults,
+        _ => return build(api, version, table).map(|r| Built::Typed(Box::new(r))),
+    };
+    let generated = api.valid_versions();
+    let message = match crate::wire::schema::request_at(&name, version) {
+        Some(m)
+            if m.valid.contains(version) && !(generated.min..=generated.max).contains(&version) =>
+        {
+            m
+        }
+        _ => return build(api, version, table).map(|r| Built::Typed(Box::new(r))),
+    };
+    let tree = serde_json::to_value(table).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    by_schema::encode(message, version, &tree, defaults)
+        .map(Built::Written)
+        .map_err(|e| match e {
+            EncodeError::UnknownField { field, takes } => BuildError::UnknownField {
+                field,
+                api: name,
+                takes,
+            },
+            EncodeError::Invalid(text) => BuildError::Invalid(text),
+        })
+}
+
 /// Every key of `table`, nested ones as `topics[].name` (for arrays of tables).
 fn keys(table: &toml::Table, at: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -330,6 +386,90 @@ mod tests {
         let fields = table("transactional_id = \"t\"\nverify_only = true");
         assert!(build(ApiKey::AddPartitionsToTxn, 3, &fields).is_ok());
         assert!(build(ApiKey::AddPartitionsToTxn, 4, &fields).is_ok());
+    }
+
+    /// kafka-protocol's writer is the second, independent one: at every version both write,
+    /// the bytes Apache's definitions write from a step's fields (with the step defaults of
+    /// [`crate::api::Reading::Definitions`]) are kafka-protocol's, fields left out included.
+    #[test]
+    fn both_writers_write_the_same_bytes_from_the_same_step() {
+        let mut rng = crate::fuzz::model::Rng::new(7);
+        let mut compared = 0;
+        for api in crate::api::TRANSACTION_KEYS {
+            let name = crate::wire::error_codes::api_name(api as i16);
+            let Some(Reading::Definitions { defaults, .. }) =
+                crate::api::by_key(api).map(|a| a.read)
+            else {
+                panic!("{name} is read by its definitions");
+            };
+            let generated = api.valid_versions();
+            for version in generated.min..=generated.max {
+                // AddPartitionsToTxn's steps name its fields otherwise than Apache
+                // (`transactional_id` for v0-3's `v3_and_below_transactional_id`, and one
+                // transaction for v4's batch): kafka-protocol writes every version it has
+                // (to v5), so Apache's definitions never write it.
+                if api == ApiKey::AddPartitionsToTxn {
+                    continue;
+                }
+                let message = crate::wire::schema::request_at(&name, version).unwrap();
+                for round in 0..200 {
+                    let mut table = crate::fuzz::wire::seeds::fields(api, version, &mut rng);
+                    if round % 2 == 1 {
+                        let keys: Vec<String> = table.keys().cloned().collect();
+                        for key in keys {
+                            if rng.one_in(2) {
+                                table.remove(&key);
+                            }
+                        }
+                    }
+                    let typed = build(api, version, &table)
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| {
+                            let mut buf = bytes::BytesMut::new();
+                            r.encode(&mut buf, version).map_err(|e| e.to_string())?;
+                            Ok(buf.to_vec())
+                        });
+                    let tree = serde_json::to_value(&table).unwrap();
+                    let written = by_schema::encode(message, version, &tree, defaults);
+                    match (&typed, &written) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "{name} v{version}: {table}"),
+                        (Err(_), Err(_)) => {}
+                        _ => panic!("{name} v{version}: kafka-protocol {typed:?}, definitions {written:?}: {table}"),
+                    }
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 3000, "{compared}");
+    }
+
+    #[test]
+    fn past_kafka_protocol_a_request_is_written_by_its_definition() {
+        let fields = table("transactional_id = \"t\"\nproducer_id = 5\nproducer_epoch = 2");
+        let Built::Written(v5) = build_body(ApiKey::EndTxn, 5, &fields).unwrap() else {
+            panic!("EndTxn v5 is past kafka-protocol 0.15");
+        };
+        let Built::Typed(v4) = build_body(ApiKey::EndTxn, 4, &fields).unwrap() else {
+            panic!("EndTxn v4 is kafka-protocol's");
+        };
+        // v5 changed only the answer: the same bytes as kafka-protocol's v4.
+        let mut typed = bytes::BytesMut::new();
+        v4.encode(&mut typed, 4).unwrap();
+        assert_eq!(v5, typed.to_vec());
+        let message = crate::wire::schema::request_at("EndTxn", 5).unwrap();
+        let read = by_schema::decode(message, 5, &v5).unwrap();
+        assert_eq!(read["committed"], serde_json::json!(true));
+        assert_eq!(read["transactional_id"], serde_json::json!("t"));
+        let typo = table("transactionl_id = \"t\"");
+        assert!(matches!(
+            build_body(ApiKey::EndTxn, 5, &typo),
+            Err(BuildError::UnknownField { field, .. }) if field == "transactionl_id"
+        ));
+        // A version no release kconform knows defines is left to kafka-protocol, which refuses it.
+        assert!(matches!(
+            build_body(ApiKey::EndTxn, 9, &fields),
+            Ok(Built::Typed(_))
+        ));
     }
 
     #[test]

@@ -1,37 +1,71 @@
 //! Responses as plain trees (JSON values): what transcripts record, normalise and compare.
 
-use kafka_protocol::messages::ResponseKind;
+use kafka_protocol::messages::{ApiKey, ResponseKind};
 use serde_json::{json, Value};
 
-/// Per-topic, per-partition error codes: the results of WriteTxnMarkers and TxnOffsetCommit,
-/// the same fields in two generated types.
-macro_rules! partition_errors {
-    ($topics:expr) => {
-        $crate::api::response::by_name(
-            $topics
-                .iter()
-                .map(|t| {
-                    json!({
-                        "name": t.name.0.as_str(),
-                        "partitions": $crate::api::response::sorted(t.partitions.iter().map(|p| json!({
-                            "partition_index": p.partition_index,
-                            "error_code": p.error_code,
-                        })).collect()),
-                    })
-                })
-                .collect(),
-        )
-    };
-}
+use crate::api::Reading;
+use crate::wire::frame::Decoded;
 
-/// The response's fields at `version` as a tree, named as Apache names them (snake_case).
+/// The response's fields at `version` as a tree, named as Apache names them (snake_case), from
+/// kafka-protocol's message: for the APIs read that way (not the six transaction APIs, whose
+/// trees come from [`tree`]).
 pub fn to_value(response: &ResponseKind, version: i16) -> Value {
     crate::api::APIS
         .iter()
-        .find_map(|a| (a.read)(response, version))
+        .find_map(|a| match a.read {
+            Reading::Typed(read) => read(response, version),
+            Reading::Definitions { .. } => None,
+        })
         .unwrap_or_else(|| {
             json!({ "unrecorded": format!("{response:?}").chars().take(200).collect::<String>() })
         })
+}
+
+/// The tree a transcript records of a decoded answer of `api` at `version`: the values
+/// Apache's definitions read, for an API read so ([`Reading::Definitions`]), in the order
+/// [`in_order`] gives and with its renamings; else kafka-protocol's message as [`to_value`]
+/// reads it.
+pub fn tree(decoded: &Decoded, api: ApiKey, version: i16) -> Value {
+    let renamed = match crate::api::by_key(api).map(|a| a.read) {
+        Some(Reading::Definitions { renamed, .. }) => renamed,
+        _ => &[],
+    };
+    match (&decoded.values, &decoded.response) {
+        (Some(values), _) => in_order(values.clone(), renamed),
+        (None, Some(response)) => to_value(response, version),
+        (None, None) => json!({ "unrecorded": "no reading of this answer" }),
+    }
+}
+
+/// `values` with each array of results in an order that carries no meaning put in one that
+/// survives a comparison (Apache answers them from hash maps): markers by producer id, topics
+/// by name, partitions by index; and the fields of `renamed` under their transcript names.
+fn in_order(values: Value, renamed: &[(&str, &str)]) -> Value {
+    match values {
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, value)| {
+                    let key = renamed
+                        .iter()
+                        .find(|(from, _)| *from == key)
+                        .map_or(key, |(_, to)| (*to).to_owned());
+                    (key, in_order(value, renamed))
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let items: Vec<Value> = items.into_iter().map(|v| in_order(v, renamed)).collect();
+            let all_have = |key: &str| items.iter().all(|i| i.get(key).is_some());
+            Value::Array(match () {
+                _ if all_have("producer_id") => by_producer(items),
+                _ if all_have("name") => by_name(items),
+                _ if all_have("partition_index") => sorted(items),
+                _ => items,
+            })
+        }
+        other => other,
+    }
 }
 
 /// Per-partition results in partition order: brokers answer them from maps, so their order on
@@ -86,4 +120,48 @@ pub fn replace_at(value: &mut Value, path: &str, with: Value) -> bool {
     }
     *v = with;
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_answered_from_hash_maps_are_put_in_order_and_renamed() {
+        let answer = json!({
+            "throttle_time_ms": 0,
+            "markers": [
+                {"producer_id": 9, "topics": [
+                    {"name": "b", "partitions": [{"partition_index": 1, "error_code": 0}, {"partition_index": 0, "error_code": 6}]},
+                    {"name": "a", "partitions": []},
+                ]},
+                {"producer_id": 2, "topics": []},
+            ],
+            "results_by_transaction": [{"transactional_id": "z"}, {"transactional_id": "y"}],
+            "results_by_topic_v3_and_below": [{"name": "t", "results_by_partition": []}],
+        });
+        let ordered = in_order(
+            answer,
+            &[
+                ("results_by_topic_v3_and_below", "results"),
+                ("results_by_partition", "results"),
+            ],
+        );
+        assert_eq!(
+            ordered,
+            json!({
+                "throttle_time_ms": 0,
+                "markers": [
+                    {"producer_id": 2, "topics": []},
+                    {"producer_id": 9, "topics": [
+                        {"name": "a", "partitions": []},
+                        {"name": "b", "partitions": [{"partition_index": 0, "error_code": 6}, {"partition_index": 1, "error_code": 0}]},
+                    ]},
+                ],
+                // No key to order by: left as the broker sent them.
+                "results_by_transaction": [{"transactional_id": "z"}, {"transactional_id": "y"}],
+                "results": [{"name": "t", "results": []}],
+            })
+        );
+    }
 }

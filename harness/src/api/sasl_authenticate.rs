@@ -13,7 +13,7 @@ pub(super) const API: super::Api = super::Api {
     cap: None,
     codes: &[],
     build,
-    read,
+    read: super::Reading::Typed(read),
 };
 
 /// The request at `version` from a step's fields.

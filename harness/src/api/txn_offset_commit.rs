@@ -1,8 +1,8 @@
-//! TxnOffsetCommit: how a scenario step's fields become its request, and its answer the tree a
-//! transcript records.
+//! TxnOffsetCommit: how a scenario step's fields become its request (written by
+//! Apache's definitions past the versions kafka-protocol generates); its answer's tree is the
+//! values Apache's definitions read.
 
 use kafka_protocol::messages::*;
-use serde_json::{json, Value};
 
 use super::request::Fields;
 
@@ -15,7 +15,10 @@ pub(super) const API: super::Api = super::Api {
         -1, 0, 3, 12, 13, 14, 15, 16, 22, 24, 25, 28, 29, 30, 42, 47, 48, 49, 53, 82,
     ],
     build,
-    read,
+    read: super::Reading::Definitions {
+        renamed: &[],
+        defaults: &[("topics[].partitions[].committed_metadata", "null")],
+    },
 };
 
 /// The request at `version` from a step's fields.
@@ -35,15 +38,4 @@ fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
                 txn_offset_commit_request::TxnOffsetCommitRequestPartition
             )),
     ))
-}
-
-/// The answer at `version` as a tree, when it is TxnOffsetCommit's.
-fn read(response: &ResponseKind, _version: i16) -> Option<Value> {
-    let ResponseKind::TxnOffsetCommit(r) = response else {
-        return None;
-    };
-    Some(json!({
-        "throttle_time_ms": r.throttle_time_ms,
-        "topics": partition_errors!(r.topics),
-    }))
 }

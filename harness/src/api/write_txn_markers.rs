@@ -1,11 +1,10 @@
-//! WriteTxnMarkers: how a scenario step's fields become its request, and its answer the tree a
-//! transcript records.
+//! WriteTxnMarkers: how a scenario step's fields become its request (written by
+//! Apache's definitions past the versions kafka-protocol generates); its answer's tree is the
+//! values Apache's definitions read.
 
 use kafka_protocol::messages::*;
-use serde_json::{json, Value};
 
 use super::request::Fields;
-use super::response::by_producer;
 
 /// WriteTxnMarkers's row of [`super::APIS`].
 pub(super) const API: super::Api = super::Api {
@@ -14,7 +13,10 @@ pub(super) const API: super::Api = super::Api {
     cap: None,
     codes: &[-1, 0, 3, 6, 7, 19, 20, 31, 43, 47, 52],
     build,
-    read,
+    read: super::Reading::Definitions {
+        renamed: &[],
+        defaults: &[("markers[].transaction_result", "true")],
+    },
 };
 
 /// The request at `version` from a step's fields.
@@ -43,18 +45,4 @@ fn build(_version: i16, f: &Fields<'_>) -> Result<RequestKind, String> {
                 .collect::<Result<_, String>>()?,
         ),
     ))
-}
-
-/// The answer at `version` as a tree, when it is WriteTxnMarkers's.
-fn read(response: &ResponseKind, _version: i16) -> Option<Value> {
-    let ResponseKind::WriteTxnMarkers(r) = response else {
-        return None;
-    };
-    // Apache keys the markers by producer id (a hash map): ordered by producer id here.
-    Some(json!({
-        "markers": by_producer(r.markers.iter().map(|m| json!({
-            "producer_id": m.producer_id.0,
-            "topics": partition_errors!(m.topics),
-        })).collect()),
-    }))
 }

@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kafka_protocol::messages::{ApiKey, RequestKind};
+use kafka_protocol::messages::ApiKey;
 
 use super::Run;
-use crate::wire::client::{ClientError, Connection};
+use crate::wire::client::{Body, ClientError, Connection};
 use crate::wire::frame;
 
 /// A run's connections and what it learned through them.
@@ -90,7 +90,7 @@ impl Run<'_> {
         connection: &str,
         api: ApiKey,
         version: i16,
-        request: &RequestKind,
+        request: Body<'_>,
     ) -> Result<frame::Decoded, ClientError> {
         self.connection(connection).await?;
         let conn = self

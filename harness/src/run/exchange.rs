@@ -4,18 +4,19 @@
 
 use std::time::Duration;
 
-use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kafka_protocol::messages::ApiKey;
 use serde_json::Value;
 
 use super::conditions::{carries_retriable, final_error, mismatches, roles_missed};
 use super::slot::UNTIL_LENDS_AFTER;
 use super::steps::InFlight;
 use super::{Outcome, Run, StepRecord};
-use crate::api::request::{self, substitute, Var};
+use crate::api::request::{self, substitute, Built, Var};
 use crate::api::response;
 use crate::scenario::Request;
 use crate::wire::client::ClientError;
 use crate::wire::error_codes;
+use crate::wire::frame::Decoded;
 
 /// How many other names `renames` tries.
 const RENAMES: u32 = 32;
@@ -64,7 +65,7 @@ impl Run<'_> {
                 return;
             }
         }
-        let request = match request::build(api, version, &fields) {
+        let request = match request::build_body(api, version, &fields) {
             Ok(request) => request,
             Err(e) => {
                 let unknown = matches!(e, request::BuildError::UnknownField { .. });
@@ -120,7 +121,7 @@ impl Run<'_> {
         label: &str,
         api: ApiKey,
         version: i16,
-        request: RequestKind,
+        request: Built,
         mut record: StepRecord,
     ) {
         if let Err(e) = self.connection(&step.connection).await {
@@ -134,7 +135,7 @@ impl Run<'_> {
             .take(&step.connection)
             .expect("connected above");
         let answer = tokio::spawn(async move {
-            let result = conn.exchange(api, version, &request).await;
+            let result = conn.exchange(api, version, request.body()).await;
             (conn, result)
         });
         self.in_flight.push(InFlight {
@@ -155,19 +156,21 @@ impl Run<'_> {
         label: &str,
         api: ApiKey,
         version: i16,
-        request: &RequestKind,
+        request: &Built,
         record: &mut StepRecord,
     ) -> Option<(Value, Option<String>)> {
         let budget = Duration::from_millis(step.within_ms.unwrap_or(15_000));
         let started = tokio::time::Instant::now();
         let give_up = started + budget;
-        let mut renamed: Option<RequestKind> = None;
+        let mut renamed: Option<Built> = None;
         let mut attempt = 0u32;
         let mut polls = 0u32;
         let outcome = loop {
             polls += 1;
             let sent = renamed.as_ref().unwrap_or(request);
-            let result = self.send_on(&step.connection, api, version, sent).await;
+            let result = self
+                .send_on(&step.connection, api, version, sent.body())
+                .await;
             let raw = match result {
                 Err(ClientError::Closed) if step.closes.is_some() => {
                     self.connections.forget(&step.connection);
@@ -176,8 +179,9 @@ impl Run<'_> {
                     break None;
                 }
                 Ok(d) => {
+                    let tree = self.answer_tree(&d, api, version);
                     record.encoding = d.notes;
-                    self.answer_tree(&d.response, api, version)
+                    tree
                 }
                 Err(e) => {
                     self.no_answer(&step.connection, label, e, record);
@@ -252,7 +256,7 @@ impl Run<'_> {
         step: &Request,
         api: ApiKey,
         version: i16,
-    ) -> Result<RequestKind, String> {
+    ) -> Result<Built, String> {
         let Some(Var::Str(current)) = self.vars.get(var).cloned() else {
             return Err(format!("${{{var}}} is no name to vary"));
         };
@@ -264,7 +268,7 @@ impl Run<'_> {
             .add_name(next.clone(), format!("${{{var}}}"));
         self.vars.insert(var.to_owned(), Var::Str(next));
         let fields = self.fields(step)?;
-        request::build(api, version, &fields).map_err(|e| e.to_string())
+        request::build_body(api, version, &fields).map_err(|e| e.to_string())
     }
 
     /// The step's request fields with the scenario's variables substituted; why not, when one
@@ -278,8 +282,8 @@ impl Run<'_> {
 
     /// The answer as a tree, its log offsets relative to where the scenario began when its
     /// topics are provisioned.
-    pub(super) fn answer_tree(&self, response: &ResponseKind, api: ApiKey, version: i16) -> Value {
-        let mut raw = response::to_value(response, version);
+    pub(super) fn answer_tree(&self, decoded: &Decoded, api: ApiKey, version: i16) -> Value {
+        let mut raw = response::tree(decoded, api, version);
         self.provisioned
             .rebase_answer(&format!("{api:?}"), &mut raw);
         raw

@@ -9,6 +9,7 @@ use super::topics::{self, Bases, Needed};
 use super::{default_max, Outcome, Provisioning, Run};
 use crate::api::{request, response};
 use crate::scenario::{Request, Scenario};
+use crate::wire::client::Body;
 use crate::wire::error_codes;
 
 /// What a run does where topics are provisioned; nothing where they are not.
@@ -138,10 +139,15 @@ impl Run<'_> {
         let give_up = std::time::Instant::now() + self.deadline;
         let (code, offset) = loop {
             let answer = self
-                .send_on(connection, ApiKey::ListOffsets, version, &request)
+                .send_on(
+                    connection,
+                    ApiKey::ListOffsets,
+                    version,
+                    Body::Typed(&request),
+                )
                 .await;
             let raw = match answer {
-                Ok(d) => response::to_value(&d.response, version),
+                Ok(d) => response::tree(&d, ApiKey::ListOffsets, version),
                 Err(e) => {
                     self.connections.forget(connection);
                     return Err(format!("could not learn where {topic} ends: {e}"));

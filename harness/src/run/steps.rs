@@ -155,7 +155,7 @@ impl Run<'_> {
             Ok((conn, Ok(decoded))) => {
                 self.connections.put(&request.connection, conn);
                 let api = request::api_key(&request.api).unwrap_or(ApiKey::ApiVersions);
-                let raw = self.answer_tree(&decoded.response, api, version);
+                let raw = self.answer_tree(&decoded, api, version);
                 record.encoding = decoded.notes;
                 if let Some(problem) = self.finish(&request, &label, raw, record) {
                     self.log.stop(&label, problem);

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use kafka_protocol::messages::ApiKey;
 
 use super::{Running, TargetError};
-use crate::wire::client::Connection;
+use crate::wire::client::{Body, Connection};
 use crate::wire::error_codes;
 
 /// How long a launched Apache may take to load both kinds of coordinator (a JVM on a busy CI
@@ -130,8 +130,8 @@ impl Brokers {
         let request =
             crate::api::request::build(api, version, &table).map_err(|e| e.to_string())?;
         let conn = self.at(addr).await?;
-        match conn.send(api, version, &request).await {
-            Ok(answer) => Ok(crate::api::response::to_value(&answer, version)),
+        match conn.exchange(api, version, Body::Typed(&request)).await {
+            Ok(answer) => Ok(crate::api::response::tree(&answer, api, version)),
             Err(e) => {
                 self.open.remove(&addr);
                 Err(format!(

@@ -77,7 +77,7 @@ fn table(pairs: Vec<(&str, toml::Value)>) -> toml::Value {
 }
 
 /// The fields of a request of `api` at `version`, in the form [`crate::api::request::build`] reads.
-fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
+pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
     let mut t = toml::Table::new();
     let mut set = |k: &str, v: toml::Value| {
         t.insert(k.to_owned(), v);
@@ -169,9 +169,14 @@ fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
 /// `correlation` in its header; `None` when kafka-protocol cannot encode that version.
 pub fn draw(api: ApiKey, version: i16, correlation: i32, rng: &mut Rng) -> Option<Seed> {
     let request = crate::api::request::build(api, version, &fields(api, version, rng)).ok()?;
-    let frame =
-        crate::wire::client::encode_request(api, version, correlation, "kconform-wire", &request)
-            .ok()?;
+    let frame = crate::wire::client::encode_request(
+        api,
+        version,
+        correlation,
+        "kconform-wire",
+        crate::wire::client::Body::Typed(&request),
+    )
+    .ok()?;
     Some(Seed {
         api,
         version,

@@ -19,6 +19,7 @@ use kafka_protocol::messages::{ApiKey, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 use serde::{Deserialize, Serialize};
 
+use crate::wire::by_schema;
 use crate::wire::error_codes;
 use crate::wire::schema::{self, Message};
 
@@ -122,7 +123,7 @@ pub fn spans(api: ApiKey, version: i16, frame: &[u8]) -> Result<Vec<Span>, WalkE
     for s in &mut spans {
         s.path = format!("header.{}", s.path);
     }
-    if let Some(message) = schema::response(&api_name(api)) {
+    if let Some(message) = schema::response_at(&api_name(api), version) {
         spans.extend(walk(message, version, frame, body)?.0);
     }
     Ok(spans)
@@ -138,8 +139,13 @@ struct Problem {
 /// A well-formed answer: its values, and what was unusual in how it was written.
 #[derive(Debug, Clone)]
 pub struct Decoded {
-    /// The answer, decoded.
-    pub response: ResponseKind,
+    /// kafka-protocol's decoding of the answer, where it generates the version (every version
+    /// Apache 3.7 serves; not EndTxn v5, TxnOffsetCommit v5 and v6, WriteTxnMarkers v2).
+    pub response: Option<ResponseKind>,
+    /// The answer's values read by Apache's definitions ([`crate::wire::by_schema`]), for the
+    /// six transaction APIs: what their transcripts record. Where kafka-protocol decodes the
+    /// version too, the two readings are held to the same bytes.
+    pub values: Option<serde_json::Value>,
     /// Encodings Apache's parser reads but no canonical encoder writes, header first.
     pub notes: Vec<Note>,
 }
@@ -208,7 +214,7 @@ fn read_answer(
             n
         })
         .collect();
-    let Some(message) = schema::response(&api_name(api)) else {
+    let Some(message) = schema::response_at(&api_name(api), version) else {
         return Ok((
             Read {
                 end: frame.len(),
@@ -277,25 +283,55 @@ fn strict(
     frame: &[u8],
 ) -> Result<Decoded, Problem> {
     let (read, read_as) = read_answer(api, version, header_version, correlation, frame)?;
-    let mut buf = Bytes::from(read.canonical);
-    let response = ResponseKind::decode(api, &mut buf, read_as).map_err(|e| Problem {
+    let harness_fault = |text: String| Problem {
         field: None,
         offset: 0,
-        text: format!("kafka-protocol cannot decode the values Apache's parser reads: {e}"),
+        text,
+    };
+    let values = match schema::response_at(&api_name(api), read_as) {
+        // The six transaction APIs, the ones whose requests' definitions are vendored too.
+        Some(message) if schema::request(&api_name(api)).is_some() => Some(
+            by_schema::decode(message, read_as, &read.canonical).map_err(|e| {
+                harness_fault(format!(
+                    "Apache's definitions cannot read the values Apache's parser reads: {e}"
+                ))
+            })?,
+        ),
+        _ => None,
+    };
+    let generated = api.valid_versions();
+    if values.is_some() && !(generated.min..=generated.max).contains(&read_as) {
+        return Ok(Decoded {
+            response: None,
+            values,
+            notes: read.notes,
+        });
+    }
+    let mut buf = Bytes::from(read.canonical.clone());
+    let response = ResponseKind::decode(api, &mut buf, read_as).map_err(|e| {
+        harness_fault(format!(
+            "kafka-protocol cannot decode the values Apache's parser reads: {e}"
+        ))
     })?;
     if !buf.is_empty() {
-        return Err(Problem {
-            field: None,
-            offset: 0,
-            text: format!(
-                "kafka-protocol reads the values Apache's parser reads with {} byte(s) to spare",
-                buf.len()
-            ),
-        });
+        return Err(harness_fault(format!(
+            "kafka-protocol reads the values Apache's parser reads with {} byte(s) to spare",
+            buf.len()
+        )));
+    }
+    // The second reading held to the first: kafka-protocol writes again the bytes both read.
+    if values.is_some() && encode_body(&response, read_as).as_deref() != Ok(&read.canonical[..]) {
+        return Err(harness_fault(
+            "kafka-protocol and Apache's definitions read these values differently".into(),
+        ));
     }
     let mut notes = read.notes;
     let response = as_apache_sees_it(response, read_as, &read.spans, &mut notes);
-    Ok(Decoded { response, notes })
+    Ok(Decoded {
+        response: Some(response),
+        values,
+        notes,
+    })
 }
 
 /// What Apache's response classes change in the values their parser read, before a client
@@ -329,7 +365,7 @@ fn as_apache_sees_it(
 pub fn rewrite(api: ApiKey, version: i16, frame: &[u8], how: Equivalent) -> Option<Vec<u8>> {
     let hv = api.response_header_version(version);
     let header = read::read_styled(schema::response_header(), hv, frame, 0, Some(how)).ok()?;
-    let message = schema::response(&api_name(api))?;
+    let message = schema::response_at(&api_name(api), version)?;
     let body = read::read_styled(message, version, frame, header.end, Some(how)).ok()?;
     (body.end == frame.len()).then(|| [header.canonical, body.canonical].concat())
 }
@@ -343,6 +379,21 @@ fn left_over(n: usize, at: usize, last: Option<&Span>) -> Problem {
             last.map(|s| format!(" ({}, bytes {}..{})", s.path, s.start, s.end))
                 .unwrap_or_default()
         ),
+    }
+}
+
+/// A decoded answer's body written again, so that equal bytes mean equal values: by Apache's
+/// definitions from the values they read, for the APIs read so, else by kafka-protocol
+/// ([`encode_body`]). What the differential test holds against Apache's writer.
+pub fn encode_answer(decoded: &Decoded, api: ApiKey, version: i16) -> Result<Vec<u8>, String> {
+    match (&decoded.values, &decoded.response) {
+        (Some(values), _) => {
+            let message = schema::response_at(&api_name(api), version)
+                .ok_or_else(|| format!("no definition of {api:?}"))?;
+            by_schema::encode(message, version, values, &[]).map_err(|e| e.to_string())
+        }
+        (None, Some(response)) => encode_body(response, version),
+        (None, None) => Err("no reading to write again".into()),
     }
 }
 
@@ -492,7 +543,11 @@ mod tests {
     #[test]
     fn a_well_formed_answer_decodes_and_its_fields_have_spans() {
         let frame = end_txn_frame(3, 7, 48);
-        let ResponseKind::EndTxn(r) = decode(ApiKey::EndTxn, 3, 7, &frame).unwrap().response else {
+        let ResponseKind::EndTxn(r) = decode(ApiKey::EndTxn, 3, 7, &frame)
+            .unwrap()
+            .response
+            .unwrap()
+        else {
             panic!()
         };
         assert_eq!(r.error_code, 48);
@@ -574,7 +629,7 @@ mod tests {
         let v3 = end_txn_frame(3, 7, 48);
         let accepted = |frame: &[u8]| -> (i16, Vec<String>) {
             let d = decode(ApiKey::EndTxn, 3, 7, frame).unwrap_or_else(|m| panic!("{m}"));
-            let ResponseKind::EndTxn(r) = d.response else {
+            let Some(ResponseKind::EndTxn(r)) = d.response else {
                 panic!()
             };
             (
@@ -651,7 +706,7 @@ mod tests {
         };
         let read = |frame: &[u8]| {
             let d = decode(ApiKey::CreateTopics, 5, 7, frame).unwrap_or_else(|m| panic!("{m}"));
-            let ResponseKind::CreateTopics(r) = d.response else {
+            let Some(ResponseKind::CreateTopics(r)) = d.response else {
                 panic!()
             };
             let notes: Vec<String> = d.notes.iter().map(|n| n.what.clone()).collect();
@@ -704,7 +759,7 @@ mod tests {
         };
         let read = |frame: &[u8]| {
             let d = decode(ApiKey::FindCoordinator, 2, 7, frame).unwrap_or_else(|m| panic!("{m}"));
-            let ResponseKind::FindCoordinator(r) = d.response else {
+            let Some(ResponseKind::FindCoordinator(r)) = d.response else {
                 panic!()
             };
             (r.error_message.map(|m| m.to_string()), d.notes)
