@@ -1,15 +1,33 @@
 //! An Apache release other than 3.7.2 runs as a target: Apache Kafka 4.4.0 from its own jars
 //! (Log4j 2, which logs the readiness line kconform waits for only with the binding kconform
 //! adds), its KRaft storage formatted with the transaction version asked for, which the broker
-//! then reports as finalized (ApiVersions v3), and it serves the versions 4.4 added (EndTxn v5).
+//! then reports as finalized (ApiVersions v3), and it serves the versions 4.4 added (EndTxn v5),
+//! which kconform writes and reads by Apache's definitions (kafka-protocol 0.15 stops short of
+//! them): the scenarios written for 4.x hold every expectation on both transaction versions.
 //! Skipped, saying why, where the jvm backend cannot run.
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
+use kconform::data::Source;
+use kconform::report::progress::Quiet;
+use kconform::run::session::Session;
 use kconform::targets::apache::{ApacheJvm, Release};
+use kconform::targets::TargetSpec;
 use kconform::wire::client::Connection;
+
+use crate::util;
+
+/// The scenarios of what 4.x changed that kafka-protocol 0.15 cannot send or read: EndTxn v5,
+/// TxnOffsetCommit v5, WriteTxnMarkers v2.
+const WRITTEN_BY_DEFINITIONS: [&str; 3] = [
+    "end-txn-v5-epoch-bump",
+    "txn-offset-commit-v5-without-add-offsets",
+    "write-txn-markers-v2-transaction-version",
+];
 
 /// The finalized `transaction.version` and EndTxn's highest version, from ApiVersions v3.
 async fn transaction_version_and_end_txn_max(jvm: &ApacheJvm) -> (i16, i16) {
@@ -63,4 +81,47 @@ async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
     );
     assert_eq!(transaction_version_and_end_txn_max(&tv1).await, (1, 5));
     assert_eq!(transaction_version_and_end_txn_max(&tv2).await, (2, 5));
+
+    let all = util::scenarios();
+    let chosen: Vec<_> = all
+        .iter()
+        .filter(|s| WRITTEN_BY_DEFINITIONS.contains(&s.name.as_str()))
+        .collect();
+    assert_eq!(chosen.len(), WRITTEN_BY_DEFINITIONS.len());
+    let (scenarios, snapshots) = (
+        Source::Dir(util::root().join("scenarios")),
+        Source::Dir(util::root().join("snapshots")),
+    );
+    let session = Session {
+        scenarios: &scenarios,
+        snapshots: &snapshots,
+        deadline: Duration::from_secs(30),
+        provisioned_topics: false,
+        strict_encoding: false,
+        faults: &Default::default(),
+    };
+    let (report, transcripts) = session
+        .run(
+            &chosen,
+            &[
+                TargetSpec::external(tv1.addr),
+                TargetSpec::external(tv2.addr),
+            ],
+            2,
+            Arc::new(Quiet),
+        )
+        .await
+        .expect("the run reports");
+    for t in transcripts.iter().flatten() {
+        assert!(
+            t.failed_expectations.is_empty() && t.stopped.is_none(),
+            "{} on {}: {:?} {:?}",
+            t.scenario,
+            t.target,
+            t.failed_expectations,
+            t.stopped
+        );
+    }
+    // The epoch bump follows the version asked, not the feature: tv1 and tv2 answer alike.
+    assert!(report.differences.is_empty(), "{:#?}", report.differences);
 }
