@@ -2,6 +2,11 @@
 //! Apache that the kaas documentation promises, no more and no less. A difference an entry
 //! matches is DOCUMENTED; any other is UNDOCUMENTED; an entry that names a scenario in which it
 //! did not show is STALE. Undocumented and stale both fail a run.
+//!
+//! Beside kaas's claims, the ledger keeps the changes Apache made after 3.7 that the scenarios
+//! show (entries with `apache_since`): what kaas, answering as 3.7 does, would have to change to
+//! claim a later release, and what changed between two Apaches. Which entries speak of a
+//! comparison is [`crate::run::scope`]'s to say.
 
 use std::path::Path;
 
@@ -103,6 +108,25 @@ pub struct Deviation {
     /// the same values on one broker, where they would be a bug.
     #[serde(default = "one_broker")]
     pub brokers: usize,
+    /// For a change Apache made after 3.7 rather than a kaas claim, the release that made it
+    /// (`"4.0"`): from it on Apache answers `apache` where 3.7, and kaas with it, answers
+    /// `kaas`. Such an entry speaks only of comparisons with a release that has the change.
+    #[serde(default)]
+    pub apache_since: Option<String>,
+    /// For such a change that a later release changed again, the last release that answers
+    /// `apache` (`"3.9"`: 4.0 answers otherwise, in an entry of its own).
+    #[serde(default)]
+    pub apache_until: Option<String>,
+}
+
+/// A release as `apache_since` and `apache_until` name it, `MAJOR.MINOR`.
+pub fn since_release(text: &str) -> Result<(u8, u8), String> {
+    let bad = || format!("release '{text}' is no MAJOR.MINOR (\"4.0\")");
+    let (major, minor) = text.split_once('.').ok_or_else(bad)?;
+    Ok((
+        major.parse().map_err(|_| bad())?,
+        minor.parse().map_err(|_| bad())?,
+    ))
 }
 
 fn one_broker() -> usize {
@@ -143,7 +167,7 @@ impl Deviation {
     fn matches_values(&self, row: &DiffRow) -> bool {
         self.field_differences().any(|f| {
             let api = match &f.api {
-                Some(api) => *api == row.api,
+                Some(api) => glob(api, &row.api),
                 None => self.api == row.api && self.versions.covers(row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
@@ -154,6 +178,23 @@ impl Deviation {
                     &crate::compare::diff::text(&row.right),
                 )
         })
+    }
+}
+
+impl Shows {
+    /// The same difference read from the other side: the values swapped, and `N`, `N+k`
+    /// becoming `N`, `N-k` (what [`values_match`] reads).
+    pub fn reversed(&mut self) {
+        let offset = match (self.kaas.as_str(), self.apache.strip_prefix('N')) {
+            ("N", Some(rest)) if !rest.is_empty() => {
+                rest.strip_prefix('+').unwrap_or(rest).parse::<i64>().ok()
+            }
+            _ => None,
+        };
+        match offset.and_then(|k| k.checked_neg()) {
+            Some(back) => self.apache = format!("N{back:+}"),
+            None => std::mem::swap(&mut self.kaas, &mut self.apache),
+        }
     }
 }
 
@@ -228,8 +269,11 @@ pub enum Verdict {
 /// The ledger (empty by default: a ledger that documents nothing).
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {
-    /// Entries, in file order.
+    /// kaas's claims against Apache 3.7, in file order.
     pub deviations: Vec<Deviation>,
+    /// The changes Apache made after 3.7 (entries with `apache_since`), in file order: kept
+    /// apart, so that whatever judges kaas against 3.7 never sees them.
+    pub changes: Vec<Deviation>,
 }
 
 impl Ledger {
@@ -312,8 +356,26 @@ impl Ledger {
                 }
             }
         }
+        for d in &file.deviation {
+            let (since, until) = (d.apache_since.as_deref(), d.apache_until.as_deref());
+            if until.is_some() && since.is_none() {
+                return Err(err(format!(
+                    "deviation '{}': apache_until without apache_since",
+                    d.id
+                )));
+            }
+            for release in since.into_iter().chain(until) {
+                since_release(release)
+                    .map_err(|why| err(format!("deviation '{}': {why}", d.id)))?;
+            }
+        }
+        let (changes, deviations) = file
+            .deviation
+            .into_iter()
+            .partition(|d| d.apache_since.is_some());
         Ok(Ledger {
-            deviations: file.deviation,
+            deviations,
+            changes,
         })
     }
 
@@ -370,6 +432,30 @@ impl Ledger {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_difference_reversed_reads_from_the_other_side() {
+        let shows = |kaas: &str, apache: &str| Shows {
+            api: None,
+            field: "f".into(),
+            kaas: kaas.into(),
+            apache: apache.into(),
+        };
+        for (kaas, apache, left, right) in [
+            ("N", "N-1", "3", "2"),
+            ("0", "1", "0", "1"),
+            ("N", "N+2", "1", "3"),
+        ] {
+            let mut s = shows(kaas, apache);
+            assert!(values_match(&s.kaas, &s.apache, left, right));
+            s.reversed();
+            assert!(
+                values_match(&s.kaas, &s.apache, right, left),
+                "{kaas} {apache} reversed: {s:?}"
+            );
+            assert!(!values_match(&s.kaas, &s.apache, left, right) || left == right);
+        }
+    }
+
     fn ledger() -> Ledger {
         Ledger {
             deviations: vec![Deviation {
@@ -395,7 +481,10 @@ mod tests {
                 scenarios: vec!["a".into(), "b".into()],
                 timing: None,
                 brokers: 1,
+                apache_since: None,
+                apache_until: None,
             }],
+            changes: Vec::new(),
         }
     }
 

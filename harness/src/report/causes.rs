@@ -138,7 +138,7 @@ impl Report {
                     let _ = writeln!(
                         out,
                         "{} {} {}{versions}: {count} in {}",
-                        paint(Tone::Warn, &format!("DOCUMENTED {id}")),
+                        paint(Tone::Warn, &format!("{} {id}", self.documented_label(id))),
                         c.notice.label(),
                         c.signature,
                         scenarios(&c.scenarios)
@@ -176,7 +176,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "{} {entry}: {rows} difference(s), {causes} cause(s), in {}",
-                paint(Tone::Warn, "DOCUMENTED"),
+                paint(Tone::Warn, &self.documented_label(entry)),
                 scenarios(&names)
             );
         }

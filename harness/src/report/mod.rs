@@ -9,6 +9,8 @@ pub mod junit;
 pub mod progress;
 mod terminal;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::compare::causes::Cause;
@@ -50,6 +52,9 @@ pub struct Difference {
     pub spec: Option<String>,
     /// What a Java 3.7 client raises because of it (the documenting entry's `java_client`).
     pub java_client: Option<String>,
+    /// When the documenting entry is a change Apache made after 3.7 rather than a kaas claim:
+    /// the release that made it (`4.0`).
+    pub apache_since: Option<String>,
 }
 
 /// One scenario on one target.
@@ -128,6 +133,9 @@ pub struct Report {
     pub flat: bool,
     /// This run against a saved baseline (`--baseline`): it then fails only on what is new.
     pub baseline: Option<baseline::Against>,
+    /// The ledger's changes Apache made after 3.7, by id: the release that made each
+    /// (what the terminal labels APACHE 4.0 instead of DOCUMENTED).
+    pub apache_changes: BTreeMap<String, String>,
     /// Where each target's answers came from ("Apache Kafka 3.7.2 launched as a JVM", "recorded
     /// Apache answers, no live broker"), so nobody mistakes a recorded comparison for a live one.
     pub origins: Vec<Origin>,
@@ -202,7 +210,26 @@ impl Report {
             same_values_as,
             spec: entry.map(|e| e.spec.clone()),
             java_client: entry.map(|e| e.java_client.clone()),
+            apache_since: entry.and_then(|e| e.apache_since.clone()),
         });
+    }
+
+    /// Notes the ledger's changes Apache made after 3.7, for their labels.
+    pub fn note_apache_changes(&mut self, changes: &[Deviation]) {
+        for d in changes {
+            if let Some(since) = &d.apache_since {
+                self.apache_changes.insert(d.id.clone(), since.clone());
+            }
+        }
+    }
+
+    /// How a documented difference is labelled: DOCUMENTED for kaas's claims, APACHE 4.0 for
+    /// a change Apache made in 4.0.
+    fn documented_label(&self, id: &str) -> String {
+        match self.apache_changes.get(id) {
+            Some(since) => format!("APACHE {since}"),
+            None => "DOCUMENTED".to_owned(),
+        }
     }
 
     /// Undocumented differences.

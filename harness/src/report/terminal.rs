@@ -145,10 +145,10 @@ impl Report {
                 let _ = writeln!(
                     out,
                     "{} {} {} {}: {}",
-                    paint(
-                        Tone::Warn,
-                        &format!("DOCUMENTED {}", d.documented_by.as_deref().unwrap_or(""))
-                    ),
+                    paint(Tone::Warn, &{
+                        let id = d.documented_by.as_deref().unwrap_or("");
+                        format!("{} {id}", self.documented_label(id))
+                    }),
                     d.row.scenario,
                     d.row.step,
                     d.row.path,
@@ -172,7 +172,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "{} {entry}: {n} difference(s) in {}",
-                paint(Tone::Warn, "DOCUMENTED"),
+                paint(Tone::Warn, &self.documented_label(entry)),
                 match scenarios.len() {
                     1 => scenarios[0].to_owned(),
                     k => format!("{k} scenarios"),

@@ -11,7 +11,6 @@ use crate::compare::diff::{self, DiffRow};
 use crate::compare::ledger::{Ledger, LedgerError, Verdict};
 use crate::report::progress::Progress;
 use crate::report::{NotReached, Report, Stale};
-use crate::run::scope::LedgerScope;
 use crate::run::{self, Transcript};
 use crate::scenario::Scenario;
 use crate::targets::apache;
@@ -327,18 +326,17 @@ impl Session<'_> {
         }
         if all.len() >= 2 {
             let scope = super::scope::ledger_scope(&specs[0], &specs[1]);
-            let ledger = match &scope {
-                LedgerScope::Apart(_) => Ledger::default(),
-                _ => Ledger::read(self.scenarios)?,
-            };
-            if let LedgerScope::ClaimsOnly(why) | LedgerScope::Apart(why) = &scope {
-                report.add_origin("ledger", why.clone());
+            let full = Ledger::read(self.scenarios)?;
+            let ledger = scope.ledger(&full);
+            if let Some(why) = scope.why() {
+                report.add_origin("ledger", why);
             }
+            report.note_apache_changes(&full.changes);
             let classes = FieldClasses::read(self.scenarios)?;
             let (rows, stale) = compare(&ledger, chosen, &all[0], &all[1]);
-            let stale = match scope {
-                LedgerScope::Judged => stale,
-                _ => Vec::new(),
+            let stale = match scope.judges_stale() {
+                true => stale,
+                false => Vec::new(),
             };
             for (row, verdict) in rows {
                 let entry = match &verdict {
