@@ -456,7 +456,7 @@ pub async fn run(
     let claimed = crate::targets::apache::Release::CLAIMED;
     if let Some(r) = specs
         .get(baseline(specs))
-        .and_then(TargetSpec::release)
+        .and_then(TargetSpec::answers_as)
         .filter(|r| *r != claimed)
     {
         report.leave_claims_unjudged(

@@ -157,14 +157,7 @@ impl Plan<'_> {
     /// target's release; 3.7.2, the one kaas claims, where no target is Apache), and says
     /// which: (scenario, the releases it applies to).
     pub fn leave_out_other_releases(&mut self, specs: &[TargetSpec]) -> Vec<(String, String)> {
-        let mut releases: Vec<Release> = specs
-            .iter()
-            .filter_map(|s| match s.kind {
-                Kind::Apache(_, release) => Some(release),
-                Kind::Recorded => Some(Release::CLAIMED),
-                _ => None,
-            })
-            .collect();
+        let mut releases: Vec<Release> = specs.iter().filter_map(TargetSpec::answers_as).collect();
         if releases.is_empty() {
             releases.push(Release::CLAIMED);
         }

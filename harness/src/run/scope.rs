@@ -111,10 +111,7 @@ impl LedgerScope {
 
 /// The scope of comparing `left` (where the ledger expects kaas) with `right`.
 pub fn ledger_scope(left: &TargetSpec, right: &TargetSpec) -> LedgerScope {
-    let apache = |t: &TargetSpec| t.is_apache() || t.is_recorded();
-    let release = |t: &TargetSpec| t.release().unwrap_or(Release::CLAIMED);
-    if apache(left) && apache(right) {
-        let (a, b) = (release(left), release(right));
+    if let (Some(a), Some(b)) = (left.answers_as(), right.answers_as()) {
         let (from, to) = match (a.major, a.minor) <= (b.major, b.minor) {
             true => (a, b),
             false => (b, a),
@@ -132,7 +129,7 @@ pub fn ledger_scope(left: &TargetSpec, right: &TargetSpec) -> LedgerScope {
             ),
         };
     }
-    match right.release() {
+    match right.answers_as() {
         Some(r) if r != Release::CLAIMED => LedgerScope::ClaimsOnly {
             release: r,
             why: format!(

@@ -211,6 +211,16 @@ impl TargetSpec {
             _ => None,
         }
     }
+
+    /// The Apache release whose answers this target gives: an Apache target's release, 3.7.2
+    /// for the recorded answers; none for a broker that is not Apache. What decides which
+    /// scenarios a run holds, how far the ledger speaks and how clients are judged.
+    pub fn answers_as(&self) -> Option<Release> {
+        match self.kind {
+            Kind::Recorded => Some(Release::CLAIMED),
+            _ => self.release(),
+        }
+    }
 }
 
 #[cfg(test)]
