@@ -6,15 +6,59 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use crate::targets::apache::Release;
 use crate::transcript::{Outcome, Transcript};
 use crate::wire::error_codes;
 
 pub use crate::api::TRANSACTION_APIS;
 
-/// The codes an API can return ([`crate::api::Api::codes`]); none for an API kconform does not
-/// know.
-pub fn possible_codes(api: &str) -> &'static [i16] {
-    crate::api::by_name(api).map_or(&[], |a| a.codes)
+/// The codes Apache added after 3.7 to what a transaction API can return, each with the
+/// release that added it (the "Supported errors" of 4.4.0's message definitions):
+/// TRANSACTION_ABORTABLE with KIP-890 part 1, and TxnOffsetCommit v6's GROUP_ID_NOT_FOUND,
+/// UNKNOWN_TOPIC_ID and STALE_MEMBER_EPOCH with KIP-1319.
+const LATER_CODES: [(&str, (u8, u8), i16); 8] = [
+    ("InitProducerId", (3, 8), 120),
+    ("AddPartitionsToTxn", (3, 8), 120),
+    ("AddOffsetsToTxn", (3, 8), 120),
+    ("EndTxn", (3, 8), 120),
+    ("TxnOffsetCommit", (3, 8), 120),
+    ("TxnOffsetCommit", (4, 4), 69),
+    ("TxnOffsetCommit", (4, 4), 100),
+    ("TxnOffsetCommit", (4, 4), 113),
+];
+
+/// The codes an API can return ([`crate::api::Api::codes`], Apache 3.7's and kaas's) and,
+/// on any of `releases`, the codes later Apache releases added; none for an API kconform does
+/// not know.
+pub fn possible_codes(api: &str, releases: &[Release]) -> Vec<i16> {
+    let mut codes: BTreeSet<i16> = crate::api::by_name(api)
+        .map_or(&[][..], |a| a.codes)
+        .iter()
+        .copied()
+        .collect();
+    for (name, since, code) in LATER_CODES {
+        if name == api && releases.iter().any(|r| (r.major, r.minor) >= since) {
+            codes.insert(code);
+        }
+    }
+    codes.into_iter().collect()
+}
+
+/// The kind of broker a target is, for its cells: its name without the size and the login
+/// (`ref:3+sasl` counts for `ref`, `apache@4.4.0+tv2:3` for `apache@4.4.0+tv2`).
+fn kind_of(target: &str) -> &str {
+    let plain = target.strip_suffix("+sasl").unwrap_or(target);
+    plain.split(':').next().unwrap_or(plain)
+}
+
+/// The Apache release a kind of broker answers as, from its name (`apache`, `apache@4.4.0`);
+/// none for another broker.
+fn release_of(kind: &str) -> Option<Release> {
+    match kind.strip_prefix("apache") {
+        Some("") | Some("-recorded") => Some(Release::CLAIMED),
+        Some(rest) => Release::parse(rest.strip_prefix('@')?).ok(),
+        None => None,
+    }
 }
 
 /// What a cell holds for one target.
@@ -31,6 +75,8 @@ pub struct Cell {
 pub struct Coverage {
     /// Target names, in order.
     pub targets: Vec<String>,
+    /// The Apache releases among them: what decides the codes an API can return.
+    releases: Vec<Release>,
     cells: BTreeMap<(usize, i16), BTreeMap<String, Cell>>,
 }
 
@@ -64,13 +110,9 @@ impl Coverage {
     /// count for its kind of broker: `ref:3` and `ref+sasl` for `ref`, `apache:3` and
     /// `apache+sasl` for `apache`.
     pub fn add(&mut self, t: &Transcript) {
-        let target = t
-            .target
-            .split([':', '+'])
-            .next()
-            .unwrap_or_default()
-            .to_owned();
+        let target = kind_of(&t.target).to_owned();
         if !self.targets.contains(&target) {
+            self.releases.extend(release_of(&target));
             self.targets.push(target.clone());
         }
         for step in &t.steps {
@@ -116,9 +158,8 @@ impl Coverage {
             .filter(|((i, _), _)| TRANSACTION_APIS[*i] == api)
             .flat_map(|(_, by_target)| by_target.values().flat_map(|c| c.codes.iter().copied()))
             .collect();
-        possible_codes(api)
-            .iter()
-            .copied()
+        possible_codes(api, &self.releases)
+            .into_iter()
             .filter(|c| !seen.contains(c))
             .collect()
     }
@@ -261,5 +302,43 @@ mod tests {
             BTreeSet::from([53])
         );
         assert!(c.cell("EndTxn", 3, "ref+sasl").is_none());
+    }
+
+    #[test]
+    fn a_later_release_can_return_the_codes_it_added() {
+        let mut c = Coverage::default();
+        for target in ["ref", "apache@4.4.0+tv2:3+sasl"] {
+            c.add(&Transcript {
+                scenario: "x".into(),
+                target: target.into(),
+                steps: vec![step(
+                    "TxnOffsetCommit",
+                    4,
+                    Outcome::Response(json!({"topics": [{"partitions": [{"error_code": 120}]}]})),
+                )],
+                failed_expectations: vec![],
+                stopped: None,
+            });
+        }
+        assert_eq!(c.targets, ["ref", "apache@4.4.0+tv2"]);
+        // 120 reached; 4.4's own TxnOffsetCommit v6 codes possible and not reached.
+        let missing = c.never_produced("TxnOffsetCommit");
+        assert!(
+            !missing.contains(&120) && missing.contains(&113),
+            "{missing:?}"
+        );
+        assert!(c.never_produced("EndTxn").contains(&120));
+        // Beside 3.7 alone, no code 3.7 cannot return is listed.
+        let mut old = Coverage::default();
+        old.add(&Transcript {
+            scenario: "x".into(),
+            target: "apache".into(),
+            steps: vec![],
+            failed_expectations: vec![],
+            stopped: None,
+        });
+        assert!(!old.never_produced("EndTxn").contains(&120));
+        assert_eq!(release_of("apache-recorded"), Some(Release::CLAIMED));
+        assert_eq!(release_of("external"), None);
     }
 }
