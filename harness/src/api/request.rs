@@ -232,7 +232,12 @@ pub fn build(api: ApiKey, version: i16, table: &toml::Table) -> Result<RequestKi
     for v in 0..=highest {
         let _ = build_reading(api, v, table, &read);
     }
-    let read = read.into_inner();
+    let mut read = read.into_inner();
+    // A field a later version added and Apache's writer drops where the version lacks it
+    // (WriteTxnMarkers v2's transaction_version) is no typo at an earlier version either.
+    read.extend(crate::wire::schema::ignorable_request_fields(
+        &crate::wire::error_codes::api_name(api as i16),
+    ));
     match given.iter().find(|k| !read.contains(*k)) {
         None => Ok(request),
         Some(unknown) => {
@@ -469,6 +474,28 @@ mod tests {
         assert!(matches!(
             build_body(ApiKey::EndTxn, 9, &fields),
             Ok(Built::Typed(_))
+        ));
+    }
+
+    #[test]
+    fn a_later_versions_ignorable_field_is_dropped_not_refused() {
+        let fields = table(
+            "markers = [{ producer_id = 1, transaction_version = 2, topics = [{ name = \"t\", partition_indexes = [0] }] }]",
+        );
+        assert!(matches!(
+            build_body(ApiKey::WriteTxnMarkers, 1, &fields),
+            Ok(Built::Typed(_))
+        ));
+        assert!(matches!(
+            build_body(ApiKey::WriteTxnMarkers, 2, &fields),
+            Ok(Built::Written(_))
+        ));
+        // 4.4's new name for TxnOffsetCommit's generation is not ignorable: at v3, where the
+        // typed builder reads 3.7's name, it is refused rather than dropped.
+        let renamed = table("generation_id_or_member_epoch = 3");
+        assert!(matches!(
+            build(ApiKey::TxnOffsetCommit, 3, &renamed),
+            Err(BuildError::UnknownField { .. })
         ));
     }
 

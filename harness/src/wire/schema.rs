@@ -354,6 +354,34 @@ pub fn request_at(api: &str, version: i16) -> Option<&'static Message> {
     at(request(api)?, later(api, "Request"), version)
 }
 
+/// The ignorable fields of a transaction API's request in any vendored definition, by path
+/// (`markers[].transaction_version`): what Apache's writer drops, without a word, at a
+/// version that lacks them, so a step may give them to every version of a sweep.
+pub fn ignorable_request_fields(api: &str) -> Vec<String> {
+    fn walk(fields: &[Field], at: &str, out: &mut Vec<String>) {
+        for f in fields {
+            let path = format!("{at}{}", f.name);
+            if f.ignorable {
+                out.push(path.clone());
+            }
+            let inner = match &f.kind {
+                Kind::Array(inner) => &**inner,
+                other => other,
+            };
+            if let Kind::Struct(fields) = inner {
+                walk(fields, &format!("{path}[]."), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for message in request(api).into_iter().chain(later(api, "Request")) {
+        walk(&message.fields, "", &mut out);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The later release's definition of `api`'s `Request` or `Response`.
 fn later(api: &str, kind: &str) -> Option<&'static Message> {
     static PARSED: OnceLock<BTreeMap<&'static str, Message>> = OnceLock::new();
