@@ -354,6 +354,13 @@ pub fn request_at(api: &str, version: i16) -> Option<&'static Message> {
     at(request(api)?, later(api, "Request"), version)
 }
 
+/// The highest version of a transaction API's request that a vendored definition has (4.4.0's
+/// EndTxn: 5); none for another API.
+pub fn request_defined_up_to(api: &str) -> Option<i16> {
+    let claimed = request(api)?.valid.highest();
+    Some(later(api, "Request").map_or(claimed, |l| l.valid.highest().max(claimed)))
+}
+
 /// The ignorable fields of a transaction API's request in any vendored definition, by path
 /// (`markers[].transaction_version`): what Apache's writer drops, without a word, at a
 /// version that lacks them, so a step may give them to every version of a sweep.

@@ -1,10 +1,11 @@
 //! Live-wire fuzzing of a target's decoders: valid request frames of the six transaction APIs
-//! at every version the target serves ([`seeds`]), mutated structure-aware and byte-wise
+//! at every version the target serves that an Apache release kconform knows has (3.7's, and
+//! 4.4.0's past them: EndTxn v5 on a 4.x broker) ([`seeds`]), mutated structure-aware and byte-wise
 //! ([`mutate`]), sent through its network port one at a time. A broker may close a connection
 //! on a malformed frame (Apache does), but a finding is:
 //! - an answer that is not an exact response to the request ([`crate::wire::frame::decode`]), or
 //!   that carries another frame's correlation id;
-//! - an answer to a frame naming an API version Apache 3.7 does not have (Apache closes);
+//! - an answer to a frame naming an API version the target does not serve (Apache closes);
 //! - a connection closed without an answer to a *well-formed* request of a version the target
 //!   serves ([`shape`]; Apache answers every one): sent again to be sure, and confirmed on the
 //!   oracle when there is one;
@@ -94,7 +95,7 @@ pub enum Kind {
     Undecodable,
     /// The answer carries another correlation id.
     WrongCorrelation,
-    /// An answer to a version Apache 3.7 does not have, or to an API no one knows.
+    /// An answer to a version the target does not serve, or to an API no one knows.
     AnsweredUnknown,
     /// A well-formed request of a served version was not answered; the connection closed.
     ClosedWellFormed,

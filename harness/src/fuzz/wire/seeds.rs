@@ -1,7 +1,8 @@
 //! The valid request frames the live-wire fuzzer starts from: a request of one of the six
 //! transaction APIs at one version, its fields drawn from pools of ordinary and edge values
-//! (empty, long and non-ASCII names; -1, 0, the largest and smallest integers), encoded by
-//! kafka-protocol with its request header. Every field a version has is set, so each version
+//! (empty, long and non-ASCII names; -1, 0, the largest and smallest integers), encoded with
+//! its request header by kafka-protocol, or by Apache's definitions at the versions after 3.7
+//! that kafka-protocol 0.15 lacks. Every field a version has is set, so each version
 //! is exercised in full; the mutations ([`super::mutate`]) start from these bytes.
 
 use kafka_protocol::messages::ApiKey;
@@ -121,13 +122,18 @@ pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
         }
         ApiKey::WriteTxnMarkers => {
             let markers = some(rng, |rng| {
-                table(vec![
+                let mut marker = vec![
                     ("producer_id", i64v(rng)),
                     ("producer_epoch", i16v(rng)),
                     ("transaction_result", toml::Value::Boolean(rng.one_in(2))),
                     ("coordinator_epoch", i32v(rng)),
                     ("topics", topics_with(rng, "partition_indexes")),
-                ])
+                ];
+                if version >= 2 {
+                    let tv = int(rng, i8::MIN.into(), i8::MAX.into());
+                    marker.push(("transaction_version", toml::Value::Integer(tv)));
+                }
+                table(marker)
             });
             set("markers", markers);
         }
@@ -166,15 +172,16 @@ pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
 }
 
 /// A well-formed frame of `api` at `version` with fields drawn from `rng`, and
-/// `correlation` in its header; `None` when kafka-protocol cannot encode that version.
+/// `correlation` in its header: written by kafka-protocol, or past its versions by Apache's
+/// definitions ([`crate::api::request::build_body`]); `None` when neither can write it.
 pub fn draw(api: ApiKey, version: i16, correlation: i32, rng: &mut Rng) -> Option<Seed> {
-    let request = crate::api::request::build(api, version, &fields(api, version, rng)).ok()?;
+    let request = crate::api::request::build_body(api, version, &fields(api, version, rng)).ok()?;
     let frame = crate::wire::client::encode_request(
         api,
         version,
         correlation,
         "kconform-wire",
-        crate::wire::client::Body::Typed(&request),
+        request.body(),
     )
     .ok()?;
     Some(Seed {
@@ -189,8 +196,9 @@ mod tests {
     use super::*;
     use crate::fuzz::wire::shape;
 
-    /// Every API at every version Apache 3.7 serves gives frames that are well-formed by
-    /// Apache's own schema, and the pools reach the edges (a 130-byte name, a null id).
+    /// Every API at every version an Apache release kconform knows serves (3.7's, and 4.4's
+    /// past them) gives frames that are well-formed by Apache's own schema, and the pools
+    /// reach the edges (a 130-byte name, a null id).
     #[test]
     fn every_version_draws_well_formed_frames() {
         let mut rng = Rng::new(7);

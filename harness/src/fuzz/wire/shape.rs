@@ -47,9 +47,10 @@ pub struct Parsed {
     pub end: usize,
 }
 
-/// The highest version of a transaction API's request in Apache 3.7.
+/// The highest version of a transaction API's request any Apache release kconform knows has
+/// (3.7.2's definitions, and 4.4.0's beyond them: EndTxn v5, WriteTxnMarkers v2).
 pub fn highest_version(api: ApiKey) -> i16 {
-    schema::request(&error_codes::api_name(api as i16)).map_or(-1, |m| m.valid.highest())
+    schema::request_defined_up_to(&error_codes::api_name(api as i16)).unwrap_or(-1)
 }
 
 fn integer(path: &str, start: usize, end: usize) -> Span {
@@ -62,12 +63,12 @@ fn integer(path: &str, start: usize, end: usize) -> Span {
 }
 
 /// Reads `frame` as a request of one of the six transaction APIs: `Err` says why it is not
-/// a well-formed one (unknown API, a version Apache 3.7 does not have, a header or body that
-/// does not walk).
+/// a well-formed one (unknown API, a version no Apache release kconform knows has, a header
+/// or body that does not walk).
 pub fn parse(frame: &[u8]) -> Result<Parsed, String> {
     let h = header(frame).ok_or_else(|| format!("{} bytes, no request header", frame.len()))?;
     let api = ApiKey::try_from(h.key).map_err(|_| format!("API key {}", h.key))?;
-    let message = schema::request(&error_codes::api_name(h.key))
+    let message = schema::request_at(&error_codes::api_name(h.key), h.version)
         .ok_or_else(|| format!("{api:?} is not a transaction API"))?;
     if !message.valid.contains(h.version) {
         return Err(format!("{api:?} has no v{}", h.version));
@@ -131,9 +132,13 @@ mod tests {
         assert_eq!(parse(&longer).unwrap().end, frame.len());
         // A cut body, a version Apache lacks, an API that is not a transaction API.
         assert!(parse(&frame[..frame.len() - 2]).is_err());
-        let mut v4 = frame.clone();
-        v4[3] = 4;
-        assert!(parse(&v4).unwrap_err().contains("no v4"));
+        let mut v6 = frame.clone();
+        v6[3] = 6;
+        assert!(parse(&v6).unwrap_err().contains("no v6"));
+        // EndTxn v5, 4.0's, walks by 4.4.0's definition (the same fields as v3).
+        let mut v5 = frame.clone();
+        v5[3] = 5;
+        assert_eq!(parse(&v5).unwrap().version, 5);
         let mut fetch = frame.clone();
         fetch[1] = 1;
         assert!(parse(&fetch).is_err());
