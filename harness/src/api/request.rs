@@ -282,13 +282,8 @@ pub fn build_body(api: ApiKey, version: i16, table: &toml::Table) -> Result<Buil
         Some(Reading::Definitions { defaults, .. }) => defaults,
         _ => return build(api, version, table).map(|r| Built::Typed(Box::new(r))),
     };
-    let generated = api.valid_versions();
     let message = match crate::wire::schema::request_at(&name, version) {
-        Some(m)
-            if m.valid.contains(version) && !(generated.min..=generated.max).contains(&version) =>
-        {
-            m
-        }
+        Some(m) if m.valid.contains(version) && !by_schema::kafka_protocol_has(api, version) => m,
         _ => return build(api, version, table).map(|r| Built::Typed(Box::new(r))),
     };
     let tree = serde_json::to_value(table).map_err(|e| BuildError::Invalid(e.to_string()))?;

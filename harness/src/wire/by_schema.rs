@@ -13,8 +13,10 @@
 //! refuses, without panicking or allocating past the frame, anything it cannot read.
 
 use base64::Engine;
+use kafka_protocol::messages::ApiKey;
 use serde_json::{Map, Value};
 
+use crate::wire::hex::{hex_compact as hex, unhex};
 use crate::wire::schema::{Field, Kind, Message};
 
 /// Fields Apache renamed after 3.7 without changing their bytes: a step may give either name.
@@ -36,6 +38,13 @@ pub enum EncodeError {
     /// A value of the wrong type or range, or one the version cannot carry.
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Whether kafka-protocol 0.15 generates `api` at `version`: where it does not, a transaction
+/// API is written and read by its definitions alone.
+pub fn kafka_protocol_has(api: ApiKey, version: i16) -> bool {
+    let generated = api.valid_versions();
+    (generated.min..=generated.max).contains(&version)
 }
 
 /// Writes `tree` (an object) as `message` at `version`. A field the tree leaves out takes the
@@ -143,21 +152,6 @@ fn uuid_bytes(text: &str) -> Option<[u8; 16]> {
         .decode(text)
         .ok()?;
     bytes.try_into().ok()
-}
-
-/// Lowercase hex of bytes, and back.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 struct Writer<'d> {
@@ -589,8 +583,6 @@ mod tests {
         assert_eq!(text.len(), 22);
         assert_eq!(uuid_bytes(&text).map(|b| b.to_vec()), Some(bytes));
         assert!(uuid_bytes("not-a-uuid").is_none());
-        assert_eq!(unhex("0aff"), Some(vec![10, 255]));
-        assert_eq!(unhex("0"), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use super::javac::{self, CompileError};
-use crate::wire::frame::hex_compact;
+use crate::wire::hex::{hex_compact, unhex};
 
 /// The program's source, built into kconform so that it runs from any directory.
 const SOURCE: &str = include_str!("../../../java/KconformFrames.java");
@@ -138,14 +138,4 @@ impl Drop for ApacheParser {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
 }

@@ -74,19 +74,7 @@ impl fmt::Display for Malformed {
     }
 }
 
-/// `0001ff`: a frame on one line, as Apache's parser is given it ([`crate::targets::apache::parser`]).
-pub fn hex_compact(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// `00 01 ff`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+pub use crate::wire::hex::{hex, hex_compact};
 
 /// Walks `bytes[from..]` as `message` at `version`, as Apache's parser reads it; the spans of
 /// its fields and where it ended.
@@ -299,8 +287,7 @@ fn strict(
         ),
         _ => None,
     };
-    let generated = api.valid_versions();
-    if values.is_some() && !(generated.min..=generated.max).contains(&read_as) {
+    if values.is_some() && !by_schema::kafka_protocol_has(api, read_as) {
         return Ok(Decoded {
             response: None,
             values,
