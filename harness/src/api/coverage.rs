@@ -51,14 +51,12 @@ fn kind_of(target: &str) -> &str {
     plain.split(':').next().unwrap_or(plain)
 }
 
-/// The Apache release a kind of broker answers as, from its name (`apache`, `apache@4.4.0`);
-/// none for another broker.
+/// The Apache release a kind of broker answers as, read back from its name (target names
+/// parse as the targets they name); none for another broker.
 fn release_of(kind: &str) -> Option<Release> {
-    match kind.strip_prefix("apache") {
-        Some("") | Some("-recorded") => Some(Release::CLAIMED),
-        Some(rest) => Release::parse(rest.strip_prefix('@')?).ok(),
-        None => None,
-    }
+    crate::targets::TargetSpec::parse(kind)
+        .ok()
+        .and_then(|spec| spec.answers_as())
 }
 
 /// What a cell holds for one target.

@@ -120,7 +120,7 @@ pub struct Deviation {
 }
 
 /// A release as `apache_since` and `apache_until` name it, `MAJOR.MINOR`.
-pub fn since_release(text: &str) -> Result<(u8, u8), String> {
+pub fn major_minor(text: &str) -> Result<(u8, u8), String> {
     let bad = || format!("release '{text}' is no MAJOR.MINOR (\"4.0\")");
     let (major, minor) = text.split_once('.').ok_or_else(bad)?;
     Ok((
@@ -365,8 +365,7 @@ impl Ledger {
                 )));
             }
             for release in since.into_iter().chain(until) {
-                since_release(release)
-                    .map_err(|why| err(format!("deviation '{}': {why}", d.id)))?;
+                major_minor(release).map_err(|why| err(format!("deviation '{}': {why}", d.id)))?;
             }
         }
         let (changes, deviations) = file

@@ -9,8 +9,6 @@ pub mod junit;
 pub mod progress;
 mod terminal;
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::compare::causes::Cause;
@@ -133,9 +131,6 @@ pub struct Report {
     pub flat: bool,
     /// This run against a saved baseline (`--baseline`): it then fails only on what is new.
     pub baseline: Option<baseline::Against>,
-    /// The ledger's changes Apache made after 3.7, by id: the release that made each
-    /// (what the terminal labels APACHE 4.0 instead of DOCUMENTED).
-    pub apache_changes: BTreeMap<String, String>,
     /// Where each target's answers came from ("Apache Kafka 3.7.2 launched as a JVM", "recorded
     /// Apache answers, no live broker"), so nobody mistakes a recorded comparison for a live one.
     pub origins: Vec<Origin>,
@@ -214,19 +209,15 @@ impl Report {
         });
     }
 
-    /// Notes the ledger's changes Apache made after 3.7, for their labels.
-    pub fn note_apache_changes(&mut self, changes: &[Deviation]) {
-        for d in changes {
-            if let Some(since) = &d.apache_since {
-                self.apache_changes.insert(d.id.clone(), since.clone());
-            }
-        }
-    }
-
     /// How a documented difference is labelled: DOCUMENTED for kaas's claims, APACHE 4.0 for
     /// a change Apache made in 4.0.
     fn documented_label(&self, id: &str) -> String {
-        match self.apache_changes.get(id) {
+        let since = self
+            .differences
+            .iter()
+            .find(|d| d.documented_by.as_deref() == Some(id))
+            .and_then(|d| d.apache_since.as_deref());
+        match since {
             Some(since) => format!("APACHE {since}"),
             None => "DOCUMENTED".to_owned(),
         }
@@ -592,6 +583,37 @@ mod tests {
             target: target.into(),
             failed_expectations: vec![],
             stopped: None,
+        }
+    }
+
+    /// A difference documented by a change Apache made is labelled by its release, in the
+    /// flat form and among the causes; a kaas claim stays DOCUMENTED.
+    #[test]
+    fn an_apache_change_is_labelled_by_its_release() {
+        let ledger = crate::compare::ledger::Ledger::parse(
+            "[[deviation]]\nid = \"since-4.0\"\napi = \"EndTxn\"\nfield = \"error_code\"\nkaas = \"0 NONE\"\napache = \"48 INVALID_TXN_STATE\"\nspec = \"x\"\njava_client = \"Not reached: x\"\nlibrdkafka_client = \"Not reached: x\"\nscenarios = [\"s<1>\"]\napache_since = \"4.0\"\n",
+            "test",
+        )
+        .unwrap();
+        for flat in [true, false] {
+            let mut r = Report {
+                targets: vec!["ref".into(), "apache@4.4.0".into()],
+                flat,
+                ..Default::default()
+            };
+            r.add_difference(
+                row("0 NONE"),
+                &Verdict::Documented("since-4.0".into()),
+                ledger.changes.first(),
+            );
+            r.add_difference(row("50"), &Verdict::Documented("wire-50".into()), None);
+            r.group_causes(&Default::default());
+            let text = r.terminal(false);
+            assert!(text.contains("APACHE 4.0 since-4.0"), "{text}");
+            assert!(text.contains("DOCUMENTED wire-50"), "{text}");
+            let json: Value = serde_json::from_str(&r.json()).unwrap();
+            assert_eq!(json["differences"][0]["apache_since"], json!("4.0"));
+            assert_eq!(json["differences"][1]["apache_since"], Value::Null);
         }
     }
 

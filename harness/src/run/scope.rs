@@ -7,7 +7,7 @@
 //! two Apaches only the changes made between the two speak: each documents the difference it
 //! matches, and one that does not show is stale.
 
-use crate::compare::ledger::{since_release, Deviation, Ledger};
+use crate::compare::ledger::{major_minor, Deviation, Ledger};
 use crate::targets::apache::Release;
 use crate::targets::TargetSpec;
 
@@ -46,10 +46,10 @@ impl LedgerScope {
     pub fn ledger(&self, full: &Ledger) -> Ledger {
         // Whether `d` is a change made after `after` (if given) and still so at `by`.
         let made = |d: &Deviation, after: Option<&Release>, by: &Release| {
-            let Some(Ok(since)) = d.apache_since.as_deref().map(since_release) else {
+            let Some(Ok(since)) = d.apache_since.as_deref().map(major_minor) else {
                 return false;
             };
-            let until = d.apache_until.as_deref().map(since_release);
+            let until = d.apache_until.as_deref().map(major_minor);
             let at = |r: &Release| (r.major, r.minor);
             after.is_none_or(|a| at(a) < since)
                 && since <= at(by)

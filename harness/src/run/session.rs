@@ -331,7 +331,6 @@ impl Session<'_> {
             if let Some(why) = scope.why() {
                 report.add_origin("ledger", why);
             }
-            report.note_apache_changes(&full.changes);
             let classes = FieldClasses::read(self.scenarios)?;
             let (rows, stale) = compare(&ledger, chosen, &all[0], &all[1]);
             let stale = match scope.judges_stale() {
