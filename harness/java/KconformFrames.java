@@ -1,4 +1,4 @@
-// Apache's own parser as an oracle: kafka-clients 3.7.2 reads the frames kconform gives it, the
+// Apache's own parser as an oracle: kafka-clients (3.7.2, or a later release's) reads the frames kconform gives it, the
 // way a Java client reads a broker's answer (AbstractResponse.parseResponse with the request's
 // header: response header, correlation id, body) and the way Apache's broker reads a request
 // (RequestHeader.parse, then AbstractRequest.parseRequest). Compiled by kconform against the jars
@@ -20,6 +20,8 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -30,7 +32,8 @@ import java.util.Map;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Message;
-import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestAndSize;
@@ -70,7 +73,7 @@ public class KconformFrames {
             buffer = ByteBuffer.wrap(unhex(words.length > 1 ? words[1] : ""));
             RequestHeader header = RequestHeader.parse(buffer);
             version = header.apiVersion();
-            RequestAndSize request = AbstractRequest.parseRequest(header.apiKey(), version, buffer);
+            RequestAndSize request = parseRequest(header.apiKey(), version, buffer);
             data = request.request.data();
             buffer.position(buffer.limit());
         } else if (words[0].equals("utf8")) {
@@ -83,7 +86,36 @@ public class KconformFrames {
             throw new IllegalStateException(buffer.remaining() + " byte(s) left over after the last field");
         }
         forgetUnknownTags(data, new IdentityHashMap<>());
-        return MessageUtil.byteBufferToArray(MessageUtil.toByteBuffer(data, version));
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        ByteBuffer out = ByteBuffer.allocate(data.size(cache, version));
+        data.write(new ByteBufferAccessor(out), cache, version);
+        return out.array();
+    }
+
+    // AbstractRequest.parseRequest reads a ByteBuffer up to 3.9 and a Readable (a
+    // ByteBufferAccessor over the same buffer, as 4.x's broker passes it) from 4.0: the one the
+    // jars on the class path have is called, so the same source is every release's parser.
+    static RequestAndSize parseRequest(ApiKeys api, short version, ByteBuffer buffer) throws Exception {
+        for (Method m : AbstractRequest.class.getMethods()) {
+            Class<?>[] params = m.getParameterTypes();
+            if (!m.getName().equals("parseRequest") || params.length != 3) {
+                continue;
+            }
+            Object source = params[2] == ByteBuffer.class ? buffer : new ByteBufferAccessor(buffer);
+            try {
+                return (RequestAndSize) m.invoke(null, api, version, source);
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof Exception) {
+                    throw (Exception) cause;
+                }
+                if (cause instanceof Error) {
+                    throw (Error) cause;
+                }
+                throw e;
+            }
+        }
+        throw new IllegalStateException("no AbstractRequest.parseRequest in these jars");
     }
 
     /** Clears every message's unknown tagged fields, nested ones too. */

@@ -134,6 +134,10 @@ pub struct Running {
     pub secured: bool,
     /// Every broker's address, as a client's bootstrap list (a cluster's all, else `addr`).
     pub bootstrap: Vec<SocketAddr>,
+    /// The Apache release whose answers it gives ([`TargetSpec::answers_as`]): whose parser
+    /// decides what is malformed to it. None for kaas-ref and external brokers, which claim
+    /// 3.7.
+    pub answers_as: Option<apache::Release>,
     /// Every broker of a cluster by node id (launched: 0..N-1 on `bootstrap`; external: as
     /// its Metadata lists them).
     nodes: Vec<(i32, SocketAddr)>,
@@ -240,6 +244,7 @@ impl Running {
             brokers: spec.brokers,
             secured: spec.secured,
             bootstrap,
+            answers_as: spec.answers_as(),
             nodes,
             faults: faults::FaultCommands::default(),
             held: std::sync::Arc::new(started.held.into()),
@@ -254,6 +259,13 @@ impl Running {
             }
         }
         Ok(running)
+    }
+
+    /// The parser that decides which requests are well-formed to this target: its release's,
+    /// or 3.7's for a broker claiming 3.7.
+    pub fn parser(&self) -> crate::wire::frame::Parser {
+        self.answers_as
+            .map_or_else(Default::default, |r| r.parser())
     }
 
     /// The bootstrap list a client is given: every broker, comma-separated.

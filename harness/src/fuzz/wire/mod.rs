@@ -37,6 +37,7 @@ use super::{FuzzError, Progress};
 use crate::targets::Running;
 use crate::wire::client::{ClientError, Connection};
 use crate::wire::error_codes;
+use crate::wire::frame::Parser;
 
 /// How the wire fuzzer is told to go.
 #[derive(Debug, Clone)]
@@ -167,9 +168,15 @@ fn named(frame: &[u8]) -> String {
     }
 }
 
-/// Judges what the target did with `frame`, given the versions it serves ((key, min, max)).
-/// Pure: the health of the target afterwards is checked apart (`healthy`).
-pub fn judge(frame: &[u8], happened: &Happened, served: &[(i16, i16, i16)]) -> Option<Judged> {
+/// Judges what the target did with `frame`, given the versions it serves ((key, min, max))
+/// and the parser of the release it answers as (a close on a frame that parser refuses is
+/// no finding). Pure: the health of the target afterwards is checked apart (`healthy`).
+pub fn judge(
+    frame: &[u8],
+    happened: &Happened,
+    served: &[(i16, i16, i16)],
+    parser: Parser,
+) -> Option<Judged> {
     let finding = |kind: Kind, detail: String| {
         let signature = match kind {
             Kind::Undecodable => {
@@ -216,7 +223,7 @@ pub fn judge(frame: &[u8], happened: &Happened, served: &[(i16, i16, i16)]) -> O
             }
         }
         Happened::Closed => {
-            let p = shape::parse(frame).ok()?;
+            let p = shape::parse_as(frame, parser).ok()?;
             let serves = served
                 .iter()
                 .any(|&(k, lo, hi)| k == p.api as i16 && (lo..=hi).contains(&p.version));
@@ -463,7 +470,7 @@ pub async fn run(
             let n = options.shard.global(next.fetch_add(1, Ordering::SeqCst));
             let (frame, mutations) = frame(options.seed, n, &served);
             let happened = exchange(&mut conn, target.addr, &frame, options.deadline).await;
-            let mut judged = judge(&frame, &happened, &raw_served);
+            let mut judged = judge(&frame, &happened, &raw_served, target.parser());
             if let Some(dead) = unhealthy(target, &frame, &happened, options.deadline).await {
                 // Nothing more can be learnt of a target that does not answer: both fuzzers
                 // end with their summaries.
@@ -482,7 +489,7 @@ pub async fn run(
             {
                 if j.kind == Kind::ClosedWellFormed {
                     let again = exchange(&mut None, target.addr, &frame, options.deadline).await;
-                    flaky = judge(&frame, &again, &raw_served).as_ref() != Some(j);
+                    flaky = judge(&frame, &again, &raw_served, target.parser()).as_ref() != Some(j);
                 }
                 if let (false, Some(o)) = (flaky, oracle) {
                     let there = exchange(&mut None, o.addr, &frame, options.deadline).await;
@@ -613,7 +620,7 @@ pub async fn replay(
     let happened = exchange(&mut None, target.addr, frame, deadline).await;
     let finding = match unhealthy(target, frame, &happened, deadline).await {
         Some(dead) => Some(dead),
-        None => judge(frame, &happened, &served),
+        None => judge(frame, &happened, &served, target.parser()),
     };
     Ok(Replayed {
         happened: format!("{}: {}", named(frame), happened.describe()),
@@ -641,43 +648,91 @@ mod tests {
         // EndTxn v3 answer: correlation 9, header tags, throttle 0, error 0, tags.
         let good = vec![0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0];
         assert_eq!(
-            judge(&frame, &Happened::Answered(good.clone()), &SERVED),
+            judge(
+                &frame,
+                &Happened::Answered(good.clone()),
+                &SERVED,
+                Parser::default()
+            ),
             None
         );
         let mut other = good.clone();
         other[3] = 8;
-        let j = judge(&frame, &Happened::Answered(other), &SERVED).unwrap();
+        let j = judge(
+            &frame,
+            &Happened::Answered(other),
+            &SERVED,
+            Parser::default(),
+        )
+        .unwrap();
         assert_eq!(j.kind, Kind::WrongCorrelation);
-        let j = judge(&frame, &Happened::Answered(good[..10].to_vec()), &SERVED).unwrap();
+        let j = judge(
+            &frame,
+            &Happened::Answered(good[..10].to_vec()),
+            &SERVED,
+            Parser::default(),
+        )
+        .unwrap();
         assert_eq!(j.kind, Kind::Undecodable);
         assert!(
             j.signature.starts_with("undecodable answer: EndTxn v3"),
             "{}",
             j.signature
         );
-        let j = judge(&frame, &Happened::Closed, &SERVED).unwrap();
+        let j = judge(&frame, &Happened::Closed, &SERVED, Parser::default()).unwrap();
         assert_eq!(j.kind, Kind::ClosedWellFormed);
         assert_eq!(j.signature, "closed on a well-formed request: EndTxn v3");
-        assert_eq!(judge(&frame, &Happened::Closed, &[(26, 0, 2)]), None);
         assert_eq!(
-            judge(&frame[..frame.len() - 3], &Happened::Closed, &SERVED),
+            judge(&frame, &Happened::Closed, &[(26, 0, 2)], Parser::default()),
+            None
+        );
+        assert_eq!(
+            judge(
+                &frame[..frame.len() - 3],
+                &Happened::Closed,
+                &SERVED,
+                Parser::default()
+            ),
+            None
+        );
+        // A tagged-field count of -1 closing the body: 3.7 to 4.1 read no tagged field, so
+        // a close on it is a finding; 4.2's parser refuses it, so a 4.2 broker may close.
+        let mut minus_one = frame[..frame.len() - 1].to_vec();
+        minus_one.extend([0xff, 0xff, 0xff, 0xff, 0x0f]);
+        let j = judge(&minus_one, &Happened::Closed, &SERVED, Parser::Until4_1).unwrap();
+        assert_eq!(j.kind, Kind::ClosedWellFormed);
+        assert_eq!(
+            judge(&minus_one, &Happened::Closed, &SERVED, Parser::From4_2),
             None
         );
         let mut v9 = frame.clone();
         v9[3] = 9;
-        let j = judge(&v9, &Happened::Answered(good), &SERVED).unwrap();
+        let j = judge(&v9, &Happened::Answered(good), &SERVED, Parser::default()).unwrap();
         assert_eq!(j.kind, Kind::AnsweredUnknown);
         let silent = Happened::Silent(Duration::from_secs(1));
-        assert_eq!(judge(&frame, &silent, &SERVED).unwrap().kind, Kind::Silent);
+        assert_eq!(
+            judge(&frame, &silent, &SERVED, Parser::default())
+                .unwrap()
+                .kind,
+            Kind::Silent
+        );
         // An unanswered Produce (acks=0) is no finding.
         let mut produce = frame.clone();
         produce[1] = 0;
-        assert_eq!(judge(&produce, &silent, &SERVED), None);
+        assert_eq!(judge(&produce, &silent, &SERVED, Parser::default()), None);
         // ApiVersions of a version not served: answered in v0 (KIP-511), as Apache does.
         let api_versions = [0u8, 18, 0, 4, 0, 0, 0, 5, 0, 0];
         let v0 = vec![0, 0, 0, 5, 0, 35, 0, 0, 0, 0];
         let served = [(18, 0, 3)];
-        assert_eq!(judge(&api_versions, &Happened::Answered(v0), &served), None);
+        assert_eq!(
+            judge(
+                &api_versions,
+                &Happened::Answered(v0),
+                &served,
+                Parser::default()
+            ),
+            None
+        );
     }
 
     /// Frame `n` of a seed is the same every time (what resuming and a finding's frame

@@ -8,7 +8,7 @@
 use kafka_protocol::messages::ApiKey;
 
 use crate::wire::error_codes;
-use crate::wire::frame::{self, Span};
+use crate::wire::frame::{self, Parser, Span};
 use crate::wire::schema;
 
 /// A request frame's header, read from its first bytes.
@@ -64,8 +64,14 @@ fn integer(path: &str, start: usize, end: usize) -> Span {
 
 /// Reads `frame` as a request of one of the six transaction APIs: `Err` says why it is not
 /// a well-formed one (unknown API, a version no Apache release kconform knows has, a header
-/// or body that does not walk).
+/// or body that does not walk), as Apache 3.7's parser reads it.
 pub fn parse(frame: &[u8]) -> Result<Parsed, String> {
+    parse_as(frame, Parser::default())
+}
+
+/// Reads `frame` as [`parse`] does, as `parser` (the release the target answers as) reads it:
+/// a request a 4.2 broker is right to close on can be one kaas, claiming 3.7, must answer.
+pub fn parse_as(frame: &[u8], parser: Parser) -> Result<Parsed, String> {
     let h = header(frame).ok_or_else(|| format!("{} bytes, no request header", frame.len()))?;
     let api = ApiKey::try_from(h.key).map_err(|_| format!("API key {}", h.key))?;
     let message = schema::request_at(&error_codes::api_name(h.key), h.version)
@@ -95,12 +101,13 @@ pub fn parse(frame: &[u8]) -> Result<Parsed, String> {
         integer: false,
     });
     if api.request_header_version(h.version) >= 2 {
-        let (tags, end) = frame::walk_tagged_section(frame, at, "header")
+        let (tags, end) = frame::walk_tagged_section(frame, at, "header", parser)
             .map_err(|e| format!("header {} at byte {}: {}", e.path, e.offset, e.problem))?;
         spans.extend(tags);
         at = end;
     }
-    let (body, end) = frame::walk(message, h.version, frame, at)
+    let (body, end) = frame::read_as(message, h.version, frame, at, parser)
+        .map(|r| (r.spans, r.end))
         .map_err(|e| format!("{} at byte {}: {}", e.path, e.offset, e.problem))?;
     spans.extend(body);
     Ok(Parsed {

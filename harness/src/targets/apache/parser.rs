@@ -54,10 +54,17 @@ pub struct ApacheParser {
 }
 
 impl ApacheParser {
-    /// Compiles the program if needed and starts it.
+    /// Compiles the program if needed and starts it with Apache 3.7.2's parser: what decides
+    /// what is malformed at the versions kaas claims.
     pub fn start() -> Result<ApacheParser, ParserError> {
-        // Apache 3.7.2's parser: what decides what is malformed.
-        let release = super::Release::CLAIMED;
+        ApacheParser::start_at(&super::Release::CLAIMED)
+    }
+
+    /// The same program on `release`'s kafka-clients: the parser that decides at the versions
+    /// only a later release has (EndTxn v5, TxnOffsetCommit v5 and v6...), which 3.7.2's
+    /// refuses as versions. The jars are fetched into the cache if they are not there.
+    pub fn start_at(release: &super::Release) -> Result<ApacheParser, ParserError> {
+        let release = *release;
         let classes = javac::compile("KconformFrames", SOURCE, &release)?;
         let class_path = javac::class_path(&classes, &release).map_err(CompileError::from)?;
         let mut child = Command::new("java")

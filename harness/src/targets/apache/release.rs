@@ -5,6 +5,7 @@
 //! how kconform fetches, formats and starts Apache is asked of this type, so a launcher never
 //! compares version numbers itself.
 
+use crate::wire::frame::Parser;
 use std::fmt;
 
 /// An Apache Kafka release and its cluster's transaction version.
@@ -120,6 +121,11 @@ impl Release {
             2 => format!("{}+tv2", self.version()),
             _ => self.version(),
         }
+    }
+
+    /// Its generated parsers' rules ([`Parser`]): what is a malformed frame to it.
+    pub fn parser(&self) -> Parser {
+        Parser::of_release(self.major, self.minor)
     }
 
     /// Whether its storage is formatted with a `transaction.version` (4.0 on; 3.9 has the

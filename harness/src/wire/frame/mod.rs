@@ -23,7 +23,7 @@ use crate::wire::by_schema;
 use crate::wire::error_codes;
 use crate::wire::schema::{self, Message};
 
-pub use read::{read, Equivalent, Note, Read, Span, WalkError};
+pub use read::{read, read_as, Equivalent, Note, Parser, Read, Span, WalkError};
 
 /// An answer that is not a well-formed response: what was wrong, where, and the frame.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,14 +88,15 @@ pub fn walk(
 }
 
 /// Walks a tagged-field section alone (a count, then tag, size and value each) at
-/// `bytes[from..]`, as a flexible request header ends: the spans of its tags and where it
-/// ended.
+/// `bytes[from..]`, as a flexible request header ends and as `parser` reads it: the spans of
+/// its tags and where it ended.
 pub fn walk_tagged_section(
     bytes: &[u8],
     from: usize,
     path: &str,
+    parser: Parser,
 ) -> Result<(Vec<Span>, usize), WalkError> {
-    read::read_tagged_section(bytes, from, path).map(|r| (r.spans, r.end))
+    read::read_tagged_section(bytes, from, path, parser).map(|r| (r.spans, r.end))
 }
 
 /// The schema name of an API (`EndTxn`).
@@ -553,6 +554,24 @@ mod tests {
                 "(tagged fields)@11..12"
             ]
         );
+    }
+
+    /// A negative tagged-field count: no tagged fields to 3.7 through 4.1's parsers (a note),
+    /// refused by 4.2's and later.
+    #[test]
+    fn a_negative_tag_count_is_release_dependent() {
+        let mut frame = end_txn_frame(3, 7, 0);
+        frame.pop();
+        frame.extend([0xff, 0xff, 0xff, 0xff, 0x0f]);
+        let message = schema::response_at("EndTxn", 3).unwrap();
+        let lenient = read_as(message, 3, &frame, 5, Parser::of_release(4, 1)).unwrap();
+        assert_eq!(lenient.end, frame.len());
+        assert!(lenient.notes[0].what.contains("Java reads no tagged field"));
+        let e = read_as(message, 3, &frame, 5, Parser::of_release(4, 2)).unwrap_err();
+        assert_eq!(e.path, "(tagged fields)");
+        assert!(e.problem.contains("4.2 and later refuse"), "{}", e.problem);
+        assert_eq!(Parser::of_release(3, 7), Parser::default());
+        assert_eq!(Parser::of_release(5, 0), Parser::From4_2);
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //! - a string longer than 32,767 bytes is refused; bytes that are not UTF-8 read with
 //!   replacement characters;
 //! - a boolean is true for any byte but 0;
-//! - a tagged-field count that reads as a negative int means no tagged fields; tags may come in
-//!   any order and more than once (the last counts); a known tag's value is read by its type,
-//!   whatever size precedes it; an unknown tag's bytes are kept unread.
+//! - a tagged-field count that reads as a negative int means no tagged fields up to Apache 4.1;
+//!   4.2's parsers refuse it ([`Parser`]); tags may come in any order and more than once (the
+//!   last counts); a known tag's value is read by its type, whatever size precedes it; an
+//!   unknown tag's bytes are kept unread.
 //!
 //! What it read is given back three ways: every field's bytes ([`Span`], where a mutation can
 //! put a byte), the same values in the canonical encoding (what kafka-protocol then decodes:
@@ -107,9 +108,47 @@ impl Equivalent {
 /// The tag [`Equivalent::UnknownTag`] adds: no 3.7 message has one this high.
 const UNKNOWN_TAG: u32 = 9999;
 
-/// Reads `bytes[from..]` as `message` at `version`.
+/// Which release's generated parsers a read follows. They changed once in what they accept
+/// on the transaction surface: from 4.2 a tagged-field count that reads as a negative int is
+/// refused ("Invalid negative number of tagged fields"), which 3.7 to 4.1 read as no tagged
+/// fields (each release's kafka-clients given the same frames, `KconformFrames`). A request a
+/// 4.2 broker closes on for that is malformed to it, and well-formed to kaas, which claims 3.7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parser {
+    /// Apache 3.7 to 4.1's: the parser kaas's claim (3.7.2) is judged by.
+    #[default]
+    Until4_1,
+    /// Apache 4.2's and later.
+    From4_2,
+}
+
+impl Parser {
+    /// The parser of Apache `major`.`minor`.
+    pub fn of_release(major: u8, minor: u8) -> Parser {
+        match (major, minor) >= (4, 2) {
+            true => Parser::From4_2,
+            false => Parser::Until4_1,
+        }
+    }
+}
+
+/// Reads `bytes[from..]` as `message` at `version`, as Apache 3.7's parser reads it.
 pub fn read(message: &Message, version: i16, bytes: &[u8], from: usize) -> Result<Read, WalkError> {
-    read_styled(message, version, bytes, from, None)
+    read_as(message, version, bytes, from, Parser::default())
+}
+
+/// Reads as [`read`] does, as `parser` reads it.
+pub fn read_as(
+    message: &Message,
+    version: i16,
+    bytes: &[u8],
+    from: usize,
+    parser: Parser,
+) -> Result<Read, WalkError> {
+    let mut r = Reader::new(bytes, from, version, message.flexible.contains(version));
+    r.parser = parser;
+    r.fields("", &message.fields)?;
+    Ok(r.finish())
 }
 
 /// Reads as [`read`] does, writing what it read in the canonical encoding or, with `style`,
@@ -128,9 +167,15 @@ pub fn read_styled(
 }
 
 /// Reads a tagged-field section alone (a count, then tag, size and value each) at
-/// `bytes[from..]`, as a flexible request header ends.
-pub fn read_tagged_section(bytes: &[u8], from: usize, path: &str) -> Result<Read, WalkError> {
+/// `bytes[from..]`, as a flexible request header ends, as `parser` reads it.
+pub fn read_tagged_section(
+    bytes: &[u8],
+    from: usize,
+    path: &str,
+    parser: Parser,
+) -> Result<Read, WalkError> {
     let mut r = Reader::new(bytes, from, 0, true);
+    r.parser = parser;
     r.tags(path, &[])?;
     Ok(r.finish())
 }
@@ -144,6 +189,7 @@ struct Reader<'a> {
     out: Vec<u8>,
     notes: Vec<Note>,
     style: Option<Equivalent>,
+    parser: Parser,
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -194,6 +240,7 @@ impl<'a> Reader<'a> {
             out: Vec::new(),
             notes: Vec::new(),
             style: None,
+            parser: Parser::default(),
         }
     }
 
@@ -476,6 +523,13 @@ impl<'a> Reader<'a> {
         let section = join(prefix, "(tagged fields)");
         let start = self.pos;
         let count = self.uvarint(&section)? as i32;
+        if count < 0 && self.parser == Parser::From4_2 {
+            return self.fail(
+                &section,
+                start,
+                format!("tagged-field count {count} (as Java's int): Apache 4.2 and later refuse a negative count"),
+            );
+        }
         if count < 0 {
             self.note(
                 &section,
