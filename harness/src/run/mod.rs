@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::api::request::{Var, Vars};
 use crate::compare::normalise::Normaliser;
 use crate::scenario::{Scenario, VersionSpec};
+use crate::targets::apache::Release;
 use crate::targets::Running;
 pub use crate::transcript::{Outcome, StepRecord, Transcript};
 pub use many::{disrupts, run_many};
@@ -69,6 +70,21 @@ struct Run<'a> {
     in_flight: Vec<InFlight>,
     /// Where topics are provisioned: what the run does instead of creating them.
     provisioned: provisioned::Provisioned,
+    /// Whether the steps' `expect` holds the target: only where it answers as a release the
+    /// scenario is written for ([`holds_expectations`]).
+    holds_expectations: bool,
+}
+
+/// Whether `scenario`'s expectations hold `target`: they are what Apache answers at the
+/// releases the scenario is written for, so a target answering as another release (kaas-ref
+/// and external brokers answer as 3.7, the release kaas claims) is compared with Apache there,
+/// its differences judged by the ledger, and not held to them. Its captures and `until`s
+/// still act.
+/// `answers_as` is the target's [`Running::answers_as`] (or its spec's).
+pub fn holds_expectations(scenario: &Scenario, answers_as: Option<Release>) -> bool {
+    scenario
+        .apache
+        .contains(&answers_as.unwrap_or(Release::CLAIMED))
 }
 
 /// What a run recorded: a record per request (sent or not), the expectations that failed, and
@@ -251,6 +267,7 @@ impl<'a> Run<'a> {
             slot,
             in_flight: Vec::new(),
             provisioned,
+            holds_expectations: holds_expectations(scenario, target.answers_as),
         }
     }
 
@@ -290,7 +307,14 @@ impl<'a> Run<'a> {
     /// The transcript of the run, its stop (with how many steps it left unsent) among the
     /// failed expectations.
     fn transcript(mut self, scenario: &Scenario) -> Transcript {
-        if let Some(cause) = &self.log.stopped {
+        // A stop on a target the scenario's expectations do not hold (EndTxn v5 unsupported,
+        // so nothing to capture) is recorded, and judged by the differences it makes.
+        if let Some(cause) = self
+            .log
+            .stopped
+            .as_ref()
+            .filter(|_| self.holds_expectations)
+        {
             let skipped = self
                 .log
                 .records

@@ -172,6 +172,28 @@ impl Plan<'_> {
         left_out
     }
 
+    /// For each target answering as a release some chosen scenarios are not written for
+    /// (kaas-ref beside Apache 4.4): its name, that release, and those scenarios, whose
+    /// expectations do not hold it ([`crate::run::holds_expectations`]).
+    pub fn expectations_not_held(
+        &self,
+        specs: &[TargetSpec],
+    ) -> Vec<(String, Release, Vec<String>)> {
+        specs
+            .iter()
+            .filter_map(|spec| {
+                let names: Vec<String> = self
+                    .chosen
+                    .iter()
+                    .filter(|s| !crate::run::holds_expectations(s, spec.answers_as()))
+                    .map(|s| s.name.clone())
+                    .collect();
+                let release = spec.answers_as().unwrap_or(Release::CLAIMED);
+                (!names.is_empty()).then(|| (spec.name(), release, names))
+            })
+            .collect()
+    }
+
     /// Leaves out the scenarios that do to a broker what some target cannot (an external
     /// cluster does only the acts `--fault-cmd` gave commands for), and says which and why:
     /// (scenario, the acts it needs that are missing).
@@ -295,6 +317,41 @@ mod tests {
             !kept(&["ref", "external=127.0.0.1:9092"]),
             "judged by 3.7.2's"
         );
+    }
+
+    /// kaas-ref beside Apache 4.4 runs the 4.x scenarios compared only: their expectations
+    /// are Apache 4.x's, not kaas-ref's; Apache is held to them, and a target answering as a
+    /// release they are written for.
+    #[test]
+    fn expectations_hold_only_targets_answering_as_a_release_they_are_written_for() {
+        let (all, _) = all();
+        let specs: Vec<TargetSpec> = ["ref", "apache@4.4+tv2"]
+            .iter()
+            .map(|t| TargetSpec::parse(t).unwrap())
+            .collect();
+        let mut p = plan(all.iter().collect(), &[], &specs, false).unwrap();
+        p.leave_out_other_releases(&specs);
+        let not_held = p.expectations_not_held(&specs);
+        assert_eq!(not_held.len(), 1, "only kaas-ref: {not_held:?}");
+        let (target, release, names) = &not_held[0];
+        assert_eq!((target.as_str(), *release), ("ref", Release::CLAIMED));
+        assert!(
+            names.contains(&"end-txn-v5-epoch-bump".to_owned()),
+            "{names:?}"
+        );
+        assert!(!names.contains(&"end-txn-commit-and-retry".to_owned()));
+        let bump = all
+            .iter()
+            .find(|s| s.name == "end-txn-v5-epoch-bump")
+            .unwrap();
+        assert!(!crate::run::holds_expectations(bump, None));
+        assert!(crate::run::holds_expectations(bump, specs[1].answers_as()));
+        let old = all
+            .iter()
+            .find(|s| s.name == "end-txn-marker-refused-newer-epoch")
+            .unwrap();
+        assert!(crate::run::holds_expectations(old, None));
+        assert!(!crate::run::holds_expectations(old, specs[1].answers_as()));
     }
 
     #[test]

@@ -84,6 +84,13 @@ pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
                 "step '{name}': a step that closes its connection gets no answer: no background, capture, until or repeat"
             ));
         }
+        if request.unserved.is_some()
+            && !matches!(request.version, Some(crate::scenario::VersionSpec::One(_)))
+        {
+            return Err(format!(
+                "step '{name}': unserved sends one version a target may not serve: name it (version = 0)"
+            ));
+        }
         if request.raced.is_some() && !(cluster && request.background) {
             return Err(format!(
                 "step '{name}': raced is for a background step of a cluster scenario, awaited after the kill it races"

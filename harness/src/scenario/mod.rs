@@ -462,6 +462,10 @@ mod tests {
                 "step 'e': no earlier step binds the role 'coordinator'",
             ),
             (
+                "description = \"x\"\n[[step]]\nname = \"m\"\napi = \"WriteTxnMarkers\"\nversion = \"all\"\nunserved = \"removed\"\n",
+                "step 'm': unserved sends one version a target may not serve: name it (version = 0)",
+            ),
+            (
                 "description = \"x\"\nbrokers = 12\n[[step]]\nname = \"s\"\nsleep_ms = 1\n",
                 "brokers = 12: a scenario runs on 1 to 9 brokers",
             ),

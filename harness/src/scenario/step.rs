@@ -99,6 +99,10 @@ pub struct Request {
     pub raced: Option<String>,
     /// Why the broker must close the connection instead of answering.
     pub closes: Option<String>,
+    /// Why the step is sent at its version even to a target whose ApiVersions leaves that
+    /// version out (what a 4.x broker does with WriteTxnMarkers v0, which KIP-896 removed);
+    /// without it such a step is recorded as unsupported and not sent.
+    pub unserved: Option<String>,
     /// In a security scenario, the user this step's connection logs in as.
     pub principal: Option<String>,
     /// The SASL mechanism of this step's connection.
@@ -184,6 +188,7 @@ pub(super) struct StepFile {
     timing: Option<String>,
     raced: Option<String>,
     closes: Option<String>,
+    unserved: Option<String>,
     kill: Option<BrokerRef>,
     restart: Option<BrokerRef>,
     pause: Option<BrokerRef>,
@@ -269,6 +274,7 @@ impl StepFile {
             timing: self.timing,
             raced: self.raced,
             closes: self.closes,
+            unserved: self.unserved,
             principal: self.principal,
             mechanism: self.mechanism,
         }));
@@ -298,6 +304,7 @@ impl StepFile {
             ("timing", self.timing.is_some()),
             ("raced", self.raced.is_some()),
             ("closes", self.closes.is_some()),
+            ("unserved", self.unserved.is_some()),
             ("as", self.principal.is_some()),
             ("mechanism", self.mechanism.is_some()),
         ];

@@ -20,6 +20,10 @@ pub struct TargetSpec {
     /// Whether connections must log in (SASL) and ACLs apply: such a target runs the
     /// security scenarios, and only those.
     pub secured: bool,
+    /// The Apache release an external broker answers as (`external@4.4=HOST:PORT`: an Apache
+    /// the user runs, or a broker claiming that release's parity); none for 3.7.2's, the
+    /// release kaas claims. Which scenarios hold it and how far the ledger speaks follow it.
+    pub claims: Option<Release>,
     /// Bugs planted in a kaas-ref target on purpose: none, but in the tests that prove a
     /// judge finds them (only a `planted-bugs` build of the reference broker can plant one).
     #[doc(hidden)]
@@ -56,6 +60,7 @@ impl TargetSpec {
             kind,
             brokers: 1,
             secured: false,
+            claims: None,
             planted: reference_broker::planted::Planted::NONE,
         }
     }
@@ -68,6 +73,14 @@ impl TargetSpec {
     /// The running broker at `addr`, plain.
     pub const fn external(addr: SocketAddr) -> TargetSpec {
         TargetSpec::one(Kind::External(addr))
+    }
+
+    /// The same external broker, answering as Apache `release` does (`external@4.4`).
+    pub const fn claiming(self, release: Release) -> TargetSpec {
+        TargetSpec {
+            claims: Some(release),
+            ..self
+        }
     }
 
     /// The same kind of broker, `n` of them (Apache's as JVMs).
@@ -92,7 +105,8 @@ impl TargetSpec {
     }
 
     /// Parses `ref`, `apache`, `apache@RELEASE` ([`Release::parse`]: `apache@4.4`,
-    /// `apache@4.4.0+tv2`), `apache-recorded` or `external=HOST:PORT`; `:N` after any of
+    /// `apache@4.4.0+tv2`), `apache-recorded` or `external=HOST:PORT` (`external@4.4=...`
+    /// for one answering as Apache 4.4 does); `:N` after any of
     /// them for a cluster of N (`external:3=HOST:PORT`, any one broker's address); `+sasl`
     /// after any of them for SASL and ACLs (before the `=` of an external one:
     /// `external:3+sasl=HOST:PORT`).
@@ -104,14 +118,28 @@ impl TargetSpec {
                 None => (head, false),
             };
             // `external:N`: a cluster of N, reached through the address given (its brokers
-            // are then read from its Metadata).
-            let brokers = match head.strip_prefix("external") {
-                Some("") => 1,
-                Some(n) => n
-                    .strip_prefix(':')
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .filter(|n| (2..=MAX_BROKERS).contains(n))
-                    .ok_or_else(unknown)?,
+            // are then read from its Metadata); `external@RELEASE`: answering as that release.
+            let (head, brokers) = match head.split_once(':') {
+                Some((head, n)) => (
+                    head,
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|n| (2..=MAX_BROKERS).contains(n))
+                        .ok_or_else(unknown)?,
+                ),
+                None => (head, 1),
+            };
+            let claims = match head.strip_prefix("external") {
+                Some("") => None,
+                Some(release) => {
+                    let release = release.strip_prefix('@').ok_or_else(unknown)?;
+                    Some(
+                        Release::parse(release).map_err(|reason| TargetError::Release {
+                            target: s.to_owned(),
+                            reason,
+                        })?,
+                    )
+                }
                 None => return Err(unknown()),
             };
             use std::net::ToSocketAddrs;
@@ -123,6 +151,7 @@ impl TargetSpec {
             return Ok(TargetSpec {
                 secured,
                 brokers,
+                claims,
                 ..TargetSpec::external(addr)
             });
         }
@@ -175,7 +204,10 @@ impl TargetSpec {
             Kind::Apache(_, release) if release == Release::CLAIMED => "apache".to_owned(),
             Kind::Apache(_, release) => format!("apache@{}", release.label()),
             Kind::Recorded => "apache-recorded".to_owned(),
-            Kind::External(_) => "external".to_owned(),
+            Kind::External(_) => match self.claims {
+                Some(release) => format!("external@{}", release.label()),
+                None => "external".to_owned(),
+            },
         };
         let size = match self.brokers {
             1 => String::new(),
@@ -218,6 +250,7 @@ impl TargetSpec {
     pub fn answers_as(&self) -> Option<Release> {
         match self.kind {
             Kind::Recorded => Some(Release::CLAIMED),
+            Kind::External(_) => self.claims,
             _ => self.release(),
         }
     }
@@ -226,6 +259,25 @@ impl TargetSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An external broker may say which release it answers as; scenarios and the ledger
+    /// follow it, and the name keeps it.
+    #[test]
+    fn an_external_target_may_claim_a_release() {
+        let spec = TargetSpec::parse("external@4.4+tv2:3+sasl=127.0.0.1:9092").unwrap();
+        assert_eq!((spec.brokers, spec.secured), (3, true));
+        assert_eq!(spec.answers_as(), Release::parse("4.4+tv2").ok());
+        assert_eq!(spec.name(), "external@4.4.0+tv2:3+sasl");
+        assert_eq!(TargetSpec::parse(&spec.arg()).unwrap(), spec);
+        assert_eq!(
+            TargetSpec::parse("external=127.0.0.1:9092")
+                .unwrap()
+                .answers_as(),
+            None
+        );
+        assert!(TargetSpec::parse("external4.4=127.0.0.1:9092").is_err());
+        assert!(TargetSpec::parse("external@9.9=127.0.0.1:9092").is_err());
+    }
 
     #[test]
     fn an_external_target_is_named_again_with_its_address() {
@@ -329,6 +381,7 @@ mod tests {
                         kind,
                         brokers,
                         secured,
+                        claims: None,
                         planted: reference_broker::planted::Planted::NONE,
                     };
                     let back = TargetSpec::parse(&spec.name()).unwrap();
