@@ -695,6 +695,28 @@ mod tests {
         assert_eq!(log.read(0, usize::MAX).unwrap().len(), log.size as usize);
     }
 
+    /// A rejoin's fence reaches a peer-led partition before the completed transaction's
+    /// marker of the old epoch (peer markers are asynchronous): the marker is appended, and
+    /// the fence stands, so the zombie's idempotent batch is refused whichever came first.
+    #[test]
+    fn an_older_marker_after_a_fence_leaves_the_fence_standing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PartitionLog::open(dir.path()).unwrap();
+        log.append(&idempotent(7, 0, 0, 1), true).unwrap();
+        log.fence_producer(7, 1);
+        log.append_control(batch::control_batch(7, 0, true, 0, 0))
+            .unwrap();
+        let zombie = log.append(&idempotent(7, 0, 1, 1), true).unwrap_err();
+        assert_eq!(
+            zombie.code,
+            errors::INVALID_PRODUCER_EPOCH,
+            "{}",
+            zombie.message
+        );
+        // The new session starts its sequence at 0.
+        assert!(log.append(&idempotent(7, 1, 0, 1), true).is_ok());
+    }
+
     #[test]
     fn torn_tail_is_truncated_on_open() {
         let dir = tempfile::tempdir().unwrap();

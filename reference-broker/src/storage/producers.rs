@@ -62,15 +62,18 @@ impl ProducerState {
     /// known here before it. A marker moves the producer to its epoch (a bumped one starts a
     /// new sequence window) and records the coordinator epoch that wrote it.
     pub(super) fn on_marker(&mut self, epoch: i16, coordinator_epoch: Option<i32>, fresh: bool) {
-        if epoch != self.epoch {
+        if epoch > self.epoch {
             self.recent.clear();
-            // A marker of an older epoch (one a peer applies after a fence) sets no sequence
-            // rule.
-            self.awaits_first_sequence = epoch > self.epoch;
+            self.awaits_first_sequence = true;
             self.epoch = epoch;
-        } else if fresh {
+        } else if epoch == self.epoch && fresh {
             self.awaits_first_sequence = true;
         }
+        // A marker of an older epoch (a completed transaction's marker that a peer applies
+        // after a rejoin's fence reached it first: peer markers are asynchronous) is appended
+        // and changes nothing here: the fence stands, as the spec's rejoin fences the old
+        // session on every partition. Lowering the epoch again let the zombie's idempotent
+        // batches in, or not, by which of the two a peer's pass applied first.
         if let Some(epoch) = coordinator_epoch {
             self.coordinator_epoch = self.coordinator_epoch.max(epoch);
         }
