@@ -280,7 +280,7 @@ pub fn build_body(api: ApiKey, version: i16, table: &toml::Table) -> Result<Buil
     let name = crate::wire::error_codes::api_name(api as i16);
     let defaults = match crate::api::by_key(api).map(|a| a.read) {
         Some(Reading::Definitions { defaults, .. }) => defaults,
-        _ => return build(api, version, table).map(|r| Built::Typed(Box::new(r))),
+        _ => return build_typed(api, version, table),
     };
     let message = match crate::wire::schema::request_at(&name, version) {
         Some(m) if m.valid.contains(version) && !by_schema::kafka_protocol_has(api, version) => m,
@@ -297,6 +297,22 @@ pub fn build_body(api: ApiKey, version: i16, table: &toml::Table) -> Result<Buil
             },
             EncodeError::Invalid(text) => BuildError::Invalid(text),
         })
+}
+
+/// The typed request; where kafka-protocol does not generate the version but writes it alike
+/// at its highest ([`by_schema::kafka_protocol_version`]: Produce v12 as v11), those bytes.
+fn build_typed(api: ApiKey, version: i16, table: &toml::Table) -> Result<Built, BuildError> {
+    match by_schema::kafka_protocol_version(api, version) {
+        Some(generated) if generated != version => {
+            let request = build(api, generated, table)?;
+            let mut body = bytes::BytesMut::new();
+            request
+                .encode(&mut body, generated)
+                .map_err(|e| BuildError::Invalid(format!("{api:?} v{generated}: {e}")))?;
+            Ok(Built::Written(body.to_vec()))
+        }
+        _ => build(api, version, table).map(|r| Built::Typed(Box::new(r))),
+    }
 }
 
 /// Every key of `table`, nested ones as `topics[].name` (for arrays of tables).
@@ -468,6 +484,43 @@ mod tests {
         // A version no release kconform knows defines is left to kafka-protocol, which refuses it.
         assert!(matches!(
             build_body(ApiKey::EndTxn, 9, &fields),
+            Ok(Built::Typed(_))
+        ));
+    }
+
+    /// Produce v12 goes out as the bytes kafka-protocol writes for v11, which Apache's
+    /// definitions say are the same; v13 (topic ids) is left to kafka-protocol, which refuses it.
+    #[test]
+    fn produce_v12_is_written_as_v11() {
+        let fields = table(
+            "transactional_id = \"t\"\ntopic = \"x\"\npartition = 1\nproducer_id = 5\nproducer_epoch = 0\nbase_sequence = 0\ntransactional = true\nrecords = [{ key = \"k\", value = \"v\" }]",
+        );
+        let Built::Written(v12) = build_body(ApiKey::Produce, 12, &fields).unwrap() else {
+            panic!("Produce v12 is past kafka-protocol 0.15");
+        };
+        let Built::Typed(v11) = build_body(ApiKey::Produce, 11, &fields).unwrap() else {
+            panic!("Produce v11 is kafka-protocol's");
+        };
+        let mut typed = bytes::BytesMut::new();
+        v11.encode(&mut typed, 11).unwrap();
+        // The record batch carries the time it was built: the same length, and v12's bytes
+        // read back as kafka-protocol's v11 with the step's values, to the last byte.
+        assert_eq!(v12.len(), typed.len());
+        let mut buf = bytes::Bytes::from(v12);
+        let read =
+            <ProduceRequest as kafka_protocol::protocol::Decodable>::decode(&mut buf, 11).unwrap();
+        assert!(buf.is_empty());
+        assert_eq!(
+            read.transactional_id.as_ref().map(|t| t.as_str()),
+            Some("t")
+        );
+        let topic = &read.topic_data[0];
+        assert_eq!(
+            (topic.name.as_str(), topic.partition_data[0].index),
+            ("x", 1)
+        );
+        assert!(matches!(
+            build_body(ApiKey::Produce, 13, &fields),
             Ok(Built::Typed(_))
         ));
     }
