@@ -70,7 +70,7 @@ fuzz_build=$!
 # kaas-ref's 86 s and 78 s. Every test passed in every run, the cluster and chaos tests too.
 echo "test: cargo insta test --workspace --check --unreferenced=reject (three tests at a time)"
 figures=target/ci/tmp
-rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,kfake-judge}.txt
+rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,request-agreement-4.4,kfake-judge}.txt
 log=$(mktemp)
 RUST_TEST_THREADS=3 "${lint_build[@]}" cargo insta test --workspace --check --unreferenced=reject 2>&1 | tee "$log"
 
@@ -87,7 +87,7 @@ FUZZ_JOBS=2 ci/fuzz.sh 10
 
 # One closing line for the whole run: cargo test's counts (the fuzz run above passed, or we
 # would have stopped).
-for figure in mutation-score equivalent-score apache-parser-agreement request-agreement kfake-judge; do
+for figure in mutation-score equivalent-score apache-parser-agreement request-agreement request-agreement-4.4 kfake-judge; do
   if [ -f "$figures/$figure.txt" ]; then echo "test: $(cat "$figures/$figure.txt")"; fi
 done
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
