@@ -7,72 +7,27 @@
 //! never a verdict; kafka-protocol decodes the same values in their canonical encoding.
 //!
 //! The read comes before kafka-protocol decodes anything, so a count or a length past the end
-//! of the frame is refused before memory is set aside for it.
+//! of the frame is refused before memory is set aside for it. Beside this module: the field by
+//! field reader (`read`, with the one rule later releases' parsers changed, [`Parser`]), the
+//! diagnosis of a malformed answer (`diagnosis`), and the answer written again (`encode`).
 
+mod diagnosis;
+mod encode;
 pub mod java_utf8;
+mod malformed;
 mod read;
 
-use std::fmt;
-
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ResponseKind};
-use kafka_protocol::protocol::Encodable;
-use serde::{Deserialize, Serialize};
 
 use crate::wire::by_schema;
 use crate::wire::error_codes;
 use crate::wire::schema::{self, Message};
 
+use diagnosis::{explain, left_over, Problem};
+pub use encode::{encode_answer, encode_body, rewrite};
+pub use malformed::Malformed;
 pub use read::{read, read_as, Equivalent, Note, Parser, Read, Span, WalkError};
-
-/// An answer that is not a well-formed response: what was wrong, where, and the frame.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Malformed {
-    /// The API of the request (`EndTxn`).
-    pub api: String,
-    /// The version of the request.
-    pub version: i16,
-    /// The response header version that API and version answer with.
-    pub header_version: i16,
-    /// What is wrong, in words.
-    pub problem: String,
-    /// The field where decoding went wrong (`topics[0].partitions[1].error_code`), if one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-    /// The byte of the frame (after its 4-byte size) where the problem is.
-    pub offset: usize,
-    /// The whole frame after its size, in hex.
-    pub frame: String,
-}
-
-/// How many bytes of the frame a one-line summary shows.
-const SUMMARY_BYTES: usize = 32;
-
-impl Malformed {
-    /// One line: API, version, header version, problem, and the start of the frame.
-    pub fn summary(&self) -> String {
-        let bytes = self.frame.split(' ').filter(|b| !b.is_empty()).count();
-        let shown: Vec<&str> = self.frame.split(' ').take(SUMMARY_BYTES).collect();
-        let more = match bytes > SUMMARY_BYTES {
-            true => " …",
-            false => "",
-        };
-        format!(
-            "{} v{} (response header v{}): {}; frame ({bytes} bytes): {}{more}",
-            self.api,
-            self.version,
-            self.header_version,
-            self.problem,
-            shown.join(" ")
-        )
-    }
-}
-
-impl fmt::Display for Malformed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.summary())
-    }
-}
 
 pub use crate::wire::hex::{hex, hex_compact};
 
@@ -116,13 +71,6 @@ pub fn spans(api: ApiKey, version: i16, frame: &[u8]) -> Result<Vec<Span>, WalkE
         spans.extend(walk(message, version, frame, body)?.0);
     }
     Ok(spans)
-}
-
-/// What [`decode`] found wrong, before the diagnosis is dressed.
-struct Problem {
-    field: Option<String>,
-    offset: usize,
-    text: String,
 }
 
 /// A well-formed answer: its values, and what was unusual in how it was written.
@@ -350,172 +298,12 @@ fn as_apache_sees_it(
     }
 }
 
-/// `frame`, an answer of `api` v`version` that Apache's parser reads, written again with the
-/// same values in the `how` encoding (header and body); `None` for a frame that does not read.
-pub fn rewrite(api: ApiKey, version: i16, frame: &[u8], how: Equivalent) -> Option<Vec<u8>> {
-    let hv = api.response_header_version(version);
-    let header = read::read_styled(schema::response_header(), hv, frame, 0, Some(how)).ok()?;
-    let message = schema::response_at(&api_name(api), version)?;
-    let body = read::read_styled(message, version, frame, header.end, Some(how)).ok()?;
-    (body.end == frame.len()).then(|| [header.canonical, body.canonical].concat())
-}
-
-fn left_over(n: usize, at: usize, last: Option<&Span>) -> Problem {
-    Problem {
-        field: None,
-        offset: at,
-        text: format!(
-            "{n} byte(s) left over after the last field{}",
-            last.map(|s| format!(" ({}, bytes {}..{})", s.path, s.start, s.end))
-                .unwrap_or_default()
-        ),
-    }
-}
-
-/// A decoded answer's body written again, so that equal bytes mean equal values: by Apache's
-/// definitions from the values they read, for the APIs read so, else by kafka-protocol
-/// ([`encode_body`]). What the differential test holds against Apache's writer.
-pub fn encode_answer(decoded: &Decoded, api: ApiKey, version: i16) -> Result<Vec<u8>, String> {
-    match (&decoded.values, &decoded.response) {
-        (Some(values), _) => {
-            let message = schema::response_at(&api_name(api), version)
-                .ok_or_else(|| format!("no definition of {api:?}"))?;
-            by_schema::encode(message, version, values, &[]).map_err(|e| e.to_string())
-        }
-        (None, Some(response)) => encode_body(response, version),
-        (None, None) => Err("no reading to write again".into()),
-    }
-}
-
-/// kafka-protocol's encoding of a decoded answer's body: what the differential test holds
-/// against Apache's writer, so that equal bytes mean equal values.
-pub fn encode_body(response: &ResponseKind, version: i16) -> Result<Vec<u8>, String> {
-    let mut buf = BytesMut::new();
-    macro_rules! each {
-        ($($kind:ident),*) => {
-            match response {
-                $(ResponseKind::$kind(r) => r.encode(&mut buf, version).map_err(|e| e.to_string()),)*
-                _ => Err("no encoder".to_owned()),
-            }
-        };
-    }
-    each!(
-        ApiVersions,
-        CreateTopics,
-        DescribeConfigs,
-        FindCoordinator,
-        Metadata,
-        Produce,
-        Fetch,
-        ListOffsets,
-        OffsetFetch,
-        JoinGroup,
-        SyncGroup,
-        Heartbeat,
-        LeaveGroup,
-        OffsetCommit,
-        DeleteGroups,
-        InitProducerId,
-        AddPartitionsToTxn,
-        AddOffsetsToTxn,
-        EndTxn,
-        WriteTxnMarkers,
-        TxnOffsetCommit
-    )?;
-    Ok(buf.to_vec())
-}
-
-/// A diagnosis a kaas engineer can act on: when the frame would be well-formed with the other
-/// header version, or without one byte, that is what it says (both, when both would do: a
-/// frame of zeros can be read either way).
-fn explain(
-    api: ApiKey,
-    version: i16,
-    header_version: i16,
-    correlation: i32,
-    frame: &[u8],
-    problem: Problem,
-) -> Problem {
-    let mut fixes: Vec<Problem> = Vec::new();
-    let other = 1 - header_version.clamp(0, 1);
-    if strict(api, version, other, correlation, frame).is_ok() {
-        fixes.push(Problem {
-            field: Some("header".into()),
-            offset: 4,
-            text: format!(
-                "the response header is v{other}, but {} v{version} answers with header v{header_version}",
-                api_name(api),
-            ),
-        });
-    }
-    // One byte too many: the bytes without which the frame is well-formed. A frame of zeros
-    // often has several; a non-zero one is the likelier intruder, and the others are named.
-    if frame.len() <= 4096 {
-        let candidates: Vec<usize> = (0..frame.len())
-            .filter(|&i| {
-                let mut without = frame.to_vec();
-                without.remove(i);
-                strict(api, version, header_version, correlation, &without).is_ok()
-            })
-            .collect();
-        let likeliest = candidates
-            .iter()
-            .copied()
-            .find(|&i| frame[i] != 0)
-            .or(candidates.first().copied());
-        if let Some(i) = likeliest {
-            let mut without = frame.to_vec();
-            let stray = without.remove(i);
-            let field = spans(api, version, &without)
-                .ok()
-                .and_then(|s| s.into_iter().find(|s| s.start >= i))
-                .map(|s| s.path);
-            let place = match &field {
-                Some(f) => format!(", before {f}"),
-                None => ", after the last field".to_owned(),
-            };
-            let others: Vec<String> = candidates
-                .iter()
-                .filter(|&&c| c != i)
-                .map(|c| c.to_string())
-                .collect();
-            let also = match others.len() {
-                0 => String::new(),
-                1..=3 => format!(" (so it is without byte {})", others.join(" or ")),
-                n => format!(
-                    " (so it is without byte {} or {} others)",
-                    others[..3].join(", "),
-                    n - 3
-                ),
-            };
-            fixes.push(Problem {
-                text: format!(
-                    "a stray byte {stray:02x} at byte {i}{place}: without it the answer is well-formed{also}"
-                ),
-                field,
-                offset: i,
-            });
-        }
-    }
-    if fixes.is_empty() {
-        return problem;
-    }
-    let text = fixes
-        .iter()
-        .map(|f| f.text.as_str())
-        .collect::<Vec<_>>()
-        .join("; or ");
-    let first = fixes.swap_remove(0);
-    Problem {
-        text: format!("{text} (as sent: {})", problem.text),
-        ..first
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::BytesMut;
     use kafka_protocol::messages::{EndTxnResponse, ResponseHeader};
+    use kafka_protocol::protocol::Encodable;
 
     fn end_txn_frame(version: i16, correlation: i32, error: i16) -> Vec<u8> {
         let mut buf = BytesMut::new();
