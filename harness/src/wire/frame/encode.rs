@@ -30,7 +30,11 @@ pub fn encode_answer(decoded: &Decoded, api: ApiKey, version: i16) -> Result<Vec
                 .ok_or_else(|| format!("no definition of {api:?}"))?;
             by_schema::encode(message, version, values, &[]).map_err(|e| e.to_string())
         }
-        (None, Some(response)) => encode_body(response, version),
+        // Produce v12 is written as the v11 it was read as.
+        (None, Some(response)) => encode_body(
+            response,
+            by_schema::kafka_protocol_version(api, version).unwrap_or(version),
+        ),
         (None, None) => Err("no reading to write again".into()),
     }
 }

@@ -364,6 +364,43 @@ mod tests {
         assert_eq!(Parser::of_release(5, 0), Parser::From4_2);
     }
 
+    /// A Produce v12 answer (4.0) reads as the v11 it is written like, and writes again to
+    /// its own bytes.
+    #[test]
+    fn a_produce_v12_answer_reads_as_v11() {
+        use kafka_protocol::messages::produce_response::{
+            PartitionProduceResponse, TopicProduceResponse,
+        };
+        use kafka_protocol::messages::ProduceResponse;
+        let mut buf = BytesMut::new();
+        ResponseHeader::default()
+            .with_correlation_id(3)
+            .encode(&mut buf, ApiKey::Produce.response_header_version(12))
+            .unwrap();
+        let header_len = buf.len();
+        ProduceResponse::default()
+            .with_responses(vec![TopicProduceResponse::default()
+                .with_name(kafka_protocol::messages::TopicName::from(
+                    kafka_protocol::protocol::StrBytes::from_static_str("t"),
+                ))
+                .with_partition_responses(vec![PartitionProduceResponse::default()
+                    .with_index(1)
+                    .with_error_code(0)
+                    .with_base_offset(7)])])
+            .encode(&mut buf, 11)
+            .unwrap();
+        let frame = buf.to_vec();
+        let decoded = decode(ApiKey::Produce, 12, 3, &frame).unwrap();
+        let Some(ResponseKind::Produce(r)) = &decoded.response else {
+            panic!("a Produce answer")
+        };
+        assert_eq!(r.responses[0].partition_responses[0].base_offset, 7);
+        assert_eq!(
+            encode_answer(&decoded, ApiKey::Produce, 12).unwrap(),
+            frame[header_len..]
+        );
+    }
+
     #[test]
     fn each_kind_of_wrong_frame_is_named() {
         let good = end_txn_frame(0, 7, 0);
