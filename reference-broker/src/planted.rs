@@ -1,6 +1,6 @@
 //! Bugs planted on purpose, to prove that kconform's fuzzers find what they are for (a test
 //! plants one, fuzzes, and must see it found and shrunk). Only a build with the
-//! `planted-bugs` feature can plant one ([`Planted::with`]); without it every
+//! `planted-bugs` feature can plant one (`Planted::with`); without it every
 //! [`Planted::has`] is a constant `false` the compiler removes, so a release `kaas-ref`
 //! carries none.
 

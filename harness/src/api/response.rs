@@ -22,8 +22,8 @@ pub fn to_value(response: &ResponseKind, version: i16) -> Value {
 }
 
 /// The tree a transcript records of a decoded answer of `api` at `version`: the values
-/// Apache's definitions read, for an API read so ([`Reading::Definitions`]), in the order
-/// [`in_order`] gives and with its renamings; else kafka-protocol's message as [`to_value`]
+/// Apache's definitions read, for an API read so (`Reading::Definitions`), in the order
+/// `in_order` gives and with its renamings; else kafka-protocol's message as [`to_value`]
 /// reads it.
 pub fn tree(decoded: &Decoded, api: ApiKey, version: i16) -> Value {
     let renamed = match crate::api::by_key(api).map(|a| a.read) {

@@ -183,7 +183,7 @@ impl Deviation {
 
 impl Shows {
     /// The same difference read from the other side: the values swapped, and `N`, `N+k`
-    /// becoming `N`, `N-k` (what [`values_match`] reads).
+    /// becoming `N`, `N-k` (what `values_match` reads).
     pub fn reversed(&mut self) {
         let offset = match (self.kaas.as_str(), self.apache.strip_prefix('N')) {
             ("N", Some(rest)) if !rest.is_empty() => {

@@ -300,7 +300,7 @@ fn read_back(out: &mut String) {
 }
 
 /// The prefix of the steps that clear the topic for the next sequence: sent to both brokers
-/// and recorded, but not judged ([`super::judge`]).
+/// and recorded, but not judged (`judge`).
 pub const CLEANUP: &str = "cleanup-";
 
 /// After the read-back, the topic made fit for the next sequence ([`super::pool`]): the

@@ -1,7 +1,7 @@
 //! A fault switch for tests: every storage write under a chosen directory fails as on a full
 //! disk (ENOSPC), so tests can show what the broker answers and what it keeps when its disk
 //! fills, on a machine where no small filesystem can be mounted. Compiled in only with the
-//! `faults` feature (this crate's tests turn it on); without it [`check`] is a no-op.
+//! `faults` feature (this crate's tests turn it on); without it `check` is a no-op.
 
 use std::io;
 use std::path::Path;

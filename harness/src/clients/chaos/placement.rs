@@ -21,7 +21,7 @@ const SAME_NAME_TRIES: u32 = 8;
 /// Picks each worker's transactional id (`<prefix>-w<w>-<k>`, the first `k` that fits) so that
 /// its coordinator sits as `placement` asks beside its group's, as the target's FindCoordinator
 /// names them; together, the group takes the same name, or, where no name puts both on one
-/// broker, a name of its own ([`group_beside`]).
+/// broker, a name of its own (`group_beside`).
 pub async fn place(
     target: &Running,
     names: &mut Names,
