@@ -79,6 +79,8 @@ impl Report {
                 &format!("{:48}{header}  differences", "scenario")
             )
         );
+        // One target's cell of a scenario's line, right-aligned in its column.
+        let cell = |tone: Tone, text: &str| format!(" {}", paint(tone, &format!("{text:>w$}")));
         for s in self.scenarios() {
             let mut line = format!("{s:48}");
             let mut failures = Vec::new();
@@ -86,15 +88,12 @@ impl Report {
             for t in &self.targets {
                 match self.runs.iter().find(|r| r.scenario == s && r.target == *t) {
                     Some(r) if r.failed_expectations.is_empty() && r.stopped.is_none() => {
-                        line.push_str(&format!(" {}", paint(Tone::Good, &format!("{:>w$}", "ok"))))
+                        line.push_str(&cell(Tone::Good, "ok"))
                     }
                     // A stop where the scenario's expectations do not hold the target (written
                     // for a later release): no failure, its differences judge it.
                     Some(r) if r.failed_expectations.is_empty() => {
-                        line.push_str(&format!(
-                            " {}",
-                            paint(Tone::Warn, &format!("{:>w$}", "stopped"))
-                        ));
+                        line.push_str(&cell(Tone::Warn, "stopped"));
                         stops.extend(r.stopped.iter().map(|why| {
                             format!(
                                 "{t}: stopped, compared only (written for other releases): {why}"
@@ -102,8 +101,7 @@ impl Report {
                         }));
                     }
                     Some(r) => {
-                        let status = r.status().to_uppercase();
-                        line.push_str(&format!(" {}", paint(Tone::Bad, &format!("{status:>w$}"))));
+                        line.push_str(&cell(Tone::Bad, &r.status().to_uppercase()));
                         failures.extend(r.failed_expectations.iter().map(|f| format!("{t}: {f}")));
                     }
                     None => line.push_str(&format!(" {:>w$}", "-")),

@@ -182,13 +182,14 @@ impl Plan<'_> {
         specs
             .iter()
             .filter_map(|spec| {
+                let answers_as = spec.answers_as();
                 let names: Vec<String> = self
                     .chosen
                     .iter()
-                    .filter(|s| !crate::run::holds_expectations(s, spec.answers_as()))
+                    .filter(|s| !crate::run::holds_expectations(s, answers_as))
                     .map(|s| s.name.clone())
                     .collect();
-                let release = spec.answers_as().unwrap_or(Release::CLAIMED);
+                let release = answers_as.unwrap_or(Release::CLAIMED);
                 (!names.is_empty()).then(|| (spec.name(), release, names))
             })
             .collect()

@@ -135,8 +135,8 @@ pub struct Running {
     /// Every broker's address, as a client's bootstrap list (a cluster's all, else `addr`).
     pub bootstrap: Vec<SocketAddr>,
     /// The Apache release whose answers it gives ([`TargetSpec::answers_as`]): whose parser
-    /// decides what is malformed to it. None for kaas-ref and external brokers, which claim
-    /// 3.7.
+    /// decides what is malformed to it. None for kaas-ref and an external broker that names no
+    /// release (`external@4.4=...` names one): they answer as 3.7, the release kaas claims.
     pub answers_as: Option<apache::Release>,
     /// Every broker of a cluster by node id (launched: 0..N-1 on `bootstrap`; external: as
     /// its Metadata lists them).

@@ -86,6 +86,17 @@ pub enum Kind {
     Struct(Vec<Field>),
 }
 
+impl Kind {
+    /// The fields of a structure, or of the structures an array holds; none for a value.
+    pub fn structure(&self) -> Option<&[Field]> {
+        match self {
+            Kind::Struct(fields) => Some(fields),
+            Kind::Array(inner) => inner.structure(),
+            _ => None,
+        }
+    }
+}
+
 /// One field of a message or structure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
@@ -362,7 +373,7 @@ pub fn request_at(api: &str, version: i16) -> Option<&'static Message> {
 /// EndTxn: 5); none for another API.
 pub fn request_defined_up_to(api: &str) -> Option<i16> {
     let claimed = request(api)?.valid.highest();
-    Some(later(api, "Request").map_or(claimed, |l| l.valid.highest().max(claimed)))
+    Some(later_request(api).map_or(claimed, |l| l.valid.highest().max(claimed)))
 }
 
 /// The ignorable fields of a transaction API's request in any vendored definition, by path
@@ -375,17 +386,13 @@ pub fn ignorable_request_fields(api: &str) -> Vec<String> {
             if f.ignorable {
                 out.push(path.clone());
             }
-            let inner = match &f.kind {
-                Kind::Array(inner) => &**inner,
-                other => other,
-            };
-            if let Kind::Struct(fields) = inner {
+            if let Some(fields) = f.kind.structure() {
                 walk(fields, &format!("{path}[]."), out);
             }
         }
     }
     let mut out = Vec::new();
-    for message in request(api).into_iter().chain(later(api, "Request")) {
+    for message in request(api).into_iter().chain(later_request(api)) {
         walk(&message.fields, "", &mut out);
     }
     out.sort_unstable();
@@ -414,18 +421,12 @@ pub fn same_wire(message: &Message, a: i16, b: i16) -> bool {
     fn fields_alike(fields: &[Field], a: i16, b: i16) -> bool {
         fields.iter().all(|f| {
             let tag = |v: i16| f.tagged.filter(|(_, t)| t.contains(v)).map(|(tag, _)| tag);
-            let alike = f.versions.contains(a) == f.versions.contains(b)
+            f.versions.contains(a) == f.versions.contains(b)
                 && f.nullable.contains(a) == f.nullable.contains(b)
-                && tag(a) == tag(b);
-            let mut inner = &f.kind;
-            while let Kind::Array(k) = inner {
-                inner = k;
-            }
-            alike
-                && match inner {
-                    Kind::Struct(children) => fields_alike(children, a, b),
-                    _ => true,
-                }
+                && tag(a) == tag(b)
+                && f.kind
+                    .structure()
+                    .is_none_or(|children| fields_alike(children, a, b))
         })
     }
     message.valid.contains(a)

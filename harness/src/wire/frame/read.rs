@@ -145,10 +145,7 @@ pub fn read_as(
     from: usize,
     parser: Parser,
 ) -> Result<Read, WalkError> {
-    let mut r = Reader::new(bytes, from, version, message.flexible.contains(version));
-    r.parser = parser;
-    r.fields("", &message.fields)?;
-    Ok(r.finish())
+    read_message(message, version, bytes, from, None, parser)
 }
 
 /// Reads as [`read`] does, writing what it read in the canonical encoding or, with `style`,
@@ -160,8 +157,21 @@ pub fn read_styled(
     from: usize,
     style: Option<Equivalent>,
 ) -> Result<Read, WalkError> {
+    read_message(message, version, bytes, from, style, Parser::default())
+}
+
+/// The one reading of a message every entry point above asks for.
+fn read_message(
+    message: &Message,
+    version: i16,
+    bytes: &[u8],
+    from: usize,
+    style: Option<Equivalent>,
+    parser: Parser,
+) -> Result<Read, WalkError> {
     let mut r = Reader::new(bytes, from, version, message.flexible.contains(version));
     r.style = style;
+    r.parser = parser;
     r.fields("", &message.fields)?;
     Ok(r.finish())
 }
