@@ -63,7 +63,9 @@ echo "test: building the fuzz targets in the background (nice 19; log shown if i
 setsid nice -n 19 ci/fuzz.sh --build >"$fuzz_build_log" 2>&1 &
 fuzz_build=$!
 
-# cargo test through cargo-insta: a snapshot that differs, or one no test references, fails.
+# cargo test through cargo-insta: a snapshot that differs, or one no test references, fails
+# (cargo-insta's unreferenced check looks inside the packages only: the files in snapshots/ are
+# held to the scenarios by the unit test every_snapshot_is_of_a_scenario_and_a_target_that_runs_it).
 # Three tests at a time on two cores: most of a test's time is spent waiting on brokers and
 # clients, so a third runs in the idle time. The harness's integration tests took 387 s two at
 # a time and 281 s and 253 s three at a time (the scenario suite alone, 226 s, is the floor);

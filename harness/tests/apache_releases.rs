@@ -128,4 +128,164 @@ async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
     }
     // The epoch bump follows the version asked, not the feature: tv1 and tv2 answer alike.
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
+    // And as recorded for `apache-recorded@4.4` (ci/record-release.sh): these scenarios, the
+    // ones 4.x changed most, hold the recordings to a live 4.4.0 on every CI run.
+    let dir = util::root().join("snapshots");
+    for (spec, transcripts) in targets.iter().zip(&transcripts) {
+        let release = spec.answers_as().unwrap();
+        let label = format!("apache@{}", release.label()).replace('+', "-");
+        for (t, s) in transcripts.iter().zip(&chosen) {
+            let mut live = t.clone();
+            kconform::run::mask_timing(s, &mut live);
+            let recorded = kconform::targets::recorded::load(&dir, &s.name, &label)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let steps = |t: &kconform::run::Transcript| serde_json::to_value(&t.steps).unwrap();
+            let (live, recorded) = (steps(&live), steps(&recorded));
+            let (live, recorded) = (live.as_array().unwrap(), recorded.as_array().unwrap());
+            // The first step that differs, rather than both transcripts whole.
+            let differs = live.iter().zip(recorded).find(|(l, r)| l != r);
+            assert!(
+                differs.is_none() && live.len() == recorded.len(),
+                "{} on {release}: the live answers are not the recorded ones (ci/record-release.sh): {differs:#?}",
+                s.name
+            );
+        }
+    }
+}
+
+/// Records the answers of the Apache release `KCONFORM_RECORD_RELEASE` names (`4.4`,
+/// `4.4+tv2`) to every one-broker scenario written for it, as `apache-recorded@RELEASE` reads
+/// them: `snapshots/<scenario>__apache@<label>.snap`, each carrying the digest of the scenario
+/// text it answered. Run by `ci/record-release.sh`, never by CI (minutes on a live broker).
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "records a release's answers on a live Apache: ci/record-release.sh RELEASE"]
+async fn record_the_answers_of_a_release() {
+    let label = std::env::var("KCONFORM_RECORD_RELEASE")
+        .expect("KCONFORM_RECORD_RELEASE names the release to record (4.4, 4.4+tv2)");
+    let release = Release::parse(&label).expect("a release kconform knows");
+    assert_ne!(
+        release,
+        Release::CLAIMED,
+        "3.7.2's answers are the snapshots every CI run checks (all_scenarios)"
+    );
+    kconform::targets::apache::available().expect("the jvm backend runs here");
+    let all = util::scenarios();
+    let chosen: Vec<&kconform::scenario::Scenario> =
+        kconform::run::session::sized(&all.iter().collect::<Vec<_>>(), 1, false)
+            .into_iter()
+            .filter(|s| s.apache.contains(&release))
+            .collect();
+    let spec = TargetSpec::one(kconform::targets::Kind::Apache(
+        kconform::targets::apache::Backend::Jvm,
+        release,
+    ));
+    let target = Arc::new(
+        kconform::targets::Running::start(&spec)
+            .await
+            .expect("the release starts"),
+    );
+    let progress: Arc<dyn Fn(&str) + Send + Sync> =
+        Arc::new(|name: &str| println!("recorded: {name}"));
+    let mut transcripts =
+        kconform::run::run_many(&chosen, &target, kconform::run::DEADLINE, 4, None, progress).await;
+    if let Ok(target) = Arc::try_unwrap(target) {
+        target.stop().await;
+    }
+    let snapshot = kconform::targets::snapshot_label(&spec.name());
+    for (t, s) in transcripts.iter_mut().zip(&chosen) {
+        assert!(
+            t.failed_expectations.is_empty() && t.stopped.is_none(),
+            "{} on {}: {:?} {:?}",
+            t.scenario,
+            t.target,
+            t.failed_expectations,
+            t.stopped
+        );
+        kconform::run::mask_timing(s, t);
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(util::root().join("snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.set_info(&std::collections::BTreeMap::from([(
+            kconform::targets::recorded::DIGEST_KEY,
+            s.digest.as_str(),
+        )]));
+        settings.bind(|| insta::assert_yaml_snapshot!(format!("{}__{snapshot}", s.name), t));
+    }
+    println!(
+        "{} scenarios recorded from {release} as {snapshot}",
+        transcripts.len()
+    );
+}
+
+/// The report of `kconform run --target <left> --target <right>` over every scenario of one
+/// plain broker both are written for, with the repository's scenarios, ledger and snapshots.
+async fn report_of(left: &str, right: &str) -> kconform::report::Report {
+    let specs = [
+        TargetSpec::parse(left).unwrap(),
+        TargetSpec::parse(right).unwrap(),
+    ];
+    let all = util::scenarios();
+    let picked: Vec<_> = all.iter().collect();
+    let mut plan = kconform::run::plan::plan(picked, &[], &specs, false).expect("a plan");
+    plan.leave_out_other_releases(&specs);
+    let (scenarios, snapshots) = (
+        Source::Dir(util::root().join("scenarios")),
+        Source::Dir(util::root().join("snapshots")),
+    );
+    let session = Session {
+        scenarios: &scenarios,
+        snapshots: &snapshots,
+        deadline: Duration::from_secs(30),
+        provisioned_topics: false,
+        strict_encoding: false,
+        faults: &Default::default(),
+    };
+    let (report, _) = session
+        .run(&plan.chosen, &specs, 4, Arc::new(Quiet))
+        .await
+        .unwrap_or_else(|e| panic!("{left} beside {right}: {e}"));
+    report
+}
+
+/// Without any Apache running: kaas-ref beside 4.4.0's recorded answers (either transaction
+/// version) differs only where the ledger says (kaas's claims, and the changes Apache made up
+/// to 4.4), and 3.7.2's recorded answers beside 4.4.0's differ exactly by the ledger's changes,
+/// none stale. So CI holds the ledger's 4.x entries on every run, and a scenario edited since
+/// 4.4.0's answers were recorded fails here (refused as recorded from another text) until
+/// recorded again.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ledger_holds_against_the_recorded_answers_of_later_releases() {
+    for release in kconform::targets::recorded::RELEASES {
+        let recorded = format!("apache-recorded@{release}");
+        let against_ref = report_of("ref", &recorded).await;
+        let against_3_7 = report_of("apache-recorded", &recorded).await;
+        for (left, report) in [("ref", &against_ref), ("apache-recorded", &against_3_7)] {
+            let undocumented: Vec<_> = report
+                .differences
+                .iter()
+                .filter(|d| d.documented_by.is_none())
+                .map(|d| format!("{} {} {}", d.row.scenario, d.row.step, d.row.path))
+                .collect();
+            assert!(
+                report.passed(),
+                "{left} beside {recorded}: undocumented {undocumented:#?}, stale {:?}, failed {}",
+                report.stale,
+                report.failed_runs()
+            );
+            println!(
+                "{left} beside {recorded}: {} scenarios, {} differences, all documented, 0 stale",
+                report.runs.len() / 2,
+                report.differences.len()
+            );
+        }
+        // Apache's changes after 3.7 show, so the comparison is not vacuous.
+        assert!(
+            against_3_7
+                .differences
+                .iter()
+                .any(|d| d.apache_since.as_deref() == Some("4.0")),
+            "{recorded}: no 4.0 change shows"
+        );
+    }
 }

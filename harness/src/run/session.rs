@@ -141,26 +141,27 @@ pub fn not_reached(
 }
 
 impl Session<'_> {
-    /// Apache's recorded transcripts of the chosen scenarios, named `apache-recorded`, and
-    /// where they come from.
+    /// Apache's recorded transcripts of the chosen scenarios, named as the recorded target
+    /// (`apache-recorded`, `apache-recorded@4.4.0+tv2`), and where they come from.
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
-        // The live Apache of the same shape, whose answers were recorded.
+        recorded::recorded(spec)?;
+        let release = spec.answers_as().unwrap_or(apache::Release::CLAIMED);
+        // The live Apache of the same shape and release, whose answers were recorded.
         let live = TargetSpec {
-            kind: crate::targets::Kind::Apache(apache::Backend::Auto, apache::Release::CLAIMED),
+            kind: crate::targets::Kind::Apache(apache::Backend::Auto, release),
             ..*spec
         };
         let label = crate::targets::snapshot_label(&live.name());
         let transcripts = chosen
             .iter()
             .map(|s| {
-                let mut t = recorded::read(self.snapshots, &s.name, &label)?;
+                let mut t = recorded::read(self.snapshots, s, &label)?;
                 t.target = spec.name();
                 Ok(t)
             })
             .collect::<Result<_, RecordedError>>()?;
         let origin = format!(
-            "Apache {}'s answers as recorded in {} (no live broker in this run)",
-            apache::Release::CLAIMED.version(),
+            "{release}'s answers as recorded in {} (no live broker in this run)",
             self.snapshots.describe()
         );
         Ok((transcripts, vec![origin], Vec::new()))

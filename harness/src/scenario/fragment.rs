@@ -2,6 +2,7 @@
 //! `include`s, such as "coordinator found, topic created, producer initialised".
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 use super::step::StepFile;
 use crate::data::Source;
@@ -18,11 +19,12 @@ struct Fragment {
 }
 
 /// Replaces each `include` step by the fragment's steps (fragments may include fragments,
-/// four deep at most).
+/// four deep at most), adding each fragment's text, as read, to `digest`.
 pub(super) fn expand(
     steps: Vec<StepFile>,
     source: &Source,
     depth: usize,
+    digest: &mut Sha256,
 ) -> Result<Vec<StepFile>, String> {
     let mut out = Vec::new();
     for step in steps {
@@ -36,9 +38,10 @@ pub(super) fn expand(
         let text = source
             .read(&format!("fragments/{name}.toml"))
             .map_err(|e| format!("include '{name}' ({e})"))?;
+        digest.update(text.as_bytes());
         let fragment: Fragment =
             toml::from_str(&text).map_err(|e| format!("fragment '{name}': {e}"))?;
-        out.extend(expand(fragment.steps, source, depth + 1)?);
+        out.extend(expand(fragment.steps, source, depth + 1, digest)?);
     }
     Ok(out)
 }

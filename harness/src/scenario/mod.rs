@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 use crate::data::Source;
 pub use acl::AclSpec;
@@ -195,6 +196,10 @@ pub struct Scenario {
     pub settings: Vec<String>,
     /// Steps.
     pub steps: Vec<Step>,
+    /// A digest of its file and the fragments it includes, as read (16 hex digits of their
+    /// SHA-256): answers recorded from a scenario carry it, so answers recorded from an
+    /// earlier text of the scenario are refused instead of compared with what it sends now.
+    pub digest: String,
 }
 
 /// A scenario file as TOML reads it: [`Scenario`]'s fields, its steps as the file gives them
@@ -272,7 +277,9 @@ impl Scenario {
         };
         let text = source.read(file).map_err(|e| err(e.reason))?;
         let f: ScenarioFile = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-        let steps = fragment::expand(f.steps, source, 0)
+        let mut digest = Sha256::new();
+        digest.update(text.as_bytes());
+        let steps = fragment::expand(f.steps, source, 0, &mut digest)
             .and_then(|steps| steps.into_iter().map(step::StepFile::into_step).collect())
             .map_err(err)?;
         let mut unique = Vec::new();
@@ -302,6 +309,10 @@ impl Scenario {
             acls: f.acls,
             settings: f.settings,
             steps,
+            digest: digest.finalize()[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
         };
         if let Some(unknown) = s
             .settings

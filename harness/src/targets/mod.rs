@@ -44,7 +44,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded (apache-recorded@4.4+tv2 for a release recorded too) or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
     /// `apache@` named a release kconform does not run.
     #[error("target '{target}': {reason}")]
@@ -177,7 +177,7 @@ impl Running {
             (Kind::Apache(backend, release), n) => {
                 launch::apache_cluster(spec, backend, release, n).await
             }
-            (Kind::Recorded, _) => {
+            (Kind::Recorded(_), _) => {
                 Err("recorded answers are read from snapshots, not started".into())
             }
             (Kind::External(addr), _) => Ok(launch::external(spec, addr)),

@@ -1,17 +1,29 @@
-//! Apache's answers as recorded: the committed insta snapshots
-//! (`snapshots/<scenario>__apache.snap`), read back as transcripts. When no Apache can run (no
-//! Java, no Docker), `kconform run` compares kaas against these instead of a live broker and
-//! says so; they were recorded from a live Apache 3.7 and CI re-checks them against one.
+//! Apache's answers as recorded: insta snapshots (`snapshots/<scenario>__apache.snap`, Apache
+//! 3.7.2's; `<scenario>__apache@4.4.0-tv2.snap`, another release's), read back as transcripts.
+//! When no Apache can run (no Java, no Docker), `kconform run` compares kaas against these
+//! instead of a live broker and says so. 3.7.2's are the snapshots CI re-checks against a live
+//! broker on every run; another release's are recorded by `ci/record-release.sh` and carry the
+//! digest of the scenario text they were recorded from, so that answers to an earlier text of
+//! a scenario are refused rather than compared with what it sends now.
 
 use std::path::Path;
 
+use crate::scenario::Scenario;
 use crate::transcript::Transcript;
+
+/// The key of a recorded snapshot's `info` header that holds the digest of the scenario text
+/// it was recorded from ([`Scenario::digest`]).
+pub const DIGEST_KEY: &str = "scenario_digest";
+
+/// The releases whose answers are recorded beside 3.7.2's (`ci/record-release.sh`), for one
+/// plain broker: what `apache-recorded@RELEASE` can name.
+pub const RELEASES: [&str; 2] = ["4.4", "4.4+tv2"];
 
 /// Why a recorded transcript cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordedError {
     /// No snapshot for the scenario.
-    #[error("{path}: no recorded Apache answers for this scenario ({reason}); record them with a live Apache (`cargo insta test` on a machine with Java and Maven)")]
+    #[error("{path}: no recorded Apache answers for this scenario ({reason}); record them with a live Apache (`cargo insta test` on a machine with Java and Maven; another release's with ci/record-release.sh)")]
     Missing {
         /// Snapshot file.
         path: String,
@@ -26,6 +38,61 @@ pub enum RecordedError {
         /// Why.
         reason: String,
     },
+    /// No answers of that release, or of that shape of it, are recorded at all.
+    #[error("{target}: no answers of it are recorded (recorded: apache-recorded of every shape; {others} of one plain broker); run it live ({live}) or record it with ci/record-release.sh")]
+    NotRecorded {
+        /// The target asked for.
+        target: String,
+        /// The recorded releases besides 3.7.2, as targets.
+        others: String,
+        /// The live target whose answers it would be.
+        live: String,
+    },
+    /// Recorded from another text of the scenario than the one given.
+    #[error("{path}: recorded from another text of scenario '{scenario}' (digest {recorded}, now {now}), which may send other requests: record its answers again (ci/record-release.sh RELEASE)")]
+    Stale {
+        /// Snapshot file.
+        path: String,
+        /// The scenario.
+        scenario: String,
+        /// The digest the recording carries.
+        recorded: String,
+        /// The scenario's digest now.
+        now: String,
+    },
+}
+
+/// A recorded snapshot, read.
+#[derive(Debug)]
+pub struct Recording {
+    /// The answers.
+    pub transcript: Transcript,
+    /// The digest of the scenario text they were recorded from, where the recording says.
+    pub digest: Option<String>,
+}
+
+/// Whether the answers `spec` names are recorded: 3.7.2's of every shape, [`RELEASES`]' of one
+/// plain broker. Asked before any scenario's file, so that a release never recorded is refused
+/// in one line, not as the first scenario's missing file.
+pub fn recorded(spec: &crate::targets::TargetSpec) -> Result<(), RecordedError> {
+    use crate::targets::apache::Release;
+    let release = spec.answers_as().unwrap_or(Release::CLAIMED);
+    let of_one = || spec.brokers == 1 && !spec.secured;
+    if release == Release::CLAIMED
+        || (of_one() && RELEASES.iter().any(|r| Release::parse(r) == Ok(release)))
+    {
+        return Ok(());
+    }
+    let others: Vec<String> = RELEASES
+        .iter()
+        .filter_map(|r| Release::parse(r).ok())
+        .map(|r| format!("apache-recorded@{}", r.label()))
+        .collect();
+    Err(RecordedError::NotRecorded {
+        target: spec.name(),
+        others: others.join(" and "),
+        live: spec.name().replacen("apache-recorded", "apache", 1),
+    })
 }
 
 /// The snapshot file of `scenario` on `target`.
@@ -33,35 +100,56 @@ pub fn path(snapshots: &Path, scenario: &str, target: &str) -> std::path::PathBu
     snapshots.join(format!("{scenario}__{target}.snap"))
 }
 
-/// Parses an insta snapshot: a `---`-delimited header, then the YAML body.
-pub fn parse(text: &str) -> Result<Transcript, String> {
-    let body = text
+/// Parses an insta snapshot: a `---`-delimited header (whose `info` may carry the digest of
+/// the scenario recorded), then the YAML body.
+pub fn parse_recording(text: &str) -> Result<Recording, String> {
+    let (header, body) = text
         .strip_prefix("---\n")
         .and_then(|rest| rest.split_once("\n---\n"))
-        .map(|(_, body)| body)
         .ok_or("not an insta snapshot (no `---` header)")?;
+    let header: serde_json::Value =
+        serde_yaml_ng::from_str(header).map_err(|e| format!("its header: {e}"))?;
+    let digest = header
+        .pointer(&format!("/info/{DIGEST_KEY}"))
+        .and_then(|d| d.as_str())
+        .map(str::to_owned);
     // Through a JSON tree: insta writes enums as one-key maps, which serde_yaml_ng reads
     // only as YAML tags.
     let tree: serde_json::Value = serde_yaml_ng::from_str(body).map_err(|e| e.to_string())?;
-    serde_json::from_value(tree).map_err(|e| e.to_string())
+    let transcript = serde_json::from_value(tree).map_err(|e| e.to_string())?;
+    Ok(Recording { transcript, digest })
 }
 
-/// The recorded transcript of `scenario` on `target` (normally "apache"), from a source
-/// (built in, or a directory).
+/// Parses an insta snapshot's transcript.
+pub fn parse(text: &str) -> Result<Transcript, String> {
+    parse_recording(text).map(|r| r.transcript)
+}
+
+/// The recorded transcript of `scenario` on `target` (`apache`, `apache@4.4.0-tv2`), from a
+/// source (built in, or a directory); refused if recorded from another text of the scenario.
 pub fn read(
     snapshots: &crate::data::Source,
-    scenario: &str,
+    scenario: &Scenario,
     target: &str,
 ) -> Result<Transcript, RecordedError> {
-    let name = format!("{scenario}__{target}.snap");
+    let name = format!("{}__{target}.snap", scenario.name);
     let text = snapshots.read(&name).map_err(|e| RecordedError::Missing {
         path: e.place.clone(),
         reason: e.reason,
     })?;
-    parse(&text).map_err(|reason| RecordedError::Unreadable {
+    let recording = parse_recording(&text).map_err(|reason| RecordedError::Unreadable {
         path: snapshots.place(&name),
         reason,
-    })
+    })?;
+    match recording.digest {
+        Some(recorded) if recorded != scenario.digest => Err(RecordedError::Stale {
+            path: snapshots.place(&name),
+            scenario: scenario.name.clone(),
+            recorded,
+            now: scenario.digest.clone(),
+        }),
+        _ => Ok(recording.transcript),
+    }
 }
 
 /// The recorded transcript of `scenario` on `target` (normally "apache").
@@ -101,6 +189,129 @@ mod tests {
             n += 1;
         }
         assert!(n >= 80, "only {n} recorded Apache snapshots");
+    }
+
+    /// The snapshots are exactly those of the scenarios and the targets that run them: both
+    /// sides of each scenario written for 3.7.2 (`all_scenarios` asserts them), Apache's of each
+    /// one-broker scenario written for a recorded release; no file of a scenario gone or
+    /// renamed (cargo-insta's unreferenced check does not look outside the harness package,
+    /// and every file here is built into kconform).
+    #[test]
+    fn every_snapshot_is_of_a_scenario_and_a_target_that_runs_it() {
+        use crate::targets::apache::Release;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let scenarios = Scenario::load_dir(&root.join("scenarios")).unwrap();
+        let mut expected = std::collections::BTreeSet::new();
+        for s in &scenarios {
+            let shape = match (s.brokers, s.secured()) {
+                (1, false) => String::new(),
+                (1, true) => "-sasl".to_owned(),
+                (n, false) => format!("-{n}"),
+                (n, true) => format!("-{n}-sasl"),
+            };
+            if s.apache.contains(&Release::CLAIMED) {
+                for side in ["ref", "apache"] {
+                    expected.insert(format!("{}__{side}{shape}.snap", s.name));
+                }
+            }
+            for release in RELEASES.map(|r| Release::parse(r).unwrap()) {
+                if shape.is_empty() && s.apache.contains(&release) {
+                    let label = format!("apache@{}", release.label()).replace('+', "-");
+                    expected.insert(format!("{}__{label}.snap", s.name));
+                }
+            }
+        }
+        let present: std::collections::BTreeSet<String> = std::fs::read_dir(root.join("snapshots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let missing: Vec<_> = expected.difference(&present).collect();
+        let extra: Vec<_> = present.difference(&expected).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "snapshots missing (3.7.2's: cargo insta test; another release's: ci/record-release.sh RELEASE): {missing:#?}\nsnapshots of no scenario or target that runs it: {extra:#?}"
+        );
+    }
+
+    /// 3.7.2's answers are recorded for every shape, 4.4.0's for one plain broker; anything else
+    /// is refused in one line naming what is recorded and the live target instead.
+    #[test]
+    fn only_the_recorded_releases_and_shapes_are_offered() {
+        let spec = |s: &str| crate::targets::TargetSpec::parse(s).unwrap();
+        for ok in [
+            "apache-recorded",
+            "apache-recorded:3+sasl",
+            "apache-recorded@4.4",
+            "apache-recorded@4.4.0+tv2",
+        ] {
+            assert!(recorded(&spec(ok)).is_ok(), "{ok}");
+        }
+        for (refused, live) in [
+            ("apache-recorded@3.8", "apache@3.8.1"),
+            ("apache-recorded@4.4:3", "apache@4.4.0:3"),
+            ("apache-recorded@4.4+tv2+sasl", "apache@4.4.0+tv2+sasl"),
+        ] {
+            let e = recorded(&spec(refused)).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("run it live ({live})"))
+                    && e.contains("apache-recorded@4.4.0 and apache-recorded@4.4.0+tv2"),
+                "{e}"
+            );
+        }
+    }
+
+    /// A recording that says which scenario text it answered is used for that text only: one
+    /// scenario edited since (a request changed, or a fragment it includes) is refused, naming
+    /// both digests; a recording that says nothing (3.7.2's, re-checked live) is used as is.
+    #[test]
+    fn answers_recorded_from_another_text_of_the_scenario_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        std::fs::create_dir(dir.path().join("fragments")).unwrap();
+        write(
+            "fragments/f.toml",
+            "description = \"f\"\n[[step]]\nname = \"f\"\nsleep_ms = 1\n",
+        );
+        let scenario_text = "description = \"d\"\n[[step]]\ninclude = \"f\"\n[[step]]\nname = \"s\"\nsleep_ms = 5\n";
+        write("s.toml", scenario_text);
+        let source = crate::data::Source::Dir(dir.path().to_owned());
+        let scenario = Scenario::read(&source, "s.toml").unwrap();
+        let recording = |digest: Option<&str>| {
+            let info = digest.map_or(String::new(), |d| format!("info:\n  {DIGEST_KEY}: {d}\n"));
+            format!("---\nsource: x\n{info}---\nscenario: s\ntarget: apache@4.4.0\nsteps:\n  - step: s\n    outcome:\n      slept: 5\n")
+        };
+        for (digest, used) in [
+            (Some(scenario.digest.as_str()), true),
+            (None, true),
+            (Some("0123456789abcdef"), false),
+        ] {
+            write("s__apache@4.4.0.snap", &recording(digest));
+            let read = read(&source, &scenario, "apache@4.4.0");
+            assert_eq!(read.is_ok(), used, "{digest:?}: {read:?}");
+            if let Err(e) = read {
+                let e = e.to_string();
+                assert!(
+                    e.contains("0123456789abcdef") && e.contains(&scenario.digest),
+                    "{e}"
+                );
+            }
+        }
+        // The digest follows the text: of the scenario, and of a fragment it includes.
+        write(
+            "s.toml",
+            &scenario_text.replace("sleep_ms = 5", "sleep_ms = 6"),
+        );
+        let edited = Scenario::read(&source, "s.toml").unwrap();
+        write("s.toml", scenario_text);
+        write(
+            "fragments/f.toml",
+            "description = \"f\"\n[[step]]\nname = \"f\"\nsleep_ms = 2\n",
+        );
+        let fragment_edited = Scenario::read(&source, "s.toml").unwrap();
+        assert_eq!(scenario.digest.len(), 16);
+        assert_ne!(edited.digest, scenario.digest);
+        assert_ne!(fragment_edited.digest, scenario.digest);
+        assert_ne!(fragment_edited.digest, edited.digest);
     }
 
     #[test]

@@ -40,9 +40,10 @@ pub enum Kind {
     /// `kconform apache up` keeps running, or one launched for the run by the backend given
     /// (clusters run as JVMs).
     Apache(Backend, Release),
-    /// Apache's recorded answers (`snapshots/<scenario>__<label>.snap`), for a machine where
-    /// no Apache can run.
-    Recorded,
+    /// The answers of the Apache release given as recorded (`snapshots/<scenario>__<label>.snap`,
+    /// the label of the live target they were recorded from: `apache`, `apache@4.4.0-tv2`), for
+    /// a machine where no Apache can run.
+    Recorded(Release),
     /// A Kafka-compatible broker that is already running; secured, it knows the users of
     /// [`crate::security::USERS`] with `admin` a super user.
     External(SocketAddr),
@@ -51,8 +52,8 @@ pub enum Kind {
 impl TargetSpec {
     /// kaas-ref, one broker, plain.
     pub const REF: TargetSpec = TargetSpec::one(Kind::Ref);
-    /// Apache's recorded answers of one plain broker.
-    pub const RECORDED: TargetSpec = TargetSpec::one(Kind::Recorded);
+    /// Apache 3.7.2's recorded answers of one plain broker.
+    pub const RECORDED: TargetSpec = TargetSpec::one(Kind::Recorded(Release::CLAIMED));
 
     /// One plain broker of `kind`.
     pub const fn one(kind: Kind) -> TargetSpec {
@@ -105,7 +106,8 @@ impl TargetSpec {
     }
 
     /// Parses `ref`, `apache`, `apache@RELEASE` ([`Release::parse`]: `apache@4.4`,
-    /// `apache@4.4.0+tv2`), `apache-recorded` or `external=HOST:PORT` (`external@4.4=...`
+    /// `apache@4.4.0+tv2`), `apache-recorded` (`apache-recorded@4.4+tv2` for another release's
+    /// recorded answers) or `external=HOST:PORT` (`external@4.4=...`
     /// for one answering as Apache 4.4 does); `:N` after any of
     /// them for a cluster of N (`external:3=HOST:PORT`, any one broker's address); `+sasl`
     /// after any of them for SASL and ACLs (before the `=` of an external one:
@@ -174,17 +176,22 @@ impl TargetSpec {
             "ref" => TargetSpec::REF,
             "apache" => TargetSpec::apache(Backend::Auto),
             "apache-recorded" => TargetSpec::RECORDED,
-            _ => match base.strip_prefix("apache@") {
-                Some(release) => {
-                    let release =
-                        Release::parse(release).map_err(|reason| TargetError::Release {
-                            target: s.to_owned(),
-                            reason,
-                        })?;
-                    TargetSpec::one(Kind::Apache(Backend::Auto, release))
+            _ => {
+                let release = |text: &str| {
+                    Release::parse(text).map_err(|reason| TargetError::Release {
+                        target: s.to_owned(),
+                        reason,
+                    })
+                };
+                match (
+                    base.strip_prefix("apache@"),
+                    base.strip_prefix("apache-recorded@"),
+                ) {
+                    (Some(live), _) => TargetSpec::one(Kind::Apache(Backend::Auto, release(live)?)),
+                    (_, Some(recorded)) => TargetSpec::one(Kind::Recorded(release(recorded)?)),
+                    _ => return Err(unknown()),
                 }
-                None => return Err(unknown()),
-            },
+            }
         };
         let spec = match brokers {
             1 => one,
@@ -203,7 +210,8 @@ impl TargetSpec {
             Kind::Ref => "ref".to_owned(),
             Kind::Apache(_, release) if release == Release::CLAIMED => "apache".to_owned(),
             Kind::Apache(_, release) => format!("apache@{}", release.label()),
-            Kind::Recorded => "apache-recorded".to_owned(),
+            Kind::Recorded(release) if release == Release::CLAIMED => "apache-recorded".to_owned(),
+            Kind::Recorded(release) => format!("apache-recorded@{}", release.label()),
             Kind::External(_) => match self.claims {
                 Some(release) => format!("external@{}", release.label()),
                 None => "external".to_owned(),
@@ -228,7 +236,7 @@ impl TargetSpec {
 
     /// Whether the target is Apache's recorded answers (of one broker or a cluster).
     pub fn is_recorded(&self) -> bool {
-        self.kind == Kind::Recorded
+        matches!(self.kind, Kind::Recorded(_))
     }
 
     /// Whether the target is a live Apache (of one broker or a cluster).
@@ -244,12 +252,12 @@ impl TargetSpec {
         }
     }
 
-    /// The Apache release whose answers this target gives: an Apache target's release, 3.7.2
-    /// for the recorded answers; none for a broker that is not Apache. What decides which
+    /// The Apache release whose answers this target gives: an Apache target's release, or the
+    /// release whose answers were recorded; none for a broker that is not Apache. What decides which
     /// scenarios a run holds, how far the ledger speaks and how clients are judged.
     pub fn answers_as(&self) -> Option<Release> {
         match self.kind {
-            Kind::Recorded => Some(Release::CLAIMED),
+            Kind::Recorded(release) => Some(release),
             Kind::External(_) => self.claims,
             _ => self.release(),
         }
@@ -308,7 +316,15 @@ mod tests {
         assert_eq!(TargetSpec::REF.release(), None);
         let e = TargetSpec::parse("apache@9.9").unwrap_err().to_string();
         assert!(e.contains("apache@9.9") && e.contains("3.7 to 4.4"), "{e}");
-        assert!(TargetSpec::parse("apache-recorded@4.4").is_err());
+        let recorded = TargetSpec::parse("apache-recorded@4.4+tv2").unwrap();
+        assert_eq!(recorded.name(), "apache-recorded@4.4.0+tv2");
+        assert_eq!(recorded.answers_as(), Release::parse("4.4+tv2").ok());
+        assert!(recorded.is_recorded() && recorded.release().is_none());
+        assert_eq!(
+            TargetSpec::parse("apache-recorded@3.7").unwrap(),
+            TargetSpec::RECORDED
+        );
+        assert!(TargetSpec::parse("apache-recorded@9.9").is_err());
     }
 
     #[test]
@@ -373,7 +389,8 @@ mod tests {
         for kind in [
             Kind::Ref,
             Kind::Apache(Backend::Jvm, Release::CLAIMED),
-            Kind::Recorded,
+            Kind::Recorded(Release::CLAIMED),
+            Kind::Recorded(Release::parse("4.4+tv2").unwrap()),
         ] {
             for brokers in [1, 3, MAX_BROKERS] {
                 for secured in [false, true] {

@@ -94,7 +94,8 @@ pub struct TargetArgs {
     /// the release kaas claims parity with: the one `kconform apache up` keeps, else one
     /// launched by --apache-backend), `apache@RELEASE` (another Apache, 3.7 to 4.4:
     /// `apache@4.4`, `apache@3.8.0`, `apache@4.4+tv2` for transaction.version 2),
-    /// `apache-recorded` (Apache 3.7.2's recorded answers) or `external=HOST:PORT` (any running
+    /// `apache-recorded` (Apache 3.7.2's recorded answers; `apache-recorded@4.4` and
+    /// `apache-recorded@4.4+tv2` for 4.4.0's) or `external=HOST:PORT` (any running
     /// broker); `external:3=HOST:PORT` for a running cluster of three (any broker's address;
     /// the others are read from its Metadata), with --fault-cmd for the scenarios that do
     /// something to its brokers. Repeat for several, each once. Default: ref and
@@ -110,8 +111,8 @@ pub struct TargetArgs {
     /// said to be.
     #[arg(long = "fault-cmd", value_name = "ACT=COMMAND")]
     pub fault_cmds: Vec<String>,
-    /// Directory of Apache's recorded answers, `<scenario>__apache.snap` (default: the ones
-    /// built into this kconform).
+    /// Directory of Apache's recorded answers, `<scenario>__apache.snap` (another release's:
+    /// `<scenario>__apache@4.4.0-tv2.snap`) (default: the ones built into this kconform).
     #[arg(long, value_name = "DIR")]
     pub snapshots: Option<PathBuf>,
     /// Run the scenarios written for a cluster of N brokers, on ref:N and apache:N (or

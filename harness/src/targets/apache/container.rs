@@ -166,8 +166,9 @@ pub fn formats_as_asked(release: &Release) -> Result<(), ApacheError> {
     match release.has_transaction_version_feature() {
         false => Ok(()),
         true => Err(ApacheError::Container(format!(
-            "the image formats its own storage, so kconform cannot choose {}'s transaction.version: use --apache-backend jvm",
-            release.version()
+            "the image formats its own storage, so kconform cannot choose {}'s transaction.version: use --apache-backend jvm, or its recorded answers (apache-recorded@{})",
+            release.version(),
+            release.label()
         ))),
     }
 }

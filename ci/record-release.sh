@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Records the answers of other Apache releases than 3.7.2 (whose answers every CI run re-checks
+# live) for `--target apache-recorded@RELEASE`: each release given (`4.4`, `4.4+tv2`) is launched
+# as a JVM (Java and Maven needed, as for the tests), every one-broker scenario written for it
+# runs on it, and its answers are written to snapshots/<scenario>__apache@<version>[-tv2].snap
+# with the digest of the scenario text they answered. Read the changes (git diff snapshots/)
+# before committing them: a scenario changed since its recording is refused until recorded
+# again, by kconform and by CI.
+#
+#   ci/record-release.sh 4.4 4.4+tv2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[[ $# -gt 0 ]] || { echo "usage: ci/record-release.sh RELEASE... (e.g. 4.4 4.4+tv2)" >&2; exit 2; }
+for release in "$@"; do
+  echo "record-release: recording Apache $release"
+  # Written in place (INSTA_UPDATE=always): cargo-insta's review does not look in snapshots/,
+  # which is outside the harness package.
+  KCONFORM_RECORD_RELEASE=$release INSTA_UPDATE=always cargo test -p harness --test integration \
+    -- --ignored --exact apache_releases::record_the_answers_of_a_release
+done
+git status --short snapshots/
