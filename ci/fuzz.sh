@@ -69,8 +69,12 @@ case $sanitizer in
   *) echo "fuzz: FUZZ_SANITIZER must be address, none, memory, thread or leak, got '$sanitizer'" >&2; exit 2 ;;
 esac
 
+# FUZZ_TARGET_DIR: where the targets build (default fuzz/target); ci/test.sh keeps it in its
+# build cache, outside the clone.
+target_dir=()
+[[ -n ${FUZZ_TARGET_DIR:-} ]] && target_dir=(--target-dir "$FUZZ_TARGET_DIR")
 echo "fuzz: building ${#targets[@]} targets (sanitizer: $sanitizer)"
-(cd fuzz && cargo fuzz build --debug-assertions --sanitizer "$sanitizer")
+(cd fuzz && cargo fuzz build --debug-assertions --sanitizer "$sanitizer" "${target_dir[@]}")
 [[ $mode == build ]] && exit 0
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -82,7 +86,7 @@ if [[ $mode == minimize ]]; then
       continue
     fi
     before=$(ls "fuzz/corpus/$t" | wc -l)
-    (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "$t" "corpus/$t" "$kept/$t" -- -merge=1) \
+    (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "${target_dir[@]}" "$t" "corpus/$t" "$kept/$t" -- -merge=1) \
       >"$scratch/$t.log" 2>&1 || { tail -n 30 "$scratch/$t.log"; echo "fuzz: merging $t failed" >&2; exit 1; }
     after=$(ls "fuzz/corpus/$t" | wc -l)
     echo "fuzz: $t: $((after - before)) inputs from $(ls "$kept/$t" | wc -l) kept added to fuzz/corpus/$t"
@@ -97,7 +101,7 @@ run_one() {
   mkdir -p "$grown" "fuzz/artifacts/$t" "fuzz/regressions/$t"
   # Corpus dirs: the writable one first (libFuzzer writes new inputs there: scratch, or the
   # kept corpus in --long), then the committed seeds and regressions (read only).
-  if (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "$t" "$grown" "corpus/$t" "regressions/$t" -- \
+  if (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "${target_dir[@]}" "$t" "$grown" "corpus/$t" "regressions/$t" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1) >"$log" 2>&1; then
     echo ok >"$scratch/$t.status"

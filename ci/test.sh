@@ -48,9 +48,23 @@ fi
 # its lints, denied with every other warning, are checked while the test binaries are built,
 # and the dependencies are compiled once instead of once for clippy and again for the tests.
 # The flags change every fingerprint, so these builds keep a target directory of their own
-# (target/ci) and leave a developer's target/ alone.
+# and leave a developer's target/ alone: a cache outside the clone, kept between runs
+# (${XDG_CACHE_HOME:-~/.cache}/kconform/ci-build, or KCONFORM_CI_CACHE=DIR; =off for
+# target/ci inside the clone). A clean clone then compiles its own crates, not the ~400
+# dependencies again (librdkafka's C among them): they are most of a cold build's 5 minutes.
+# Cargo's fingerprints decide what is stale, as in any target directory, and its lock lets
+# one run build at a time; the fuzz targets' build is cached beside it the same way.
+case ${KCONFORM_CI_CACHE:-} in
+  off) ci_target=target/ci ;;
+  '') ci_target=${XDG_CACHE_HOME:-$HOME/.cache}/kconform/ci-build/test ;;
+  *) ci_target=$KCONFORM_CI_CACHE/test ;;
+esac
+if [[ ${KCONFORM_CI_CACHE:-} != off ]]; then
+  export FUZZ_TARGET_DIR=${ci_target%/test}/fuzz
+  echo "test: build cache (KCONFORM_CI_CACHE=off for none): ${ci_target%/test}"
+fi
 lint_build=(env "RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)" "RUSTFLAGS=-D warnings"
-  "CARGO_TARGET_DIR=target/ci")
+  "CARGO_TARGET_DIR=$ci_target")
 echo "test: clippy -D warnings on every target, while building the tests"
 "${lint_build[@]}" cargo test --workspace --all-targets --locked --no-run
 
@@ -71,7 +85,7 @@ fuzz_build=$!
 # a time and 281 s and 253 s three at a time (the scenario suite alone, 226 s, is the floor);
 # kaas-ref's 86 s and 78 s. Every test passed in every run, the cluster and chaos tests too.
 echo "test: cargo insta test --workspace --check --unreferenced=reject (three tests at a time)"
-figures=target/ci/tmp
+figures=$ci_target/tmp
 rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,request-agreement-4.4,kfake-judge}.txt
 log=$(mktemp)
 RUST_TEST_THREADS=3 "${lint_build[@]}" cargo insta test --workspace --check --unreferenced=reject 2>&1 | tee "$log"
