@@ -44,6 +44,9 @@ fn read(response: &ResponseKind, _version: i16) -> Option<Value> {
         "topics": by_name(r.topics.iter().map(|t| {
             let mut topic = json!({
                 "name": t.name.as_ref().map(|n| n.0.as_str()),
+                // For captures only (a later TxnOffsetCommit v6 names the topic by it): never
+                // recorded (`response::strip_capture_only`), as Apache prints it.
+                "topic_id": crate::wire::by_schema::uuid_text(t.topic_id.as_bytes()),
                 "error_code": t.error_code,
                 "partitions": sorted(t.partitions.iter().map(|p| json!({
                     "partition_index": p.partition_index,

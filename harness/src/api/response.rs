@@ -122,9 +122,53 @@ pub fn replace_at(value: &mut Value, path: &str, with: Value) -> bool {
     true
 }
 
+/// Fields a step may capture from an answer that no transcript records, by API: values a
+/// broker makes up per run that only a later request needs (Metadata's topic ids, which
+/// TxnOffsetCommit v6 names topics by). A value captured from one reads back as its variable
+/// (`${topic_id}`) wherever a later answer carries it.
+const CAPTURE_ONLY: [(&str, &str); 1] = [("Metadata", "topic_id")];
+
+/// Whether `path`, captured from an answer of `api`, ends in a capture-only field.
+pub fn capture_only(api: &str, path: &str) -> bool {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    CAPTURE_ONLY.contains(&(api, last))
+}
+
+/// Removes `api`'s capture-only fields from a tree, at any depth, before it is recorded.
+pub fn strip_capture_only(api: &str, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|k, _| !CAPTURE_ONLY.contains(&(api, k.as_str())));
+            map.values_mut().for_each(|v| strip_capture_only(api, v));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| strip_capture_only(api, v)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Metadata answer keeps its topic ids for captures, and records none of them; another
+    /// API's field of the same name is recorded.
+    #[test]
+    fn capture_only_fields_are_not_recorded() {
+        let answer =
+            json!({"topics": [{"name": "t", "topic_id": "x", "partitions": [{"topic_id": "y"}]}]});
+        let mut recorded = answer.clone();
+        strip_capture_only("Metadata", &mut recorded);
+        assert_eq!(
+            recorded,
+            json!({"topics": [{"name": "t", "partitions": [{}]}]})
+        );
+        let mut other = answer.clone();
+        strip_capture_only("TxnOffsetCommit", &mut other);
+        assert_eq!(other, answer);
+        assert!(capture_only("Metadata", "topics.0.topic_id"));
+        assert!(!capture_only("Metadata", "topics.0.name"));
+        assert!(!capture_only("TxnOffsetCommit", "topics.0.topic_id"));
+    }
 
     #[test]
     fn results_answered_from_hash_maps_are_put_in_order_and_renamed() {

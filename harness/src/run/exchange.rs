@@ -340,6 +340,12 @@ impl Run<'_> {
                         .insert(var.clone(), Var::Int(n.as_i64().expect("checked")));
                 }
                 Some(Value::String(s)) => {
+                    // A value no transcript records reads as its variable where a later
+                    // answer carries it.
+                    if response::capture_only(&step.api, path) {
+                        self.normaliser
+                            .add_whole_name(s.clone(), format!("${{{var}}}"));
+                    }
                     self.vars.insert(var.clone(), Var::Str(s.clone()));
                 }
                 _ => problems.push(format!("nothing to capture at '{path}'")),
@@ -374,6 +380,7 @@ impl Run<'_> {
             self.log.fail(label, p);
         }
         let mut shown = self.normaliser.normalise(&raw);
+        response::strip_capture_only(&step.api, &mut shown);
         for path in &step.not_compared {
             response::replace_at(&mut shown, path, Value::String("not compared".into()));
         }

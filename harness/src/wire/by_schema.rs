@@ -157,7 +157,7 @@ fn default_value(f: &Field, version: i16, given: Option<&str>) -> Result<Value, 
 }
 
 /// Apache's `Uuid.toString`: URL-safe base64 without padding.
-fn uuid_text(bytes: &[u8]) -> String {
+pub(crate) fn uuid_text(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
