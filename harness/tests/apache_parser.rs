@@ -228,6 +228,62 @@ async fn kconform_and_apaches_parser_agree_on_every_answer_and_its_mutants() {
     assert_agreement(&tallies);
 }
 
+/// A nullable structure follows a marker byte (negative: null), as Apache's generated code
+/// writes and reads it: ConsumerGroupHeartbeat v0's `assignment`, as Apache 4.4.0 answered a
+/// member's join (kconform once called it malformed, a byte stray). The answer as sent, with
+/// the assignment null, with a marker of 0 (read as present), without its marker, and 2,000
+/// mutations of it: kconform and Apache's parser agree on each.
+#[test]
+fn a_nullable_structure_reads_as_apaches_parser_reads_it() {
+    if let Err(why) = kconform::targets::apache::available() {
+        println!("skipped: no Apache parser here ({why})");
+        return;
+    }
+    let hex = "0000000c00000000000000001735305659305930 5f5241324e4f746f36564f4f4b6d670000000200 001388010276450da3f30b4838b912801745a7c9 60030000000000000001000000";
+    let sent: Vec<u8> = (0..hex.replace(' ', "").len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex.replace(' ', "")[i..i + 2], 16).unwrap())
+        .collect();
+    let marker = 43; // after the header, throttle, error, message, member id, epoch, interval
+    assert_eq!(sent[marker], 1);
+    let with = |marker_byte: Option<u8>, keep_struct: bool| {
+        let mut f = sent[..marker].to_vec();
+        f.extend(marker_byte);
+        if keep_struct {
+            f.extend(&sent[marker + 1..sent.len() - 1]);
+        }
+        f.push(0); // the answer's own tagged fields
+        f
+    };
+    let e = Exchange {
+        api: ApiKey::ConsumerGroupHeartbeat as i16,
+        version: 0,
+        correlation: 12,
+        answer: sent.clone(),
+    };
+    let mut parser = ApacheParser::start().expect("Apache's parser starts");
+    let mut disagreements = Vec::new();
+    for (what, frame, accepted) in [
+        ("as sent", sent.clone(), true),
+        ("assignment null", with(Some(0xff), false), true),
+        ("marker 0", with(Some(0), true), true),
+        ("no marker", with(None, true), false),
+    ] {
+        let (ours, disagreement) = compare(&mut parser, &e, &frame, what);
+        assert_eq!(ours, accepted, "{what}: {disagreement:?}");
+        disagreements.extend(disagreement);
+    }
+    let mut rng = Rng::new(20261204);
+    for _ in 0..2_000 {
+        let mut frame = sent.clone();
+        let done = mutate_along(&mut frame, &mut rng, |f| {
+            shape(ApiKey::ConsumerGroupHeartbeat, 0, f)
+        });
+        disagreements.extend(compare(&mut parser, &e, &frame, &done.join(", ")).1);
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}
+
 /// Mutated request frames per (API, version).
 const REQUEST_MUTATIONS_PER_VERSION: usize = 3_000;
 

@@ -369,6 +369,15 @@ impl Writer<'_> {
                 }
             }
             Kind::Struct(fields) => {
+                // A nullable structure (the field's own value, not an array's element) follows
+                // a marker byte, as Apache's generated code writes it: -1 for null, 1 before it.
+                if nullable && std::ptr::eq(kind, &f.kind) {
+                    if v.is_null() {
+                        self.out.push(0xff);
+                        return Ok(());
+                    }
+                    self.out.push(1);
+                }
                 let empty = Map::new();
                 let tree = match v {
                     Value::Object(t) => t,
@@ -431,7 +440,7 @@ impl<'a> Reader<'a> {
             let path = join(prefix, &f.name);
             let value = match tagged_at(f, self.version, self.flexible) {
                 true => default_value(f, self.version, None)?,
-                false => self.value(&path, &f.kind)?,
+                false => self.field_value(&path, f)?,
             };
             tree.insert(f.name.clone(), value);
         }
@@ -449,7 +458,7 @@ impl<'a> Reader<'a> {
                 match field {
                     Some(f) => {
                         let path = join(prefix, &f.name);
-                        let value = self.value(&path, &f.kind)?;
+                        let value = self.field_value(&path, f)?;
                         tree.insert(f.name.clone(), value);
                     }
                     None => {
@@ -459,6 +468,18 @@ impl<'a> Reader<'a> {
             }
         }
         Ok(tree)
+    }
+
+    /// A field's value: a nullable structure's after its marker byte (negative: null, as
+    /// Apache's generated code reads it).
+    fn field_value(&mut self, path: &str, f: &Field) -> Result<Value, String> {
+        if matches!(f.kind, Kind::Struct(_))
+            && f.nullable.contains(self.version)
+            && (self.take(path, 1)?[0] as i8) < 0
+        {
+            return Ok(Value::Null);
+        }
+        self.value(path, &f.kind)
     }
 
     fn value(&mut self, path: &str, kind: &Kind) -> Result<Value, String> {
@@ -609,6 +630,33 @@ mod tests {
         assert!(!schema::same_wire(produce, 9, 8), "flexible from v9");
         let end_txn = schema::response_at("EndTxn", 5).unwrap();
         assert!(!schema::same_wire(end_txn, 5, 4));
+    }
+
+    /// A nullable structure follows a marker byte: -1 for null, 1 before the structure, as the
+    /// frame reader reads it and Apache writes it (ConsumerGroupHeartbeat's assignment); an
+    /// array's structures carry none.
+    #[test]
+    fn a_nullable_structure_follows_its_marker() {
+        let answer = response_at("ConsumerGroupHeartbeat", 0).unwrap();
+        let assigned = json!({"member_epoch": 2, "assignment": {"topic_partitions": [
+            {"topic_id": uuid_text(&[7; 16]), "partitions": [0, 1]}
+        ]}});
+        let bytes = encode(answer, 0, &assigned, &[]).unwrap();
+        let marker = 4 + 2 + 1 + 1 + 4 + 4; // throttle, error, message, member id, epoch, interval
+        assert_eq!(bytes[marker], 1);
+        assert_eq!(bytes[marker + 1], 2, "one topic, then no marker before it");
+        let back = decode(answer, 0, &bytes).unwrap();
+        assert_eq!(back["assignment"], assigned["assignment"]);
+        let none = encode(answer, 0, &json!({"member_epoch": 2}), &[]).unwrap();
+        assert_eq!(&none[marker..], &[0xff, 0], "null, then the tagged fields");
+        assert_eq!(decode(answer, 0, &none).unwrap()["assignment"], Value::Null);
+        // Any negative marker reads as null, as Java's `readByte() < 0` does.
+        let mut other = none.clone();
+        other[marker] = 0x80;
+        assert_eq!(
+            decode(answer, 0, &other).unwrap()["assignment"],
+            Value::Null
+        );
     }
 
     #[test]

@@ -142,7 +142,7 @@ macro_rules! later {
 }
 
 /// The schema files, by name: Apache's text, comments and licence header included.
-const FILES: [(&str, &str); 27] = [
+const FILES: [(&str, &str); 28] = [
     (
         "ResponseHeader",
         include_str!("../../schema/ResponseHeader.json"),
@@ -212,6 +212,10 @@ const FILES: [(&str, &str); 27] = [
     (
         "LeaveGroup",
         include_str!("../../schema/LeaveGroupResponse.json"),
+    ),
+    (
+        "ConsumerGroupHeartbeat",
+        include_str!("../../schema/ConsumerGroupHeartbeatResponse.json"),
     ),
     (
         "OffsetCommit",

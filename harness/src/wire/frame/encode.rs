@@ -65,6 +65,7 @@ pub fn encode_body(response: &ResponseKind, version: i16) -> Result<Vec<u8>, Str
         SyncGroup,
         Heartbeat,
         LeaveGroup,
+        ConsumerGroupHeartbeat,
         OffsetCommit,
         DeleteGroups,
         InitProducerId,

@@ -522,7 +522,30 @@ impl<'a> Reader<'a> {
                     self.value(&format!("{path}[{i}]"), inner, false)?;
                 }
             }
-            Kind::Struct(fields) => self.fields(path, fields)?,
+            Kind::Struct(fields) => {
+                // A nullable structure follows a marker byte, as Apache's generated code writes
+                // and reads it: negative for null; otherwise the structure.
+                if nullable {
+                    let marker = self.take(path, 1)?[0] as i8;
+                    let canonical = if marker < 0 { -1i8 } else { 1 };
+                    self.out.push(canonical as u8);
+                    if marker != canonical {
+                        self.note(
+                            path,
+                            start,
+                            format!(
+                                "null marker {marker}: Java reads it as {}",
+                                if marker < 0 { "null" } else { "present" }
+                            ),
+                        );
+                    }
+                    if marker < 0 {
+                        self.span(path, start, false);
+                        return Ok(());
+                    }
+                }
+                self.fields(path, fields)?
+            }
             _ => unreachable!("fixed widths handled above"),
         }
         Ok(())
@@ -673,6 +696,10 @@ fn default_bytes(f: &Field, version: i16, flexible: bool) -> Vec<u8> {
     let mut out = Vec::new();
     let given = f.default.as_deref().unwrap_or("");
     let null = given == "null" && f.nullable.contains(version);
+    // A nullable structure present by default still follows its marker byte.
+    if matches!(f.kind, Kind::Struct(_)) && f.nullable.contains(version) && !null {
+        out.push(1);
+    }
     put_default(&mut out, &f.kind, given, null, version, flexible);
     out
 }
@@ -707,6 +734,7 @@ fn put_default(
         Kind::Bytes | Kind::Records | Kind::Array(_) => {
             put_length(out, flexible, true, (!null).then_some(0));
         }
+        Kind::Struct(_) if null => out.push(0xff),
         Kind::Struct(fields) => {
             for f in fields {
                 let tagged = f.tagged.is_some_and(|(_, v)| v.contains(version));
