@@ -24,6 +24,7 @@ pub mod local_cluster;
 pub mod lock_order;
 pub mod peer_files;
 pub mod planted;
+pub mod ports;
 pub mod sasl;
 pub mod server;
 pub mod state;

@@ -6,7 +6,7 @@
 //! (`crate::freeze`). Tests and the harness's `ref:N` target use it;
 //! separate processes come from `kaas-ref --peers`.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use crate::cluster::Peer;
@@ -48,11 +48,9 @@ impl LocalCluster {
         let peers = (0..count)
             .map(|id| {
                 // A free port now, fixed for the broker's life: peers and clients find it
-                // there after a restart too.
-                let port = TcpListener::bind((host, 0))
-                    .and_then(|l| l.local_addr())
-                    .map_err(ClusterError::Port)?
-                    .port();
+                // there after a restart too. Below the ephemeral range, where no outbound
+                // connection takes it before the broker listens (`crate::ports`).
+                let port = crate::ports::free_port(host).map_err(ClusterError::Port)?;
                 Ok(Peer {
                     id: id as i32,
                     addr: SocketAddr::new(host, port),

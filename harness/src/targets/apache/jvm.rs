@@ -10,7 +10,7 @@
 //! behind.
 
 use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -23,8 +23,13 @@ use super::{available, tail, ApacheError};
 /// How long the broker may take to start.
 pub const START_DEADLINE: Duration = Duration::from_secs(90);
 
+/// A port for one of the JVM's listeners, which it binds only once started: chosen as kaas-ref
+/// chooses its cluster's ports, below the ephemeral range, so that no connection the run makes
+/// meanwhile takes it.
 pub(crate) fn free_port() -> Result<u16, ApacheError> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(reference_broker::ports::free_port(
+        std::net::Ipv4Addr::LOCALHOST.into(),
+    )?)
 }
 
 /// What one node of a KRaft cluster is: its id, its roles, its ports and the controller
