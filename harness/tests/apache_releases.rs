@@ -22,12 +22,14 @@ use kconform::wire::client::Connection;
 use crate::util;
 
 /// The scenarios of what 4.x changed that kafka-protocol 0.15 cannot send or read (EndTxn v5,
-/// TxnOffsetCommit v5 and v6, WriteTxnMarkers v2; Produce v12, sent as the v11 it is the same
-/// as), and a removed version sent anyway (WriteTxnMarkers v0, which 4.x closes on).
-const WRITTEN_BY_DEFINITIONS: [&str; 6] = [
+/// TxnOffsetCommit v5 and v6, by topic id and by a KIP-848 member's epoch, WriteTxnMarkers v2;
+/// Produce v12, sent as the v11 it is the same as), and a removed version sent anyway
+/// (WriteTxnMarkers v0, which 4.x closes on).
+const WRITTEN_BY_DEFINITIONS: [&str; 7] = [
     "end-txn-v5-epoch-bump",
     "txn-offset-commit-v5-without-add-offsets",
     "txn-offset-commit-v6-topic-ids",
+    "txn-offset-commit-v6-member-epochs",
     "write-txn-markers-v2-transaction-version",
     "removed-versions-sent-anyway",
     "produce-v12-implicit-add",
