@@ -15,7 +15,7 @@ use kafka_protocol::protocol::StrBytes;
 use kconform::data::Source;
 use kconform::report::progress::Quiet;
 use kconform::run::session::Session;
-use kconform::targets::apache::{ApacheJvm, Release};
+use kconform::targets::apache::{features, ApacheJvm, Release};
 use kconform::targets::TargetSpec;
 use kconform::wire::client::Connection;
 
@@ -131,6 +131,17 @@ async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
     }
     // The epoch bump follows the version asked, not the feature: tv1 and tv2 answer alike.
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
+    // What the container backend does to the image's own storage: the transaction version
+    // set through the Admin API once the broker runs, up and back down, each seen finalized.
+    let mut admin = Connection::connect(tv1.addr, Duration::from_secs(10))
+        .await
+        .expect("connects");
+    for level in [2, 1] {
+        features::set_transaction_version(&mut admin, level, Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|e| panic!("transaction.version to {level}: {e}"));
+        assert_eq!(features::transaction_version(&mut admin).await, Ok(level));
+    }
     // And as recorded for `apache-recorded@4.4` (ci/record-release.sh): these scenarios, the
     // ones 4.x changed most, hold their recordings to a live 4.4.0 on every CI run.
     let dir = util::root().join("snapshots");

@@ -91,7 +91,7 @@ pub(super) async fn apache(
             held: Held::Nothing,
         });
     }
-    if backend.resolve(&release).map_err(|e| e.to_string())? == Backend::Container {
+    if backend.resolve().map_err(|e| e.to_string())? == Backend::Container {
         let c = match secured {
             true => ApacheContainer::start_secured(&release).await,
             false => ApacheContainer::start(&release).await,

@@ -123,7 +123,6 @@ impl ApacheContainer {
     /// Pulls (once) and starts the image; returns once the broker logged "Kafka Server
     /// started".
     pub async fn start(release: &Release) -> Result<ApacheContainer, ApacheError> {
-        formats_as_asked(release)?;
         docker_answers().map_err(ApacheError::Container)?;
         let container = request(release)
             .start()
@@ -133,15 +132,21 @@ impl ApacheContainer {
             .get_host_port_ipv4(ContainerPort::Tcp(9092))
             .await
             .map_err(|e| ApacheError::Container(e.to_string()))?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        if release.has_transaction_version_feature() {
+            let mut conn = crate::wire::client::Connection::connect(addr, Duration::from_secs(30))
+                .await
+                .map_err(|e| ApacheError::Container(e.to_string()))?;
+            give_transaction_version(release, &mut conn).await?;
+        }
         Ok(ApacheContainer {
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            addr,
             _container: Running::Plain(container),
         })
     }
 
     /// Starts the secured broker ([`secured_request`]) and gives its users SCRAM credentials.
     pub async fn start_secured(release: &Release) -> Result<ApacheContainer, ApacheError> {
-        formats_as_asked(release)?;
         docker_answers().map_err(ApacheError::Container)?;
         let host_port = super::jvm::free_port()?;
         let container = secured_request(host_port, release)
@@ -152,6 +157,12 @@ impl ApacheContainer {
         crate::wire::sasl::upsert_scram_users(addr, Duration::from_secs(30))
             .await
             .map_err(ApacheError::Container)?;
+        if release.has_transaction_version_feature() {
+            let mut conn = crate::wire::sasl::super_user(addr, Duration::from_secs(30))
+                .await
+                .map_err(ApacheError::Container)?;
+            give_transaction_version(release, &mut conn).await?;
+        }
         Ok(ApacheContainer {
             addr,
             _container: Running::Secured(container),
@@ -159,18 +170,28 @@ impl ApacheContainer {
     }
 }
 
-/// Refuses a release whose `transaction.version` the image would choose itself: the image
-/// formats its own storage with its release's defaults, and kconform cannot pass it the
-/// feature (the jvm backend formats storage as asked).
-pub fn formats_as_asked(release: &Release) -> Result<(), ApacheError> {
-    match release.has_transaction_version_feature() {
-        false => Ok(()),
-        true => Err(ApacheError::Container(format!(
-            "the image formats its own storage, so kconform cannot choose {}'s transaction.version: use --apache-backend jvm, or its recorded answers (apache-recorded@{})",
-            release.version(),
-            release.label()
-        ))),
+/// Gives a release with the `transaction.version` feature (4.x) the level asked for: the image
+/// formats its own storage with its release's defaults, so the level is set once the broker
+/// runs, through the Admin API ([`super::features`]), and checked finalized before any
+/// scenario. `conn` is a connection allowed to (the super user's, on a secured broker).
+async fn give_transaction_version(
+    release: &Release,
+    conn: &mut crate::wire::client::Connection,
+) -> Result<(), ApacheError> {
+    if !release.has_transaction_version_feature() {
+        return Ok(());
     }
+    super::features::set_transaction_version(
+        conn,
+        i16::from(release.transaction_version),
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|why| {
+        ApacheError::Container(format!(
+            "{release}: the image's transaction.version could not be set: {why}"
+        ))
+    })
 }
 
 /// The Docker engine's socket: `DOCKER_HOST` when it names a unix socket, else the default.
@@ -267,12 +288,11 @@ mod tests {
     }
 
     #[test]
-    fn a_release_is_its_image_tag_and_one_with_a_transaction_version_is_refused() {
+    fn a_release_is_its_image_tag() {
         let r38 = Release::parse("3.8").unwrap();
         assert_eq!(request(&r38).descriptor(), "apache/kafka:3.8.1");
-        assert!(formats_as_asked(&r38).is_ok());
-        let e = formats_as_asked(&Release::parse("4.4").unwrap()).unwrap_err();
-        assert!(e.to_string().contains("--apache-backend jvm"), "{e}");
+        let tv2 = Release::parse("4.4+tv2").unwrap();
+        assert_eq!(request(&tv2).descriptor(), "apache/kafka:4.4.0");
     }
 
     #[test]

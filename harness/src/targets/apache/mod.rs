@@ -13,6 +13,7 @@
 pub mod cluster;
 pub mod container;
 pub mod daemon;
+pub mod features;
 pub mod jars;
 pub mod javac;
 pub mod jvm;
@@ -328,15 +329,13 @@ impl std::fmt::Display for Backend {
 }
 
 impl Backend {
-    /// The backend `auto` stands for on this machine for `release`, or why none can run: the
-    /// container where a Docker engine answers and the image can run the release as asked
-    /// (not one whose transaction version kconform must format), else the JVM.
-    pub fn resolve(self, release: &Release) -> Result<Backend, ApacheError> {
+    /// The backend `auto` stands for on this machine, or why none can run: the
+    /// container where a Docker engine answers (a 4.x release's transaction version is set
+    /// once it runs), else the JVM.
+    pub fn resolve(self) -> Result<Backend, ApacheError> {
         match self {
             Backend::Jvm | Backend::Container => Ok(self),
-            Backend::Auto => match container::docker_answers()
-                .and_then(|()| container::formats_as_asked(release).map_err(|e| e.to_string()))
-            {
+            Backend::Auto => match container::docker_answers() {
                 Ok(()) => Ok(Backend::Container),
                 Err(docker) => match available() {
                     Ok(()) => Ok(Backend::Jvm),
@@ -357,10 +356,8 @@ impl Backend {
         }
         match self {
             // Resolving auto already probed both backends.
-            Backend::Auto => self.resolve(release).map(|_| ()),
-            Backend::Container => container::docker_answers()
-                .map_err(ApacheError::Container)
-                .and_then(|()| container::formats_as_asked(release)),
+            Backend::Auto => self.resolve().map(|_| ()),
+            Backend::Container => container::docker_answers().map_err(ApacheError::Container),
             Backend::Jvm => available(),
         }
     }
@@ -431,9 +428,8 @@ mod tests {
 
     #[test]
     fn explicit_backends_resolve_to_themselves() {
-        let r = Release::CLAIMED;
-        assert_eq!(Backend::Jvm.resolve(&r).unwrap(), Backend::Jvm);
-        assert_eq!(Backend::Container.resolve(&r).unwrap(), Backend::Container);
+        assert_eq!(Backend::Jvm.resolve().unwrap(), Backend::Jvm);
+        assert_eq!(Backend::Container.resolve().unwrap(), Backend::Container);
     }
 }
 
