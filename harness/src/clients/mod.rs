@@ -308,6 +308,20 @@ fn baseline(specs: &[TargetSpec]) -> usize {
         .unwrap_or(specs.len().saturating_sub(1))
 }
 
+/// The entries that judge a run on `specs`: against a later Apache than 3.7.2, the changes
+/// Apache made up to it document differences too (a 4.x client on a broker that finalizes
+/// transaction.version 2), as `kconform run` scopes the ledger; otherwise the whole ledger.
+fn judging_ledger(specs: &[TargetSpec], ledger: &Ledger) -> Ledger {
+    let base = baseline(specs);
+    match specs.len() {
+        2 => match crate::run::scope::ledger_scope(&specs[1 - base], &specs[base]) {
+            scope @ crate::run::scope::LedgerScope::ClaimsOnly { .. } => scope.ledger(ledger),
+            _ => ledger.clone(),
+        },
+        _ => ledger.clone(),
+    }
+}
+
 /// Starts `spec` and runs every workload on it with each client (the clients side by side).
 async fn run_target(
     spec: &TargetSpec,
@@ -447,11 +461,12 @@ pub async fn run(
         targets.push(target);
         rows.append(&mut r);
     }
+    let base = baseline(specs);
     let mut report = ClientsReport::judge(
         targets,
-        specs.get(baseline(specs)).map(TargetSpec::name),
+        specs.get(base).map(TargetSpec::name),
         rows,
-        ledger,
+        &judging_ledger(specs, ledger),
     );
     let claimed = crate::targets::apache::Release::CLAIMED;
     if let Some(r) = specs
@@ -478,4 +493,36 @@ pub async fn run(
         );
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A change Apache made after 3.7 documents a client's difference against a release that
+    /// has it, and not against 3.7.2, whose claims are kaas's alone.
+    #[test]
+    fn against_a_later_apache_its_changes_judge_too() {
+        let ledger = Ledger::parse(
+            "[[deviation]]\nid = \"c\"\napi = \"EndTxn\"\napache_since = \"4.0\"\nspec = \"s\"\njava_client = \"j\"\nlibrdkafka_client = \"Not reached: r\"\nscenarios = []\nfield = \"error_code\"\nkaas = \"0\"\napache = \"1\"\n[[deviation.client]]\nclient = \"java\"\nworkload = \"eos\"\nfield = \"commit (fenced producer)\"\nkaas = \"A\"\napache = \"B\"\n",
+            "test",
+        );
+        let ledger = match ledger {
+            Ok(l) => l,
+            Err(e) => panic!("{e}"),
+        };
+        let spec = |s: &str| TargetSpec::parse(s).unwrap();
+        let claims = |l: &Ledger| l.deviations.iter().map(|d| d.client.len()).sum::<usize>();
+        assert_eq!(
+            claims(&judging_ledger(
+                &[spec("ref"), spec("apache@4.4+tv2")],
+                &ledger
+            )),
+            1
+        );
+        assert_eq!(
+            claims(&judging_ledger(&[spec("ref"), spec("apache")], &ledger)),
+            0
+        );
+    }
 }
