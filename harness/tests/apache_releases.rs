@@ -147,7 +147,7 @@ async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
     let dir = util::root().join("snapshots");
     for (spec, transcripts) in targets.iter().zip(&transcripts) {
         let release = spec.answers_as().unwrap();
-        let label = format!("apache@{}", release.label()).replace('+', "-");
+        let label = kconform::targets::recorded::label(release);
         for (t, s) in transcripts.iter().zip(&chosen) {
             let mut live = t.clone();
             kconform::run::mask_timing(s, &mut live);
@@ -205,7 +205,7 @@ async fn record_the_answers_of_a_release() {
     if let Ok(target) = Arc::try_unwrap(target) {
         target.stop().await;
     }
-    let snapshot = kconform::targets::snapshot_label(&spec.name());
+    let snapshot = kconform::targets::recorded::label(release);
     for (t, s) in transcripts.iter_mut().zip(&chosen) {
         assert!(
             t.failed_expectations.is_empty() && t.stopped.is_none(),

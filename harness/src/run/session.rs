@@ -144,7 +144,7 @@ impl Session<'_> {
     /// Apache's recorded transcripts of the chosen scenarios, named as the recorded target
     /// (`apache-recorded`, `apache-recorded@4.4.0+tv2`), and where they come from.
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
-        recorded::recorded(spec)?;
+        recorded::offered(spec)?;
         let release = spec.answers_as().unwrap_or(apache::Release::CLAIMED);
         // The live Apache of the same shape and release, whose answers were recorded.
         let live = TargetSpec {

@@ -74,7 +74,7 @@ pub struct Recording {
 /// Whether the answers `spec` names are recorded: 3.7.2's of every shape, [`RELEASES`]' of one
 /// plain broker. Asked before any scenario's file, so that a release never recorded is refused
 /// in one line, not as the first scenario's missing file.
-pub fn recorded(spec: &crate::targets::TargetSpec) -> Result<(), RecordedError> {
+pub fn offered(spec: &crate::targets::TargetSpec) -> Result<(), RecordedError> {
     use crate::targets::apache::Release;
     let release = spec.answers_as().unwrap_or(Release::CLAIMED);
     let of_one = || spec.brokers == 1 && !spec.secured;
@@ -93,6 +93,16 @@ pub fn recorded(spec: &crate::targets::TargetSpec) -> Result<(), RecordedError> 
         others: others.join(" and "),
         live: spec.name().replacen("apache-recorded", "apache", 1),
     })
+}
+
+/// The label a live one-broker Apache of `release` gives its snapshots, which its recorded
+/// answers are read under: `apache` (3.7.2), `apache@4.4.0-tv2`.
+pub fn label(release: crate::targets::apache::Release) -> String {
+    let live = crate::targets::TargetSpec::one(crate::targets::Kind::Apache(
+        crate::targets::apache::Backend::Auto,
+        release,
+    ));
+    crate::targets::snapshot_label(&live.name())
 }
 
 /// The snapshot file of `scenario` on `target`.
@@ -216,8 +226,7 @@ mod tests {
             }
             for release in RELEASES.map(|r| Release::parse(r).unwrap()) {
                 if shape.is_empty() && s.apache.contains(&release) {
-                    let label = format!("apache@{}", release.label()).replace('+', "-");
-                    expected.insert(format!("{}__{label}.snap", s.name));
+                    expected.insert(format!("{}__{}.snap", s.name, label(release)));
                 }
             }
         }
@@ -237,6 +246,12 @@ mod tests {
     /// is refused in one line naming what is recorded and the live target instead.
     #[test]
     fn only_the_recorded_releases_and_shapes_are_offered() {
+        use crate::targets::apache::Release;
+        assert_eq!(label(Release::CLAIMED), "apache");
+        assert_eq!(
+            label(Release::parse("4.4+tv2").unwrap()),
+            "apache@4.4.0-tv2"
+        );
         let spec = |s: &str| crate::targets::TargetSpec::parse(s).unwrap();
         for ok in [
             "apache-recorded",
@@ -244,14 +259,14 @@ mod tests {
             "apache-recorded@4.4",
             "apache-recorded@4.4.0+tv2",
         ] {
-            assert!(recorded(&spec(ok)).is_ok(), "{ok}");
+            assert!(offered(&spec(ok)).is_ok(), "{ok}");
         }
         for (refused, live) in [
             ("apache-recorded@3.8", "apache@3.8.1"),
             ("apache-recorded@4.4:3", "apache@4.4.0:3"),
             ("apache-recorded@4.4+tv2+sasl", "apache@4.4.0+tv2+sasl"),
         ] {
-            let e = recorded(&spec(refused)).unwrap_err().to_string();
+            let e = offered(&spec(refused)).unwrap_err().to_string();
             assert!(
                 e.contains(&format!("run it live ({live})"))
                     && e.contains("apache-recorded@4.4.0 and apache-recorded@4.4.0+tv2"),
