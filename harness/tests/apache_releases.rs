@@ -12,9 +12,6 @@ use std::sync::Arc;
 
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
-use kconform::data::Source;
-use kconform::report::progress::Quiet;
-use kconform::run::session::Session;
 use kconform::targets::apache::{features, ApacheJvm, Release};
 use kconform::targets::TargetSpec;
 use kconform::wire::client::Connection;
@@ -94,18 +91,6 @@ async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
         .filter(|s| WRITTEN_BY_DEFINITIONS.contains(&s.name.as_str()))
         .collect();
     assert_eq!(chosen.len(), WRITTEN_BY_DEFINITIONS.len());
-    let (scenarios, snapshots) = (
-        Source::Dir(util::root().join("scenarios")),
-        Source::Dir(util::root().join("snapshots")),
-    );
-    let session = Session {
-        scenarios: &scenarios,
-        snapshots: &snapshots,
-        deadline: Duration::from_secs(30),
-        provisioned_topics: false,
-        strict_encoding: false,
-        faults: &Default::default(),
-    };
     // Each answering as the release it is, so the scenarios' expectations hold it (an
     // external broker without a release answers as 3.7.2, and would only be compared).
     let targets = [
@@ -115,10 +100,10 @@ async fn apache_4_4_runs_with_the_transaction_version_it_was_formatted_with() {
     for (s, t) in chosen.iter().zip(targets.iter().cycle()) {
         assert!(kconform::run::holds_expectations(s, t.answers_as()));
     }
-    let (report, transcripts) = session
-        .run(&chosen, &targets, 2, Arc::new(Quiet))
-        .await
-        .expect("the run reports");
+    let (report, transcripts) =
+        util::run_in_repository(&chosen, &targets, 2, Duration::from_secs(30))
+            .await
+            .expect("the run reports");
     for t in transcripts.iter().flatten() {
         assert!(
             t.failed_expectations.is_empty() && t.stopped.is_none(),
@@ -243,20 +228,7 @@ async fn report_of(left: &str, right: &str) -> kconform::report::Report {
     let picked: Vec<_> = all.iter().collect();
     let mut plan = kconform::run::plan::plan(picked, &[], &specs, false).expect("a plan");
     plan.leave_out_other_releases(&specs);
-    let (scenarios, snapshots) = (
-        Source::Dir(util::root().join("scenarios")),
-        Source::Dir(util::root().join("snapshots")),
-    );
-    let session = Session {
-        scenarios: &scenarios,
-        snapshots: &snapshots,
-        deadline: Duration::from_secs(30),
-        provisioned_topics: false,
-        strict_encoding: false,
-        faults: &Default::default(),
-    };
-    let (report, _) = session
-        .run(&plan.chosen, &specs, 4, Arc::new(Quiet))
+    let (report, _) = util::run_in_repository(&plan.chosen, &specs, 4, Duration::from_secs(30))
         .await
         .unwrap_or_else(|e| panic!("{left} beside {right}: {e}"));
     report

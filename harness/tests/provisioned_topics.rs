@@ -8,9 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kconform::data::Source;
 use kconform::report::Report;
-use kconform::run::session::Session;
 use kconform::scenario::Scenario;
 use kconform::targets::TargetSpec;
 use reference_broker::config::TopicSpec;
@@ -76,30 +74,13 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
     })
     .await
     .expect("kaas-ref starts with its topics");
-    let (scenarios, snapshots) = (
-        Source::Dir(root().join("scenarios")),
-        Source::Dir(root().join("snapshots")),
-    );
-    let session = Session {
-        scenarios: &scenarios,
-        snapshots: &snapshots,
-        deadline: Duration::from_secs(10),
-        provisioned_topics: false,
-        strict_encoding: false,
-        faults: &Default::default(),
-    };
     let targets = [TargetSpec::external(broker.addr()), TargetSpec::RECORDED];
     let mut runs = Vec::new();
     for run in 1..=2 {
-        let (report, all) = session
-            .run(
-                &chosen,
-                &targets,
-                4,
-                std::sync::Arc::new(kconform::report::progress::Quiet),
-            )
-            .await
-            .expect("a report");
+        let (report, all) =
+            crate::util::run_in_repository(&chosen, &targets, 4, Duration::from_secs(10))
+                .await
+                .expect("a report");
         let origin = report
             .origins
             .iter()

@@ -53,15 +53,15 @@ pub fn one_broker(all: &[Scenario]) -> Vec<&Scenario> {
         .collect()
 }
 
-/// `chosen` run on the broker at `addr`, `jobs` at a time, beside Apache's recorded answers,
-/// with the repository's scenarios, ledger and snapshots: the report and both sides'
-/// transcripts.
-pub async fn beside_recorded(
-    addr: SocketAddr,
+/// `chosen` run on `targets`, `jobs` at a time, each network wait bounded by `deadline`, with
+/// the repository's scenarios, ledger and snapshots (as `kconform run --scenarios scenarios
+/// --snapshots snapshots` runs them): the report and each target's transcripts.
+pub async fn run_in_repository(
     chosen: &[&Scenario],
+    targets: &[TargetSpec],
     jobs: usize,
     deadline: Duration,
-) -> (Report, Vec<Vec<Transcript>>) {
+) -> Result<(Report, Vec<Vec<Transcript>>), kconform::run::session::SessionError> {
     let (scenarios, snapshots) = (
         Source::Dir(root().join("scenarios")),
         Source::Dir(root().join("snapshots")),
@@ -74,15 +74,26 @@ pub async fn beside_recorded(
         strict_encoding: false,
         faults: &Default::default(),
     };
-    session
-        .run(
-            chosen,
-            &[TargetSpec::external(addr), TargetSpec::RECORDED],
-            jobs,
-            Arc::new(Quiet),
-        )
-        .await
-        .expect("the run reports")
+    session.run(chosen, targets, jobs, Arc::new(Quiet)).await
+}
+
+/// `chosen` run on the broker at `addr`, `jobs` at a time, beside Apache's recorded answers,
+/// with the repository's scenarios, ledger and snapshots: the report and both sides'
+/// transcripts.
+pub async fn beside_recorded(
+    addr: SocketAddr,
+    chosen: &[&Scenario],
+    jobs: usize,
+    deadline: Duration,
+) -> (Report, Vec<Vec<Transcript>>) {
+    run_in_repository(
+        chosen,
+        &[TargetSpec::external(addr), TargetSpec::RECORDED],
+        jobs,
+        deadline,
+    )
+    .await
+    .expect("the run reports")
 }
 
 /// Asserts that `report` follows the JSON schema `schema` (a report schema's text), naming
