@@ -146,12 +146,7 @@ impl Session<'_> {
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
         recorded::offered(spec)?;
         let release = spec.answers_as().unwrap_or(apache::Release::CLAIMED);
-        // The live Apache of the same shape and release, whose answers were recorded.
-        let live = TargetSpec {
-            kind: crate::targets::Kind::Apache(apache::Backend::Auto, release),
-            ..*spec
-        };
-        let label = crate::targets::snapshot_label(&live.name());
+        let label = crate::targets::snapshot_label(&spec.recorded_from().name());
         let transcripts = chosen
             .iter()
             .map(|s| {

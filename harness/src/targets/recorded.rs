@@ -9,6 +9,8 @@
 use std::path::Path;
 
 use crate::scenario::Scenario;
+use crate::targets::apache::Release;
+use crate::targets::{Kind, TargetSpec};
 use crate::transcript::Transcript;
 
 /// The key of a recorded snapshot's `info` header that holds the digest of the scenario text
@@ -74,35 +76,37 @@ pub struct Recording {
 /// Whether the answers `spec` names are recorded: 3.7.2's of every shape, [`RELEASES`]' of one
 /// plain broker. Asked before any scenario's file, so that a release never recorded is refused
 /// in one line, not as the first scenario's missing file.
-pub fn offered(spec: &crate::targets::TargetSpec) -> Result<(), RecordedError> {
-    use crate::targets::apache::Release;
+pub fn offered(spec: &TargetSpec) -> Result<(), RecordedError> {
     let release = spec.answers_as().unwrap_or(Release::CLAIMED);
-    let of_one = || spec.brokers == 1 && !spec.secured;
-    if release == Release::CLAIMED
-        || (of_one() && RELEASES.iter().any(|r| Release::parse(r) == Ok(release)))
-    {
+    let of_one = spec.brokers == 1 && !spec.secured;
+    if release == Release::CLAIMED || (of_one && releases().any(|r| r == release)) {
         return Ok(());
     }
-    let others: Vec<String> = RELEASES
-        .iter()
-        .filter_map(|r| Release::parse(r).ok())
-        .map(|r| format!("apache-recorded@{}", r.label()))
+    let others: Vec<String> = releases()
+        .map(|r| TargetSpec::one(Kind::Recorded(r)).name())
         .collect();
     Err(RecordedError::NotRecorded {
         target: spec.name(),
         others: others.join(" and "),
-        live: spec.name().replacen("apache-recorded", "apache", 1),
+        live: spec.recorded_from().name(),
     })
+}
+
+/// [`RELEASES`], read.
+fn releases() -> impl Iterator<Item = Release> {
+    RELEASES
+        .iter()
+        .map(|r| Release::parse(r).expect("a release kconform knows"))
 }
 
 /// The label a live one-broker Apache of `release` gives its snapshots, which its recorded
 /// answers are read under: `apache` (3.7.2), `apache@4.4.0-tv2`.
-pub fn label(release: crate::targets::apache::Release) -> String {
-    let live = crate::targets::TargetSpec::one(crate::targets::Kind::Apache(
-        crate::targets::apache::Backend::Auto,
-        release,
-    ));
-    crate::targets::snapshot_label(&live.name())
+pub fn label(release: Release) -> String {
+    crate::targets::snapshot_label(
+        &TargetSpec::one(Kind::Recorded(release))
+            .recorded_from()
+            .name(),
+    )
 }
 
 /// The snapshot file of `scenario` on `target`.
@@ -208,24 +212,26 @@ mod tests {
     /// and every file here is built into kconform).
     #[test]
     fn every_snapshot_is_of_a_scenario_and_a_target_that_runs_it() {
-        use crate::targets::apache::Release;
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let scenarios = Scenario::load_dir(&root.join("scenarios")).unwrap();
         let mut expected = std::collections::BTreeSet::new();
         for s in &scenarios {
-            let shape = match (s.brokers, s.secured()) {
-                (1, false) => String::new(),
-                (1, true) => "-sasl".to_owned(),
-                (n, false) => format!("-{n}"),
-                (n, true) => format!("-{n}-sasl"),
+            // The targets of the scenario's shape, named as their snapshots are.
+            let shaped = |kind: Kind| {
+                let spec = TargetSpec {
+                    brokers: s.brokers,
+                    secured: s.secured(),
+                    ..TargetSpec::one(kind)
+                };
+                crate::targets::snapshot_label(&spec.recorded_from().name())
             };
             if s.apache.contains(&Release::CLAIMED) {
-                for side in ["ref", "apache"] {
-                    expected.insert(format!("{}__{side}{shape}.snap", s.name));
+                for kind in [Kind::Ref, Kind::Recorded(Release::CLAIMED)] {
+                    expected.insert(format!("{}__{}.snap", s.name, shaped(kind)));
                 }
             }
-            for release in RELEASES.map(|r| Release::parse(r).unwrap()) {
-                if shape.is_empty() && s.apache.contains(&release) {
+            for release in releases() {
+                if s.brokers == 1 && !s.secured() && s.apache.contains(&release) {
                     expected.insert(format!("{}__{}.snap", s.name, label(release)));
                 }
             }
@@ -246,13 +252,12 @@ mod tests {
     /// is refused in one line naming what is recorded and the live target instead.
     #[test]
     fn only_the_recorded_releases_and_shapes_are_offered() {
-        use crate::targets::apache::Release;
         assert_eq!(label(Release::CLAIMED), "apache");
         assert_eq!(
             label(Release::parse("4.4+tv2").unwrap()),
             "apache@4.4.0-tv2"
         );
-        let spec = |s: &str| crate::targets::TargetSpec::parse(s).unwrap();
+        let spec = |s: &str| TargetSpec::parse(s).unwrap();
         for ok in [
             "apache-recorded",
             "apache-recorded:3+sasl",

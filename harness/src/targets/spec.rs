@@ -239,6 +239,18 @@ impl TargetSpec {
         matches!(self.kind, Kind::Recorded(_))
     }
 
+    /// The live Apache whose answers a recorded target replays: the same shape, of the release
+    /// recorded (its snapshots are named after it); any other target as it is.
+    pub fn recorded_from(&self) -> TargetSpec {
+        match self.kind {
+            Kind::Recorded(release) => TargetSpec {
+                kind: Kind::Apache(Backend::Auto, release),
+                ..*self
+            },
+            _ => *self,
+        }
+    }
+
     /// Whether the target is a live Apache (of one broker or a cluster).
     pub fn is_apache(&self) -> bool {
         matches!(self.kind, Kind::Apache(..))
