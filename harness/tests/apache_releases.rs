@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::messages::ApiKey;
 use kconform::targets::apache::{features, ApacheJvm, Release};
 use kconform::targets::TargetSpec;
 use kconform::wire::client::Connection;
@@ -32,33 +31,21 @@ const WRITTEN_BY_DEFINITIONS: [&str; 7] = [
     "produce-v12-implicit-add",
 ];
 
-/// The finalized `transaction.version` and EndTxn's highest version, from ApiVersions v3.
+/// The finalized `transaction.version` (ApiVersions v3) and EndTxn's highest version.
 async fn transaction_version_and_end_txn_max(jvm: &ApacheJvm) -> (i16, i16) {
     let mut c = Connection::connect(jvm.addr, Duration::from_secs(10))
         .await
         .expect("connects");
-    let request = ApiVersionsRequest::default()
-        .with_client_software_name(StrBytes::from_static_str("kconform"))
-        .with_client_software_version(StrBytes::from_static_str("test"));
-    let ResponseKind::ApiVersions(r) = c
-        .send(ApiKey::ApiVersions, 3, &RequestKind::ApiVersions(request))
+    let tv = features::transaction_version(&mut c)
         .await
-        .expect("answers")
-    else {
-        panic!("an ApiVersions answer")
-    };
-    assert_eq!(r.error_code, 0);
-    let tv = r
-        .finalized_features
-        .iter()
-        .find(|f| f.name.as_str() == "transaction.version")
-        .map(|f| f.max_version_level)
-        .expect("4.4 finalizes a transaction.version");
-    let end_txn = r
-        .api_keys
-        .iter()
-        .find(|k| k.api_key == ApiKey::EndTxn as i16)
-        .map(|k| k.max_version)
+        .expect("ApiVersions answers");
+    let end_txn = c
+        .api_versions()
+        .await
+        .expect("ApiVersions answers")
+        .into_iter()
+        .find(|(key, ..)| *key == ApiKey::EndTxn as i16)
+        .map(|(.., max)| max)
         .expect("EndTxn served");
     (tv, end_txn)
 }

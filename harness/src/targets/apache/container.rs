@@ -173,14 +173,12 @@ impl ApacheContainer {
 /// Gives a release with the `transaction.version` feature (4.x) the level asked for: the image
 /// formats its own storage with its release's defaults, so the level is set once the broker
 /// runs, through the Admin API ([`super::features`]), and checked finalized before any
-/// scenario. `conn` is a connection allowed to (the super user's, on a secured broker).
+/// scenario. `conn` is a connection allowed to (the super user's, on a secured broker); the
+/// callers open one only for a release that has the feature.
 async fn give_transaction_version(
     release: &Release,
     conn: &mut crate::wire::client::Connection,
 ) -> Result<(), ApacheError> {
-    if !release.has_transaction_version_feature() {
-        return Ok(());
-    }
     super::features::set_transaction_version(
         conn,
         i16::from(release.transaction_version),
