@@ -272,7 +272,7 @@ impl Writer<'_> {
             if tagged_at(f, self.version, self.flexible) {
                 if value != schema_default {
                     let outer = std::mem::take(&mut self.out);
-                    let written = self.value(&path, f, &f.kind, &value);
+                    let written = self.field(&path, f, &value);
                     let bytes = std::mem::replace(&mut self.out, outer);
                     written?;
                     let tag = f.tagged.map_or(0, |(t, _)| t);
@@ -280,7 +280,7 @@ impl Writer<'_> {
                 }
                 continue;
             }
-            self.value(&path, f, &f.kind, &value)?;
+            self.field(&path, f, &value)?;
         }
         if self.flexible {
             tagged.sort_by_key(|(tag, _)| *tag);
@@ -292,6 +292,19 @@ impl Writer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A field's value: a nullable structure's after the marker byte Apache's generated code
+    /// writes (-1 for null, 1 before the structure), as the reader's `field_value` reads it.
+    fn field(&mut self, path: &str, f: &Field, v: &Value) -> Result<(), EncodeError> {
+        if matches!(f.kind, Kind::Struct(_)) && f.nullable.contains(self.version) {
+            if v.is_null() {
+                self.out.push(0xff);
+                return Ok(());
+            }
+            self.out.push(1);
+        }
+        self.value(path, f, &f.kind, v)
     }
 
     fn value(&mut self, path: &str, f: &Field, kind: &Kind, v: &Value) -> Result<(), EncodeError> {
@@ -369,15 +382,6 @@ impl Writer<'_> {
                 }
             }
             Kind::Struct(fields) => {
-                // A nullable structure (the field's own value, not an array's element) follows
-                // a marker byte, as Apache's generated code writes it: -1 for null, 1 before it.
-                if nullable && std::ptr::eq(kind, &f.kind) {
-                    if v.is_null() {
-                        self.out.push(0xff);
-                        return Ok(());
-                    }
-                    self.out.push(1);
-                }
                 let empty = Map::new();
                 let tree = match v {
                     Value::Object(t) => t,
