@@ -198,3 +198,26 @@ async fn an_unreachable_broker_is_refused_before_any_scenario() {
     let target = Running::start(&TargetSpec::external(silent)).await.unwrap();
     assert!(target.reachable(Duration::from_millis(300)).await.is_ok());
 }
+
+/// A broker that answers, but never what a step's `until` waits for, fails the step with what
+/// its last answer still missed: a slow broker is then told from a wrong one.
+#[tokio::test]
+async fn an_until_that_runs_out_names_what_the_last_answer_missed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("never.toml");
+    std::fs::write(
+        &path,
+        "description = \"d\"\nunique = [\"txn\"]\n[[step]]\nname = \"init\"\napi = \"InitProducerId\"\nrequest = { transactional_id = \"${txn}\", transaction_timeout_ms = 60000 }\nuntil = { error_code = 0, throttle_time_ms = 7 }\nwithin_ms = 300\n",
+    )
+    .unwrap();
+    let scenario = Scenario::load(&path).unwrap();
+    let target = Running::start(&TargetSpec::parse("ref").unwrap())
+        .await
+        .unwrap();
+    let t = run::run(&scenario, &target, Duration::from_secs(5)).await;
+    let failed = t.failed_expectations.join(" | ");
+    assert!(
+        failed.contains("init: 'until' did not hold within 300 ms (last answer: throttle_time_ms is 0, expected 7)"),
+        "{failed}"
+    );
+}

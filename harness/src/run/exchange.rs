@@ -236,7 +236,14 @@ impl Run<'_> {
                 break Some((raw, Some(why)));
             }
             if tokio::time::Instant::now() >= give_up {
-                let why = format!("'until' did not hold within {} ms", budget.as_millis());
+                // What the last answer still missed, so a slow broker is told from a wrong one.
+                let mut missed = mismatches(&step.until, &raw);
+                missed.extend(roles_differ);
+                let why = format!(
+                    "'until' did not hold within {} ms (last answer: {})",
+                    budget.as_millis(),
+                    missed.join("; ")
+                );
                 self.log.fail(label, &why);
                 break Some((raw, Some(why)));
             }
