@@ -24,6 +24,10 @@ pub struct Shows {
     /// through another API, such as a Fetch after the deviating call).
     #[serde(default)]
     pub api: Option<String>,
+    /// With `api`, the versions of it where it shows (all when not given): a later release's
+    /// new versions, each entry the release that brought them.
+    #[serde(default)]
+    pub versions: Option<VersionSpec>,
     /// The field (a suffix of the diff path), or "outcome" for a kind of answer that differs
     /// (a version one side does not serve).
     pub field: String,
@@ -167,7 +171,9 @@ impl Deviation {
     fn matches_values(&self, row: &DiffRow) -> bool {
         self.field_differences().any(|f| {
             let api = match &f.api {
-                Some(api) => glob(api, &row.api),
+                Some(api) => {
+                    glob(api, &row.api) && f.versions.as_ref().is_none_or(|v| v.covers(row.version))
+                }
                 None => self.api == row.api && self.versions.covers(row.version),
             };
             api && (row.path == f.field || row.path.ends_with(&format!(".{}", f.field)))
@@ -320,6 +326,19 @@ impl Ledger {
             )));
         }
         for d in &file.deviation {
+            for shows in d.field_differences() {
+                let why = match (&shows.api, &shows.versions) {
+                    (None, Some(_)) => Some("versions in a shows needs its api".to_owned()),
+                    (_, Some(v)) => v.bounds().err(),
+                    _ => None,
+                };
+                if let Some(why) = why {
+                    return Err(err(format!(
+                        "deviation '{}', shows '{}': {why}",
+                        d.id, shows.field
+                    )));
+                }
+            }
             if let Some(c) = d
                 .client
                 .iter()
@@ -435,6 +454,7 @@ mod tests {
     fn a_difference_reversed_reads_from_the_other_side() {
         let shows = |kaas: &str, apache: &str| Shows {
             api: None,
+            versions: None,
             field: "f".into(),
             kaas: kaas.into(),
             apache: apache.into(),
@@ -463,12 +483,14 @@ mod tests {
                 versions: VersionSpec::Named("0..=3".into()),
                 inline: Some(Shows {
                     api: None,
+                    versions: None,
                     field: "error_code".into(),
                     kaas: "50 INVALID_TRANSACTION_TIMEOUT".into(),
                     apache: "48 INVALID_TXN_STATE".into(),
                 }),
                 shows: vec![Shows {
                     api: None,
+                    versions: None,
                     field: "producer_id".into(),
                     kaas: "pid#*".into(),
                     apache: "-1".into(),
@@ -641,6 +663,33 @@ mod parse_tests {
             .map(|f| f.field.as_str())
             .collect();
         assert_eq!(fields, ["error_code", "batches"]);
+    }
+
+    #[test]
+    fn a_shows_with_versions_documents_its_api_at_those_versions_only() {
+        let shows = "[[deviation.shows]]\napi = \"*\"\nversions = \"5..=6\"\nfield = \"outcome\"\nkaas = \"missing\"\napache = \"response\"\n";
+        let l = parse(&format!("{HEAD}{shows}")).unwrap();
+        let row = |version: i16| crate::compare::diff::DiffRow {
+            scenario: "a".into(),
+            step: format!("s@v{version}"),
+            api: "TxnOffsetCommit".into(),
+            version: Some(version),
+            path: "outcome".into(),
+            left: serde_json::json!("missing"),
+            right: serde_json::json!("response"),
+            detail: None,
+        };
+        let documented = |v| l.documents_on(&row(v), 1).is_some();
+        assert!(documented(5) && documented(6));
+        assert!(!documented(4) && !documented(7));
+        let e = parse(&format!("{HEAD}{}", shows.replace("api = \"*\"\n", "")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("versions in a shows needs its api"), "{e}");
+        let e = parse(&format!("{HEAD}{}", shows.replace("5..=6", "6..=5")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is empty"), "{e}");
     }
 
     #[test]
