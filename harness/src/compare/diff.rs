@@ -72,6 +72,7 @@ fn kind(o: &Outcome) -> &'static str {
 
 /// Field-by-field differences between two transcripts of one scenario.
 pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
+    let (left, right) = &renumbered(left, right);
     let mut out = Vec::new();
     let rights: BTreeMap<&str, &StepRecord> =
         right.steps.iter().map(|s| (s.step.as_str(), s)).collect();
@@ -184,6 +185,77 @@ fn symbols(t: &Transcript) -> BTreeMap<(String, String), String> {
     out
 }
 
+/// Both transcripts with the symbols of their answers numbered again, each kind (`pid`,
+/// `member`) from 1, in the order they first appear among the steps both transcripts have,
+/// then among the rest. The normaliser numbers symbols as a run meets them, so a step one side
+/// alone has (a later release's version in a sweep: InitProducerId v5 handing out a producer
+/// id) would shift every later symbol of its kind, a difference at steps that agree. Numbered
+/// so, two transcripts that hold the same values alike at their shared steps read the same
+/// there; what one holds alike and the other not still differs (and [`relational`] says so).
+fn renumbered(left: &Transcript, right: &Transcript) -> (Transcript, Transcript) {
+    let shared: std::collections::BTreeSet<&str> = left
+        .steps
+        .iter()
+        .map(|s| s.step.as_str())
+        .filter(|s| right.steps.iter().any(|r| r.step == *s))
+        .collect();
+    let shared = &shared;
+    let renumber = |t: &Transcript| {
+        fn collect(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => m.values().for_each(|v| collect(v, out)),
+                Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
+                Value::String(s) if is_symbol(s) => out.push(s.clone()),
+                _ => {}
+            }
+        }
+        fn rewrite(v: &mut Value, new: &BTreeMap<String, String>) {
+            match v {
+                Value::Object(m) => m.values_mut().for_each(|v| rewrite(v, new)),
+                Value::Array(a) => a.iter_mut().for_each(|v| rewrite(v, new)),
+                Value::String(s) => {
+                    if let Some(n) = new.get(s.as_str()) {
+                        *s = n.clone();
+                    }
+                }
+                _ => {}
+            }
+        }
+        let answers = |first: bool| {
+            t.steps
+                .iter()
+                .filter(move |s| shared.contains(s.step.as_str()) == first)
+                .filter_map(|s| match &s.outcome {
+                    Outcome::Response(v) => Some(v),
+                    _ => None,
+                })
+        };
+        let mut met = Vec::new();
+        answers(true)
+            .chain(answers(false))
+            .for_each(|v| collect(v, &mut met));
+        let mut new = BTreeMap::new();
+        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+        for symbol in met {
+            if new.contains_key(&symbol) {
+                continue;
+            }
+            let kind = symbol.split_once('#').map_or("", |(k, _)| k).to_owned();
+            let n = counts.entry(kind.clone()).or_default();
+            *n += 1;
+            new.insert(symbol, format!("{kind}#{n}"));
+        }
+        let mut t = t.clone();
+        for step in &mut t.steps {
+            if let Outcome::Response(v) = &mut step.outcome {
+                rewrite(v, &new);
+            }
+        }
+        t
+    };
+    (renumber(left), renumber(right))
+}
+
 /// `pid#1`, `member#12`: what the normaliser makes of a run-specific value.
 fn is_symbol(s: &str) -> bool {
     s.split_once('#').is_some_and(|(kind, n)| {
@@ -270,5 +342,52 @@ fn diff_values(path: &str, l: &Value, r: &Value, out: &mut Vec<(String, Value, V
         }
         _ if l != r => out.push((path.to_owned(), l.clone(), r.clone())),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn transcript(steps: &[(&str, &str)]) -> Transcript {
+        Transcript {
+            scenario: "s".into(),
+            target: "t".into(),
+            steps: steps
+                .iter()
+                .map(|(step, pid)| StepRecord {
+                    step: (*step).into(),
+                    api: "InitProducerId".into(),
+                    version: Some(5),
+                    request: Value::Null,
+                    outcome: Outcome::Response(json!({ "producer_id": pid })),
+                    encoding: Vec::new(),
+                })
+                .collect(),
+            failed_expectations: Vec::new(),
+            stopped: None,
+        }
+    }
+
+    #[test]
+    fn a_step_one_side_alone_has_shifts_no_symbol_of_the_steps_both_have() {
+        // Apache 4.4 sends v5 too, which hands out a producer id kaas never does.
+        let kaas = transcript(&[("a@v4", "pid#1"), ("b", "pid#2")]);
+        let apache = transcript(&[("a@v4", "pid#1"), ("a@v5", "pid#2"), ("b", "pid#3")]);
+        let rows = diff(&kaas, &apache);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(
+            (rows[0].step.as_str(), rows[0].path.as_str()),
+            ("a@v5", "outcome")
+        );
+        // What differs at the shared steps still does: b holding a's id on one side only.
+        let same = transcript(&[("a@v4", "pid#1"), ("b", "pid#1")]);
+        let rows = diff(&same, &apache);
+        assert!(
+            rows.iter()
+                .any(|r| r.step == "b" && r.path == "producer_id"),
+            "{rows:?}"
+        );
     }
 }
