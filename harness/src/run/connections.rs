@@ -40,6 +40,12 @@ impl Connections {
         self.open.insert(name.to_owned(), connection);
     }
 
+    /// The versions the target serves of `api`, when its ApiVersions has been read: what a
+    /// sweep recorded as not sent (the scenario stopped first) would have swept.
+    pub(super) fn served_if_known(&self, api: ApiKey) -> Option<(i16, i16)> {
+        self.served.as_ref()?.get(&(api as i16)).copied()
+    }
+
     /// Forgets a connection that is no longer usable; the next use opens another.
     pub(super) fn forget(&mut self, name: &str) {
         self.open.remove(name);

@@ -44,9 +44,16 @@ fn default_max(api: ApiKey) -> i16 {
     crate::api::by_key(api).map_or(0, |a| a.default_max())
 }
 
-/// Apache 3.7's highest version of an API: what "all" sweeps.
-fn apache_max(api: ApiKey) -> i16 {
-    crate::api::by_key(api).map_or(0, |a| a.apache_max())
+/// The highest version `"all"` sweeps on a target that serves `served`: Apache 3.7's highest
+/// (the versions kaas claims, recorded as unsupported where a target does not serve them) or,
+/// for the six transaction APIs, the target's own highest where it is higher and kconform has
+/// its definition (EndTxn v5 on Apache 4.4): every version each target serves is sent.
+fn sweep_max(api: ApiKey, served: Option<(i16, i16)>) -> i16 {
+    let claimed = crate::api::by_key(api).map_or(0, |a| a.apache_max());
+    let defined = crate::api::by_key(api)
+        .and_then(|a| crate::wire::schema::request_defined_up_to(a.name))
+        .unwrap_or(claimed);
+    served.map_or(claimed, |(_, max)| claimed.max(max.min(defined)))
 }
 
 /// One scenario's run on one target.
@@ -336,12 +343,17 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The versions a step is sent at when it names them (`7`, `"all"`, `"1..=3"`); `None` when it
-/// names none (the highest both sides serve, known once the target has been asked).
-fn named_versions(api: ApiKey, version: &Option<VersionSpec>) -> Result<Option<Vec<i16>>, String> {
+/// The versions a step is sent at when it names them (`7`, `"all"`, `"1..=3"`) on a target
+/// that serves `served` ([`sweep_max`]); `None` when it names none (the highest both sides
+/// serve, known once the target has been asked).
+fn named_versions(
+    api: ApiKey,
+    version: &Option<VersionSpec>,
+    served: Option<(i16, i16)>,
+) -> Result<Option<Vec<i16>>, String> {
     version
         .as_ref()
-        .map(|v| v.expand(apache_max(api)))
+        .map(|v| v.expand(sweep_max(api, served)))
         .transpose()
 }
 
@@ -375,5 +387,44 @@ pub fn mask_timing(scenario: &Scenario, transcript: &mut Transcript) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(api: ApiKey, served: Option<(i16, i16)>) -> Vec<i16> {
+        named_versions(api, &Some(VersionSpec::default()), served)
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_sweep_sends_every_version_the_target_serves_that_kconform_can_write() {
+        // kaas-ref and Apache 3.7: 3.7's versions, as before any later release was known.
+        assert_eq!(all(ApiKey::EndTxn, Some((0, 3))), [0, 1, 2, 3]);
+        assert_eq!(all(ApiKey::EndTxn, None), [0, 1, 2, 3]);
+        // Apache 4.4: its own versions past 3.7's.
+        assert_eq!(all(ApiKey::EndTxn, Some((0, 5))), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            all(ApiKey::TxnOffsetCommit, Some((0, 6))),
+            [0, 1, 2, 3, 4, 5, 6]
+        );
+        // A version no vendored definition has is not swept: nothing could write it.
+        assert_eq!(all(ApiKey::EndTxn, Some((0, 9))), [0, 1, 2, 3, 4, 5]);
+        // Below what a target serves, 3.7's versions stay (recorded as unsupported there).
+        assert_eq!(all(ApiKey::WriteTxnMarkers, Some((1, 2))), [0, 1, 2]);
+        // Another API sweeps 3.7's versions whatever the target serves.
+        assert_eq!(
+            all(ApiKey::Fetch, Some((4, 17))),
+            (0..=16).collect::<Vec<_>>()
+        );
+        // A named version or range is what it says.
+        let range = Some(VersionSpec::Named("1..=2".into()));
+        assert_eq!(
+            named_versions(ApiKey::EndTxn, &range, Some((0, 5))).unwrap(),
+            Some(vec![1, 2])
+        );
     }
 }

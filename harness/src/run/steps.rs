@@ -64,7 +64,11 @@ impl Run<'_> {
         let api_name = request.map_or("", |r| r.api.as_str());
         let versions = request
             .and_then(|r| Some((request::api_key(&r.api)?, &r.version)))
-            .and_then(|(api, version)| named_versions(api, version).ok().flatten())
+            .and_then(|(api, version)| {
+                named_versions(api, version, self.connections.served_if_known(api))
+                    .ok()
+                    .flatten()
+            })
             .unwrap_or_default();
         if versions.is_empty() {
             return self.log.unsent(name, api_name, None, outcome);
@@ -105,7 +109,7 @@ impl Run<'_> {
                 return self.stop_unsent(name, request, cause);
             }
         };
-        let versions = match named_versions(api, &request.version) {
+        let versions = match named_versions(api, &request.version, served) {
             Ok(Some(v)) => v,
             Ok(None) => vec![served.map_or(default_max(api), |(_, max)| max.min(default_max(api)))],
             Err(e) => return self.stop_unsent(name, request, e),

@@ -8,7 +8,7 @@
 //! [[step]]
 //! name = "init"
 //! api = "InitProducerId"
-//! version = 4                   # a version, "all" (each version the API has), "1..=3",
+//! version = 4                   # a version, "all" (each version the target serves), "1..=3",
 //!                               # or none: the highest version both sides serve
 //! request = { transactional_id = "${txn}", transaction_timeout_ms = 60000 }
 //! capture = { pid = "producer_id", epoch = "producer_epoch" }
@@ -66,7 +66,8 @@ pub enum ScenarioError {
 pub enum VersionSpec {
     /// One version.
     One(i16),
-    /// "all" (one step per version the API has in Apache 3.7 or kaas) or "A..=B".
+    /// "all" (one step per version the API has in Apache 3.7, and for the six transaction
+    /// APIs each later one the target serves: EndTxn v4-5 on Apache 4.4) or "A..=B".
     Named(String),
 }
 
