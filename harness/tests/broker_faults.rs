@@ -212,3 +212,94 @@ async fn a_scenario_that_stops_with_markers_held_leaves_them_let_through() {
     );
     target.stop().await;
 }
+
+const STOPS_WITH_THE_DISK_FULL: &str = r#"
+description = "fills the disk of kaas-ref's brokers and stops with it full"
+brokers = 3
+unique = ["txn"]
+
+[[step]]
+name = "find"
+api = "FindCoordinator"
+version = 3
+request = { key = "${txn}", key_type = 1 }
+until = { error_code = 0 }
+roles = { coordinator = "node_id" }
+
+[[step]]
+name = "fill"
+fill_disk = 0
+
+[[step]]
+name = "refused"
+api = "InitProducerId"
+broker = "coordinator"
+request = { transactional_id = "${txn}", transaction_timeout_ms = 60000 }
+expect = { error_code = 99 }
+"#;
+
+const WRITES: &str = r#"
+description = "a write after: a transactional id initialised (its slot file written)"
+brokers = 3
+unique = ["txn"]
+
+[[step]]
+name = "find"
+api = "FindCoordinator"
+version = 3
+request = { key = "${txn}", key_type = 1 }
+until = { error_code = 0 }
+roles = { coordinator = "node_id" }
+
+[[step]]
+name = "init"
+api = "InitProducerId"
+broker = "coordinator"
+request = { transactional_id = "${txn}", transaction_timeout_ms = 60000 }
+until = { error_code = 0 }
+within_ms = 5000
+"#;
+
+/// A scenario that fills kaas-ref's disk and stops before freeing it leaves it freed: the
+/// next scenario on the same cluster writes. A write on the full disk was refused, not lost
+/// in silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_that_stops_with_the_disk_full_leaves_it_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |name: &str, text: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        Scenario::load(&path).unwrap()
+    };
+    let target = Running::start(&TargetSpec::parse("ref:3").unwrap())
+        .await
+        .unwrap();
+    let t = run::run(
+        &load("full", STOPS_WITH_THE_DISK_FULL),
+        &target,
+        Duration::from_secs(20),
+    )
+    .await;
+    let refused = t.steps.iter().find(|s| s.step == "refused").unwrap();
+    let Outcome::Response(answer) = &refused.outcome else {
+        panic!("{:?}", refused.outcome)
+    };
+    assert_eq!(
+        answer["error_code"], "15 COORDINATOR_NOT_AVAILABLE",
+        "a write on a full disk: {answer}"
+    );
+    assert!(
+        t.failed_expectations
+            .iter()
+            .all(|f| f.contains("expected 99")),
+        "freeing the disk added no failure: {:?}",
+        t.failed_expectations
+    );
+    let after = run::run(&load("writes", WRITES), &target, Duration::from_secs(20)).await;
+    assert!(
+        after.failed_expectations.is_empty(),
+        "the disk was freed: {:?}",
+        after.failed_expectations
+    );
+    target.stop().await;
+}

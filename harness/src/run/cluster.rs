@@ -23,6 +23,8 @@ pub(super) struct Cluster {
     pub(super) paused: BTreeSet<i32>,
     /// Brokers whose markers this scenario holds and has not let through.
     pub(super) markers_held: BTreeSet<i32>,
+    /// Brokers whose disk this scenario filled and has not freed.
+    pub(super) disks_full: BTreeSet<i32>,
 }
 
 /// Which brokers a step's broker reference picks among.
@@ -36,6 +38,8 @@ pub(super) enum Among {
     Paused,
     /// Those whose markers this scenario holds.
     MarkersHeld,
+    /// Those whose disk this scenario filled.
+    DiskFull,
 }
 
 impl Cluster {
@@ -63,6 +67,7 @@ impl Cluster {
     fn is(&self, node: i32, among: Among) -> bool {
         match among {
             Among::MarkersHeld => self.markers_held.contains(&node),
+            Among::DiskFull => self.disks_full.contains(&node),
             _ => self.among(node) == among,
         }
     }
@@ -125,6 +130,9 @@ impl Run<'_> {
                             Among::MarkersHeld => {
                                 format!("no broker's markers held but the {role}'s")
                             }
+                            Among::DiskFull => {
+                                format!("no broker's disk filled but the {role}'s")
+                            }
                         })?,
                 }
             }
@@ -166,10 +174,13 @@ impl Run<'_> {
         // paused, a release among those whose markers it holds; a kill, a pause or a hold
         // among the brokers up.
         let among = match act {
-            BrokerAct::Kill | BrokerAct::Pause | BrokerAct::HoldMarkers => Among::Up,
+            BrokerAct::Kill | BrokerAct::Pause | BrokerAct::HoldMarkers | BrokerAct::FillDisk => {
+                Among::Up
+            }
             BrokerAct::Restart => Among::Down,
             BrokerAct::Resume => Among::Paused,
             BrokerAct::ReleaseMarkers => Among::MarkersHeld,
+            BrokerAct::FreeDisk => Among::DiskFull,
         };
         let node = match self.resolve(broker, among).await {
             Ok(node) => node,
@@ -201,6 +212,12 @@ impl Run<'_> {
             }
             BrokerAct::ReleaseMarkers => {
                 self.cluster.markers_held.remove(&node);
+            }
+            BrokerAct::FillDisk => {
+                self.cluster.disks_full.insert(node);
+            }
+            BrokerAct::FreeDisk => {
+                self.cluster.disks_full.remove(&node);
             }
         }
         self.log

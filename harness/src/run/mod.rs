@@ -207,6 +207,15 @@ async fn run_in_slot(
             ));
         }
     }
+    // The disks it filled are freed (before the answers it holds are awaited: one may wait
+    // on a write).
+    for node in std::mem::take(&mut run.cluster.disks_full) {
+        if let Err(e) = target.fill_disk(node, false).await {
+            run.log.failed.push(format!(
+                "could not free the disk of broker {node} after the scenario: {e}"
+            ));
+        }
+    }
     // Background steps nobody awaited are recorded at the end, in the order they were sent.
     while !run.in_flight.is_empty() {
         let pending = run.in_flight.remove(0);

@@ -5,7 +5,7 @@
 use crate::data::Source;
 use crate::scenario::Scenario;
 use crate::targets::apache::Release;
-use crate::targets::faults::FaultCommands;
+use crate::targets::faults::{BrokerAct, FaultCommands};
 use crate::targets::{Kind, TargetSpec};
 
 /// Why the scenarios asked for cannot run on the targets given.
@@ -196,25 +196,27 @@ impl Plan<'_> {
     }
 
     /// Leaves out the scenarios that do to a broker what some target cannot (an external
-    /// cluster does only the acts `--fault-cmd` gave commands for), and says which and why:
-    /// (scenario, the acts it needs that are missing).
+    /// cluster does only the acts `--fault-cmd` gave commands for; Apache's disk cannot be
+    /// filled, [`BrokerAct::needs_a_disk_switch`]), and says which and why: (scenario, the
+    /// acts it needs that some target cannot do).
     pub fn leave_out_missing_faults(
         &mut self,
         specs: &[TargetSpec],
         faults: &FaultCommands,
     ) -> Vec<(String, Vec<&'static str>)> {
-        let external_cluster = specs
-            .iter()
-            .any(|s| matches!(s.kind, Kind::External(_)) && s.brokers > 1);
-        if !external_cluster {
-            return Vec::new();
-        }
+        let can = |act: BrokerAct| {
+            specs.iter().all(|spec| match spec.kind {
+                Kind::External(_) if spec.brokers > 1 => faults.has(act),
+                Kind::Apache(..) | Kind::Recorded(_) => !act.needs_a_disk_switch(),
+                _ => true,
+            })
+        };
         let mut left_out = Vec::new();
         self.chosen.retain(|scenario| {
             let missing: Vec<&'static str> = scenario
                 .broker_acts()
                 .into_iter()
-                .filter(|act| !faults.has(*act))
+                .filter(|act| !can(*act))
                 .map(|act| act.key())
                 .collect();
             match missing.is_empty() {
@@ -474,6 +476,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "cluster-disk-full-end-txn-retried",
                 "cluster-markers-held-rejoin",
                 "cluster-markers-held-transaction-stays-prepared"
             ]
@@ -481,6 +484,7 @@ mod tests {
         let all = [
             four.as_slice(),
             &["hold_markers=e".into(), "release_markers=f".into()],
+            &["fill_disk=g".into(), "free_disk=h".into()],
         ]
         .concat();
         let mut p = plan(every.clone(), &[], &external, true).unwrap();
@@ -490,6 +494,45 @@ mod tests {
         let ours = [TargetSpec::REF.cluster(3)];
         let mut p = plan(every, &[], &ours, true).unwrap();
         assert!(p.leave_out_missing_faults(&ours, &none).is_empty());
+    }
+
+    #[test]
+    fn a_scenario_that_fills_a_disk_runs_where_no_apache_is_named() {
+        let (all, _) = all();
+        let every: Vec<&Scenario> = all.iter().collect();
+        let kaas_only: Vec<&str> = every
+            .iter()
+            .filter(|s| s.kaas_only())
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(kaas_only, ["cluster-disk-full-end-txn-retried"]);
+        let none = FaultCommands::default();
+        for apache in ["apache:3", "apache-recorded:3", "apache@4.4:3"] {
+            let specs = [
+                TargetSpec::REF.cluster(3),
+                TargetSpec::parse(apache).unwrap(),
+            ];
+            let mut p = plan(every.clone(), &[], &specs, true).unwrap();
+            let left = p.leave_out_missing_faults(&specs, &none);
+            assert_eq!(
+                left,
+                [(kaas_only[0].to_owned(), vec!["fill_disk", "free_disk"])],
+                "{apache}"
+            );
+        }
+        // kaas-ref alone runs it; an external cluster, with the commands for both acts.
+        let ours = [TargetSpec::REF.cluster(3)];
+        let mut p = plan(every.clone(), &[], &ours, true).unwrap();
+        assert!(p.leave_out_missing_faults(&ours, &none).is_empty());
+        let addr = "127.0.0.1:9092".parse().unwrap();
+        let external = [TargetSpec::external(addr).cluster(3)];
+        let mut p = plan(every.clone(), &[], &external, true).unwrap();
+        let disk = ["fill_disk=a", "free_disk=b"].map(String::from);
+        let left = p.leave_out_missing_faults(&external, &FaultCommands::parse(&disk).unwrap());
+        assert!(
+            left.iter().all(|(name, _)| name != kaas_only[0]),
+            "{left:?}"
+        );
     }
 
     #[test]

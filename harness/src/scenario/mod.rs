@@ -260,6 +260,15 @@ impl Scenario {
         acts
     }
 
+    /// Whether only kaas can run it: it fills a disk, which only kaas-ref's storage fault
+    /// switch (or a user's command on kaas pods) can do. No Apache answer is recorded for it;
+    /// a run with Apache leaves it out, and says so.
+    pub fn kaas_only(&self) -> bool {
+        self.broker_acts()
+            .iter()
+            .any(|act| act.needs_a_disk_switch())
+    }
+
     /// Parses a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -455,7 +464,7 @@ mod tests {
             ),
             (
                 "description = \"x\"\n[[step]]\nname = \"p\"\npause = 1\n",
-                "step 'p': broker, roles and what is done to a broker (kill, restart, pause, resume, hold_markers, release_markers) are for cluster scenarios",
+                "step 'p': broker, roles and what is done to a broker (kill, restart, pause, resume, hold_markers, release_markers, fill_disk, free_disk) are for cluster scenarios",
             ),
             (
                 "description = \"x\"\nbrokers = 3\n[[step]]\nname = \"r\"\nresume = \"coordinator\"\n",

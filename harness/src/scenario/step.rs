@@ -195,6 +195,8 @@ pub(super) struct StepFile {
     resume: Option<BrokerRef>,
     hold_markers: Option<BrokerRef>,
     release_markers: Option<BrokerRef>,
+    fill_disk: Option<BrokerRef>,
+    free_disk: Option<BrokerRef>,
     #[serde(rename = "as")]
     principal: Option<String>,
     mechanism: Option<String>,
@@ -215,6 +217,8 @@ impl StepFile {
             (BrokerAct::Resume, &self.resume),
             (BrokerAct::HoldMarkers, &self.hold_markers),
             (BrokerAct::ReleaseMarkers, &self.release_markers),
+            (BrokerAct::FillDisk, &self.fill_disk),
+            (BrokerAct::FreeDisk, &self.free_disk),
         ];
         let named = [
             self.api.is_some(),

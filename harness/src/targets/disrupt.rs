@@ -29,7 +29,11 @@ impl Running {
         }
         let held = self.held.lock().await;
         match &*held {
-            Held::RefCluster(_) | Held::ApacheCluster(_) => faults::BrokerAct::ALL.to_vec(),
+            Held::RefCluster(_) => faults::BrokerAct::ALL.to_vec(),
+            Held::ApacheCluster(_) => faults::BrokerAct::ALL
+                .into_iter()
+                .filter(|a| !a.needs_a_disk_switch())
+                .collect(),
             _ => faults::BrokerAct::ALL
                 .into_iter()
                 .filter(|a| self.faults.has(*a))
@@ -83,6 +87,37 @@ impl Running {
             faults::BrokerAct::Resume => self.resume(node).await,
             faults::BrokerAct::HoldMarkers => self.hold_markers(node, true).await,
             faults::BrokerAct::ReleaseMarkers => self.hold_markers(node, false).await,
+            faults::BrokerAct::FillDisk => self.fill_disk(node, true).await,
+            faults::BrokerAct::FreeDisk => self.fill_disk(node, false).await,
+        }
+    }
+
+    /// Fills (`full`) or frees the disk of broker `node`: on kaas-ref, the data directory
+    /// its brokers share, through its storage fault switch (every broker's writes then fail
+    /// with ENOSPC, reads and answers going on); on an external cluster, by the user's
+    /// command. Apache's is refused: no small filesystem can be mounted here to fill.
+    pub async fn fill_disk(&self, node: i32, full: bool) -> Result<(), TargetError> {
+        let guard = self.held.lock().await;
+        match &*guard {
+            Held::RefCluster(cluster) => {
+                let dir = cluster.data_dir();
+                match full {
+                    true => reference_broker::storage::faults::fill(dir),
+                    false => reference_broker::storage::faults::free(dir),
+                }
+                Ok(())
+            }
+            Held::ApacheCluster(_) => Err(self.refused(format!(
+                "{} is not done to Apache's brokers here: no small filesystem can be mounted to fill",
+                faults::BrokerAct::FillDisk.key()
+            ))),
+            _ => {
+                let act = match full {
+                    true => faults::BrokerAct::FillDisk,
+                    false => faults::BrokerAct::FreeDisk,
+                };
+                self.by_command(act, node).await
+            }
         }
     }
 

@@ -28,17 +28,27 @@ pub enum BrokerAct {
     HoldMarkers,
     /// Lets the markers held for it through.
     ReleaseMarkers,
+    /// Fills its disk: every write it makes to its data directory fails as on a full disk
+    /// (ENOSPC), reads and answers going on. On kaas-ref the data directory is the volume all
+    /// its brokers share, so every broker's writes fail (kaas-ref's storage fault switch); an
+    /// external cluster's by the user's command. Apache's cannot be filled here (no small
+    /// filesystem to mount), so a scenario that does it runs on kaas only.
+    FillDisk,
+    /// Frees the disk filled.
+    FreeDisk,
 }
 
 impl BrokerAct {
     /// Every act, in the order a scenario file's keys are checked.
-    pub const ALL: [BrokerAct; 6] = [
+    pub const ALL: [BrokerAct; 8] = [
         BrokerAct::Kill,
         BrokerAct::Restart,
         BrokerAct::Pause,
         BrokerAct::Resume,
         BrokerAct::HoldMarkers,
         BrokerAct::ReleaseMarkers,
+        BrokerAct::FillDisk,
+        BrokerAct::FreeDisk,
     ];
 
     /// Its key in a scenario file and in `--fault-cmd`, which is also the verb a report uses.
@@ -50,6 +60,8 @@ impl BrokerAct {
             BrokerAct::Resume => "resume",
             BrokerAct::HoldMarkers => "hold_markers",
             BrokerAct::ReleaseMarkers => "release_markers",
+            BrokerAct::FillDisk => "fill_disk",
+            BrokerAct::FreeDisk => "free_disk",
         }
     }
 
@@ -62,6 +74,8 @@ impl BrokerAct {
             BrokerAct::Resume => "resumes",
             BrokerAct::HoldMarkers => "holds the markers to",
             BrokerAct::ReleaseMarkers => "lets through the markers to",
+            BrokerAct::FillDisk => "fills the disk of",
+            BrokerAct::FreeDisk => "frees the disk of",
         }
     }
 
@@ -71,8 +85,16 @@ impl BrokerAct {
             BrokerAct::Kill => Some(BrokerAct::Restart),
             BrokerAct::Pause => Some(BrokerAct::Resume),
             BrokerAct::HoldMarkers => Some(BrokerAct::ReleaseMarkers),
+            BrokerAct::FillDisk => Some(BrokerAct::FreeDisk),
             _ => None,
         }
+    }
+
+    /// Whether it fills or frees a disk, which only kaas-ref's storage fault switch (or a
+    /// user's command) can do: Apache's brokers cannot, so a scenario that does it is left out
+    /// of a run with Apache, and said to be.
+    pub fn needs_a_disk_switch(self) -> bool {
+        matches!(self, BrokerAct::FillDisk | BrokerAct::FreeDisk)
     }
 
     /// Every act's key, as a refusal lists them ("kill, restart, pause, ...").
@@ -89,6 +111,8 @@ impl BrokerAct {
             BrokerAct::Resume => "resumed",
             BrokerAct::HoldMarkers => "held the markers to",
             BrokerAct::ReleaseMarkers => "let through the markers to",
+            BrokerAct::FillDisk => "filled the disk of",
+            BrokerAct::FreeDisk => "freed the disk of",
         }
     }
 }
@@ -107,8 +131,8 @@ pub struct FaultCommands {
 }
 
 impl FaultCommands {
-    /// Reads `ACT=COMMAND` arguments (ACT: kill, restart, pause, resume, hold_markers or
-    /// release_markers), each act once.
+    /// Reads `ACT=COMMAND` arguments (ACT: kill, restart, pause, resume, hold_markers,
+    /// release_markers, fill_disk or free_disk), each act once.
     pub fn parse(args: &[String]) -> Result<FaultCommands, String> {
         let mut commands = BTreeMap::new();
         for arg in args {

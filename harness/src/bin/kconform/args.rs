@@ -104,7 +104,8 @@ pub struct TargetArgs {
     pub targets: Vec<String>,
     /// How to do a fault to a broker of an external cluster, as ACT=COMMAND (ACT: kill,
     /// restart, pause, resume, hold_markers or release_markers: the transaction markers sent
-    /// to the broker held back while it serves on, then let through), run with `sh -c` after
+    /// to the broker held back while it serves on, then let through; fill_disk or free_disk:
+    /// its disk full, every write failing, then freed), run with `sh -c` after
     /// `{node}` (the broker's node id) and `{addr}` (its HOST:PORT) are filled in: e.g.
     /// `pause='kubectl exec kaas-{node} -- kill -STOP 1'`. Repeat for each act. A restart or
     /// resume then waits until the broker is back in sync. The cluster scenarios that need an act given no command are left out, and

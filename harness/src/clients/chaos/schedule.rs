@@ -256,7 +256,7 @@ pub async fn execute(
 mod tests {
     use super::*;
 
-    const ALL: [BrokerAct; 6] = BrokerAct::ALL;
+    const ALL: [BrokerAct; 8] = BrokerAct::ALL;
 
     #[test]
     fn a_seed_gives_the_same_schedule_and_another_seed_another() {

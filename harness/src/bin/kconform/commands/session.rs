@@ -40,13 +40,13 @@ pub async fn compare(
             .map(|(name, acts)| format!("{name} ({})", acts.join(", ")))
             .collect();
         eprintln!(
-            "kconform: skipping {} scenario(s) that do to a broker what no --fault-cmd was given for: {}",
+            "kconform: skipping {} scenario(s) that do to a broker what a target cannot (an external cluster: no --fault-cmd given; Apache: its disk cannot be filled here): {}",
             left_out.len(),
             each.join(", ")
         );
         if planned.chosen.is_empty() {
             anyhow::bail!(
-                "no scenario left to run: give a --fault-cmd for each act they need ({})",
+                "no scenario left to run: each does to a broker what a target cannot (an external cluster needs a --fault-cmd for each act: {}; a kaas-only scenario runs without Apache: --target ref:3)",
                 kconform::targets::faults::BrokerAct::keys()
             );
         }
