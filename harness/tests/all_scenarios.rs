@@ -141,12 +141,8 @@ async fn both_sides(
 async fn kaas_alone(scenarios: &[&Scenario]) -> Vec<Transcript> {
     let mut transcripts = Vec::new();
     for (brokers, secured) in kconform::run::plan::shapes(scenarios) {
-        let shaped: Vec<&Scenario> = scenarios
-            .iter()
-            .copied()
-            .filter(|s| (s.brokers > 1).then_some(s.brokers as u64) == brokers)
-            .filter(|s| s.secured() == secured)
-            .collect();
+        let shaped =
+            kconform::run::session::sized(scenarios, brokers.map_or(1, |n| n as usize), secured);
         let (ours, _, _) = kconform::targets::choice::defaults(
             brokers,
             secured,

@@ -18,39 +18,17 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
     let all = Scenario::load_all(&source)?;
     // An unknown name is refused whatever the shapes.
     let picked = plan::pick(&all, &a.names, &source)?;
-    let shapes = match (a.on.targets.is_empty(), a.on.brokers, a.on.sasl) {
-        (true, None, false) => plan::shapes(&picked),
-        (_, brokers, sasl) => vec![(brokers, sasl)],
-    };
+    let mut runs = pair_runs(&a, &all, &picked);
+    if a.on.targets.is_empty() {
+        runs.extend(kaas_alone_runs(&a, &picked));
+    }
     let mut coverage = Coverage::default();
     let mut reports = Vec::new();
-    for (brokers, sasl) in shapes {
-        let size = brokers.map_or(1, |n| n as usize);
-        let named: Vec<String> = a
-            .names
-            .iter()
-            .filter(|n| {
-                all.iter().any(|s| {
-                    &s.name == *n
-                        && s.brokers == size
-                        && s.secured() == sasl
-                        && !(s.kaas_only() && a.on.targets.is_empty())
-                })
-            })
-            .cloned()
-            .collect();
-        if !a.names.is_empty() && named.is_empty() {
-            continue;
-        }
-        let on = TargetArgs {
-            brokers,
-            sasl,
-            ..a.on.clone()
-        };
+    for (on, names) in runs {
         let (report, transcripts) = super::session::compare(
             &a.scenarios,
             &on,
-            &named,
+            &names,
             a.include_slow,
             a.jobs as usize,
             None,
@@ -58,43 +36,6 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
         .await?;
         transcripts.iter().flatten().for_each(|t| coverage.add(t));
         reports.push(report);
-    }
-    // What only kaas can run (a disk filled) was left out of the pairs with Apache: with no
-    // target named, it runs on kaas-ref of its shape alone, so the table is still the suite's.
-    if a.on.targets.is_empty() {
-        let kaas_only: Vec<&Scenario> = picked
-            .iter()
-            .copied()
-            .filter(|s| s.kaas_only() && (a.on.brokers.is_none() || s.brokers > 1))
-            .collect();
-        for (brokers, sasl) in plan::shapes(&kaas_only) {
-            let names: Vec<String> = kaas_only
-                .iter()
-                .filter(|s| (s.brokers > 1).then_some(s.brokers as u64) == brokers)
-                .filter(|s| s.secured() == sasl)
-                .map(|s| s.name.clone())
-                .collect();
-            let ours =
-                kconform::targets::choice::defaults(brokers, sasl, a.on.apache_backend.into()).0;
-            // The target names its shape itself (ref:3, ref+sasl).
-            let on = TargetArgs {
-                targets: vec![ours.arg()],
-                brokers: None,
-                sasl: false,
-                ..a.on.clone()
-            };
-            let (report, transcripts) = super::session::compare(
-                &a.scenarios,
-                &on,
-                &names,
-                a.include_slow,
-                a.jobs as usize,
-                None,
-            )
-            .await?;
-            transcripts.iter().flatten().for_each(|t| coverage.add(t));
-            reports.push(report);
-        }
     }
     let table = coverage.markdown();
     outln!("{table}");
@@ -108,4 +49,76 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
         code = super::verdict(false);
     }
     Ok(code)
+}
+
+/// Each shape's run: on its own pair with no target named (or on the targets named), with the
+/// names asked for of that shape (none: all of it). What only kaas can run is not asked of a
+/// pair with Apache.
+fn pair_runs(
+    a: &CoverageArgs,
+    all: &[Scenario],
+    picked: &[&Scenario],
+) -> Vec<(TargetArgs, Vec<String>)> {
+    let shapes = match (a.on.targets.is_empty(), a.on.brokers, a.on.sasl) {
+        (true, None, false) => plan::shapes(picked),
+        (_, brokers, sasl) => vec![(brokers, sasl)],
+    };
+    shapes
+        .into_iter()
+        .filter_map(|(brokers, sasl)| {
+            let size = brokers.map_or(1, |n| n as usize);
+            let named: Vec<String> = a
+                .names
+                .iter()
+                .filter(|n| {
+                    all.iter().any(|s| {
+                        &s.name == *n
+                            && s.brokers == size
+                            && s.secured() == sasl
+                            && !(s.kaas_only() && a.on.targets.is_empty())
+                    })
+                })
+                .cloned()
+                .collect();
+            if !a.names.is_empty() && named.is_empty() {
+                return None;
+            }
+            let on = TargetArgs {
+                brokers,
+                sasl,
+                ..a.on.clone()
+            };
+            Some((on, named))
+        })
+        .collect()
+}
+
+/// What only kaas can run (a disk filled), left out of the pairs with Apache: each shape of it
+/// on kaas-ref alone, so the table with no target named is still the whole suite's.
+fn kaas_alone_runs(a: &CoverageArgs, picked: &[&Scenario]) -> Vec<(TargetArgs, Vec<String>)> {
+    let kaas_only: Vec<&Scenario> = picked
+        .iter()
+        .copied()
+        .filter(|s| s.kaas_only() && (a.on.brokers.is_none() || s.brokers > 1))
+        .collect();
+    plan::shapes(&kaas_only)
+        .into_iter()
+        .map(|(brokers, sasl)| {
+            let size = brokers.map_or(1, |n| n as usize);
+            let names = kconform::run::session::sized(&kaas_only, size, sasl)
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
+            let ours =
+                kconform::targets::choice::defaults(brokers, sasl, a.on.apache_backend.into()).0;
+            // The target names its shape itself (ref:3, ref+sasl).
+            let on = TargetArgs {
+                targets: vec![ours.arg()],
+                brokers: None,
+                sasl: false,
+                ..a.on.clone()
+            };
+            (on, names)
+        })
+        .collect()
 }
