@@ -620,3 +620,18 @@ fn chaos_refuses_recorded_answers_in_one_line() {
     assert!(err.contains("chaos needs a live broker"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// A log line of the kaas-ref kconform runs in process (here its warning that the disk a
+/// scenario filled refused a write) reaches a pipe as plain text, with no colour codes.
+#[test]
+fn logs_written_to_a_pipe_carry_no_colour_codes() {
+    let (code, _, err) = kconform(&[
+        "run",
+        "--target",
+        "ref:3",
+        "cluster-disk-full-end-txn-retried",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("No space left on device (injected)"), "{err}");
+    assert!(!err.contains('\u{1b}'), "colour codes in a pipe: {err:?}");
+}

@@ -49,6 +49,8 @@ async fn run() -> ExitCode {
                 .unwrap_or_else(|_| "warn,rdkafka=off,librdkafka=off".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only where stderr is a terminal (and NO_COLOR is not set), as the report's.
+        .with_ansi(console::colors_enabled_stderr())
         .init();
     let cli = Cli::parse();
     // Ctrl-C drops the run, and with it the brokers it started (the JVM is stopped, the
