@@ -94,16 +94,25 @@ impl Running {
 
     /// Fills (`full`) or frees the disk of broker `node`: on kaas-ref, the data directory
     /// its brokers share, through its storage fault switch (every broker's writes then fail
-    /// with ENOSPC, reads and answers going on); on an external cluster, by the user's
-    /// command. Apache's is refused: no small filesystem can be mounted here to fill.
+    /// with ENOSPC, reads and answers going on), freed once every broker is listed by its peers
+    /// again; on an external cluster, by the user's command. Apache's is refused: no small
+    /// filesystem can be mounted here to fill.
     pub async fn fill_disk(&self, node: i32, full: bool) -> Result<(), TargetError> {
         let guard = self.held.lock().await;
         match &*guard {
             Held::RefCluster(cluster) => {
                 let dir = cluster.data_dir();
-                match full {
-                    true => reference_broker::storage::faults::fill(dir),
-                    false => reference_broker::storage::faults::free(dir),
+                if full {
+                    reference_broker::storage::faults::fill(dir);
+                    return Ok(());
+                }
+                reference_broker::storage::faults::free(dir);
+                drop(guard);
+                // A disk full for longer than a peer's liveness timeout left every broker
+                // counting the others down (their stamps are writes too): the scenario goes
+                // on once each is listed by its peers again, as after a resume.
+                for (node, _) in &self.nodes {
+                    self.caught_up(*node).await?;
                 }
                 Ok(())
             }
