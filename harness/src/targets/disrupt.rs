@@ -193,8 +193,9 @@ impl Running {
         self.caught_up(node).await
     }
 
-    /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, resumed from a pause, is listed
-    /// and in the ISR of every partition it replicates, as each peer that answers sees it. Its
+    /// Waits (at most [`SETTLE_DEADLINE`]) until broker `node`, resumed from a pause (or back
+    /// from a disk full long enough for its peers to count it down), is listed and in the ISR
+    /// of every partition it replicates, as each peer that answers sees it. Its
     /// own Metadata would not do: it answers from a cache as old as its pause (and an Apache
     /// broker resumed so names itself the leader of partitions that moved, for a moment). Not
     /// every partition whole, as after a restart: another broker may still be paused. A peer
