@@ -35,10 +35,7 @@ expect = { error_code = 99 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scenario_that_stops_with_a_broker_paused_leaves_it_resumed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("stops-paused.toml");
-    std::fs::write(&path, STOPS_WITH_A_BROKER_PAUSED).unwrap();
-    let scenario = Scenario::load(&path).unwrap();
+    let scenario = crate::util::scenario_from("stops-paused", STOPS_WITH_A_BROKER_PAUSED);
     let spec = TargetSpec::parse("ref:3").unwrap();
     let target = Running::start(&spec).await.unwrap();
 
@@ -129,9 +126,7 @@ async fn an_external_cluster_is_faulted_by_the_users_commands() {
     let target = Running::start(&spec).await.unwrap().with_faults(faults);
     assert_eq!(target.bootstrap, addrs, "the brokers, from its Metadata");
 
-    let path = dir.path().join("pause-resume.toml");
-    std::fs::write(&path, PAUSES_AND_RESUMES_BROKER_1).unwrap();
-    let scenario = Scenario::load(&path).unwrap();
+    let scenario = crate::util::scenario_from("pause-resume", PAUSES_AND_RESUMES_BROKER_1);
     let t = run::run(&scenario, &target, Duration::from_secs(20)).await;
     assert!(t.stopped.is_none(), "{:?}", t.stopped);
     let done = std::fs::read_to_string(&log).unwrap();
@@ -171,10 +166,7 @@ expect = { error_code = 99 }
 /// a peer of its coordinator leads is read committed within the cluster's marker poll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scenario_that_stops_with_markers_held_leaves_them_let_through() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("stops-held.toml");
-    std::fs::write(&path, STOPS_WITH_MARKERS_HELD).unwrap();
-    let stops = Scenario::load(&path).unwrap();
+    let stops = crate::util::scenario_from("stops-held", STOPS_WITH_MARKERS_HELD);
     let spec = TargetSpec::parse("ref:3").unwrap();
     let target = Running::start(&spec).await.unwrap();
     let t = run::run(&stops, &target, Duration::from_secs(20)).await;
@@ -213,8 +205,11 @@ async fn a_scenario_that_stops_with_markers_held_leaves_them_let_through() {
     target.stop().await;
 }
 
-const STOPS_WITH_THE_DISK_FULL: &str = r#"
-description = "fills the disk of kaas-ref's brokers and stops with it full"
+/// A scenario of `description` on three brokers: a transactional id's coordinator found (the
+/// role `coordinator`), then `steps`. Both disk scenarios below begin so.
+fn on_its_coordinator(description: &str, steps: &str) -> String {
+    format!(
+        r#"description = "{description}"
 brokers = 3
 unique = ["txn"]
 
@@ -222,10 +217,14 @@ unique = ["txn"]
 name = "find"
 api = "FindCoordinator"
 version = 3
-request = { key = "${txn}", key_type = 1 }
-until = { error_code = 0 }
-roles = { coordinator = "node_id" }
+request = {{ key = "${{txn}}", key_type = 1 }}
+until = {{ error_code = 0 }}
+roles = {{ coordinator = "node_id" }}
+{steps}"#
+    )
+}
 
+const STOPS_WITH_THE_DISK_FULL: &str = r#"
 [[step]]
 name = "fill"
 fill_disk = 0
@@ -239,18 +238,6 @@ expect = { error_code = 99 }
 "#;
 
 const WRITES: &str = r#"
-description = "a write after: a transactional id initialised (its slot file written)"
-brokers = 3
-unique = ["txn"]
-
-[[step]]
-name = "find"
-api = "FindCoordinator"
-version = 3
-request = { key = "${txn}", key_type = 1 }
-until = { error_code = 0 }
-roles = { coordinator = "node_id" }
-
 [[step]]
 name = "init"
 api = "InitProducerId"
@@ -265,17 +252,19 @@ within_ms = 5000
 /// in silence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scenario_that_stops_with_the_disk_full_leaves_it_freed() {
-    let dir = tempfile::tempdir().unwrap();
-    let load = |name: &str, text: &str| {
-        let path = dir.path().join(format!("{name}.toml"));
-        std::fs::write(&path, text).unwrap();
-        Scenario::load(&path).unwrap()
-    };
+    let full = on_its_coordinator(
+        "fills the disk of kaas-ref's brokers and stops with it full",
+        STOPS_WITH_THE_DISK_FULL,
+    );
+    let writes = on_its_coordinator(
+        "a write after: a transactional id initialised (its slot file written)",
+        WRITES,
+    );
     let target = Running::start(&TargetSpec::parse("ref:3").unwrap())
         .await
         .unwrap();
     let t = run::run(
-        &load("full", STOPS_WITH_THE_DISK_FULL),
+        &crate::util::scenario_from("full", &full),
         &target,
         Duration::from_secs(20),
     )
@@ -295,7 +284,12 @@ async fn a_scenario_that_stops_with_the_disk_full_leaves_it_freed() {
         "freeing the disk added no failure: {:?}",
         t.failed_expectations
     );
-    let after = run::run(&load("writes", WRITES), &target, Duration::from_secs(20)).await;
+    let after = run::run(
+        &crate::util::scenario_from("writes", &writes),
+        &target,
+        Duration::from_secs(20),
+    )
+    .await;
     assert!(
         after.failed_expectations.is_empty(),
         "the disk was freed: {:?}",

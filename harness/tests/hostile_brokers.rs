@@ -100,14 +100,10 @@ async fn broker(how: Misbehaviour) -> SocketAddr {
 }
 
 fn scenario() -> Scenario {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("hostile.toml");
-    std::fs::write(
-        &path,
+    crate::util::scenario_from(
+        "hostile",
         "description = \"d\"\n[[step]]\nname = \"end\"\napi = \"EndTxn\"\nversion = 3\nrequest = { transactional_id = \"t\" }\n[[step]]\nname = \"again\"\napi = \"EndTxn\"\nversion = 3\nrequest = { transactional_id = \"t\" }\n",
     )
-    .unwrap();
-    Scenario::load(&path).unwrap()
 }
 
 #[tokio::test]
@@ -203,14 +199,10 @@ async fn an_unreachable_broker_is_refused_before_any_scenario() {
 /// its last answer still missed: a slow broker is then told from a wrong one.
 #[tokio::test]
 async fn an_until_that_runs_out_names_what_the_last_answer_missed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("never.toml");
-    std::fs::write(
-        &path,
+    let scenario = crate::util::scenario_from(
+        "never",
         "description = \"d\"\nunique = [\"txn\"]\n[[step]]\nname = \"init\"\napi = \"InitProducerId\"\nrequest = { transactional_id = \"${txn}\", transaction_timeout_ms = 60000 }\nuntil = { error_code = 0, throttle_time_ms = 7 }\nwithin_ms = 300\n",
-    )
-    .unwrap();
-    let scenario = Scenario::load(&path).unwrap();
+    );
     let target = Running::start(&TargetSpec::parse("ref").unwrap())
         .await
         .unwrap();

@@ -37,6 +37,14 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// A scenario written in a test: `text` read as the file `<name>.toml` (its name is `name`).
+pub fn scenario_from(name: &str, text: &str) -> Scenario {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("the scenario written");
+    Scenario::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 /// Every scenario in the repository.
 pub fn scenarios() -> Vec<Scenario> {
     Scenario::load_dir(&root().join("scenarios")).expect("scenarios load")
