@@ -154,35 +154,37 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
 
 /// Where a transcript holds a symbol (`pid#1`): (step, field path) → symbol.
 fn symbols(t: &Transcript) -> BTreeMap<(String, String), String> {
-    fn walk(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
-        match v {
-            Value::Object(m) => m.iter().for_each(|(k, v)| {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                walk(&p, v, out)
-            }),
-            Value::Array(a) => a
-                .iter()
-                .enumerate()
-                .for_each(|(i, v)| walk(&format!("{path}.{i}"), v, out)),
-            Value::String(s) if is_symbol(s) => out.push((path.to_owned(), s.clone())),
-            _ => {}
-        }
-    }
     let mut out = BTreeMap::new();
     for step in &t.steps {
         if let Outcome::Response(v) = &step.outcome {
             let mut found = Vec::new();
-            walk("", v, &mut found);
+            symbols_in("", v, &mut found);
             for (path, symbol) in found {
                 out.insert((step.step.clone(), path), symbol);
             }
         }
     }
     out
+}
+
+/// The symbols in an answer, each with its field path, in the order a walk meets them.
+fn symbols_in(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            symbols_in(&p, v, out)
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| symbols_in(&format!("{path}.{i}"), v, out)),
+        Value::String(s) if is_symbol(s) => out.push((path.to_owned(), s.clone())),
+        _ => {}
+    }
 }
 
 /// Both transcripts with the symbols of their answers numbered again, each kind (`pid`,
@@ -193,22 +195,16 @@ fn symbols(t: &Transcript) -> BTreeMap<(String, String), String> {
 /// so, two transcripts that hold the same values alike at their shared steps read the same
 /// there; what one holds alike and the other not still differs (and [`relational`] says so).
 fn renumbered(left: &Transcript, right: &Transcript) -> (Transcript, Transcript) {
+    let rights: std::collections::BTreeSet<&str> =
+        right.steps.iter().map(|s| s.step.as_str()).collect();
     let shared: std::collections::BTreeSet<&str> = left
         .steps
         .iter()
         .map(|s| s.step.as_str())
-        .filter(|s| right.steps.iter().any(|r| r.step == *s))
+        .filter(|s| rights.contains(s))
         .collect();
     let shared = &shared;
     let renumber = |t: &Transcript| {
-        fn collect(v: &Value, out: &mut Vec<String>) {
-            match v {
-                Value::Object(m) => m.values().for_each(|v| collect(v, out)),
-                Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
-                Value::String(s) if is_symbol(s) => out.push(s.clone()),
-                _ => {}
-            }
-        }
         fn rewrite(v: &mut Value, new: &BTreeMap<String, String>) {
             match v {
                 Value::Object(m) => m.values_mut().for_each(|v| rewrite(v, new)),
@@ -233,10 +229,10 @@ fn renumbered(left: &Transcript, right: &Transcript) -> (Transcript, Transcript)
         let mut met = Vec::new();
         answers(true)
             .chain(answers(false))
-            .for_each(|v| collect(v, &mut met));
+            .for_each(|v| symbols_in("", v, &mut met));
         let mut new = BTreeMap::new();
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
-        for symbol in met {
+        for (_, symbol) in met {
             if new.contains_key(&symbol) {
                 continue;
             }
