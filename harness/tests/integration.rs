@@ -23,6 +23,7 @@ mod clients;
 mod external_sasl;
 mod fuzz_planted;
 mod hostile_brokers;
+mod kfake_judge;
 mod module_cycles;
 mod mutation_score;
 mod peers;
