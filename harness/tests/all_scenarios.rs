@@ -84,6 +84,14 @@ fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
     );
 }
 
+/// Snapshots keep no timing-dependent answer: each transcript's `timing` steps masked, by its
+/// scenario (the two in the same order).
+fn masked(scenarios: &[&Scenario], transcripts: &mut [Transcript]) {
+    for (t, s) in transcripts.iter_mut().zip(scenarios) {
+        run::mask_timing(s, t);
+    }
+}
+
 /// Every scenario of one shape (a size; with SASL and ACLs or without) on kaas-ref and on
 /// Apache: live where Java and Maven are here, else Apache's recorded answers.
 async fn both_sides(
@@ -96,11 +104,7 @@ async fn both_sides(
     let (ours, live, _) =
         kconform::targets::choice::defaults(size, secured, kconform::targets::apache::Backend::Jvm);
     let label = snapshot_label(&live.name());
-    let mask = |transcripts: &mut Vec<Transcript>| {
-        for (t, s) in transcripts.iter_mut().zip(scenarios) {
-            run::mask_timing(s, t);
-        }
-    };
+    let mask = |transcripts: &mut Vec<Transcript>| masked(scenarios, transcripts);
     let (mut transcripts, apache) = match kconform::targets::apache::available() {
         Ok(()) => {
             // Both sides at once, as `kconform run` runs them: most of a scenario's time is
@@ -149,9 +153,7 @@ async fn kaas_alone(scenarios: &[&Scenario]) -> Vec<Transcript> {
             kconform::targets::apache::Backend::Jvm,
         );
         let mut ran = run_all(&ours, &shaped).await;
-        for (t, s) in ran.iter_mut().zip(&shaped) {
-            run::mask_timing(s, t);
-        }
+        masked(&shaped, &mut ran);
         transcripts.extend(ran);
     }
     transcripts
