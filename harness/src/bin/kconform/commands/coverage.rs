@@ -18,9 +18,13 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
     let all = Scenario::load_all(&source)?;
     // An unknown name is refused whatever the shapes.
     let picked = plan::pick(&all, &a.names, &source)?;
-    let mut runs = pair_runs(&a, &all, &picked);
+    let shapes = match (a.on.targets.is_empty(), a.on.brokers, a.on.sasl) {
+        (true, None, false) => plan::shapes(&picked),
+        (_, brokers, sasl) => vec![(brokers, sasl)],
+    };
+    let mut runs = pair_runs(&a, &all, &shapes);
     if a.on.targets.is_empty() {
-        runs.extend(kaas_alone_runs(&a, &picked));
+        runs.extend(kaas_alone_runs(&a, &picked, &shapes));
     }
     let mut coverage = Coverage::default();
     let mut reports = Vec::new();
@@ -51,20 +55,18 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// Each shape's run: on its own pair with no target named (or on the targets named), with the
+/// Each shape's run (every shape of the scenarios picked with no target or shape named, else
+/// the one named): on its own pair with no target named (or on the targets named), with the
 /// names asked for of that shape (none: all of it). What only kaas can run is not asked of a
 /// pair with Apache.
 fn pair_runs(
     a: &CoverageArgs,
     all: &[Scenario],
-    picked: &[&Scenario],
+    shapes: &[(Option<u64>, bool)],
 ) -> Vec<(TargetArgs, Vec<String>)> {
-    let shapes = match (a.on.targets.is_empty(), a.on.brokers, a.on.sasl) {
-        (true, None, false) => plan::shapes(picked),
-        (_, brokers, sasl) => vec![(brokers, sasl)],
-    };
     shapes
-        .into_iter()
+        .iter()
+        .copied()
         .filter_map(|(brokers, sasl)| {
             let size = brokers.map_or(1, |n| n as usize);
             let named: Vec<String> = a
@@ -93,22 +95,25 @@ fn pair_runs(
         .collect()
 }
 
-/// What only kaas can run (a disk filled), left out of the pairs with Apache: each shape of it
-/// on kaas-ref alone, so the table with no target named is still the whole suite's.
-fn kaas_alone_runs(a: &CoverageArgs, picked: &[&Scenario]) -> Vec<(TargetArgs, Vec<String>)> {
-    let kaas_only: Vec<&Scenario> = picked
+/// What only kaas can run (a disk filled), left out of the pairs with Apache: in each of
+/// `shapes`, on kaas-ref alone, so the table with no target named is still the whole suite's.
+fn kaas_alone_runs(
+    a: &CoverageArgs,
+    picked: &[&Scenario],
+    shapes: &[(Option<u64>, bool)],
+) -> Vec<(TargetArgs, Vec<String>)> {
+    let kaas_only: Vec<&Scenario> = picked.iter().copied().filter(|s| s.kaas_only()).collect();
+    shapes
         .iter()
-        .copied()
-        .filter(|s| s.kaas_only() && (a.on.brokers.is_none() || s.brokers > 1))
-        .collect();
-    plan::shapes(&kaas_only)
-        .into_iter()
-        .map(|(brokers, sasl)| {
+        .filter_map(|&(brokers, sasl)| {
             let size = brokers.map_or(1, |n| n as usize);
-            let names = kconform::run::session::sized(&kaas_only, size, sasl)
+            let names: Vec<String> = kconform::run::session::sized(&kaas_only, size, sasl)
                 .iter()
                 .map(|s| s.name.clone())
                 .collect();
+            if names.is_empty() {
+                return None;
+            }
             let ours =
                 kconform::targets::choice::defaults(brokers, sasl, a.on.apache_backend.into()).0;
             // The target names its shape itself (ref:3, ref+sasl).
@@ -118,7 +123,7 @@ fn kaas_alone_runs(a: &CoverageArgs, picked: &[&Scenario]) -> Vec<(TargetArgs, V
                 sasl: false,
                 ..a.on.clone()
             };
-            (on, names)
+            Some((on, names))
         })
         .collect()
 }
