@@ -13,14 +13,17 @@ use crate::wire::error_codes;
 pub use crate::api::TRANSACTION_APIS;
 
 /// The codes Apache added after 3.7 to what a transaction API can return, each with the
-/// release that added it (the "Supported errors" of 4.4.0's message definitions):
-/// TRANSACTION_ABORTABLE with KIP-890 part 1, and TxnOffsetCommit v6's GROUP_ID_NOT_FOUND,
-/// UNKNOWN_TOPIC_ID and STALE_MEMBER_EPOCH with KIP-1319.
-const LATER_CODES: [(&str, (u8, u8), i16); 8] = [
-    ("InitProducerId", (3, 8), 120),
+/// release that added it: TRANSACTION_ABORTABLE with KIP-890 part 1, and TxnOffsetCommit v6's
+/// GROUP_ID_NOT_FOUND, UNKNOWN_TOPIC_ID and STALE_MEMBER_EPOCH with KIP-1319.
+///
+/// The message definitions of InitProducerId v5, AddOffsetsToTxn v4 and EndTxn v4 list
+/// TRANSACTION_ABORTABLE too, so that clients handle it, but no broker from 3.8.1 to 4.4.0
+/// returns it on them: its bytecode names the code (or its exception) only in the verify-only
+/// AddPartitionsToTxn and the produce- and offset-side verification
+/// (`ci/apache-error-sites.sh TRANSACTION_ABORTABLE` shows where). Counted there, it would be
+/// "unreached" for ever; a later release that returns it belongs here.
+const LATER_CODES: [(&str, (u8, u8), i16); 5] = [
     ("AddPartitionsToTxn", (3, 8), 120),
-    ("AddOffsetsToTxn", (3, 8), 120),
-    ("EndTxn", (3, 8), 120),
     ("TxnOffsetCommit", (3, 8), 120),
     ("TxnOffsetCommit", (4, 4), 69),
     ("TxnOffsetCommit", (4, 4), 100),
@@ -325,7 +328,9 @@ mod tests {
             !missing.contains(&120) && missing.contains(&113),
             "{missing:?}"
         );
-        assert!(c.never_produced("EndTxn").contains(&120));
+        assert!(c.never_produced("AddPartitionsToTxn").contains(&120));
+        // Declared on EndTxn v4 for clients, returned by no broker: not "unreached".
+        assert!(!c.never_produced("EndTxn").contains(&120));
         // Beside 3.7 alone, no code 3.7 cannot return is listed.
         let mut old = Coverage::default();
         old.add(&Transcript {
@@ -335,7 +340,7 @@ mod tests {
             failed_expectations: vec![],
             stopped: None,
         });
-        assert!(!old.never_produced("EndTxn").contains(&120));
+        assert!(!old.never_produced("AddPartitionsToTxn").contains(&120));
         assert_eq!(release_of("apache-recorded"), Some(Release::CLAIMED));
         assert_eq!(release_of("external"), None);
     }
