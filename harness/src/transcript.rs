@@ -38,6 +38,9 @@ pub enum Outcome {
     /// The broker closed the connection without an answer, as the step said it must
     /// (`closes`): a request before SASL authentication, say. The reason the scenario gives.
     Closed(String),
+    /// kconform cut the connection as soon as the request was written, as the step says
+    /// (`cut`): no answer was read, by design. The reason the scenario gives.
+    Cut(String),
     /// A broker of the cluster killed or restarted, as the step names it ("killed
     /// coordinator").
     Broker(String),

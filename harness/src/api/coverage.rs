@@ -140,7 +140,8 @@ impl Coverage {
                 | Outcome::Slept(_)
                 | Outcome::Broker(_)
                 | Outcome::Raced(_)
-                | Outcome::Closed(_) => {}
+                | Outcome::Closed(_)
+                | Outcome::Cut(_) => {}
             }
         }
     }

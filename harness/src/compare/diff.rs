@@ -67,6 +67,7 @@ fn kind(o: &Outcome) -> &'static str {
         Outcome::Broker(_) => "broker",
         Outcome::Raced(_) => "raced",
         Outcome::Closed(_) => "closed",
+        Outcome::Cut(_) => "cut",
     }
 }
 

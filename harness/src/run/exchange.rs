@@ -86,6 +86,11 @@ impl Run<'_> {
                 .send_in_background(step, label, api, version, request, record)
                 .await;
         }
+        if step.cut.is_some() {
+            return self
+                .send_and_cut(step, label, api, version, &request, record)
+                .await;
+        }
         let repeat = step.repeat.unwrap_or(1).max(1);
         for round in 1..=repeat {
             let Some((raw, until_failed)) = self
@@ -148,6 +153,37 @@ impl Run<'_> {
             record,
             answer,
         });
+    }
+
+    /// Writes the step's request and cuts its connection at once, reading no answer (`cut`):
+    /// recorded as cut, with the scenario's reason. The connection's next use opens another.
+    async fn send_and_cut(
+        &mut self,
+        step: &Request,
+        label: &str,
+        api: ApiKey,
+        version: i16,
+        request: &Built,
+        mut record: StepRecord,
+    ) {
+        if let Err(e) = self.connection(&step.connection).await {
+            return self.no_answer(&step.connection, label, e, &mut record);
+        }
+        let conn = self
+            .connections
+            .take(&step.connection)
+            .expect("connected above");
+        match self
+            .slot
+            .wait(conn.send_and_cut(api, version, request.body()))
+            .await
+        {
+            Ok(()) => {
+                record.outcome = Outcome::Cut(step.cut.clone().unwrap_or_default());
+                self.log.records.push(record);
+            }
+            Err(e) => self.no_answer(&step.connection, label, e, &mut record),
+        }
     }
 
     /// Sends the request, repeating it while `until` does not hold and could still come to

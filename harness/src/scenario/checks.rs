@@ -84,6 +84,23 @@ pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
                 "step '{name}': a step that closes its connection gets no answer: no background, capture, until or repeat"
             ));
         }
+        if request.cut.is_some()
+            && (request.background
+                || request.closes.is_some()
+                || request.raced.is_some()
+                || !request.capture.is_empty()
+                || !request.roles.is_empty()
+                || !request.expect.is_empty()
+                || !request.expect_roles.is_empty()
+                || !request.until.is_empty()
+                || !request.until_roles.is_empty()
+                || request.retry_retriable
+                || request.repeat.is_some_and(|r| r > 1))
+        {
+            return Err(format!(
+                "step '{name}': a step that cuts its connection reads no answer: no background, closes, raced, capture, roles, expect, until, retry_retriable or repeat (show what the broker did with later steps)"
+            ));
+        }
         if request.unserved.is_some()
             && !matches!(request.version, Some(crate::scenario::VersionSpec::One(_)))
         {

@@ -510,6 +510,18 @@ mod tests {
                 "description = \"x\"\n[[step]]\nname = \"j\"\napi = \"JoinGroup\"\nversion = \"all\"\nbackground = true\n",
                 "a background step sends one request once",
             ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"c\"\napi = \"EndTxn\"\ncut = \"dies\"\nexpect = { error_code = 0 }\n",
+                "step 'c': a step that cuts its connection reads no answer",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"c\"\napi = \"EndTxn\"\ncut = \"dies\"\nbackground = true\n",
+                "step 'c': a step that cuts its connection reads no answer",
+            ),
+            (
+                "description = \"x\"\n[[step]]\nname = \"c\"\nsleep_ms = 1\ncut = \"dies\"\n",
+                "step 'c': cut is for a step that sends a request (this one sleeps)",
+            ),
             ("description = \"x\"\n[[step]]\nsleep_ms = 1\n", "no name"),
             (
                 "description = \"x\"\n[[step]]\nname = \"p\"\nsleep_ms = 1\nexpect = { error_code = 0 }\n",

@@ -99,6 +99,10 @@ pub struct Request {
     pub raced: Option<String>,
     /// Why the broker must close the connection instead of answering.
     pub closes: Option<String>,
+    /// Why kconform cuts the connection as soon as the request is written, without reading
+    /// its answer: a client that dies, or gives up, with the request in flight. The broker has
+    /// the whole request; the steps after show whether it carried it out.
+    pub cut: Option<String>,
     /// Why the step is sent at its version even to a target whose ApiVersions leaves that
     /// version out (what a 4.x broker does with WriteTxnMarkers v0, which KIP-896 removed);
     /// without it such a step is recorded as unsupported and not sent.
@@ -188,6 +192,7 @@ pub(super) struct StepFile {
     timing: Option<String>,
     raced: Option<String>,
     closes: Option<String>,
+    cut: Option<String>,
     unserved: Option<String>,
     kill: Option<BrokerRef>,
     restart: Option<BrokerRef>,
@@ -278,6 +283,7 @@ impl StepFile {
             timing: self.timing,
             raced: self.raced,
             closes: self.closes,
+            cut: self.cut,
             unserved: self.unserved,
             principal: self.principal,
             mechanism: self.mechanism,
@@ -308,6 +314,7 @@ impl StepFile {
             ("timing", self.timing.is_some()),
             ("raced", self.raced.is_some()),
             ("closes", self.closes.is_some()),
+            ("cut", self.cut.is_some()),
             ("unserved", self.unserved.is_some()),
             ("as", self.principal.is_some()),
             ("mechanism", self.mechanism.is_some()),

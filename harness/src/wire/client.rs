@@ -177,6 +177,33 @@ impl Connection {
         frame::decode(api, version, correlation, &body).map_err(ClientError::Malformed)
     }
 
+    /// Writes the request and closes the connection without waiting for its answer: a client
+    /// that dies (or gives up) with a request in flight. The broker has the whole request
+    /// before the close reaches it; whether it carries it out is what the steps after show.
+    pub async fn send_and_cut(
+        mut self,
+        api: ApiKey,
+        version: i16,
+        request: Body<'_>,
+    ) -> Result<(), ClientError> {
+        let frame = encode_request(api, version, self.next_correlation, "kconform", request)?;
+        let stream = &mut self.stream;
+        let write = async {
+            stream
+                .write_all(&(frame.len() as i32).to_be_bytes())
+                .await?;
+            stream.write_all(&frame).await?;
+            stream.flush().await?;
+            stream.shutdown().await
+        };
+        match tokio::time::timeout(self.deadline, write).await {
+            Err(_) => Err(ClientError::Timeout(self.deadline)),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ClientError::Closed),
+            Ok(Err(e)) => Err(ClientError::Io(e.to_string())),
+            Ok(Ok(())) => Ok(()),
+        }
+    }
+
     /// Sends `frame` (a request frame without its 4-byte size, which this adds) as it is and
     /// waits for one answer frame, returned without its size and undecoded: how the live-wire
     /// fuzzer sends frames no encoder would make. The answer's size is bounded
