@@ -297,3 +297,47 @@ async fn a_scenario_that_stops_with_the_disk_full_leaves_it_freed() {
     );
     target.stop().await;
 }
+
+/// `end-txn-commit-cut-before-answer` finds a broker that drops a request whose client has
+/// gone (the bug planted in kaas-ref: a handler cancelled with its connection), where the
+/// same broker without it passes: the cut is a fault kconform does to its own connection,
+/// and the scenario's read from another connection is what tells the two apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_connection_is_cut_is_still_carried_out() {
+    use reference_broker::planted::{Bug, Planted};
+    use reference_broker::{Broker, BrokerConfig};
+    let all = crate::util::scenarios();
+    let scenario = all
+        .iter()
+        .find(|s| s.name == "end-txn-commit-cut-before-answer")
+        .expect("the scenario is in the repository");
+    let run_on = |planted: Planted| async move {
+        let broker = Broker::start(BrokerConfig {
+            planted,
+            ..BrokerConfig::for_tests()
+        })
+        .await
+        .unwrap();
+        let target = Running::start(&TargetSpec::external(broker.addr()))
+            .await
+            .unwrap();
+        run::run(scenario, &target, Duration::from_secs(20)).await
+    };
+    let clean = run_on(Planted::default()).await;
+    assert!(
+        clean.stopped.is_none() && clean.failed_expectations.is_empty(),
+        "the clean broker carries the cut commit out: {:?} {:?}",
+        clean.stopped,
+        clean.failed_expectations
+    );
+    let cut = clean.steps.iter().find(|s| s.step == "commit-cut").unwrap();
+    assert!(matches!(cut.outcome, Outcome::Cut(_)), "{:?}", cut.outcome);
+
+    let buggy = run_on(Planted::default().with(Bug::RequestDroppedWithItsConnection)).await;
+    let stopped = buggy.stopped.unwrap_or_default();
+    assert!(
+        stopped.contains("commit-carried-out")
+            && stopped.contains("last_stable_offset is 0, expected 3"),
+        "the dropped commit is found where the scenario looks: {stopped:?}"
+    );
+}

@@ -35,11 +35,15 @@ pub enum Bug {
     /// TxnOffsetCommit makes the offsets it stages visible at once, before the transaction's
     /// markers (and whatever its end): an aborted transaction's offsets stay committed.
     GroupCommitBeforeMarkers,
+    /// A request whose connection has closed by the time it is handled is dropped unhandled,
+    /// as an async server that cancels a connection's handlers with it does: a producer that
+    /// dies with its commit written leaves the transaction open until it times out.
+    RequestDroppedWithItsConnection,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 9] = [
+    pub const ALL: [Bug; 10] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -49,6 +53,7 @@ impl Bug {
         Bug::PeerMarkerAppliedTwice,
         Bug::MarkerDroppedOnRestart,
         Bug::GroupCommitBeforeMarkers,
+        Bug::RequestDroppedWithItsConnection,
     ];
 
     #[cfg(feature = "planted-bugs")]

@@ -85,6 +85,26 @@ async fn read_frames(
     }
 }
 
+/// Whether the planted bug [`Bug::RequestDroppedWithItsConnection`] drops this request: its
+/// client has closed the connection (the reader has seen the end, given a moment to). Always
+/// false on a clean broker, without a wait.
+///
+/// [`Bug::RequestDroppedWithItsConnection`]: crate::planted::Bug::RequestDroppedWithItsConnection
+async fn gone_before_handled(
+    state: &State,
+    frames: &tokio::sync::mpsc::Receiver<Result<Bytes, String>>,
+) -> bool {
+    if !state
+        .config
+        .planted
+        .has(crate::planted::Bug::RequestDroppedWithItsConnection)
+    {
+        return false;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    frames.is_closed()
+}
+
 /// Ends the reader task with the connection.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -153,6 +173,9 @@ async fn connection(
                     }
                     Some(Ok(frame)) => frame,
                 };
+                if gone_before_handled(&state, &frames).await {
+                    continue;
+                }
                 // A frozen broker handles nothing: the request waits as it would in a stopped
                 // process's socket (`crate::freeze`).
                 let turn = tokio::select! {
