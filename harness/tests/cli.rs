@@ -635,3 +635,36 @@ fn logs_written_to_a_pipe_carry_no_colour_codes() {
     assert!(err.contains("No space left on device (injected)"), "{err}");
     assert!(!err.contains('\u{1b}'), "colour codes in a pipe: {err:?}");
 }
+
+/// A scenario no target of the run can do is refused with the reason that applies to the run's
+/// targets only: Apache's disk (recorded or live), an external cluster's missing command.
+#[test]
+fn a_fault_no_target_can_do_is_refused_with_the_reason_of_the_targets_named() {
+    let (code, _, err) = kconform(&[
+        "run",
+        "cluster-disk-full-end-txn-retried",
+        "--target",
+        "ref:3",
+        "--target",
+        "apache-recorded:3",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("(Apache: its disk cannot be filled here): cluster-disk-full-end-txn-retried (fill_disk, free_disk)")
+            && !err.contains("external cluster: no --fault-cmd given"),
+        "{err}"
+    );
+    assert!(err.contains("no scenario left to run"), "{err}");
+    let (code, _, err) = kconform(&[
+        "run",
+        "cluster-disk-full-end-txn-retried",
+        "--target",
+        "external:3=127.0.0.1:1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("(an external cluster: no --fault-cmd given for the act):")
+            && !err.contains("Apache: its disk"),
+        "{err}"
+    );
+}
