@@ -146,7 +146,7 @@ impl Session<'_> {
     fn recorded(&self, spec: &TargetSpec, chosen: &[&Scenario]) -> Result<Answers, SessionError> {
         recorded::offered(spec)?;
         let release = spec.answers_as().unwrap_or(apache::Release::CLAIMED);
-        let label = crate::targets::snapshot_label(&spec.recorded_from().name());
+        let label = recorded::label_of(spec);
         let transcripts = chosen
             .iter()
             .map(|s| {

@@ -17,8 +17,9 @@ use crate::transcript::Transcript;
 /// it was recorded from ([`Scenario::digest`]).
 pub const DIGEST_KEY: &str = "scenario_digest";
 
-/// The releases whose answers are recorded beside 3.7.2's (`ci/record-release.sh`), for one
-/// plain broker: what `apache-recorded@RELEASE` can name.
+/// The releases whose answers are recorded beside 3.7.2's (`ci/record-release.sh`), of every
+/// shape (one broker and three, with SASL and without), as 3.7.2's are: what
+/// `apache-recorded@RELEASE[:3][+sasl]` can name.
 pub const RELEASES: [&str; 2] = ["4.4", "4.4+tv2"];
 
 /// Why a recorded transcript cannot be used.
@@ -40,8 +41,8 @@ pub enum RecordedError {
         /// Why.
         reason: String,
     },
-    /// No answers of that release, or of that shape of it, are recorded at all.
-    #[error("{target}: no answers of it are recorded (recorded: apache-recorded of every shape; {others} of one plain broker); run it live ({live}) or record it with ci/record-release.sh")]
+    /// No answers of that release are recorded at all.
+    #[error("{target}: no answers of it are recorded (recorded: apache-recorded and {others}, of every shape); run it live ({live}) or record it with ci/record-release.sh")]
     NotRecorded {
         /// The target asked for.
         target: String,
@@ -73,13 +74,12 @@ pub struct Recording {
     pub digest: Option<String>,
 }
 
-/// Whether the answers `spec` names are recorded: 3.7.2's of every shape, [`RELEASES`]' of one
-/// plain broker. Asked before any scenario's file, so that a release never recorded is refused
-/// in one line, not as the first scenario's missing file.
+/// Whether the answers `spec` names are recorded: 3.7.2's and [`RELEASES`]', of every shape.
+/// Asked before any scenario's file, so that a release never recorded is refused in one line,
+/// not as the first scenario's missing file.
 pub fn offered(spec: &TargetSpec) -> Result<(), RecordedError> {
     let release = spec.answers_as().unwrap_or(Release::CLAIMED);
-    let of_one = spec.brokers == 1 && !spec.secured;
-    if release == Release::CLAIMED || (of_one && releases().any(|r| r == release)) {
+    if release == Release::CLAIMED || releases().any(|r| r == release) {
         return Ok(());
     }
     let others: Vec<String> = releases()
@@ -102,11 +102,13 @@ fn releases() -> impl Iterator<Item = Release> {
 /// The label a live one-broker Apache of `release` gives its snapshots, which its recorded
 /// answers are read under: `apache` (3.7.2), `apache@4.4.0-tv2`.
 pub fn label(release: Release) -> String {
-    crate::targets::snapshot_label(
-        &TargetSpec::one(Kind::Recorded(release))
-            .recorded_from()
-            .name(),
-    )
+    label_of(&TargetSpec::one(Kind::Recorded(release)))
+}
+
+/// The label the live Apache that `spec` stands for (itself, or the one a recorded target's
+/// answers came from) gives its snapshots: `apache-3-sasl`, `apache@4.4.0-tv2-3`.
+pub fn label_of(spec: &TargetSpec) -> String {
+    crate::targets::snapshot_label(&spec.recorded_from().name())
 }
 
 /// The snapshot file of `scenario` on `target`.
@@ -234,8 +236,12 @@ mod tests {
                 }
             }
             for release in releases() {
-                if s.brokers == 1 && !s.secured() && s.apache.contains(&release) {
-                    expected.insert(format!("{}__{}.snap", s.name, label(release)));
+                if s.apache.contains(&release) && !s.kaas_only() {
+                    expected.insert(format!(
+                        "{}__{}.snap",
+                        s.name,
+                        shaped(Kind::Recorded(release))
+                    ));
                 }
             }
         }
@@ -251,28 +257,34 @@ mod tests {
         );
     }
 
-    /// 3.7.2's answers are recorded for every shape, 4.4.0's for one plain broker; anything else
-    /// is refused in one line naming what is recorded and the live target instead.
+    /// 3.7.2's and 4.4.0's answers are recorded for every shape; another release is refused in
+    /// one line naming what is recorded and the live target instead.
     #[test]
-    fn only_the_recorded_releases_and_shapes_are_offered() {
+    fn only_the_recorded_releases_are_offered() {
         assert_eq!(label(Release::CLAIMED), "apache");
         assert_eq!(
             label(Release::parse("4.4+tv2").unwrap()),
             "apache@4.4.0-tv2"
         );
         let spec = |s: &str| TargetSpec::parse(s).unwrap();
+        assert_eq!(
+            label_of(&spec("apache-recorded@4.4+tv2:3+sasl")),
+            "apache@4.4.0-tv2-3-sasl"
+        );
+        assert_eq!(label_of(&spec("apache-recorded:3")), "apache-3");
         for ok in [
             "apache-recorded",
             "apache-recorded:3+sasl",
             "apache-recorded@4.4",
             "apache-recorded@4.4.0+tv2",
+            "apache-recorded@4.4:3",
+            "apache-recorded@4.4+tv2+sasl",
         ] {
             assert!(offered(&spec(ok)).is_ok(), "{ok}");
         }
         for (refused, live) in [
             ("apache-recorded@3.8", "apache@3.8.1"),
-            ("apache-recorded@4.4:3", "apache@4.4.0:3"),
-            ("apache-recorded@4.4+tv2+sasl", "apache@4.4.0+tv2+sasl"),
+            ("apache-recorded@3.9:3", "apache@3.9.2:3"),
         ] {
             let e = offered(&spec(refused)).unwrap_err().to_string();
             assert!(
