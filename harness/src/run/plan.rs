@@ -478,6 +478,7 @@ mod tests {
             [
                 "cluster-disk-full-end-txn-retried",
                 "cluster-disk-full-every-broker-claims-coordinator",
+                "cluster-disk-full-transaction-writes-refused",
                 "cluster-disk-full-write-txn-markers",
                 "cluster-markers-held-rejoin",
                 "cluster-markers-held-transaction-stays-prepared"
@@ -512,6 +513,7 @@ mod tests {
             [
                 "cluster-disk-full-end-txn-retried",
                 "cluster-disk-full-every-broker-claims-coordinator",
+                "cluster-disk-full-transaction-writes-refused",
                 "cluster-disk-full-write-txn-markers"
             ]
         );
