@@ -42,6 +42,19 @@ pub struct AppendError {
     pub record_errors: Vec<(i32, String)>,
 }
 
+impl AppendError {
+    /// A write or fsync of the log that failed: KAFKA_STORAGE_ERROR, with a message that says
+    /// what failed but not where (the answer goes to clients; the log line keeps the path).
+    fn storage(e: io::Error) -> AppendError {
+        tracing::warn!(error = %e, "log write failed");
+        AppendError {
+            code: errors::KAFKA_STORAGE_ERROR,
+            message: format!("the partition's log could not be written ({})", e.kind()),
+            ..Default::default()
+        }
+    }
+}
+
 /// An aborted transaction on this partition: its producer, and the offsets of its first
 /// record and of its ABORT marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -470,12 +483,7 @@ impl PartitionLog {
     pub fn append(&mut self, payload: &[u8], fsync: bool) -> Result<Appended, AppendError> {
         let appended = {
             // A peer that led the partition meanwhile may have written: append after it.
-            let storage = |e: io::Error| AppendError {
-                code: errors::KAFKA_STORAGE_ERROR,
-                message: e.to_string(),
-                ..Default::default()
-            };
-            let _held = self.hold_latest().map_err(storage)?;
+            let _held = self.hold_latest().map_err(AppendError::storage)?;
             self.append_locked(payload)?
         };
         self.synced(appended, fsync)
@@ -533,11 +541,7 @@ impl PartitionLog {
             headers.push((header, self.size + out.len() as u64));
             out.extend(bytes);
         }
-        self.write(&out).map_err(|e| AppendError {
-            code: errors::KAFKA_STORAGE_ERROR,
-            message: e.to_string(),
-            ..Default::default()
-        })?;
+        self.write(&out).map_err(AppendError::storage)?;
         for (h, position) in headers {
             self.record(&h, position);
         }
@@ -553,11 +557,7 @@ impl PartitionLog {
         if fsync {
             self.durability
                 .sync_through(appended.end)
-                .map_err(|e| AppendError {
-                    code: errors::KAFKA_STORAGE_ERROR,
-                    message: e.to_string(),
-                    ..Default::default()
-                })?;
+                .map_err(AppendError::storage)?;
         }
         Ok(appended)
     }
