@@ -3,15 +3,20 @@
 # kconform's --fault-cmd sends them: the way to check that the cluster scenarios judge a
 # cluster kconform did not start as they judge ref:3.
 #
-#   ci/kaas-ref-processes.sh compare            # the cluster scenarios on them and on apache:3
+#   ci/kaas-ref-processes.sh compare            # the cluster scenarios on them and on apache:3,
+#                                               # then the kaas-only ones on them and on ref:3
 #   ci/kaas-ref-processes.sh up DIR [N]         # start N (default 3) in DIR; prints the target
 #   ci/kaas-ref-processes.sh fault DIR ACT NODE # ACT: kill, restart, pause, resume,
-#                                               # hold_markers or release_markers
+#                                               # hold_markers, release_markers, fill_disk
+#                                               # or free_disk
 #   ci/kaas-ref-processes.sh down DIR
 #
 # The processes get the settings ref:3 gets (a peer down 3 s after its last stamp, the reaper
 # every 500 ms, as many offsets partitions as brokers, three replicas), so that verdicts
-# compare. kaas-ref is built if missing.
+# compare. kaas-ref is built with its storage fault switch (the `faults` feature): while
+# DIR/disk-full exists every write of every broker fails as on a full disk, the volume they
+# share being full (fill_disk touches it, free_disk removes it). KAAS_REF=path uses that
+# binary instead (it must have the switch).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 kaas_ref="${KAAS_REF:-$root/target/release/kaas-ref}"
@@ -24,6 +29,7 @@ start_one() { # DIR NODE
   "$kaas_ref" --listen "127.0.0.1:$port" --broker-id "$node" --peers "$peers" \
     --data-dir "$dir/data" --member-timeout-ms 3000 --txn-reaper-interval-ms 500 \
     --offsets-topic-partitions "$n" --default-replication-factor 3 \
+    --disk-full-while "$dir/disk-full" \
     --group-initial-rebalance-delay-ms 0 >>"$dir/broker-$node.log" 2>&1 &
   echo $! >"$dir/broker-$node.pid"
   # Listening within 10 s, or the start failed.
@@ -45,7 +51,7 @@ free_port() {
 
 up() { # DIR [N]
   local dir="$1" n="${2:-3}" peers="" node
-  [ -x "$kaas_ref" ] || (cd "$root" && cargo build --release -q -p reference-broker)
+  [ -n "${KAAS_REF:-}" ] || (cd "$root" && cargo build --release -q -p reference-broker --features faults)
   mkdir -p "$dir/data"
   for node in $(seq 0 $((n - 1))); do
     peers="${peers:+$peers,}$node=127.0.0.1:$(free_port)"
@@ -67,7 +73,10 @@ fault() { # DIR ACT NODE
     # Held across a restart, as kconform's own clusters hold them: the mark stays in DIR.
     hold_markers) touch "$dir/broker-$node.markers-held"; kill -USR1 "$pid" ;;
     release_markers) rm -f "$dir/broker-$node.markers-held"; kill -USR2 "$pid" ;;
-    *) echo "unknown act $act (kill, restart, pause, resume, hold_markers or release_markers)" >&2; return 2 ;;
+    # The volume is shared: one mark fills (or frees) every broker's disk, whichever node.
+    fill_disk) touch "$dir/disk-full" ;;
+    free_disk) rm -f "$dir/disk-full" ;;
+    *) echo "unknown act $act (kill, restart, pause, resume, hold_markers, release_markers, fill_disk or free_disk)" >&2; return 2 ;;
   esac
 }
 
@@ -86,7 +95,7 @@ compare() {
   work="$(mktemp -d -t kaas-ref-processes-XXXXXX)"
   trap 'down "$work"; rm -rf "$work"' EXIT
   local dir="$work"
-  (cd "$root" && cargo build --release -q -p reference-broker -p harness)
+  (cd "$root" && cargo build --release -q -p reference-broker -p harness --features reference-broker/faults)
   target="$(up "$dir" 3)"
   echo "three kaas-ref processes: $target (logs in $dir)"
   "$root/target/release/kconform" run --target "$target" --target apache:3 \
@@ -96,6 +105,19 @@ compare() {
     --fault-cmd "resume=$self fault $dir resume {node}" \
     --fault-cmd "hold_markers=$self fault $dir hold_markers {node}" \
     --fault-cmd "release_markers=$self fault $dir release_markers {node}" "$@"
+  # What Apache cannot do (fill a disk) is left out above: those scenarios on the processes
+  # beside kaas-ref's own cluster, which should answer alike.
+  local kaas_only
+  kaas_only="$("$root/target/release/kconform" list | awk '/fill_disk/ { print $1 }')"
+  echo "the kaas-only scenarios, on the processes and on ref:3:" $kaas_only
+  # shellcheck disable=SC2086 # one name a word
+  "$root/target/release/kconform" run --target "$target" --target ref:3 \
+    --fault-cmd "kill=$self fault $dir kill {node}" \
+    --fault-cmd "restart=$self fault $dir restart {node}" \
+    --fault-cmd "pause=$self fault $dir pause {node}" \
+    --fault-cmd "resume=$self fault $dir resume {node}" \
+    --fault-cmd "fill_disk=$self fault $dir fill_disk {node}" \
+    --fault-cmd "free_disk=$self fault $dir free_disk {node}" $kaas_only
 }
 
 case "${1:-}" in
@@ -103,5 +125,5 @@ case "${1:-}" in
   fault) shift; fault "$@" ;;
   down) shift; down "$@" ;;
   compare) shift; compare "$@" ;;
-  *) sed -n '2,13p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,19p' "$0" >&2; exit 2 ;;
 esac

@@ -107,6 +107,13 @@ struct Args {
     /// Bounds on what one request can make the broker allocate, create or keep.
     #[command(flatten, next_help_heading = "Limits")]
     limits: reference_broker::limits::Limits,
+    /// While this file exists, every write the broker makes fails as on a full disk (ENOSPC),
+    /// reads and answers going on: kconform's `fill_disk` fault on a cluster of kaas-ref
+    /// processes (`touch` it to fill, remove it to free; ci/kaas-ref-processes.sh). Only in a
+    /// build with the `faults` feature.
+    #[cfg(feature = "faults")]
+    #[arg(long, value_name = "PATH", help_heading = "Faults")]
+    disk_full_while: Option<PathBuf>,
 }
 
 /// The topics of `--topics`: inline JSON or a file of it.
@@ -143,6 +150,10 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    #[cfg(feature = "faults")]
+    if let Some(marker) = &args.disk_full_while {
+        reference_broker::storage::faults::fill_while(marker);
+    }
     reference_broker::cluster::check_peers(args.broker_id, &args.peers)
         .map_err(|e| anyhow::anyhow!("--peers: {e}"))?;
     if let Some(me) = args.peers.iter().find(|p| p.id == args.broker_id) {

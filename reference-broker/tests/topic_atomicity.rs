@@ -259,3 +259,41 @@ async fn values(b: &common::wire::Broker, offset: i64) -> Vec<String> {
     }
     out
 }
+
+/// A kaas-ref process started with `--disk-full-while PATH` (the `faults` feature) fails
+/// every write while PATH exists, answering as on a full disk, and writes again once it is
+/// gone: how a script fills the disk of processes that share a data directory
+/// (ci/kaas-ref-processes.sh). A transactional id first initialised on the full disk gets
+/// the retriable 15 (its slot file cannot be written), and 0 after.
+#[test]
+fn a_process_fails_its_writes_while_the_marker_exists() {
+    use common::wire::tcp_call;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("disk-full");
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let process = common::KaasRef::start(
+        &dir.path().join("data"),
+        &addr,
+        &["--disk-full-while", marker.to_str().unwrap()],
+    );
+    let init = |id: &str| -> i16 {
+        let r: InitProducerIdResponse = tcp_call(
+            &process.addr,
+            ApiKey::InitProducerId,
+            4,
+            &InitProducerIdRequest::default()
+                .with_transactional_id(Some(TransactionalId(s(id))))
+                .with_transaction_timeout_ms(60_000),
+        );
+        r.error_code
+    };
+    assert_eq!(init("before"), 0, "the disk is not full yet");
+    std::fs::write(&marker, b"").unwrap();
+    assert_eq!(init("on-full-disk"), 15, "its slot file cannot be written");
+    std::fs::remove_file(&marker).unwrap();
+    assert_eq!(init("on-full-disk"), 0, "written once the disk is freed");
+}

@@ -94,9 +94,9 @@ impl Running {
 
     /// Fills (`full`) or frees the disk of broker `node`: on kaas-ref, the data directory
     /// its brokers share, through its storage fault switch (every broker's writes then fail
-    /// with ENOSPC, reads and answers going on), freed once every broker is listed by its peers
-    /// again; on an external cluster, by the user's command. Apache's is refused: no small
-    /// filesystem can be mounted here to fill.
+    /// with ENOSPC, reads and answers going on); on an external cluster, by the user's command.
+    /// Either way freeing returns once every broker is listed by its peers again. Apache's is
+    /// refused: no small filesystem can be mounted here to fill.
     pub async fn fill_disk(&self, node: i32, full: bool) -> Result<(), TargetError> {
         let guard = self.held.lock().await;
         match &*guard {
@@ -121,11 +121,20 @@ impl Running {
                 faults::BrokerAct::FillDisk.key()
             ))),
             _ => {
+                drop(guard);
                 let act = match full {
                     true => faults::BrokerAct::FillDisk,
                     false => faults::BrokerAct::FreeDisk,
                 };
-                self.by_command(act, node).await
+                self.by_command(act, node).await?;
+                if !full {
+                    // As on kaas-ref in process: brokers that counted each other down while
+                    // the disk was full are waited for until each is listed again.
+                    for (node, _) in &self.nodes {
+                        self.caught_up(*node).await?;
+                    }
+                }
+                Ok(())
             }
         }
     }

@@ -14,6 +14,15 @@ mod switch {
 
     static ARMED: AtomicBool = AtomicBool::new(false);
     static FULL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static WHILE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+    /// From now on, while `marker` exists, every write fails with ENOSPC: how a script fills
+    /// the disk of a kaas-ref process (`touch` the marker; remove it to free), which no call
+    /// in process can reach.
+    pub fn fill_while(marker: &Path) {
+        *WHILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(marker.to_owned());
+        ARMED.store(true, Ordering::SeqCst);
+    }
 
     /// From now on, writes under `dir` fail with ENOSPC.
     pub fn fill(dir: &Path) {
@@ -26,12 +35,21 @@ mod switch {
     pub fn free(dir: &Path) {
         let mut full = FULL.lock().unwrap_or_else(|e| e.into_inner());
         full.retain(|d| d != dir);
-        ARMED.store(!full.is_empty(), Ordering::SeqCst);
+        let watched = WHILE.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+        ARMED.store(!full.is_empty() || watched, Ordering::SeqCst);
     }
 
     pub(super) fn is_full(path: &Path) -> bool {
-        ARMED.load(Ordering::Relaxed)
-            && FULL
+        if !ARMED.load(Ordering::Relaxed) {
+            return false;
+        }
+        let marked = WHILE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_deref()
+            .is_some_and(Path::exists);
+        marked
+            || FULL
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .iter()
@@ -40,7 +58,7 @@ mod switch {
 }
 
 #[cfg(feature = "faults")]
-pub use switch::{fill, free};
+pub use switch::{fill, fill_while, free};
 
 /// Fails as a full disk does when `path` is under a directory the switch has filled.
 pub(crate) fn check(path: &Path) -> io::Result<()> {
