@@ -123,6 +123,17 @@ pub fn encode_request(
     Ok(frame)
 }
 
+/// What an I/O failure on a connection means: the broker closed it (or reset it), or
+/// something else went wrong, said as it is.
+fn io_error(e: std::io::Error) -> ClientError {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof
+        | std::io::ErrorKind::ConnectionReset
+        | std::io::ErrorKind::BrokenPipe => ClientError::Closed,
+        _ => ClientError::Io(e.to_string()),
+    }
+}
+
 /// One connection to a broker.
 #[derive(Debug)]
 pub struct Connection {
@@ -198,9 +209,7 @@ impl Connection {
         };
         match tokio::time::timeout(self.deadline, write).await {
             Err(_) => Err(ClientError::Timeout(self.deadline)),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ClientError::Closed),
-            Ok(Err(e)) => Err(ClientError::Io(e.to_string())),
-            Ok(Ok(())) => Ok(()),
+            Ok(result) => result.map_err(io_error),
         }
     }
 
@@ -214,22 +223,16 @@ impl Connection {
         frame: &[u8],
         deadline: Duration,
     ) -> Result<Vec<u8>, ClientError> {
-        let io = |e: std::io::Error| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof
-            | std::io::ErrorKind::ConnectionReset
-            | std::io::ErrorKind::BrokenPipe => ClientError::Closed,
-            _ => ClientError::Io(e.to_string()),
-        };
         let stream = &mut self.stream;
         let mut got = None;
         let exchange = async {
             stream
                 .write_all(&(frame.len() as i32).to_be_bytes())
                 .await
-                .map_err(io)?;
-            stream.write_all(frame).await.map_err(io)?;
+                .map_err(io_error)?;
+            stream.write_all(frame).await.map_err(io_error)?;
             let mut size = [0u8; 4];
-            stream.read_exact(&mut size).await.map_err(io)?;
+            stream.read_exact(&mut size).await.map_err(io_error)?;
             let announced = i32::from_be_bytes(size);
             if announced < 0 || announced as usize > MAX_RESPONSE_BYTES {
                 let (key, version) = match frame {
@@ -255,7 +258,7 @@ impl Connection {
             let mut filled = 0;
             while filled < body.len() {
                 got = Some((filled, body.len()));
-                match stream.read(&mut body[filled..]).await.map_err(io)? {
+                match stream.read(&mut body[filled..]).await.map_err(io_error)? {
                     0 => return Err(ClientError::Closed),
                     n => filled += n,
                 }
