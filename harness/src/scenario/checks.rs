@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{logins, Action, Scenario, Step, VersionSpec};
+use super::{logins, Action, Request, Scenario, Step, VersionSpec};
 
 /// Each step has a unique name, names roles an earlier step bound, and keeps its action to
 /// the scenarios it belongs to (kill, restart, pause, resume, broker and roles to clusters); a background
@@ -74,58 +74,66 @@ pub(super) fn steps(steps: &[Step], cluster: bool) -> Result<(), String> {
                 request.connection
             ));
         }
-        if request.closes.is_some()
-            && (request.background
-                || !request.capture.is_empty()
-                || !request.until.is_empty()
-                || request.repeat.is_some_and(|r| r > 1))
-        {
-            return Err(format!(
-                "step '{name}': a step that closes its connection gets no answer: no background, capture, until or repeat"
-            ));
-        }
-        if request.cut.is_some()
-            && (request.background
-                || request.closes.is_some()
-                || request.raced.is_some()
-                || !request.capture.is_empty()
-                || !request.roles.is_empty()
-                || !request.expect.is_empty()
-                || !request.expect_roles.is_empty()
-                || !request.until.is_empty()
-                || !request.until_roles.is_empty()
-                || request.retry_retriable
-                || request.repeat.is_some_and(|r| r > 1))
-        {
-            return Err(format!(
-                "step '{name}': a step that cuts its connection reads no answer: no background, closes, raced, capture, roles, expect, until, retry_retriable or repeat (show what the broker did with later steps)"
-            ));
-        }
-        if request.unserved.is_some()
-            && !matches!(request.version, Some(crate::scenario::VersionSpec::One(_)))
-        {
-            return Err(format!(
-                "step '{name}': unserved sends one version a target may not serve: name it (version = 0)"
-            ));
-        }
-        if request.raced.is_some() && !(cluster && request.background) {
-            return Err(format!(
-                "step '{name}': raced is for a background step of a cluster scenario, awaited after the kill it races"
-            ));
-        }
-        if request.raced.is_some() && !(request.capture.is_empty() && request.roles.is_empty()) {
-            return Err(format!(
-                "step '{name}': a raced step may get no answer, so it can capture nothing (no capture or roles)"
-            ));
-        }
+        how_it_is_sent(name, request, cluster)?;
         if request.background {
-            let sweep = matches!(&request.version, Some(VersionSpec::Named(_)));
-            if sweep || !request.until.is_empty() || request.repeat.is_some_and(|r| r > 1) {
-                return Err(format!(
-                    "step '{name}': a background step sends one request once (no version sweep, until or repeat)"
-                ));
-            }
             in_flight.insert(name, request.connection.as_str());
+        }
+    }
+    Ok(())
+}
+
+/// How a request step may be sent, from its own fields: one that closes or cuts its
+/// connection reads no answer, `unserved` names one version, `raced` is for a background step
+/// of a cluster scenario that captures nothing, and a background step sends one request once.
+fn how_it_is_sent(name: &str, request: &Request, cluster: bool) -> Result<(), String> {
+    if request.closes.is_some()
+        && (request.background
+            || !request.capture.is_empty()
+            || !request.until.is_empty()
+            || request.repeat.is_some_and(|r| r > 1))
+    {
+        return Err(format!(
+            "step '{name}': a step that closes its connection gets no answer: no background, capture, until or repeat"
+        ));
+    }
+    if request.cut.is_some()
+        && (request.background
+            || request.closes.is_some()
+            || request.raced.is_some()
+            || !request.capture.is_empty()
+            || !request.roles.is_empty()
+            || !request.expect.is_empty()
+            || !request.expect_roles.is_empty()
+            || !request.until.is_empty()
+            || !request.until_roles.is_empty()
+            || request.retry_retriable
+            || request.repeat.is_some_and(|r| r > 1))
+    {
+        return Err(format!(
+            "step '{name}': a step that cuts its connection reads no answer: no background, closes, raced, capture, roles, expect, until, retry_retriable or repeat (show what the broker did with later steps)"
+        ));
+    }
+    if request.unserved.is_some() && !matches!(request.version, Some(VersionSpec::One(_))) {
+        return Err(format!(
+            "step '{name}': unserved sends one version a target may not serve: name it (version = 0)"
+        ));
+    }
+    if request.raced.is_some() && !(cluster && request.background) {
+        return Err(format!(
+            "step '{name}': raced is for a background step of a cluster scenario, awaited after the kill it races"
+        ));
+    }
+    if request.raced.is_some() && !(request.capture.is_empty() && request.roles.is_empty()) {
+        return Err(format!(
+            "step '{name}': a raced step may get no answer, so it can capture nothing (no capture or roles)"
+        ));
+    }
+    if request.background {
+        let sweep = matches!(&request.version, Some(VersionSpec::Named(_)));
+        if sweep || !request.until.is_empty() || request.repeat.is_some_and(|r| r > 1) {
+            return Err(format!(
+                "step '{name}': a background step sends one request once (no version sweep, until or repeat)"
+            ));
         }
     }
     Ok(())
