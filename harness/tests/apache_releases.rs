@@ -266,23 +266,7 @@ async fn the_ledger_holds_against_the_recorded_answers_of_later_releases() {
         let against_ref = report_of("ref", &recorded).await;
         let against_3_7 = report_of("apache-recorded", &recorded).await;
         for (left, report) in [("ref", &against_ref), ("apache-recorded", &against_3_7)] {
-            let undocumented: Vec<_> = report
-                .differences
-                .iter()
-                .filter(|d| d.documented_by.is_none())
-                .map(|d| format!("{} {} {}", d.row.scenario, d.row.step, d.row.path))
-                .collect();
-            assert!(
-                report.passed(),
-                "{left} beside {recorded}: undocumented {undocumented:#?}, stale {:?}, failed {}",
-                report.stale,
-                report.failed_runs()
-            );
-            println!(
-                "{left} beside {recorded}: {} scenarios, {} differences, all documented, 0 stale",
-                report.runs.len() / 2,
-                report.differences.len()
-            );
+            assert_all_documented(left, &recorded, report);
         }
         // Apache's changes after 3.7 show, so the comparison is not vacuous.
         assert!(
@@ -316,24 +300,32 @@ async fn the_ledger_holds_against_every_shape_recorded_of_later_releases() {
                     !report.runs.is_empty(),
                     "{left} beside {right}: no scenario ran"
                 );
-                let undocumented: Vec<_> = report
-                    .differences
-                    .iter()
-                    .filter(|d| d.documented_by.is_none())
-                    .map(|d| format!("{} {} {}", d.row.scenario, d.row.step, d.row.path))
-                    .collect();
-                assert!(
-                    report.passed(),
-                    "{left} beside {right}: undocumented {undocumented:#?}, stale {:?}, failed {}\n{}",
-                    report.stale,
-                    report.failed_runs(), report.terminal(false)
-                );
-                println!(
-                    "{left} beside {right}: {} scenarios, {} differences, all documented, 0 stale",
-                    report.runs.len() / 2,
-                    report.differences.len()
-                );
+                assert_all_documented(&left, &right, &report);
             }
         }
     }
+}
+
+/// Asserts that the report of `left` beside `right` passes (every difference documented,
+/// nothing stale, every expectation held), naming each undocumented difference and showing
+/// the report where it does not; prints its figures where it does.
+fn assert_all_documented(left: &str, right: &str, report: &kconform::report::Report) {
+    let undocumented: Vec<_> = report
+        .differences
+        .iter()
+        .filter(|d| d.documented_by.is_none())
+        .map(|d| format!("{} {} {}", d.row.scenario, d.row.step, d.row.path))
+        .collect();
+    assert!(
+        report.passed(),
+        "{left} beside {right}: undocumented {undocumented:#?}, stale {:?}, failed {}\n{}",
+        report.stale,
+        report.failed_runs(),
+        report.terminal(false)
+    );
+    println!(
+        "{left} beside {right}: {} scenarios, {} differences, all documented, 0 stale",
+        report.runs.len() / 2,
+        report.differences.len()
+    );
 }
