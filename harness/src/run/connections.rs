@@ -77,6 +77,14 @@ impl Run<'_> {
         Ok(self.connections.open.get_mut(name).expect("inserted"))
     }
 
+    /// The connection `name`, opened (and logged in) if it is not yet, taken out of the run's
+    /// connections: for a request that owns it until answered (a background step) or closes it
+    /// (a cut). Its next use opens another, unless it is put back.
+    pub(super) async fn take_open(&mut self, name: &str) -> Result<Connection, ClientError> {
+        self.connection(name).await?;
+        Ok(self.connections.take(name).expect("opened above"))
+    }
+
     /// Where a connection goes: a routed one (`name@node`) to that broker; any other to the
     /// target's bootstrap, or in a cluster to the lowest broker up.
     fn addr_of(&self, key: &str) -> std::net::SocketAddr {

@@ -132,16 +132,15 @@ impl Run<'_> {
         request: Built,
         mut record: StepRecord,
     ) {
-        if let Err(e) = self.connection(&step.connection).await {
-            record.outcome = Outcome::NoAnswer(e.to_string());
-            self.log.records.push(record);
-            self.log.stop(label, format!("got no answer: {e}"));
-            return;
-        }
-        let mut conn = self
-            .connections
-            .take(&step.connection)
-            .expect("connected above");
+        let mut conn = match self.take_open(&step.connection).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                record.outcome = Outcome::NoAnswer(e.to_string());
+                self.log.records.push(record);
+                self.log.stop(label, format!("got no answer: {e}"));
+                return;
+            }
+        };
         let answer = tokio::spawn(async move {
             let result = conn.exchange(api, version, request.body()).await;
             (conn, result)
@@ -166,13 +165,10 @@ impl Run<'_> {
         request: &Built,
         mut record: StepRecord,
     ) {
-        if let Err(e) = self.connection(&step.connection).await {
-            return self.no_answer(&step.connection, label, e, &mut record);
-        }
-        let conn = self
-            .connections
-            .take(&step.connection)
-            .expect("connected above");
+        let conn = match self.take_open(&step.connection).await {
+            Ok(conn) => conn,
+            Err(e) => return self.no_answer(&step.connection, label, e, &mut record),
+        };
         match self
             .slot
             .wait(conn.send_and_cut(api, version, request.body()))
