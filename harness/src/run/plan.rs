@@ -205,11 +205,9 @@ impl Plan<'_> {
         faults: &FaultCommands,
     ) -> Vec<(String, Vec<&'static str>)> {
         let can = |act: BrokerAct| {
-            specs.iter().all(|spec| match spec.kind {
-                Kind::External(_) if spec.brokers > 1 => faults.has(act),
-                Kind::Apache(..) | Kind::Recorded(_) => !act.needs_a_disk_switch(),
-                _ => true,
-            })
+            specs
+                .iter()
+                .all(|spec| why_it_cannot(spec, act, faults).is_none())
         };
         let mut left_out = Vec::new();
         self.chosen.retain(|scenario| {
@@ -229,6 +227,49 @@ impl Plan<'_> {
         });
         left_out
     }
+}
+
+/// Why the target `spec` cannot do `act` to its brokers, when it cannot: an external cluster
+/// does only the acts `--fault-cmd` gave commands for; Apache's disk (live or recorded) cannot
+/// be filled ([`BrokerAct::needs_a_disk_switch`]).
+fn why_it_cannot(
+    spec: &TargetSpec,
+    act: BrokerAct,
+    faults: &FaultCommands,
+) -> Option<&'static str> {
+    match spec.kind {
+        Kind::External(_) if spec.brokers > 1 && !faults.has(act) => {
+            Some("an external cluster: no --fault-cmd given for the act")
+        }
+        Kind::Apache(..) | Kind::Recorded(_) if act.needs_a_disk_switch() => {
+            Some("Apache: its disk cannot be filled here")
+        }
+        _ => None,
+    }
+}
+
+/// Why the targets cannot do the acts `left_out` names (as [`Plan::leave_out_missing_faults`]
+/// gave them): each reason once, in the targets' order, joined with "; ".
+pub fn why_left_out(
+    specs: &[TargetSpec],
+    faults: &FaultCommands,
+    left_out: &[(String, Vec<&'static str>)],
+) -> String {
+    let acts: Vec<BrokerAct> = BrokerAct::ALL
+        .into_iter()
+        .filter(|a| left_out.iter().any(|(_, keys)| keys.contains(&a.key())))
+        .collect();
+    let mut why: Vec<&str> = Vec::new();
+    for spec in specs {
+        for act in &acts {
+            if let Some(reason) = why_it_cannot(spec, *act, faults) {
+                if !why.contains(&reason) {
+                    why.push(reason);
+                }
+            }
+        }
+    }
+    why.join("; ")
 }
 
 /// Refuses a number of targets other than `wanted`, for a command that compares exactly that
@@ -542,6 +583,24 @@ mod tests {
             left.iter()
                 .all(|(name, _)| !kaas_only.contains(&name.as_str())),
             "{left:?}"
+        );
+        // Why, as the run's targets give it: an external cluster with a command for every act
+        // beside Apache leaves the disk scenarios out for Apache's disk alone; without them,
+        // for both.
+        let beside = [external[0], TargetSpec::parse("apache:3").unwrap()];
+        let every_act: Vec<String> = BrokerAct::ALL.map(|a| format!("{}=true", a.key())).to_vec();
+        let given = FaultCommands::parse(&every_act).unwrap();
+        let mut p = plan(every.clone(), &[], &beside, true).unwrap();
+        let left = p.leave_out_missing_faults(&beside, &given);
+        assert_eq!(
+            why_left_out(&beside, &given, &left),
+            "Apache: its disk cannot be filled here"
+        );
+        let mut p = plan(every, &[], &beside, true).unwrap();
+        let left = p.leave_out_missing_faults(&beside, &none);
+        assert_eq!(
+            why_left_out(&beside, &none, &left),
+            "an external cluster: no --fault-cmd given for the act; Apache: its disk cannot be filled here"
         );
     }
 

@@ -42,7 +42,7 @@ pub async fn compare(
         eprintln!(
             "kconform: skipping {} scenario(s) that do to a broker what a target cannot ({}): {}",
             left_out.len(),
-            why_acts_missing(&specs),
+            plan::why_left_out(&specs, &faults, &left_out),
             each.join(", ")
         );
         if planned.chosen.is_empty() {
@@ -74,26 +74,6 @@ pub async fn compare(
     Ok(session
         .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))
         .await?)
-}
-
-/// Why the targets of a run cannot do some act, naming only the kinds of target it has: an
-/// external cluster without the command, Apache (live or recorded) without a disk to fill.
-fn why_acts_missing(specs: &[kconform::targets::TargetSpec]) -> String {
-    use kconform::targets::Kind;
-    let mut why = Vec::new();
-    if specs
-        .iter()
-        .any(|s| matches!(s.kind, Kind::External(_)) && s.brokers > 1)
-    {
-        why.push("an external cluster: no --fault-cmd given for the act");
-    }
-    if specs
-        .iter()
-        .any(|s| matches!(s.kind, Kind::Apache(..) | Kind::Recorded(_)))
-    {
-        why.push("Apache: its disk cannot be filled here");
-    }
-    why.join("; ")
 }
 
 /// Leaves out the scenarios written for Apache releases the run has none of, saying which; one
