@@ -125,6 +125,15 @@ fn a_clean_ref_cluster_under_the_planted_runs_kills_shows_no_anomaly() {
 fn a_group_commit_before_its_markers_is_found_as_offsets_without_records() {
     let planted = Planted::default().with(Bug::GroupCommitBeforeMarkers);
     let report = chaos_on(planted, &options(1, 10, &[]));
+    // Only an aborted transaction can show the bug: each worker aborts its second on purpose.
+    assert!(
+        report.targets[0]
+            .workers
+            .iter()
+            .all(|w| w.aborted_on_purpose >= 1),
+        "a worker aborted nothing on purpose: {}",
+        report.terminal()
+    );
     assert!(!report.passed);
     assert!(
         kinds(&report).contains(&Kind::OffsetsWithoutRecords),

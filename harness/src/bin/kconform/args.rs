@@ -190,9 +190,9 @@ pub enum Command {
     ///
     /// librdkafka workers consume their input partition (read_committed), write one record per
     /// input record to seeded output partitions and send their offsets in the same transaction
-    /// (a tenth aborted on purpose), while a schedule drawn from the seed kills and restarts,
-    /// pauses and resumes one broker at a time, holds its markers, or moves a worker's
-    /// transaction coordinator. Afterwards every output partition and group is
+    /// (each worker's second, and a tenth drawn, aborted on purpose), while a schedule drawn
+    /// from the seed kills and restarts, pauses and resumes one broker at a time, holds its
+    /// markers, or moves a worker's transaction coordinator. Afterwards every output partition and group is
     /// read back and checked for aborted reads, lost writes, duplicates, torn transactions,
     /// records out of order, offsets committed without their records (and the reverse), and a
     /// last stable offset left pinned, each with the records and offsets that show it. The
