@@ -26,16 +26,36 @@ async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> 
     for t in &transcripts {
         assert!(
             t.failed_expectations.is_empty(),
-            "{} on {}: {:?}",
+            "{} on {}: {:?}\n{}",
             t.scenario,
             t.target,
-            t.failed_expectations
+            t.failed_expectations,
+            failed_steps(t)
         );
     }
     if let Ok(target) = Arc::try_unwrap(target) {
         target.stop().await;
     }
     transcripts
+}
+
+/// The steps a failed expectation names, as recorded (an `until` that ran out keeps its last
+/// answer whole): what a CI log needs to tell a broker's timing from a bug, where the
+/// expectation names one field. A CI run once showed only "last_stable_offset is 3, expected
+/// 2", and whether a marker was written twice could not be read from it.
+fn failed_steps(t: &Transcript) -> String {
+    let named = |step: &str| {
+        t.failed_expectations.iter().any(|f| {
+            f.strip_prefix(step)
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
+    };
+    t.steps
+        .iter()
+        .filter(|s| named(&s.step))
+        .map(|s| serde_yaml_ng::to_string(s).unwrap_or_else(|e| format!("{}: {e}", s.step)))
+        .collect::<Vec<_>>()
+        .join("---\n")
 }
 
 /// Every live difference between kaas-ref and Apache is in the ledger, and every ledger entry
