@@ -192,13 +192,13 @@ pub enum Command {
     /// input record to seeded output partitions and send their offsets in the same transaction
     /// (each worker's second, and a tenth drawn, aborted on purpose), while a schedule drawn
     /// from the seed kills and restarts, pauses and resumes one broker at a time, holds its
-    /// markers, or moves a worker's transaction coordinator. Afterwards every output partition and group is
-    /// read back and checked for aborted reads, lost writes, duplicates, torn transactions,
-    /// records out of order, offsets committed without their records (and the reverse), and a
-    /// last stable offset left pinned, each with the records and offsets that show it. The
-    /// clusters run side by side with the same seed; Apache is the control: an anomaly it shows
-    /// too is reported as its own. Exit 0: no anomaly the control did not show; 1: otherwise,
-    /// or a cluster's run did not finish; 2: the run could not start.
+    /// markers, or moves a worker's transaction coordinator. Afterwards every output partition
+    /// and group is read back and checked for aborted reads, lost writes, duplicates, torn
+    /// transactions, records out of order, offsets committed without their records (and the
+    /// reverse), and a last stable offset left pinned, each with the records and offsets that
+    /// show it. The clusters run side by side with the same seed; Apache is the control: an
+    /// anomaly it shows too is reported as its own. Exit 0: no anomaly the control did not
+    /// show; 1: otherwise, or a cluster's run did not finish; 2: the run could not start.
     Chaos(ChaosArgs),
     /// Fuzz a broker: stateful differential sequences and live-wire frames (`--mode`).
     ///
