@@ -1,7 +1,5 @@
 //! The `kconform` binary's contract: exit codes, one-line reasons, help that answers questions.
 
-use std::process::Command;
-
 fn kconform(args: &[&str]) -> (i32, String, String) {
     kconform_with(args, &[])
 }
@@ -18,7 +16,7 @@ fn kconform_in(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+    let out = crate::util::kconform()
         .current_dir(dir)
         .args(args)
         .envs(env.iter().copied())
@@ -169,7 +167,7 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
             let _ = self.0.wait();
         }
     }
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_kconform"))
+    let mut proxy = crate::util::kconform()
         .current_dir(root)
         .args([
             "proxy",
@@ -279,7 +277,7 @@ fn a_closed_stdout_ends_quietly() {
         &["topics"][..],
         &["run", "end-txn-on-empty", "--target", "ref", "--show"][..],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        let mut child = crate::util::kconform()
             .current_dir(root)
             .args(args)
             .stdout(std::process::Stdio::piped())

@@ -5,7 +5,6 @@
 //! run.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use reference_broker::config::TopicSpec;
@@ -19,7 +18,7 @@ fn root() -> PathBuf {
 fn clients(args: &[&str]) -> (i32, String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+    let out = crate::util::kconform()
         .arg("clients")
         .args(args)
         .arg("--json")

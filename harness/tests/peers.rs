@@ -4,7 +4,6 @@
 //! full suite (about a minute per target) runs from `kconform peers` itself.
 
 use crate::util;
-use std::process::Command;
 
 /// The tests CI runs: transactions (consume-transform-produce under rebalances, static
 /// members), groups, produce (large messages against max.message.bytes), and the regex
@@ -15,7 +14,7 @@ fn peers(args: &[&str]) -> (i32, String, String) {
     // Two suites at once on two cores would time each other, not the brokers.
     let _turn = util::heavy_turn_blocking();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let out = Command::new(env!("CARGO_BIN_EXE_kconform"))
+    let out = crate::util::kconform()
         .current_dir(root)
         .arg("peers")
         .args([
