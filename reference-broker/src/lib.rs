@@ -10,6 +10,7 @@ pub mod alloc;
 pub mod apis;
 pub mod auth;
 pub mod broker;
+pub mod child;
 pub mod cluster;
 pub mod codec;
 pub mod config;

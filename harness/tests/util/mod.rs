@@ -32,26 +32,15 @@ pub fn heavy_turn_blocking() -> tokio::sync::MutexGuard<'static, ()> {
     HEAVY.blocking_lock()
 }
 
-/// The `kconform` binary as a command whose process dies with the thread that starts it (on
-/// Linux: PR_SET_PDEATHSIG). A test binary killed from outside (a CI timeout, or cargo killed,
-/// which leaves its test binary running) otherwise left a `kconform peers` running on for a
-/// minute, with the Apache JVM and franz-go suite it had started, loading the machine under
-/// the next run: seen here. Each test waits for the command on the thread that started it.
+/// The `kconform` binary as a command whose process dies with the thread that starts it
+/// ([`reference_broker::child`]). A test binary killed from outside (a CI timeout, or cargo
+/// killed, which leaves its test binary running) otherwise left a `kconform peers` running on
+/// for a minute, with the Apache JVM and franz-go suite it had started, loading the machine
+/// under the next run: seen here. Each test waits for the command on the thread that started
+/// it.
 pub fn kconform() -> std::process::Command {
-    #[allow(unused_mut)]
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kconform"));
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the child
-        // when the thread that spawned it ends.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-    }
+    reference_broker::child::dies_with_its_thread(&mut cmd);
     cmd
 }
 

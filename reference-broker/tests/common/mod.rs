@@ -7,26 +7,6 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// `cmd`, whose process the kernel kills when the thread that spawns it ends (on Linux:
-/// PR_SET_PDEATHSIG): a test binary killed from outside (a CI timeout, or cargo killed and
-/// then the binary it left running) takes its brokers with it instead of leaving them to load
-/// the next run. Every test starts its brokers on its own thread, which lives until it ends.
-fn dies_with_its_thread(mut cmd: Command) -> Command {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the child
-        // when the thread that spawned it ends.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-    }
-    cmd
-}
-
 /// A running `kaas-ref` process; killed (SIGKILL) when dropped.
 pub struct KaasRef {
     /// The process.
@@ -38,7 +18,11 @@ pub struct KaasRef {
 impl KaasRef {
     /// Starts `kaas-ref` on `listen` with `data_dir` and extra flags, and waits for its address.
     pub fn start(data_dir: &Path, listen: &str, extra: &[&str]) -> KaasRef {
-        let mut child = dies_with_its_thread(Command::new(env!("CARGO_BIN_EXE_kaas-ref")))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaas-ref"));
+        // Gone with a test binary killed from outside: every test starts its brokers on its
+        // own thread, which lives until it ends.
+        reference_broker::child::dies_with_its_thread(&mut cmd);
+        let mut child = cmd
             .args(["--listen", listen, "--data-dir"])
             .arg(data_dir)
             .args(["--group-initial-rebalance-delay-ms", "0"])

@@ -189,18 +189,7 @@ impl NodeDir {
 fn spawn_tied_to_harness(
     mut cmd: Command,
 ) -> Result<(Child, std::sync::mpsc::Sender<()>), ApacheError> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the JVM when
-        // its parent thread ends.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-    }
+    reference_broker::child::dies_with_its_thread(&mut cmd);
     let (child_tx, child_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     std::thread::Builder::new()
