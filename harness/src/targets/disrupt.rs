@@ -102,24 +102,18 @@ impl Running {
         match &*guard {
             Held::RefCluster(cluster) => {
                 let dir = cluster.data_dir();
-                if full {
-                    reference_broker::storage::faults::fill(dir);
-                    return Ok(());
+                match full {
+                    true => reference_broker::storage::faults::fill(dir),
+                    false => reference_broker::storage::faults::free(dir),
                 }
-                reference_broker::storage::faults::free(dir);
                 drop(guard);
-                // A disk full for longer than a peer's liveness timeout left every broker
-                // counting the others down (their stamps are writes too): the scenario goes
-                // on once each is listed by its peers again, as after a resume.
-                for (node, _) in &self.nodes {
-                    self.caught_up(*node).await?;
-                }
-                Ok(())
             }
-            Held::ApacheCluster(_) => Err(self.refused(format!(
-                "{} is not done to Apache's brokers here: no small filesystem can be mounted to fill",
-                faults::BrokerAct::FillDisk.key()
-            ))),
+            Held::ApacheCluster(_) => {
+                return Err(self.refused(format!(
+                    "{} is not done to Apache's brokers here: no small filesystem can be mounted to fill",
+                    faults::BrokerAct::FillDisk.key()
+                )))
+            }
             _ => {
                 drop(guard);
                 let act = match full {
@@ -127,16 +121,17 @@ impl Running {
                     false => faults::BrokerAct::FreeDisk,
                 };
                 self.by_command(act, node).await?;
-                if !full {
-                    // As on kaas-ref in process: brokers that counted each other down while
-                    // the disk was full are waited for until each is listed again.
-                    for (node, _) in &self.nodes {
-                        self.caught_up(*node).await?;
-                    }
-                }
-                Ok(())
             }
         }
+        if !full {
+            // A disk full for longer than a peer's liveness timeout left every broker
+            // counting the others down (their stamps are writes too): the scenario goes on
+            // once each is listed by its peers again, as after a resume.
+            for (node, _) in &self.nodes {
+                self.caught_up(*node).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Holds (`held`) or lets through the transaction markers sent to broker `node`, which
