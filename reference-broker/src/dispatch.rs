@@ -204,6 +204,17 @@ async fn handle_frame(
             .planted
             .decoding(|| codec::header::decode_request_ignoring_trailing(&frame))
             .map_err(|e| malformed(e.to_string()))?;
+        if state
+            .config
+            .planted
+            .has(crate::planted::Bug::HangOnEmptyGroupId)
+        {
+            if let codec::Request::AddOffsetsToTxn(r) = &decoded.message {
+                if r.group_id.is_empty() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
         let ctx = handlers::Ctx {
             state: state.clone(),
             version,

@@ -114,6 +114,26 @@ struct Args {
     #[cfg(feature = "faults")]
     #[arg(long, value_name = "PATH", help_heading = "Faults")]
     disk_full_while: Option<PathBuf>,
+    /// Plants a bug on purpose, by name (repeatable): MarkerCountAllocates,
+    /// PanicOnMinLeaderEpoch, AbortAfterArmedTimeout, HangOnEmptyGroupId, or any other of
+    /// `reference_broker::planted::Bug`. For proving that kconform's fuzzers find and pin
+    /// them (ci/fuzz-crashes.sh). Only in a build with the `planted-bugs` feature.
+    #[cfg(feature = "planted-bugs")]
+    #[arg(long = "plant", value_name = "BUG", value_parser = planted_bug, help_heading = "Testing")]
+    plant: Vec<reference_broker::planted::Bug>,
+}
+
+/// A bug of `--plant`, by its name.
+#[cfg(feature = "planted-bugs")]
+fn planted_bug(name: &str) -> Result<reference_broker::planted::Bug, String> {
+    use reference_broker::planted::Bug;
+    Bug::named(name).ok_or_else(|| {
+        let names: Vec<String> = Bug::ALL.iter().map(|b| format!("{b:?}")).collect();
+        format!(
+            "no planted bug is called {name}; there are {}",
+            names.join(", ")
+        )
+    })
 }
 
 /// The topics of `--topics`: inline JSON or a file of it.
@@ -166,8 +186,17 @@ async fn run() -> anyhow::Result<()> {
             );
         }
     }
+    #[cfg(feature = "planted-bugs")]
+    let planted = args
+        .plant
+        .iter()
+        .fold(reference_broker::planted::Planted::default(), |p, b| {
+            p.with(*b)
+        });
+    #[cfg(not(feature = "planted-bugs"))]
+    let planted = reference_broker::planted::Planted::default();
     let config = BrokerConfig {
-        planted: reference_broker::planted::Planted::default(),
+        planted,
         listen: args.listen,
         data_dir: args.data_dir,
         broker_id: args.broker_id,

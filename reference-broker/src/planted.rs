@@ -39,11 +39,27 @@ pub enum Bug {
     /// as an async server that cancels a connection's handlers with it does: a producer that
     /// dies with its commit written leaves the transaction open until it times out.
     RequestDroppedWithItsConnection,
+    /// WriteTxnMarkers v0's decoder reserves a 1 MiB scratch buffer per marker, for as many
+    /// markers as the count on the wire says, before reading one: a count of 2^27 or more asks
+    /// for more address space than the machine has, and the allocation failure aborts the
+    /// process (the one-frame remote crash a real kaas build had).
+    MarkerCountAllocates,
+    /// TxnOffsetCommit's decoder panics on a committed leader epoch of i32::MIN (a
+    /// conversion that assumes it can be negated): the connection's task dies, the process
+    /// lives on, the connection closes without an answer.
+    PanicOnMinLeaderEpoch,
+    /// An InitProducerId asking for a transaction timeout of i32::MAX ms arms a flag that
+    /// outlives its connection; the next EndTxn that aborts then aborts the process. Neither
+    /// frame crashes a fresh broker alone: the crash needs both, in that order.
+    AbortAfterArmedTimeout,
+    /// AddOffsetsToTxn with an empty group id is never answered: its handler waits forever,
+    /// holding its connection's later answers behind it (other connections are served).
+    HangOnEmptyGroupId,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 10] = [
+    pub const ALL: [Bug; 14] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -54,7 +70,16 @@ impl Bug {
         Bug::MarkerDroppedOnRestart,
         Bug::GroupCommitBeforeMarkers,
         Bug::RequestDroppedWithItsConnection,
+        Bug::MarkerCountAllocates,
+        Bug::PanicOnMinLeaderEpoch,
+        Bug::AbortAfterArmedTimeout,
+        Bug::HangOnEmptyGroupId,
     ];
+
+    /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.
+    pub fn named(name: &str) -> Option<Bug> {
+        Bug::ALL.into_iter().find(|b| format!("{b:?}") == name)
+    }
 
     #[cfg(feature = "planted-bugs")]
     fn bit(self) -> u16 {
@@ -110,6 +135,30 @@ impl Planted {
         {
             decode()
         }
+    }
+}
+
+/// Set by [`Bug::AbortAfterArmedTimeout`]'s first frame: process-wide, as the state of a
+/// broker that outlives the connection that changed it (a process plants it; in-process tests
+/// never do, since its second frame aborts the process).
+#[cfg(feature = "planted-bugs")]
+static ARMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Arms [`Bug::AbortAfterArmedTimeout`] (a no-op without the `planted-bugs` feature).
+pub fn arm() {
+    #[cfg(feature = "planted-bugs")]
+    ARMED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether [`arm`] was called in this process (always false without `planted-bugs`).
+pub fn armed() -> bool {
+    #[cfg(feature = "planted-bugs")]
+    {
+        ARMED.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    #[cfg(not(feature = "planted-bugs"))]
+    {
+        false
     }
 }
 

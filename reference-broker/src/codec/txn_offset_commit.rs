@@ -98,6 +98,16 @@ const MIN_PARTITION_SIZE: usize = 13;
 /// Smallest wire size of a partition result: int32 + int16.
 const MIN_PARTITION_RESULT_SIZE: usize = 6;
 
+/// The planted panic ([`crate::planted::Bug::PanicOnMinLeaderEpoch`], only in a
+/// `planted-bugs` build): an epoch negated as if it could not be i32::MIN.
+fn planted_panic(epoch: i32) {
+    if crate::planted::in_codec(crate::planted::Bug::PanicOnMinLeaderEpoch) {
+        let _positive = epoch
+            .checked_neg()
+            .unwrap_or_else(|| panic!("planted: leader epoch {epoch} cannot be negated"));
+    }
+}
+
 impl Message for TxnOffsetCommitRequest {
     const API: ApiKey = ApiKey::TxnOffsetCommit;
     const DIRECTION: Direction = Direction::Request;
@@ -134,6 +144,7 @@ impl Message for TxnOffsetCommitRequest {
                             p.committed_leader_epoch = r.i32(
                                 "TxnOffsetCommitRequest.topics[].partitions[].committed_leader_epoch",
                             )?;
+                            planted_panic(p.committed_leader_epoch);
                         }
                         p.committed_metadata = r.nullable_string(
                             "TxnOffsetCommitRequest.topics[].partitions[].committed_metadata",

@@ -2,6 +2,7 @@
 //! COMMIT or ABORT control batch on each listed partition. Its response has no throttle field.
 
 use super::{ApiKey, CompactString, Direction, Message, Reader, Result, TaggedFields, Writer};
+use crate::planted::Bug;
 
 /// WriteTxnMarkers as kaas-ref serves it: its row of [`super::TRANSACTION_APIS`], which the codec's
 /// version checks and the broker's ApiVersions answer both read.
@@ -59,39 +60,55 @@ const MIN_PARTITION_RESULT_SIZE: usize = 6;
 /// Smallest wire size of a marker result: int64 + empty array.
 const MIN_MARKER_RESULT_SIZE: usize = 9;
 
+/// One marker of a request.
+fn marker(r: &mut Reader<'_>) -> Result<WritableTxnMarker> {
+    Ok(WritableTxnMarker {
+        producer_id: r.i64("WriteTxnMarkersRequest.markers[].producer_id")?,
+        producer_epoch: r.i16("WriteTxnMarkersRequest.markers[].producer_epoch")?,
+        transaction_result: r.bool("WriteTxnMarkersRequest.markers[].transaction_result")?,
+        topics: r.array_of(
+            "WriteTxnMarkersRequest.markers[].topics",
+            MIN_TOPIC_SIZE,
+            |r| {
+                Ok(WritableTxnMarkerTopic {
+                    name: r.string("WriteTxnMarkersRequest.markers[].topics[].name")?,
+                    partition_indexes: r
+                        .i32_array("WriteTxnMarkersRequest.markers[].topics[].partition_indexes")?,
+                    unknown_tagged_fields: r.tagged_fields(
+                        "WriteTxnMarkersRequest.markers[].topics[]._tagged_fields",
+                    )?,
+                })
+            },
+        )?,
+        coordinator_epoch: r.i32("WriteTxnMarkersRequest.markers[].coordinator_epoch")?,
+        unknown_tagged_fields: r
+            .tagged_fields("WriteTxnMarkersRequest.markers[]._tagged_fields")?,
+    })
+}
+
+/// The planted allocation ([`Bug::MarkerCountAllocates`], only in a `planted-bugs` build): a
+/// 1 MiB scratch buffer reserved per marker the v0 count claims, before any is read.
+fn markers_with_scratch(r: &mut Reader<'_>) -> Result<Vec<WritableTxnMarker>> {
+    let count = r.i32("WriteTxnMarkersRequest.markers")? as u32 as usize;
+    let scratch: Vec<[u8; 1 << 20]> = Vec::with_capacity(count);
+    std::hint::black_box(&scratch);
+    let mut markers = Vec::new();
+    for _ in 0..count {
+        markers.push(marker(r)?);
+    }
+    Ok(markers)
+}
+
 impl Message for WriteTxnMarkersRequest {
     const API: ApiKey = ApiKey::WriteTxnMarkers;
     const DIRECTION: Direction = Direction::Request;
 
-    fn read(r: &mut Reader<'_>, _version: i16) -> Result<Self> {
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self> {
         Ok(WriteTxnMarkersRequest {
-            markers: r.array_of("WriteTxnMarkersRequest.markers", MIN_MARKER_SIZE, |r| {
-                Ok(WritableTxnMarker {
-                    producer_id: r.i64("WriteTxnMarkersRequest.markers[].producer_id")?,
-                    producer_epoch: r.i16("WriteTxnMarkersRequest.markers[].producer_epoch")?,
-                    transaction_result: r
-                        .bool("WriteTxnMarkersRequest.markers[].transaction_result")?,
-                    topics: r.array_of(
-                        "WriteTxnMarkersRequest.markers[].topics",
-                        MIN_TOPIC_SIZE,
-                        |r| {
-                            Ok(WritableTxnMarkerTopic {
-                                name: r.string("WriteTxnMarkersRequest.markers[].topics[].name")?,
-                                partition_indexes: r.i32_array(
-                                    "WriteTxnMarkersRequest.markers[].topics[].partition_indexes",
-                                )?,
-                                unknown_tagged_fields: r.tagged_fields(
-                                    "WriteTxnMarkersRequest.markers[].topics[]._tagged_fields",
-                                )?,
-                            })
-                        },
-                    )?,
-                    coordinator_epoch: r
-                        .i32("WriteTxnMarkersRequest.markers[].coordinator_epoch")?,
-                    unknown_tagged_fields: r
-                        .tagged_fields("WriteTxnMarkersRequest.markers[]._tagged_fields")?,
-                })
-            })?,
+            markers: match version == 0 && crate::planted::in_codec(Bug::MarkerCountAllocates) {
+                true => markers_with_scratch(r)?,
+                false => r.array_of("WriteTxnMarkersRequest.markers", MIN_MARKER_SIZE, marker)?,
+            },
             unknown_tagged_fields: r.tagged_fields("WriteTxnMarkersRequest._tagged_fields")?,
         })
     }

@@ -8,6 +8,17 @@ use crate::errors;
 /// Answers EndTxn.
 pub(super) fn handle(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
     let id = req.transactional_id.as_str();
+    if ctx
+        .state
+        .config
+        .planted
+        .has(crate::planted::Bug::AbortAfterArmedTimeout)
+        && crate::planted::armed()
+        && !req.committed
+    {
+        eprintln!("planted: an abort after a timeout of i32::MAX ms was asked for; aborting");
+        std::process::abort();
+    }
     let code = if !ctx.allowed(Operation::Write, Resource::TransactionalId(id)) {
         errors::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     } else if id.is_empty() {

@@ -15,6 +15,14 @@ pub(super) fn handle(ctx: &Ctx, req: &InitProducerIdRequest) -> InitProducerIdRe
         ..Default::default()
     };
     let state = &ctx.state;
+    if state
+        .config
+        .planted
+        .has(crate::planted::Bug::AbortAfterArmedTimeout)
+        && req.transaction_timeout_ms == i32::MAX
+    {
+        crate::planted::arm();
+    }
     // kaas decodes the v3+ producer_id/producer_epoch but ignores them (spec deviation).
     match req.transactional_id.as_deref() {
         // Null or empty: the idempotent path, not ACL-gated (spec).
