@@ -177,16 +177,18 @@ impl<'a> Campaign<'a> {
             deadline: o.deadline,
             jobs: o.jobs,
             stop_after_findings: o.stop_after_findings,
+            shrink_budget: o.shrink_runs.max(1) * 5,
         }
     }
 
     /// Fuzzes `under_test` (against `oracle`, when there is one) until the duration passes or
-    /// `stop` is set, then gives one report of both fuzzers. The targets are the caller's to
-    /// stop.
+    /// `stop` is set, then gives one report of both fuzzers; `keeper` brings the target back
+    /// when the frames crash it. The targets are the caller's to stop.
     pub async fn run(
         &self,
         under_test: &Running,
         oracle: Option<&Running>,
+        keeper: &mut crate::fuzz::wire::keeper::Keeper,
         progress: Arc<dyn Progress>,
         stop: Arc<AtomicBool>,
     ) -> Result<FuzzReport, FuzzError> {
@@ -216,6 +218,7 @@ impl<'a> Campaign<'a> {
                         under_test,
                         oracle,
                         &wire_options,
+                        keeper,
                         progress.clone(),
                         stop.clone(),
                     )

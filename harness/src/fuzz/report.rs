@@ -245,23 +245,49 @@ impl FuzzReport {
                 n => format!(", {n} not shown again (not findings)"),
             }
         )];
-        if f.target_died {
+        if f.crashes > 0 {
+            let rates = match f.rates(self.secs) {
+                Some((before, after)) => {
+                    format!("; {before:.0} frames/s before the first crash, {after:.0}/s after")
+                }
+                None => String::new(),
+            };
             out.push(format!(
-                "{} stopped answering: the run ended there",
-                self.target
+                "{} stopped answering {} time(s): {} restart(s) ({:.1} s restarting, {:.1} s waiting on crashes in all), {} crash(es) not reproduced{rates}",
+                self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced
             ));
         }
+        if let Some(why) = &f.ended_early {
+            out.push(format!("the run ended early: {why}"));
+        }
+        if !f.unpinned.is_empty() {
+            out.push(format!(
+                "frames in flight when it stopped (suspects, not findings): {}",
+                f.unpinned.join(", ")
+            ));
+        }
+        let dir = std::path::Path::new(&self.findings_dir);
         for x in &f.findings {
             out.push(format!(
-                "FINDING {}: {} (frame {}, after {:.0} s); replay: kconform replay-frame {}/{} --target {}",
+                "FINDING {}: {} (frame {}, after {:.0} s; seen {} time(s) on {})",
                 x.file,
                 x.signature,
                 x.frame_number,
                 x.found_after_secs,
-                self.findings_dir,
-                x.file,
-                self.target
+                x.seen,
+                x.seen_on.join(", ")
             ));
+            out.push(format!(
+                "  reproduces {}; {} bytes as drawn, {} as written{}",
+                x.reproduces,
+                x.found_bytes,
+                x.bytes,
+                match x.matters.is_empty() {
+                    true => String::new(),
+                    false => format!("; what matters: {}", x.matters.join("; ")),
+                }
+            ));
+            out.push(format!("  replay: {}", x.replay_command(dir, &self.target)));
         }
         out
     }

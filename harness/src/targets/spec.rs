@@ -251,6 +251,15 @@ impl TargetSpec {
         }
     }
 
+    /// The address of a broker kconform does not start (`external=HOST:PORT`), if it is one:
+    /// where a broker `kconform fuzz --broker-cmd` starts must listen.
+    pub fn external_addr(&self) -> Option<std::net::SocketAddr> {
+        match self.kind {
+            Kind::External(addr) => Some(addr),
+            _ => None,
+        }
+    }
+
     /// Whether the target is a live Apache (of one broker or a cluster).
     pub fn is_apache(&self) -> bool {
         matches!(self.kind, Kind::Apache(..))

@@ -627,6 +627,26 @@ pub struct FuzzArgs {
     /// Deadline for every network wait, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub deadline_ms: u64,
+    /// A shell command that brings the target back after it stops answering (`systemctl
+    /// restart kaas`, `kubectl delete pod kaas-0`, a script): kconform runs it, waits until
+    /// the broker answers ApiVersions, pins the frame that crashed it (restarting it again as
+    /// it replays the suspects) and goes on. Without it (or --broker-cmd) the run ends at the
+    /// first crash, its frames in flight saved as suspects.
+    #[arg(long, value_name = "CMD", conflicts_with = "broker_cmd")]
+    pub restart_cmd: Option<String>,
+    /// A shell command that starts the broker under test, which kconform then owns: started
+    /// before the run (with kconform's environment), its output kept as the broker's log in
+    /// DIR/broker.log (DIR being --findings), killed (its process group) and started again
+    /// whenever it stops answering. Needs --target external=HOST:PORT, where it listens.
+    #[arg(long, value_name = "CMD")]
+    pub broker_cmd: Option<String>,
+    /// The broker's log (with --restart-cmd): what it said as it died (a panic, an
+    /// allocation failure, an abort) signs its crashes, so that one defect is one finding.
+    #[arg(long, value_name = "FILE", requires = "restart_cmd")]
+    pub broker_log: Option<PathBuf>,
+    /// How long to wait for a restarted broker to answer ApiVersions.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub restart_wait: Duration,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
     /// How `--oracle apache` launches Apache (see `kconform run --help`).

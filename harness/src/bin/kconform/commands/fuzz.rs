@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use kconform::fuzz::campaign::{self, Campaign, Mode};
+use kconform::fuzz::wire::keeper::{Keeper, Revive};
 use kconform::fuzz::FuzzOptions;
 
 use crate::args::{FuzzArgs, FuzzCommand};
@@ -50,6 +52,13 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
     let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
+    let mut keeper = keeper(&a, &specs[0])?;
+    if a.broker_cmd.is_some() {
+        let spinner = progress::starting("the broker (--broker-cmd)");
+        let started = keeper.start().await;
+        spinner.finish_and_clear();
+        started?;
+    }
     let spinner = progress::starting(&names.join(" and "));
     let started = campaign::start_all(&specs, deadline).await;
     spinner.finish_and_clear();
@@ -57,16 +66,56 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let bar = progress::starting("fuzzing");
     let line = Arc::new(Bars::with_counters(bar.clone()));
     let report = fuzzing
-        .run(&running[0], running.get(1), line, stop_on_ctrl_c())
+        .run(
+            &running[0],
+            running.get(1),
+            &mut keeper,
+            line,
+            stop_on_ctrl_c(),
+        )
         .await;
     bar.finish_and_clear();
     for t in running {
         t.stop().await;
     }
+    keeper.stop().await;
     let report = report?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
     Ok(super::verdict(report.new_findings() == 0))
+}
+
+/// What brings the target back after a crash: the broker kconform owns (--broker-cmd), the
+/// restart command, or nothing.
+fn keeper(a: &FuzzArgs, target: &kconform::targets::TargetSpec) -> anyhow::Result<Keeper> {
+    let addr = match (&a.broker_cmd, &a.restart_cmd, target.external_addr()) {
+        (None, None, Some(addr)) => return Ok(Keeper::cannot(addr)),
+        (None, None, None) => return Ok(Keeper::cannot(([127, 0, 0, 1], 0).into())),
+        (_, _, Some(addr)) => addr,
+        (_, _, None) => anyhow::bail!(
+            "--broker-cmd and --restart-cmd need --target external=HOST:PORT (the address the broker listens on); {} is not one",
+            a.target
+        ),
+    };
+    Ok(match (&a.broker_cmd, &a.restart_cmd) {
+        (Some(cmd), _) => {
+            std::fs::create_dir_all(&a.findings)
+                .with_context(|| format!("creating {}", a.findings.display()))?;
+            Keeper::new(
+                Revive::Own(cmd.clone()),
+                addr,
+                Some(a.findings.join("broker.log")),
+                a.restart_wait,
+            )
+        }
+        (None, Some(cmd)) => Keeper::new(
+            Revive::Command(cmd.clone()),
+            addr,
+            a.broker_log.clone(),
+            a.restart_wait,
+        ),
+        (None, None) => Keeper::cannot(addr),
+    })
 }
 
 /// A flag Ctrl-C sets: the fuzzers then finish and the summary is printed.

@@ -1,0 +1,220 @@
+//! A target that stopped answering: counted, pinned to the frames that caused it, shrunk,
+//! written once per signature, and brought back so that the run goes on. A crash whose last
+//! words (read from the broker's log) are a finding's already is counted under it without
+//! pinning again: a night of one recurring crash is not a night of pinning it. A target that
+//! cannot be brought back ends the run, its frames in flight saved as suspects.
+
+use std::time::Instant;
+
+use super::finding::{self, Found, FrameFinding};
+use super::judge::{self, named, Judged, Kind};
+use super::keeper::Keeper;
+use super::last_words::last_words;
+use super::minimise;
+use super::pin::{self, KillsAgain, Probe};
+use super::Run;
+use crate::fuzz::FuzzError;
+
+/// Handles the death of the target's life `life` (seen by a worker whose frame went
+/// unanswered): true when the run must end.
+pub(super) async fn crashed(
+    run: &Run<'_>,
+    keeper: &mut Keeper,
+    life: u64,
+) -> Result<bool, FuzzError> {
+    let options = run.options;
+    if run.life.lock().expect("no panics").number != life {
+        // Another worker saw the same death first, and the target was brought back.
+        return Ok(false);
+    }
+    if run.target.reachable(options.deadline).await.is_ok() {
+        return Ok(false);
+    }
+    let began = Instant::now();
+    let history = run.life.lock().expect("no panics").end();
+    {
+        let mut s = run.shared();
+        s.summary.crashes += 1;
+        s.stats.crashes += 1;
+        if s.summary.first_crash.is_none() {
+            s.summary.first_crash = Some((run.started.elapsed().as_secs_f64(), s.stats.frames));
+        }
+    }
+    let words = last_words(&keeper.dying_words());
+    if !keeper.can_revive() {
+        give_up(
+            run,
+            &history,
+            "it stopped answering, and no --restart-cmd or --broker-cmd was given to bring it back",
+        )?;
+        return Ok(true);
+    }
+    let known = words
+        .as_ref()
+        .map(|w| signature(w))
+        .filter(|sig| run.shared().seen_again(sig, None));
+    run.progress.counters(
+        "frames",
+        &format!(
+            "{} stopped answering: bringing it back{}",
+            run.target.name,
+            match known {
+                Some(_) => " (a crash already pinned)",
+                None => " and pinning the frame that did it",
+            }
+        ),
+    );
+    let outcome = match known {
+        Some(_) => keeper.revive().await.map(|_| ()),
+        None => pin_and_write(run, keeper, &history, words).await,
+    };
+    run.shared().summary.down_secs += began.elapsed().as_secs_f64();
+    if let Err(e) = outcome {
+        give_up(
+            run,
+            &history,
+            &format!("it stopped answering and could not be brought back: {e}"),
+        )?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// The signature of a crash the broker named.
+fn signature(words: &str) -> String {
+    format!("{}: {words}", Kind::Unhealthy.word())
+}
+
+/// Pins the crash, shrinks its killer, writes it (or counts it as not reproduced), and leaves
+/// the target answering.
+async fn pin_and_write(
+    run: &Run<'_>,
+    keeper: &mut Keeper,
+    history: &[pin::Sent],
+    words: Option<String>,
+) -> Result<(), super::keeper::KeeperError> {
+    let options = run.options;
+    let mut probe = Probe::new(run.target, keeper, options.deadline);
+    let Some(pinned) = pin::pin(&mut probe, history, words.clone(), options.shrink_budget).await?
+    else {
+        run.shared().summary.not_reproduced += 1;
+        probe.up(true).await?;
+        return Ok(());
+    };
+    let (killer, needs) = pinned
+        .frames
+        .split_last()
+        .expect("a pinned crash has its killer");
+    let before: Vec<Vec<u8>> = needs.iter().map(|s| s.frame.clone()).collect();
+    let mut check = KillsAgain {
+        probe: &mut probe,
+        before: before.clone(),
+        words: words.clone(),
+    };
+    let shrunk = minimise::shrink(&killer.frame, &mut check, options.shrink_budget).await;
+    // Freshly started: the replays may have left it in a state the next frames would trip on.
+    probe.up(true).await?;
+    let signature = match &words {
+        Some(w) => signature(w),
+        None => format!(
+            "{}: {}{}",
+            Kind::Unhealthy.word(),
+            named(&killer.frame),
+            match shrunk.matters.first() {
+                Some(m) => format!(": {}", judge::field_of(m)),
+                None => String::new(),
+            }
+        ),
+    };
+    let judged = Judged {
+        kind: Kind::Unhealthy,
+        signature,
+        detail: format!(
+            "after this frame the broker stopped answering ApiVersions on a fresh connection{}",
+            match needs.len() {
+                0 => String::new(),
+                n => format!(", after the {n} frame(s) it needs before it"),
+            }
+        ),
+    };
+    let reproduces = match needs.len() {
+        0 => "alone, on a freshly started broker".to_owned(),
+        n => format!("after {n} frame(s), in order, on a freshly started broker"),
+    };
+    // Written even when the run's file writing fails later: a crash is what a night is for.
+    let _ = write(run, &judged, &before, killer, &shrunk, reproduces, words);
+    Ok(())
+}
+
+/// Writes a verified finding and shows it.
+pub(super) fn write(
+    run: &Run<'_>,
+    judged: &Judged,
+    before: &[Vec<u8>],
+    found: &pin::Sent,
+    shrunk: &minimise::Shrunk,
+    reproduces: String,
+    words: Option<String>,
+) -> Result<(), FuzzError> {
+    let mut s = run.shared();
+    if s.seen_again(&judged.signature, Some(&found.frame)) {
+        return Ok(());
+    }
+    let found_files = Found {
+        judged,
+        before,
+        frame: &shrunk.frame,
+    };
+    let (file, needs) = finding::write_frames(&run.options.findings, &found_files)?;
+    let f = FrameFinding {
+        signature: judged.signature.clone(),
+        kind: judged.kind,
+        file,
+        detail: judged.detail.clone(),
+        mutations: found.mutations.clone(),
+        found_after_secs: run.started.elapsed().as_secs_f64(),
+        frame_number: found.n,
+        reproduces,
+        needs,
+        found_bytes: found.frame.len(),
+        bytes: shrunk.frame.len(),
+        matters: shrunk.matters.clone(),
+        seen_on: vec![named(&found.frame)],
+        seen: 1,
+        broker_said: words,
+    };
+    finding::write_text(
+        &run.options.findings,
+        &run.target.name,
+        run.options.seed,
+        &f,
+        &shrunk.frame,
+    )?;
+    run.progress.finding(&f.file, &f.signature);
+    let at = s.summary.findings.len();
+    s.known.insert(f.signature.clone(), Some(at));
+    s.summary.findings.push(f);
+    s.frames.push(shrunk.frame.clone());
+    s.stats.findings = s.summary.findings.len();
+    Ok(())
+}
+
+/// The run ends at a crash it cannot pin: the frames in flight are saved as suspects.
+fn give_up(run: &Run<'_>, history: &[pin::Sent], why: &str) -> Result<(), FuzzError> {
+    let dir = run.options.findings.join("unpinned");
+    let io = |e| FuzzError::Findings(dir.display().to_string(), e);
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    let mut files = Vec::new();
+    for s in history.iter().filter(|s| !s.answered) {
+        let name = format!("unpinned/suspect-{}.bin", s.n);
+        let mut raw = (s.frame.len() as u32).to_be_bytes().to_vec();
+        raw.extend_from_slice(&s.frame);
+        std::fs::write(run.options.findings.join(&name), raw).map_err(io)?;
+        files.push(name);
+    }
+    let mut shared = run.shared();
+    shared.summary.target_died = true;
+    shared.summary.ended_early = Some(format!("{} {why}", run.target.name));
+    shared.summary.unpinned = files;
+    Ok(())
+}

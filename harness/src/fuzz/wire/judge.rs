@@ -1,0 +1,413 @@
+//! What a frame's fate says: the judge of one frame ([`judge`]), pure, given what the target
+//! did with it ([`Happened`]), the versions it serves and the parser of the release it answers
+//! as. An undecodable answer's signature is its defect ([`defect`]), not the API it was seen
+//! on: one framing defect of every API is one finding.
+
+use std::time::Duration;
+
+use kafka_protocol::messages::ApiKey;
+use serde::Serialize;
+
+use super::{seeds, shape};
+use crate::wire::error_codes;
+use crate::wire::frame::{Malformed, Parser};
+
+/// The kinds of finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// The answer does not decode as the response to the request.
+    Undecodable,
+    /// The answer carries another correlation id.
+    WrongCorrelation,
+    /// An answer to a version the target does not serve, or to an API no one knows.
+    AnsweredUnknown,
+    /// A well-formed request of a served version was not answered; the connection closed.
+    ClosedWellFormed,
+    /// Neither an answer nor a close within the deadline.
+    Silent,
+    /// A fresh connection's ApiVersions is refused afterwards.
+    Unhealthy,
+}
+
+impl Kind {
+    /// The word a signature starts with.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Undecodable => "undecodable answer",
+            Kind::WrongCorrelation => "wrong correlation id",
+            Kind::AnsweredUnknown => "answered an unknown version",
+            Kind::ClosedWellFormed => "closed on a well-formed request",
+            Kind::Silent => "silent",
+            Kind::Unhealthy => "stopped answering",
+        }
+    }
+}
+
+/// What came back for one frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Happened {
+    /// An answer frame (without its size).
+    Answered(Vec<u8>),
+    /// The connection closed without an answer.
+    Closed,
+    /// Nothing within the deadline.
+    Silent(Duration),
+    /// An answer that could not be read whole: cut short, or a size past the limit.
+    Unreadable(String),
+    /// No connection could be made.
+    Unreachable(String),
+}
+
+impl Happened {
+    /// In words.
+    pub fn describe(&self) -> String {
+        match self {
+            Happened::Answered(a) => format!("answered ({} bytes)", a.len()),
+            Happened::Closed => "closed the connection without an answer".into(),
+            Happened::Silent(d) => format!("neither answered nor closed within {d:?}"),
+            Happened::Unreadable(why) => format!("answered unreadably: {why}"),
+            Happened::Unreachable(why) => format!("could not be reached: {why}"),
+        }
+    }
+}
+
+/// A frame's finding: its kind, its signature (kind, API and version, and what was wrong),
+/// and the details.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// The kind.
+    pub kind: Kind,
+    /// What distinguishes it from other findings.
+    pub signature: String,
+    /// The details (the malformed answer's diagnosis).
+    pub detail: String,
+}
+
+/// `API vN` of a frame's header, as far as it has one.
+pub(super) fn named(frame: &[u8]) -> String {
+    match shape::header(frame) {
+        Some(h) => format!("{} v{}", error_codes::api_name(h.key), h.version),
+        None => format!("a {}-byte frame", frame.len()),
+    }
+}
+
+/// Judges what the target did with `frame`, given the versions it serves ((key, min, max))
+/// and the parser of the release it answers as (a close on a frame that parser refuses is
+/// no finding). Pure: the health of the target afterwards is checked apart (`healthy`).
+pub fn judge(
+    frame: &[u8],
+    happened: &Happened,
+    served: &[(i16, i16, i16)],
+    parser: Parser,
+) -> Option<Judged> {
+    let finding = |kind: Kind, detail: String| {
+        Some(Judged {
+            kind,
+            signature: format!("{}: {}", kind.word(), named(frame)),
+            detail,
+        })
+    };
+    match happened {
+        Happened::Answered(answer) => {
+            let h = shape::header(frame)?;
+            let range = served.iter().find(|(k, _, _)| *k == h.key);
+            let serves = range.is_some_and(|&(_, lo, hi)| (lo..=hi).contains(&h.version));
+            let api = ApiKey::try_from(h.key).ok();
+            // KIP-511: an ApiVersions of a version the broker lacks is answered in v0.
+            let version = match (api, serves) {
+                (Some(ApiKey::ApiVersions), false) => 0,
+                _ => h.version,
+            };
+            let Some(api) = api.filter(|a| serves || *a == ApiKey::ApiVersions) else {
+                return finding(
+                    Kind::AnsweredUnknown,
+                    format!(
+                        "answered a frame naming API key {} v{}, which it does not serve (Apache closes the connection)",
+                        h.key, h.version
+                    ),
+                );
+            };
+            match crate::wire::frame::decode(api, version, h.correlation, answer) {
+                Ok(_) => None,
+                Err(m) if m.field.as_deref() == Some("header.correlation_id") => {
+                    finding(Kind::WrongCorrelation, m.summary())
+                }
+                Err(m) => Some(Judged {
+                    kind: Kind::Undecodable,
+                    signature: format!("{}: {}", Kind::Undecodable.word(), defect(&m)),
+                    detail: format!("{}: {}", m.field.clone().unwrap_or_default(), m.summary()),
+                }),
+            }
+        }
+        Happened::Closed => {
+            let p = shape::parse_as(frame, parser).ok()?;
+            let serves = served
+                .iter()
+                .any(|&(k, lo, hi)| k == p.api as i16 && (lo..=hi).contains(&p.version));
+            serves.then_some(())?;
+            finding(
+                Kind::ClosedWellFormed,
+                "the frame is a well-formed request of a version the target serves, which Apache answers".into(),
+            )
+        }
+        // Silence is no finding for the other APIs (an acks=0 Produce is not answered, a
+        // Fetch may wait for records): their frames come from a mutated API key.
+        Happened::Silent(d) => {
+            transaction_api(frame)?;
+            finding(Kind::Silent, format!("no answer and no close within {d:?}"))
+        }
+        Happened::Unreadable(why) => Some(Judged {
+            kind: Kind::Undecodable,
+            signature: format!("{}: {}", Kind::Undecodable.word(), numbers_out(why)),
+            detail: format!("size: {why}"),
+        }),
+        Happened::Unreachable(_) => None,
+    }
+}
+
+/// What is wrong with a malformed answer, whatever API and version it answered: the header
+/// version when the other one reads it whole ("response header v1 where v0 is due"), else the
+/// field where Apache's parser stopped (array indexes out) and the problem's first reading,
+/// numbers out. Two frames of one defect on two APIs have one defect; the finding lists the
+/// APIs it was seen on.
+pub fn defect(m: &Malformed) -> String {
+    let first = m.problem.split("; or ").next().unwrap_or_default();
+    if m.field.as_deref() == Some("header") && first.starts_with("the response header is v") {
+        let sent = first
+            .strip_prefix("the response header is v")
+            .and_then(|r| r.split(',').next())
+            .unwrap_or("?");
+        return format!("response header v{sent} where v{} is due", m.header_version);
+    }
+    let field = m.field.as_deref().map(indexes_out).unwrap_or_default();
+    let first = first.split(" (as sent:").next().unwrap_or(first);
+    let api_named = format!("{} v{}", m.api, m.version);
+    let problem = numbers_out(&first.replace(&api_named, "the API"));
+    match field.is_empty() || problem.starts_with(&field) {
+        true => problem,
+        false => format!("{field}: {problem}"),
+    }
+}
+
+/// `topics[3].partitions[0].error_code` as `topics[].partitions[].error_code`.
+fn indexes_out(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_index = false;
+    for c in path.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push('[');
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            _ if in_index => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Every number standing alone (with its sign, and what follows its first digit: a hex byte
+/// `2a`) as `N`; digits inside a word (`i32`, `v0`) stay: what differs between two frames of
+/// one defect goes.
+pub fn numbers_out(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let digit_next = chars.peek().is_some_and(char::is_ascii_digit);
+        // Digits inside a word are part of it (i32, v0): only numbers standing alone go.
+        let in_word = out.ends_with(|p: char| p.is_alphanumeric() || p == '_');
+        if !in_word && (c.is_ascii_digit() || (c == '-' && digit_next)) {
+            while chars.peek().is_some_and(|d| d.is_ascii_alphanumeric()) {
+                chars.next();
+            }
+            out.push('N');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `markers (count): count 2147483647, but ...` as `markers (count)`; `producer_id = 7` as
+/// `producer_id`: the field, without the value that varies.
+pub(super) fn field_of(matters: &str) -> String {
+    let field = matters
+        .split([':', '='])
+        .next()
+        .unwrap_or(matters)
+        .split(" at byte")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    indexes_out(&field)
+}
+
+/// The API a frame's header names ("EndTxn"), as far as it has a header.
+pub(super) fn api_of(frame: &[u8]) -> String {
+    match shape::header(frame) {
+        Some(h) => error_codes::api_name(h.key).to_string(),
+        None => format!("a {}-byte frame", frame.len()),
+    }
+}
+
+/// The transaction API a frame's header names, if it names one.
+pub(super) fn transaction_api(frame: &[u8]) -> Option<ApiKey> {
+    let key = shape::header(frame)?.key;
+    seeds::APIS.into_iter().find(|a| *a as i16 == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end_txn_v3() -> Vec<u8> {
+        let mut frame = vec![0, 26, 0, 3, 0, 0, 0, 9, 0, 1, b'c', 0];
+        frame.extend([2, b't', 0, 0, 0, 0, 0, 0, 0, 7, 0, 1, 1, 0]);
+        frame
+    }
+
+    const SERVED: [(i16, i16, i16); 1] = [(26, 0, 3)];
+
+    /// Each kind of finding, and what is none: a close on a malformed frame, a close on a
+    /// version the target does not serve, an exact answer.
+    #[test]
+    fn the_judge_tells_findings_from_closes_it_may_make() {
+        let frame = end_txn_v3();
+        // EndTxn v3 answer: correlation 9, header tags, throttle 0, error 0, tags.
+        let good = vec![0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(
+            judge(
+                &frame,
+                &Happened::Answered(good.clone()),
+                &SERVED,
+                Parser::default()
+            ),
+            None
+        );
+        let mut other = good.clone();
+        other[3] = 8;
+        let j = judge(
+            &frame,
+            &Happened::Answered(other),
+            &SERVED,
+            Parser::default(),
+        )
+        .unwrap();
+        assert_eq!(j.kind, Kind::WrongCorrelation);
+        let j = judge(
+            &frame,
+            &Happened::Answered(good[..10].to_vec()),
+            &SERVED,
+            Parser::default(),
+        )
+        .unwrap();
+        assert_eq!(j.kind, Kind::Undecodable);
+        assert_eq!(
+            j.signature,
+            "undecodable answer: error_code at byte N: needs N byte(s); the frame ends N byte(s) into it"
+        );
+        let j = judge(&frame, &Happened::Closed, &SERVED, Parser::default()).unwrap();
+        assert_eq!(j.kind, Kind::ClosedWellFormed);
+        assert_eq!(j.signature, "closed on a well-formed request: EndTxn v3");
+        assert_eq!(
+            judge(&frame, &Happened::Closed, &[(26, 0, 2)], Parser::default()),
+            None
+        );
+        assert_eq!(
+            judge(
+                &frame[..frame.len() - 3],
+                &Happened::Closed,
+                &SERVED,
+                Parser::default()
+            ),
+            None
+        );
+        // A tagged-field count of -1 closing the body: 3.7 to 4.1 read no tagged field, so
+        // a close on it is a finding; 4.2's parser refuses it, so a 4.2 broker may close.
+        let mut minus_one = frame[..frame.len() - 1].to_vec();
+        minus_one.extend([0xff, 0xff, 0xff, 0xff, 0x0f]);
+        let j = judge(&minus_one, &Happened::Closed, &SERVED, Parser::Until4_1).unwrap();
+        assert_eq!(j.kind, Kind::ClosedWellFormed);
+        assert_eq!(
+            judge(&minus_one, &Happened::Closed, &SERVED, Parser::From4_2),
+            None
+        );
+        let mut v9 = frame.clone();
+        v9[3] = 9;
+        let j = judge(&v9, &Happened::Answered(good), &SERVED, Parser::default()).unwrap();
+        assert_eq!(j.kind, Kind::AnsweredUnknown);
+        let silent = Happened::Silent(Duration::from_secs(1));
+        assert_eq!(
+            judge(&frame, &silent, &SERVED, Parser::default())
+                .unwrap()
+                .kind,
+            Kind::Silent
+        );
+        // An unanswered Produce (acks=0) is no finding.
+        let mut produce = frame.clone();
+        produce[1] = 0;
+        assert_eq!(judge(&produce, &silent, &SERVED, Parser::default()), None);
+        // ApiVersions of a version not served: answered in v0 (KIP-511), as Apache does.
+        let api_versions = [0u8, 18, 0, 4, 0, 0, 0, 5, 0, 0];
+        let v0 = vec![0, 0, 0, 5, 0, 35, 0, 0, 0, 0];
+        let served = [(18, 0, 3)];
+        assert_eq!(
+            judge(
+                &api_versions,
+                &Happened::Answered(v0),
+                &served,
+                Parser::default()
+            ),
+            None
+        );
+    }
+
+    /// One framing defect on two APIs is one signature: the header version, not the field the
+    /// misreading would hit.
+    #[test]
+    fn a_framing_defect_is_one_signature_on_every_api() {
+        let end_txn = end_txn_v3();
+        // EndTxn v3's answer with header v0 (no tagged fields after the correlation id).
+        let answer = vec![0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0];
+        let served = [(26, 0, 3), (22, 0, 4)];
+        let a = judge(
+            &end_txn,
+            &Happened::Answered(answer),
+            &served,
+            Parser::default(),
+        )
+        .unwrap();
+        // InitProducerId v2 ("t", timeout 60000), answered with header v0.
+        let mut init = vec![0, 22, 0, 2, 0, 0, 0, 9, 0, 1, b'c', 0];
+        init.extend([2, b't', 0, 0, 0xea, 0x60, 0]);
+        let answer = vec![
+            0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 1, 0,
+        ];
+        let b = judge(
+            &init,
+            &Happened::Answered(answer),
+            &served,
+            Parser::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            a.signature,
+            "undecodable answer: response header v0 where v1 is due"
+        );
+        assert_eq!(a.signature, b.signature, "{} / {}", a.detail, b.detail);
+        assert_eq!(
+            field_of("markers (count) at byte 14: count 2147483647, but only 0 byte(s) follow"),
+            "markers (count)"
+        );
+        assert_eq!(
+            field_of("topics[2].partitions[0] = 2147483647"),
+            "topics[].partitions[]"
+        );
+    }
+}
