@@ -257,6 +257,13 @@ impl FuzzReport {
                 self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced
             ));
         }
+        if f.avoided > 0 {
+            out.push(format!(
+                "{} frames not sent: broken as a pinned crash's frame is ({})",
+                f.avoided,
+                f.avoiding.join("; ")
+            ));
+        }
         if let Some(why) = &f.ended_early {
             out.push(format!("the run ended early: {why}"));
         }
@@ -287,7 +294,10 @@ impl FuzzReport {
                     false => format!("; what matters: {}", x.matters.join("; ")),
                 }
             ));
-            out.push(format!("  replay: {}", x.replay_command(dir, &self.target)));
+            out.push(format!(
+                "  replay: {}",
+                x.replay_command(dir, &f.replay_target)
+            ));
         }
         out
     }

@@ -268,6 +268,15 @@ impl Running {
             .map_or_else(Default::default, |r| r.parser())
     }
 
+    /// What `--target` takes to name this target again: its name, with an external broker's
+    /// address (`external=127.0.0.1:9092`): what a replay command says.
+    pub fn arg(&self) -> String {
+        match self.name.starts_with("external") {
+            true => format!("{}={}", self.name, self.addr),
+            false => self.name.clone(),
+        }
+    }
+
     /// The bootstrap list a client is given: every broker, comma-separated.
     pub fn bootstrap_servers(&self) -> String {
         self.bootstrap

@@ -185,12 +185,15 @@ pub(super) fn write(
     };
     finding::write_text(
         &run.options.findings,
-        &run.target.name,
+        &run.target.arg(),
         run.options.seed,
         &f,
         &shrunk.frame,
     )?;
     run.progress.finding(&f.file, &f.signature);
+    if f.kind == Kind::Unhealthy && f.needs.is_empty() {
+        s.avoid(&shrunk.frame);
+    }
     let at = s.summary.findings.len();
     s.known.insert(f.signature.clone(), Some(at));
     s.summary.findings.push(f);

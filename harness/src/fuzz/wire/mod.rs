@@ -149,6 +149,12 @@ pub struct FramesSummary {
     /// The frames in flight when a target that could not be brought back stopped answering
     /// (files in the findings directory): suspects, not findings.
     pub unpinned: Vec<String>,
+    /// Frames not sent because they are broken as a pinned crash's frame is.
+    pub avoided: u64,
+    /// What those frames are, one line per pinned crash.
+    pub avoiding: Vec<String>,
+    /// What `--target` takes to replay the findings on this target.
+    pub replay_target: String,
     /// New findings.
     pub findings: Vec<FrameFinding>,
 }
@@ -225,9 +231,48 @@ struct Shared {
     stats: FrameStats,
     /// The frames (unshrunk or shrunk, as written) of the findings, for their text files.
     frames: Vec<Vec<u8>>,
+    /// The malformed frames of crashes already pinned, as (API key, version, field where the
+    /// frame stops being a request): frames like them are not sent again ([`Shared::avoids`]).
+    avoid: Vec<(i16, i16, String)>,
 }
 
 impl Shared {
+    /// Remembers a pinned crash's shrunk frame, when it is malformed, so that frames broken
+    /// at the same field of the same API and version are not sent again: a night of one
+    /// recurring crash would otherwise be a night of restarts.
+    fn avoid(&mut self, killer: &[u8]) {
+        let (Some(h), Err(why)) = (shape::header(killer), shape::parse(killer)) else {
+            return;
+        };
+        let field = judge::field_of(&why);
+        self.summary.avoiding.push(format!(
+            "{} whose {field} is broken as a pinned crash's",
+            judge::named(killer)
+        ));
+        self.avoid.push((h.key, h.version, field));
+    }
+
+    /// Whether `frame` is broken as a pinned crash's frame is ([`Shared::avoid`]).
+    fn avoids(&self, frame: &[u8]) -> bool {
+        let Some(h) = shape::header(frame) else {
+            return false;
+        };
+        let mut rules = self
+            .avoid
+            .iter()
+            .filter(|(k, v, _)| (*k, *v) == (h.key, h.version));
+        let Some(first) = rules.next() else {
+            return false;
+        };
+        let Err(why) = shape::parse(frame) else {
+            return false;
+        };
+        let field = judge::field_of(&why);
+        std::iter::once(first)
+            .chain(rules)
+            .any(|(_, _, f)| *f == field)
+    }
+
     /// Counts another sighting of a known signature, on `frame`'s API and version when the
     /// frame that showed it is known (a crash counted without pinning has none).
     fn seen_again(&mut self, signature: &str, frame: Option<&[u8]>) -> bool {
@@ -312,6 +357,7 @@ pub async fn run(
             summary: FramesSummary::default(),
             stats: FrameStats::default(),
             frames: Vec::new(),
+            avoid: Vec::new(),
         }),
         life: Mutex::new(Life::default()),
     };
@@ -333,6 +379,10 @@ pub async fn run(
         while !over() {
             let n = options.shard.global(next.fetch_add(1, Ordering::SeqCst));
             let (frame, mutations) = frame(options.seed, n, &served);
+            if run.shared().avoids(&frame) {
+                run.shared().summary.avoided += 1;
+                continue;
+            }
             let (life, happened) = {
                 let _sending = gate.read().await;
                 let life = run
@@ -360,6 +410,11 @@ pub async fn run(
                 }
                 continue;
             }
+            if run.life.lock().expect("no panics").number != life {
+                // Sent to a broker that died under it: its fate says nothing of the frame.
+                conn = None;
+                continue;
+            }
             let Some(judged) = judge(&frame, &happened, &run.raw_served, target.parser()) else {
                 continue;
             };
@@ -380,7 +435,7 @@ pub async fn run(
         .into_inner()
         .expect("no worker panics holding the lock");
     for (f, frame) in s.summary.findings.iter().zip(&s.frames) {
-        finding::write_text(&options.findings, &target.name, options.seed, f, frame)?;
+        finding::write_text(&options.findings, &target.arg(), options.seed, f, frame)?;
     }
     let keeper = gate.into_inner();
     s.stats.secs = run.started.elapsed().as_secs_f64();
@@ -393,6 +448,7 @@ pub async fn run(
     summary.next_frame = next.load(Ordering::SeqCst);
     summary.restarts = keeper.restarts;
     summary.restart_secs = keeper.restarting.as_secs_f64();
+    summary.replay_target = target.arg();
     super::resume::save(
         &options.findings,
         "frames",
@@ -467,5 +523,43 @@ mod tests {
         );
         assert!(life.end().is_empty());
         assert_eq!(life.number, 2);
+    }
+
+    /// A pinned crash's malformed frame keeps frames broken at the same field of the same API
+    /// and version from being sent; others go.
+    #[test]
+    fn frames_broken_as_a_pinned_crash_are_not_sent_again() {
+        let mut shared = Shared {
+            known: BTreeMap::new(),
+            summary: FramesSummary::default(),
+            stats: FrameStats::default(),
+            frames: Vec::new(),
+            avoid: Vec::new(),
+        };
+        // WriteTxnMarkers v0, no client id, a marker count of 2^31 - 1 and nothing after.
+        let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];
+        assert!(!shared.avoids(&killer));
+        shared.avoid(&killer);
+        assert_eq!(
+            shared.summary.avoiding.len(),
+            1,
+            "{:?}",
+            shared.summary.avoiding
+        );
+        // Another correlation id, a client id, another huge count: avoided.
+        let like = [
+            0, 27, 0, 0, 0, 0, 0, 9, 0, 1, b'c', 0xff, 0xff, 0xff, 0xfe, 1,
+        ];
+        assert!(shared.avoids(&like));
+        // Well-formed (no markers), another version, another field: sent.
+        let empty = [0, 27, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0];
+        assert!(!shared.avoids(&empty));
+        let v1 = [0, 27, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0xff, 0xff, 0xff, 0x0f];
+        assert!(!shared.avoids(&v1));
+        let end_txn = [0, 26, 0, 0, 0, 0, 0, 9, 0, 0, 0x7f, 0xff];
+        assert!(!shared.avoids(&end_txn));
+        // A well-formed killer (a value, not a shape) makes no rule.
+        shared.avoid(&empty);
+        assert_eq!(shared.avoid.len(), 1);
     }
 }
