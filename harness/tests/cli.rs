@@ -666,3 +666,104 @@ fn a_fault_no_target_can_do_is_refused_with_the_reason_of_the_targets_named() {
         "{err}"
     );
 }
+
+/// `kconform fuzz --broker-cmd` owns a broker that crashes: it starts it, survives its crash,
+/// writes the one finding the crash is (signed by what the broker said as it died, shrunk,
+/// with its replay command) into a report that follows the schema; the new flags' misuses
+/// are refused in one line.
+#[test]
+fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
+    use reference_broker::planted::Bug;
+    let dir = tempfile::tempdir().unwrap();
+    let findings = dir.path().join("findings");
+    let addr = crate::util::planted::free_addr();
+    let target = format!("external={addr}");
+    let broker = crate::util::planted::command(&[Bug::MarkerCountAllocates], addr);
+    let json = dir.path().join("report.json");
+    let (code, out, err) = kconform(&[
+        "fuzz",
+        "--mode",
+        "frames",
+        "--oracle",
+        "none",
+        "--target",
+        &target,
+        "--broker-cmd",
+        &broker,
+        "--duration",
+        "60s",
+        "--stop-after-findings",
+        "1",
+        "--deadline-ms",
+        "3000",
+        "--findings",
+        findings.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    crate::util::assert_follows_schema(include_str!("../fuzz-report.schema.json"), &report);
+    let frames = &report["frames"];
+    assert!(frames["crashes"].as_u64() >= Some(1), "{frames}");
+    assert_eq!(frames["target_died"], false, "{frames}");
+    let finding = &frames["findings"][0];
+    assert_eq!(
+        finding["signature"], "stopped answering: memory allocation of N bytes failed",
+        "{frames}"
+    );
+    assert_eq!(finding["reproduces"], "alone, on a freshly started broker");
+    assert!(out.contains(&format!("--target {target}")), "{out}");
+    assert!(findings.join("broker.log").is_file());
+    let text = std::fs::read_to_string(
+        findings.join(finding["file"].as_str().unwrap().replace(".bin", ".txt")),
+    )
+    .unwrap();
+    assert!(
+        text.contains("# the broker said: memory allocation of N bytes failed"),
+        "{text}"
+    );
+
+    // Misuse: a broker kconform cannot reach where it listens, a log without a restart
+    // command, a broker command that dies at once.
+    let (code, _, err) = kconform(&[
+        "fuzz",
+        "--mode",
+        "frames",
+        "--oracle",
+        "none",
+        "--broker-cmd",
+        "true",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("need --target external=HOST:PORT") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = kconform(&["fuzz", "--broker-log", "x.log"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--restart-cmd"), "{err}");
+    let (code, _, err) = kconform(&[
+        "fuzz",
+        "--mode",
+        "frames",
+        "--oracle",
+        "none",
+        "--target",
+        &target,
+        "--broker-cmd",
+        "echo no licence >&2; exit 3",
+        "--restart-wait",
+        "5s",
+        "--findings",
+        findings.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("exited with status 3")
+            && err.contains("no licence")
+            && !err.contains("panicked"),
+        "{err}"
+    );
+}

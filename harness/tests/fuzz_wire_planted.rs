@@ -16,6 +16,9 @@ use reference_broker::alloc::ReservingAllocator;
 use reference_broker::planted::{Bug, Planted};
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};
 
+#[path = "util/planted.rs"]
+mod planted;
+
 /// kaas-ref runs in this process: hostile counts reserve address space (as in `kconform`).
 #[global_allocator]
 static ALLOCATOR: ReservingAllocator = ReservingAllocator;
@@ -158,7 +161,7 @@ async fn every_planted_decoder_and_handler_bug_is_found_as_one_frame() {
 /// nothing to bring it back: the run ends there instead of sending frames into the void, and
 /// the frames in flight are kept as suspects, not findings (none could be replayed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_target_that_closes_every_connection_ends_the_run_with_a_finding() {
+async fn a_target_that_closes_every_connection_ends_the_run_with_suspects() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -209,61 +212,6 @@ async fn a_target_that_closes_every_connection_ends_the_run_with_a_finding() {
     assert!(why.contains("no --restart-cmd or --broker-cmd"), "{why}");
 }
 
-/// The environment variable that makes [`planted_broker_process`] a broker: the bugs to
-/// plant, by name, separated by commas.
-const CHILD_BUGS: &str = "KCONFORM_PLANTED_CHILD";
-/// Where that broker listens.
-const CHILD_LISTEN: &str = "KCONFORM_PLANTED_LISTEN";
-
-/// The broker process of the crash tests: this test binary started again to run this test
-/// alone, as a kaas-ref with the bugs `KCONFORM_PLANTED_CHILD` names planted (a crash must
-/// kill a process of its own, not the test's). It serves until it is killed.
-#[test]
-#[ignore = "the planted broker process the crash tests start (KCONFORM_PLANTED_CHILD); nothing to check alone"]
-fn planted_broker_process() {
-    let Ok(bugs) = std::env::var(CHILD_BUGS) else {
-        return;
-    };
-    let listen: std::net::SocketAddr = std::env::var(CHILD_LISTEN)
-        .expect("a listen address")
-        .parse()
-        .expect("a socket address");
-    let planted = bugs
-        .split(',')
-        .filter(|b| !b.is_empty())
-        .map(|b| Bug::named(b).unwrap_or_else(|| panic!("no planted bug {b}")))
-        .fold(Planted::default(), Planted::with);
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    runtime.block_on(async {
-        let _broker = Broker::start(BrokerConfig {
-            planted,
-            listen,
-            ..BrokerConfig::for_tests()
-        })
-        .await
-        .expect("the planted broker starts");
-        eprintln!("planted broker listening on {listen} with {bugs}");
-        std::future::pending::<()>().await;
-    });
-}
-
-/// The shell command that starts [`planted_broker_process`] with `bugs` on `addr`.
-fn planted_broker_command(bugs: &[Bug], addr: std::net::SocketAddr) -> String {
-    let exe = std::env::current_exe().expect("the test binary");
-    let names: Vec<String> = bugs.iter().map(|b| format!("{b:?}")).collect();
-    format!(
-        "exec env {CHILD_BUGS}={} {CHILD_LISTEN}={addr} '{}' planted_broker_process --exact --ignored --nocapture --quiet",
-        names.join(","),
-        exe.display()
-    )
-}
-
-fn free_addr() -> std::net::SocketAddr {
-    let ip = std::net::IpAddr::from([127, 0, 0, 1]);
-    let port = reference_broker::ports::free_port(ip).expect("a free port");
-    std::net::SocketAddr::new(ip, port)
-}
-
 /// The four planted bugs of the live broker at once, found by a run with 16 connections in
 /// flight that survives every crash: an allocation sized by an unchecked count (a one-frame
 /// crash), an abort that needs two frames in order, a panic on one value (the connection
@@ -278,10 +226,10 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
         Bug::PanicOnMinLeaderEpoch,
         Bug::HangOnEmptyGroupId,
     ];
-    let addr = free_addr();
+    let addr = planted::free_addr();
     let dir = tempfile::tempdir().unwrap();
     let mut keeper = Keeper::new(
-        Revive::Own(planted_broker_command(&bugs, addr)),
+        Revive::Own(planted::command(&bugs, addr)),
         addr,
         Some(dir.path().join("broker.log")),
         Duration::from_secs(30),
@@ -385,7 +333,7 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
     // Each replays from its files: the crashes kill a freshly started planted broker again,
     // the close and the silence show again; a clean broker shows none of them.
     let mut planted = Keeper::new(
-        Revive::Own(planted_broker_command(&bugs, addr)),
+        Revive::Own(planted::command(&bugs, addr)),
         addr,
         None,
         Duration::from_secs(30),

@@ -397,11 +397,24 @@ pub(crate) fn stable_hash(signature: &str) -> u32 {
     h
 }
 
-/// The signatures of the findings already in `dir` (a `# signature: ` line in each).
+/// The signatures of the findings already in `dir` (a `# signature: ` line in each finding's
+/// `.toml` or `.txt`; the broker's log a run keeps there is not read).
 fn known_signatures(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
+        let path = e.path();
+        let finding = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("finding-") || n.starts_with("frame-"));
+        let text_file = matches!(
+            path.extension().and_then(|x| x.to_str()),
+            Some("toml" | "txt")
+        );
+        if !(finding && text_file) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
         out.extend(

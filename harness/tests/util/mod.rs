@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod planted;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

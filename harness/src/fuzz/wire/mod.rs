@@ -430,22 +430,47 @@ pub async fn run(
     for r in results {
         r?;
     }
-    let mut s = run
+    let next = next.load(Ordering::SeqCst);
+    let progress = run.progress.clone();
+    let started = run.started;
+    let shared = run
         .shared
         .into_inner()
         .expect("no worker panics holding the lock");
+    let keeper = gate.into_inner();
+    finish(
+        shared,
+        target,
+        options,
+        keeper,
+        started,
+        next,
+        progress.as_ref(),
+    )
+}
+
+/// The run's summary, completed with its counters; every finding's text file written again
+/// (with what was seen of it since it was first written) and the place to resume saved.
+fn finish(
+    mut s: Shared,
+    target: &Running,
+    options: &WireOptions,
+    keeper: &Keeper,
+    started: Instant,
+    next: u64,
+    progress: &dyn Progress,
+) -> Result<FramesSummary, FuzzError> {
     for (f, frame) in s.summary.findings.iter().zip(&s.frames) {
         finding::write_text(&options.findings, &target.arg(), options.seed, f, frame)?;
     }
-    let keeper = gate.into_inner();
-    s.stats.secs = run.started.elapsed().as_secs_f64();
-    run.progress.counters("frames", &s.stats.line());
+    s.stats.secs = started.elapsed().as_secs_f64();
+    progress.counters("frames", &s.stats.line());
     let summary = &mut s.summary;
     summary.frames = s.stats.frames;
     summary.answered = s.stats.answered;
     summary.closed = s.stats.closed;
     summary.frames_per_sec = s.stats.frames as f64 / s.stats.secs.max(0.001);
-    summary.next_frame = next.load(Ordering::SeqCst);
+    summary.next_frame = next;
     summary.restarts = keeper.restarts;
     summary.restart_secs = keeper.restarting.as_secs_f64();
     summary.replay_target = target.arg();
@@ -455,7 +480,7 @@ pub async fn run(
         options.shard,
         super::resume::Position {
             seed: options.seed,
-            next: summary.next_frame,
+            next,
         },
     )?;
     Ok(s.summary)

@@ -26,6 +26,9 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
     campaign::check_oracle(mode, oracle.is_some())?;
     let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
+    let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
+    let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
+    let mut keeper = keeper(&a, &specs[0])?;
     match a.shard.whole() {
         true => eprintln!("kconform: fuzzing with --seed {}", start.seed),
         false => eprintln!(
@@ -33,8 +36,6 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
             start.seed, a.shard
         ),
     }
-    let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
-    let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
     let deadline = Duration::from_millis(a.deadline_ms);
     let options = FuzzOptions {
         duration: a.duration,
@@ -52,7 +53,6 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
     let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
-    let mut keeper = keeper(&a, &specs[0])?;
     if a.broker_cmd.is_some() {
         let spinner = progress::starting("the broker (--broker-cmd)");
         let started = keeper.start().await;
