@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::broker_log::{self, OwnedLog};
 use crate::wire::client::Connection;
 
 /// How much of a broker's log, at most, is read for its last words.
@@ -76,6 +77,8 @@ pub struct Keeper {
     addr: SocketAddr,
     wait: Duration,
     log: Option<PathBuf>,
+    /// The output of the broker kconform owns, kept as its log (at `log`).
+    owned_log: Option<OwnedLog>,
     /// Where the broker's current life starts in its log.
     life_from: u64,
     child: Option<Child>,
@@ -96,6 +99,7 @@ impl Keeper {
             addr,
             wait,
             log,
+            owned_log: None,
             life_from: 0,
             child: None,
             ended: None,
@@ -168,6 +172,11 @@ impl Keeper {
     /// What the broker wrote to its log in its current life (the last 64 KiB of it), and how
     /// its owned process ended if it has: where its last words are.
     pub fn dying_words(&mut self) -> String {
+        let ended = self.exit_status().is_some();
+        if let (true, Some(log)) = (ended, &mut self.owned_log) {
+            // Its last words may still be in the pipes.
+            log.settle(Duration::from_secs(1));
+        }
         let mut text = self.read_log_from(self.life_from);
         if let Some(status) = self.exit_status() {
             text.push_str(&format!("\n[kconform: the broker's process {status}]\n"));
@@ -196,18 +205,13 @@ impl Keeper {
             command: command.to_owned(),
             error,
         };
-        let log = self.log.as_ref().map(|path| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| KeeperError::Log(path.display().to_string(), e))
-        });
-        let (out, err) = match log.transpose()? {
-            Some(file) => (
-                Stdio::from(file.try_clone().map_err(spawn_error)?),
-                Stdio::from(file),
-            ),
+        if let (None, Some(path)) = (&self.owned_log, &self.log) {
+            let log = OwnedLog::open(path, broker_log::KEEP)
+                .map_err(|e| KeeperError::Log(path.display().to_string(), e))?;
+            self.owned_log = Some(log);
+        }
+        let (out, err) = match self.owned_log {
+            Some(_) => (Stdio::piped(), Stdio::piped()),
             None => (Stdio::null(), Stdio::null()),
         };
         let mut cmd = Command::new("sh");
@@ -222,7 +226,16 @@ impl Keeper {
             cmd.process_group(0);
         }
         reference_broker::child::dies_with_its_thread(&mut cmd);
-        self.child = Some(cmd.spawn().map_err(spawn_error)?);
+        let mut child = cmd.spawn().map_err(spawn_error)?;
+        if let Some(log) = &mut self.owned_log {
+            if let Some(out) = child.stdout.take() {
+                log.copy(out);
+            }
+            if let Some(err) = child.stderr.take() {
+                log.copy(err);
+            }
+        }
+        self.child = Some(child);
         self.ended = None;
         Ok(())
     }
@@ -290,6 +303,9 @@ impl Keeper {
     }
 
     fn log_len(&self) -> u64 {
+        if let Some(log) = &self.owned_log {
+            return log.mark();
+        }
         self.log
             .as_ref()
             .and_then(|p| std::fs::metadata(p).ok())
@@ -297,6 +313,9 @@ impl Keeper {
     }
 
     fn read_log_from(&self, from: u64) -> String {
+        if let Some(log) = &self.owned_log {
+            return log.since(from);
+        }
         let Some(path) = &self.log else {
             return String::new();
         };

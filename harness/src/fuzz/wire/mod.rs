@@ -20,6 +20,7 @@
 //! Each is written once per signature ([`finding`]) with the one-line replay command
 //! (`kconform replay-frame FILE... --target ...`, [`replay()`]).
 
+pub mod broker_log;
 mod crash;
 pub mod finding;
 pub mod judge;
