@@ -5,7 +5,9 @@
 //! or value class (a message field's value is only null, empty or text; an id only which id it
 //! is the same as; a count only whether it is 0, 1, -1 or another number). A malformed answer's
 //! signature is its diagnosis alone, whatever the API, since one framing defect shows on every
-//! API. Versions are merged into the group's range. A step skipped because its scenario had
+//! API, and of the diagnosis its first reading (the header version that reads the frame whole),
+//! not the alternative whose field differs from API to API. Versions are merged into the
+//! group's range, per API where a cause shows on several. A step skipped because its scenario had
 //! stopped is not a difference of its own: it is folded under the cause that stopped the
 //! scenario. Groups are ordered by what a client would notice ([`Notice`]), which fields a
 //! client only logs being data (`scenarios/field-classes.toml`), not code.
@@ -122,7 +124,9 @@ pub struct Cause {
     /// The signature: stable across runs and machines (no addresses, no generated names, no
     /// versions), so that a baseline can name it.
     pub signature: String,
-    /// Versions of the API it showed at, as a range or list (`v0..=3`, `v1, v4`), or empty.
+    /// Versions of the API it showed at, as a range or list (`v0..=3`, `v1, v4`), or empty; for
+    /// a cause that shows on several APIs (a framing defect), each API with its own
+    /// (`EndTxn v3; Metadata v9`).
     pub versions: String,
     /// The ledger entry that documents it, or none (it fails the run).
     pub documented_by: Option<String>,
@@ -173,7 +177,8 @@ pub fn group(
 ) -> Vec<Cause> {
     // (signature, documented_by) → cause
     let mut causes: BTreeMap<(String, Option<String>), Cause> = BTreeMap::new();
-    let mut versions: BTreeMap<(String, Option<String>), BTreeSet<i16>> = BTreeMap::new();
+    let mut versions: BTreeMap<(String, Option<String>), BTreeMap<String, BTreeSet<i16>>> =
+        BTreeMap::new();
     // (scenario, step) → the key of the cause of the difference there
     let mut at: BTreeMap<(&str, &str), (String, Option<String>)> = BTreeMap::new();
     let mut skipped = Vec::new();
@@ -192,7 +197,12 @@ pub fn group(
             cause.scenarios.push(d.row.scenario.clone());
         }
         if let Some(v) = d.row.version {
-            versions.entry(key.clone()).or_default().insert(v);
+            versions
+                .entry(key.clone())
+                .or_default()
+                .entry(d.row.api.clone())
+                .or_default()
+                .insert(v);
         }
         at.entry((&d.row.scenario, &d.row.step)).or_insert(key);
     }
@@ -224,7 +234,7 @@ pub fn group(
     let mut out: Vec<Cause> = causes
         .into_iter()
         .map(|(key, mut cause)| {
-            cause.versions = versions.get(&key).map(range).unwrap_or_default();
+            cause.versions = versions.get(&key).map(per_api).unwrap_or_default();
             cause.scenarios.sort();
             cause
         })
@@ -245,6 +255,19 @@ pub fn group(
     out
 }
 
+/// The versions a cause showed at: a range or list for one API (`v0..=3`), each API with its
+/// own for a cause that shows on several (`EndTxn v3; Metadata v9..=12`).
+fn per_api(apis: &BTreeMap<String, BTreeSet<i16>>) -> String {
+    match apis.len() {
+        1 => apis.values().next().map(range).unwrap_or_default(),
+        _ => apis
+            .iter()
+            .map(|(api, v)| format!("{api} {}", range(v)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
 /// Which side a row's step was skipped on (0 left, 1 right), if it is a skipped step.
 fn skipped_side(row: &DiffRow) -> Option<usize> {
     if row.path != "outcome" {
@@ -254,6 +277,15 @@ fn skipped_side(row: &DiffRow) -> Option<usize> {
         (Some("skipped"), _) => Some(0),
         (_, Some("skipped")) => Some(1),
         _ => None,
+    }
+}
+
+/// The first of a diagnosis's readings (`...; or a stray byte ...`): the one a kaas engineer
+/// fixes, and the same whichever API showed it.
+pub fn first_reading(diagnosis: &str) -> &str {
+    match diagnosis.split_once("; or ") {
+        Some((first, _)) => first,
+        None => diagnosis,
     }
 }
 
@@ -277,9 +309,15 @@ fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, String) {
         let unreadable = ["malformed", "no_answer", "missing"];
         let detail = row.detail.as_deref().map(shape);
         if sides.contains(&Some("malformed")) {
-            // One framing defect shows on every API: the diagnosis alone.
+            // One framing defect shows on every API: the diagnosis alone, and of it the first
+            // reading (a header version that reads the frame whole), not the alternative
+            // whose field varies from API to API.
             let kinds = format!("{} | {}", text(&row.left), text(&row.right));
-            let why = detail.unwrap_or_default();
+            let why = row
+                .detail
+                .as_deref()
+                .map(|d| shape(first_reading(d)))
+                .unwrap_or_default();
             return (Notice::Unreadable, format!("malformed ({kinds}): {why}"));
         }
         let notice = match sides.iter().flatten().any(|s| unreadable.contains(s)) {
@@ -541,7 +579,8 @@ mod tests {
             DiffRow {
             api: api.into(),
             detail: Some(format!(
-                "the response header is v1, but {api} v{v} answers with header v0 (as sent: header.x at byte 4)"
+                "the response header is v1, but {api} v{v} answers with header v0; or a stray byte 00 at byte 4, before {}: without it the answer is well-formed (as sent: header.x at byte 4)",
+                match api { "EndTxn" => "throttle_time_ms", _ => "topics (count)" }
             )),
             ..row("s", "x", v, "outcome", json!("malformed"), json!("response"))
         }
@@ -566,6 +605,7 @@ mod tests {
             "malformed (malformed | response): the response header is vN, but <API> answers with header vN"
         );
         assert_eq!(causes[0].differences, 2);
+        assert_eq!(causes[0].versions, "EndTxn v3; Metadata v9");
         assert_eq!(
             causes[1].signature,
             "FindCoordinator error_code: 51 CONCURRENT_TRANSACTIONS | 0 NONE"

@@ -126,10 +126,35 @@ impl Baseline {
                 })
             }
         }
-        serde_json::from_value(version).map_err(|e| BaselineError::Format {
-            path: place,
-            reason: e.to_string(),
-        })
+        let saved: Baseline =
+            serde_json::from_value(version).map_err(|e| BaselineError::Format {
+                path: place,
+                reason: e.to_string(),
+            })?;
+        Ok(saved.keyed_as_today())
+    }
+
+    /// The same baseline with keys saved by an earlier kconform read as today's: a malformed
+    /// answer's cause was signed by its whole diagnosis, alternative readings included (`...
+    /// header vN; or a stray byte xx at byte N, before throttle_time_ms...`), so one framing
+    /// defect was a cause per field the alternative named; it is now signed by the first
+    /// reading alone. Entries that become one are one, their rows added.
+    fn keyed_as_today(self) -> Baseline {
+        let mut known: std::collections::BTreeMap<String, usize> = Default::default();
+        for k in self.known {
+            let key = match k.key.strip_prefix("cause: malformed (") {
+                Some(_) => crate::compare::causes::first_reading(&k.key).to_owned(),
+                None => k.key,
+            };
+            *known.entry(key).or_default() += k.rows;
+        }
+        Baseline {
+            schema_version: self.schema_version,
+            known: known
+                .into_iter()
+                .map(|(key, rows)| Known { key, rows })
+                .collect(),
+        }
     }
 }
 
@@ -293,5 +318,42 @@ mod tests {
             e.starts_with(&format!("{}: ", dir.path().join("none.json").display())),
             "{e}"
         );
+    }
+
+    /// A baseline saved when one framing defect was a cause per alternative reading is read
+    /// with those causes as the one cause they are now, so that a run gated on it fails on
+    /// nothing new.
+    #[test]
+    fn a_baseline_saved_with_alternative_readings_is_read_as_one_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.json");
+        let header = "cause: malformed (malformed | response): the response header is vN, but <API> answers with header vN";
+        let old = serde_json::json!({
+            "schema_version": 1,
+            "known": [
+                { "key": format!("{header}; or a stray byte xx at byte N, before throttle_time_ms: without it the answer is well-formed"), "rows": 3 },
+                { "key": format!("{header}; or a stray byte xx at byte N, before topics (count): without it the answer is well-formed"), "rows": 4 },
+                { "key": "cause: EndTxn error_code: 50 | 48", "rows": 1 },
+            ]
+        });
+        std::fs::write(&path, old.to_string()).unwrap();
+        let read = Baseline::load(&path).unwrap();
+        assert_eq!(
+            read.known,
+            [
+                Known {
+                    key: "cause: EndTxn error_code: 50 | 48".into(),
+                    rows: 1
+                },
+                Known {
+                    key: header.into(),
+                    rows: 7
+                },
+            ]
+        );
+        let signature = header.strip_prefix("cause: ").unwrap();
+        let mut now = report(&[signature, "EndTxn error_code: 50 | 48"]);
+        now.hold_to(&read);
+        assert!(now.passed(), "{:?}", now.baseline);
     }
 }
