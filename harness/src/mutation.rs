@@ -45,6 +45,10 @@ pub enum Mutation {
     Close,
     /// Never answer.
     Stall,
+    /// Frame the answer with the other response header version: an empty tagged-field section
+    /// added after the correlation id where header v0 is due, the one there taken out where v1
+    /// is (the framing defect a real kaas build had on every non-flexible version).
+    HeaderVersion,
     /// The same values in other bytes that Apache's parser reads alike (a tagged field at its
     /// default, an unknown tag, long varints): an equivalent mutant, which must change no
     /// verdict.
@@ -63,6 +67,7 @@ impl fmt::Display for Mutation {
             Mutation::Correlation => f.write_str("correlation"),
             Mutation::Close => f.write_str("close"),
             Mutation::Stall => f.write_str("stall"),
+            Mutation::HeaderVersion => f.write_str("header-version"),
             Mutation::Equivalent(e) => f.write_str(e.name()),
         }
     }
@@ -72,7 +77,7 @@ impl FromStr for Mutation {
     type Err = String;
 
     /// The form [`fmt::Display`] writes: `insert:PATH`, `drop-last-byte`, `cut:PATH`,
-    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `correlation`, `close`, `stall`,
+    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `correlation`, `header-version`, `close`, `stall`,
     /// `tags-at-default`, `unknown-tag`, `long-varints`.
     fn from_str(s: &str) -> Result<Mutation, String> {
         let (kind, path) = match s.split_once(':') {
@@ -99,9 +104,10 @@ impl FromStr for Mutation {
             ("correlation", None) => Mutation::Correlation,
             ("close", None) => Mutation::Close,
             ("stall", None) => Mutation::Stall,
+            ("header-version", None) => Mutation::HeaderVersion,
             _ => {
                 return Err(format!(
-                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, close, stall, tags-at-default, unknown-tag or long-varints"
+                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, header-version, close, stall, tags-at-default, unknown-tag or long-varints"
                 ))
             }
         })
@@ -309,6 +315,13 @@ pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> An
             }
         }
         Mutation::Correlation => {}
+        Mutation::HeaderVersion => match api.response_header_version(version) {
+            0 if out.len() >= 4 => out.insert(4, 0),
+            1 if out.get(4) == Some(&0) => {
+                out.remove(4);
+            }
+            _ => {}
+        },
         Mutation::Equivalent(how) => {
             if let Some(again) = frame::rewrite(api, version, frame, *how) {
                 out = again;
@@ -538,6 +551,32 @@ mod tests {
             .encode(&mut buf, 3)
             .unwrap();
         buf.to_vec()
+    }
+
+    /// The header-version mutant frames an answer as the other header version would: Apache's
+    /// parser then refuses it with that diagnosis, and reading past it gives the answer back.
+    #[test]
+    fn the_header_version_mutant_is_read_past_to_the_same_answer() {
+        let frame = end_txn_v3();
+        let m: Mutation = "header-version".parse().unwrap();
+        assert_eq!(m.to_string(), "header-version");
+        let Answer::Send(v0) = apply(&m, ApiKey::EndTxn, 3, &frame) else {
+            panic!("sent")
+        };
+        assert_eq!(v0.len(), frame.len() - 1);
+        let malformed = frame::decode(ApiKey::EndTxn, 3, 5, &v0).unwrap_err();
+        let (past, header) = frame::read_past(ApiKey::EndTxn, 3, &malformed).unwrap();
+        assert_eq!(header, 0);
+        assert_eq!(
+            past.values,
+            frame::decode(ApiKey::EndTxn, 3, 5, &frame).unwrap().values
+        );
+        // And the other way: an EndTxn v0 answer (header v0 due) given a tagged-field byte.
+        let Answer::Send(v1_of_v0) = apply(&m, ApiKey::EndTxn, 0, &v0) else {
+            panic!("sent")
+        };
+        assert_eq!(v1_of_v0[4], 0);
+        assert_eq!(v1_of_v0.len(), v0.len() + 1);
     }
 
     #[test]

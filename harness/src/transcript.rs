@@ -87,6 +87,20 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// Steps sent and answered after the first answer read past its framing defect
+    /// ([`crate::wire::frame::read_past`]): those the defect would otherwise have kept from
+    /// being judged.
+    pub fn judged_past_framing(&self) -> usize {
+        let read_past = |s: &StepRecord| matches!(&s.outcome, Outcome::Malformed(m) if m.read_past_as_header.is_some());
+        let Some(first) = self.steps.iter().position(read_past) else {
+            return 0;
+        };
+        self.steps[first + 1..]
+            .iter()
+            .filter(|s| !matches!(s.outcome, Outcome::Skipped(_) | Outcome::Slept(_)))
+            .count()
+    }
+
     /// What `--strict-encoding` asks: each encoding note (an answer Apache's parser reads but no
     /// canonical encoder writes) becomes a failed expectation of its own kind, named
     /// "non-canonical encoding", so that the run fails on it without calling the answer

@@ -20,6 +20,7 @@ async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> 
         run::DEADLINE,
         4,
         None,
+        true,
         Arc::new(|_: &str| {}),
     )
     .await;

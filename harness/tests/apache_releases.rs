@@ -204,8 +204,16 @@ async fn record_on(spec: &TargetSpec, chosen: &[&kconform::scenario::Scenario]) 
     );
     let progress: Arc<dyn Fn(&str) + Send + Sync> =
         Arc::new(|name: &str| println!("recorded: {name}"));
-    let mut transcripts =
-        kconform::run::run_many(chosen, &target, kconform::run::DEADLINE, 4, None, progress).await;
+    let mut transcripts = kconform::run::run_many(
+        chosen,
+        &target,
+        kconform::run::DEADLINE,
+        4,
+        None,
+        true,
+        progress,
+    )
+    .await;
     if let Ok(target) = Arc::try_unwrap(target) {
         target.stop().await;
     }

@@ -767,3 +767,104 @@ fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
         "{err}"
     );
 }
+
+/// A broker whose every answer is framed with the wrong response header version (kaas-ref
+/// behind `kconform proxy --api all --mutation header-version`): one cause, the APIs it shows on
+/// listed; every scenario read past it and judged to its end, the documented deviations in
+/// them still shown (none stale, none not reached). With --stop-at-malformed the scenarios stop
+/// at the first answer as before.
+#[test]
+fn a_header_version_defect_is_one_cause_and_hides_no_step() {
+    use std::io::BufRead;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut proxy = crate::util::kconform()
+        .current_dir(root)
+        .args(["proxy", "--upstream", "ref", "--api", "all"])
+        .args(["--mutation", "header-version"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kconform proxy runs");
+    let stdout = proxy.stdout.take().unwrap();
+    let _proxy = Killed(proxy);
+    let mut addr = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut addr)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let target = format!("external={}", addr.trim());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "end-txn-wrong-epoch",
+            "add-offsets-empty-group",
+            "init-producer-id-timeout-zero",
+            "--target",
+            &target,
+            "--target",
+            "apache-recorded",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let (code, out, err) = kconform(&args);
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (code, out, err, report)
+    };
+    let (code, out, err, report) = run(&[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_schema(&report);
+    let undocumented: Vec<&serde_json::Value> = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["documented_by"].is_null())
+        .collect();
+    assert_eq!(undocumented.len(), 1, "{out}");
+    let header = undocumented[0];
+    assert!(
+        header["signature"]
+            .as_str()
+            .unwrap()
+            .contains("the response header is vN, but <API> answers with header vN"),
+        "{header}"
+    );
+    let versions = header["versions"].as_str().unwrap();
+    assert!(
+        versions.contains("EndTxn v") && versions.contains("InitProducerId v"),
+        "{versions}"
+    );
+    assert_eq!(header["folded"], 0, "nothing skipped: {out}");
+    for r in report["runs"].as_array().unwrap() {
+        assert!(r["stopped"].is_null(), "{r}");
+    }
+    let judged = report["totals"]["judged_past_framing"].as_u64().unwrap();
+    assert!(judged > 10, "{judged}: {out}");
+    assert_eq!(report["totals"]["stale"], 0, "{out}");
+    assert_eq!(report["totals"]["not_reached"], 0, "{out}");
+    assert!(
+        out.contains(&format!("{judged} steps judged past a framing defect")),
+        "{out}"
+    );
+    // Stopping at it instead: every scenario stops at its first answer, its entries not reached.
+    let (code, out, _, report) = run(&["--stop-at-malformed"]);
+    assert_eq!(code, 1);
+    assert_eq!(report["totals"]["judged_past_framing"], 0, "{out}");
+    assert!(report["totals"]["not_reached"].as_u64() > Some(0), "{out}");
+    let stopped = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["stopped"].is_null())
+        .count();
+    assert_eq!(stopped, 3, "{out}");
+}

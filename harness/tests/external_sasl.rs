@@ -37,6 +37,7 @@ async fn judged(security: reference_broker::Security) -> Vec<kconform::transcrip
         Duration::from_secs(10),
         4,
         None,
+        true,
         Arc::new(|_: &str| {}),
     )
     .await;

@@ -116,12 +116,22 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
                     row(path, x, y, None);
                 }
             }
-            (a, b) if kind(a) != kind(b) => row(
-                "outcome".into(),
-                kind(a).into(),
-                kind(b).into(),
-                detail(a).or_else(|| detail(b)),
-            ),
+            (a, b) if kind(a) != kind(b) => {
+                row(
+                    "outcome".into(),
+                    kind(a).into(),
+                    kind(b).into(),
+                    detail(a).or_else(|| detail(b)),
+                );
+                // An answer read past its framing defect is judged as the response it reads as.
+                if let (Some(x), Some(y)) = (answer(a), answer(b)) {
+                    let mut rows = Vec::new();
+                    diff_values("", x, y, &mut rows);
+                    for (path, x, y) in rows {
+                        row(path, x, y, None);
+                    }
+                }
+            }
             (a, b) if a != b => row(
                 "outcome".into(),
                 serde_json::to_value(a).unwrap_or_default(),
@@ -151,6 +161,15 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
     }
     out.extend(relational(left, right));
     out
+}
+
+/// The answer of a step: a response, or an answer read past its framing defect.
+fn answer(o: &Outcome) -> Option<&Value> {
+    match o {
+        Outcome::Response(v) => Some(v),
+        Outcome::Malformed(m) => m.read_past_answer.as_ref(),
+        _ => None,
+    }
 }
 
 /// Where a transcript holds a symbol (`pid#1`): (step, field path) → symbol.

@@ -66,6 +66,9 @@ pub struct Run {
     pub failed_expectations: Vec<String>,
     /// Why the scenario stopped early on this target, if it did.
     pub stopped: Option<String>,
+    /// Steps judged after an answer read past its framing defect (a response header of the
+    /// wrong version), which would otherwise have stopped the scenario there.
+    pub judged_past_framing: usize,
 }
 
 impl Run {
@@ -169,6 +172,7 @@ struct Totals {
     undocumented_causes: usize,
     stale: usize,
     not_reached: usize,
+    judged_past_framing: usize,
 }
 
 impl Report {
@@ -180,6 +184,7 @@ impl Report {
                 target: t.target.clone(),
                 failed_expectations: t.failed_expectations.clone(),
                 stopped: t.stopped.clone(),
+                judged_past_framing: t.judged_past_framing(),
             });
         }
     }
@@ -283,9 +288,15 @@ impl Report {
                 undocumented_causes: self.undocumented_causes(),
                 stale: self.stale.len(),
                 not_reached: self.not_reached.len(),
+                judged_past_framing: self.judged_past_framing(),
             },
         };
         serde_json::to_string_pretty(&json).unwrap_or_default()
+    }
+
+    /// Steps judged, over every run, after an answer read past its framing defect.
+    pub fn judged_past_framing(&self) -> usize {
+        self.runs.iter().map(|r| r.judged_past_framing).sum()
     }
 
     /// The scenarios run, each once, in the order first run (runs are stored target by
@@ -583,6 +594,7 @@ mod tests {
             target: target.into(),
             failed_expectations: vec![],
             stopped: None,
+            judged_past_framing: 0,
         }
     }
 

@@ -42,6 +42,10 @@ impl Report {
             0 => String::new(),
             n => format!(", {n} not reached"),
         };
+        let not_reached = match self.judged_past_framing() {
+            0 => not_reached,
+            n => format!("{not_reached}, {n} steps judged past a framing defect"),
+        };
         out.push_str(&format!(
             "{verdict}: {} transcripts, {} differences ({} undocumented){causes}, {} stale{not_reached}\n",
             self.runs.len(),

@@ -16,7 +16,7 @@ use crate::api::response;
 use crate::scenario::Request;
 use crate::wire::client::ClientError;
 use crate::wire::error_codes;
-use crate::wire::frame::Decoded;
+use crate::wire::frame::{self, Decoded, Malformed};
 
 /// How many other names `renames` tries.
 const RENAMES: u32 = 32;
@@ -203,9 +203,11 @@ impl Run<'_> {
         let outcome = loop {
             polls += 1;
             let sent = renamed.as_ref().unwrap_or(request);
+            self.read_past = None;
             let result = self
                 .send_on(&step.connection, api, version, sent.body())
-                .await;
+                .await
+                .or_else(|e| self.read_past(api, version, e));
             let raw = match result {
                 Err(ClientError::Closed) if step.closes.is_some() => {
                     self.connections.forget(&step.connection);
@@ -423,8 +425,40 @@ impl Run<'_> {
         for path in &step.not_compared {
             response::replace_at(&mut shown, path, Value::String("not compared".into()));
         }
-        record.outcome = Outcome::Response(shown);
+        record.outcome = match self.read_past.take() {
+            // Read past a framing defect: recorded as the malformed answer it is, with the
+            // answer so read.
+            Some(malformed) => Outcome::Malformed(Malformed {
+                read_past_answer: Some(shown),
+                ..malformed
+            }),
+            None => Outcome::Response(shown),
+        };
         self.log.records.push(record);
         problems.into_iter().next()
+    }
+
+    /// An answer malformed only in its response header's version, read under the other
+    /// version (kept to be recorded as malformed when the step records its answer), where the
+    /// run reads past such answers; any other error as it is.
+    fn read_past(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        e: ClientError,
+    ) -> Result<Decoded, ClientError> {
+        let ClientError::Malformed(m) = e else {
+            return Err(e);
+        };
+        let Some((decoded, as_header)) =
+            frame::read_past(api, version, &m).filter(|_| self.reads_past)
+        else {
+            return Err(ClientError::Malformed(m));
+        };
+        self.read_past = Some(Malformed {
+            read_past_as_header: Some(as_header),
+            ..*m
+        });
+        Ok(decoded)
     }
 }

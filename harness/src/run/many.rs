@@ -23,13 +23,15 @@ pub fn disrupts(scenario: &Scenario) -> bool {
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they
 /// share the broker; a scenario waiting long on an answer lends its slot to another), then
 /// those that kill brokers one at a time, telling `done` as each finishes; the transcripts
-/// come back in the scenarios' order, one per scenario, whatever the target did.
+/// come back in the scenarios' order, one per scenario, whatever the target did. With
+/// `reads_past`, an answer malformed only in its header's version does not stop its scenario.
 pub async fn run_many(
     scenarios: &[&Scenario],
     target: &Arc<Running>,
     deadline: Duration,
     jobs: usize,
     provisioning: Option<Provisioning>,
+    reads_past: bool,
     done: Done,
 ) -> Vec<Transcript> {
     let (alone, shared): (Vec<_>, Vec<_>) =
@@ -49,7 +51,7 @@ pub async fn run_many(
             );
             set.spawn(async move {
                 let slot = Slot::among(permits).await;
-                let t = run_in_slot(&s, &target, deadline, slot, provisioning).await;
+                let t = run_in_slot(&s, &target, deadline, slot, provisioning, reads_past).await;
                 done(&s.name);
                 (i, t)
             });
@@ -65,7 +67,15 @@ pub async fn run_many(
     // One after the other, never lending a slot: a scenario that kills a broker must not meet
     // another's kill, nor another meet its dead broker.
     for (i, s) in alone {
-        let t = run_in_slot(s, target, deadline, Slot::unlimited(), provisioning.clone()).await;
+        let t = run_in_slot(
+            s,
+            target,
+            deadline,
+            Slot::unlimited(),
+            provisioning.clone(),
+            reads_past,
+        )
+        .await;
         done(&s.name);
         out.push((i, t));
     }

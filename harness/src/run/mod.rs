@@ -80,6 +80,12 @@ struct Run<'a> {
     /// Whether the steps' `expect` holds the target: only where it answers as a release the
     /// scenario is written for ([`holds_expectations`]).
     holds_expectations: bool,
+    /// Whether an answer malformed only in its response header's version is read past: recorded
+    /// as malformed, read under the other version, and the scenario goes on
+    /// ([`crate::wire::frame::read_past`]).
+    reads_past: bool,
+    /// The step's answer that was read past, until the step records it.
+    read_past: Option<crate::wire::frame::Malformed>,
 }
 
 /// Whether `scenario`'s expectations hold `target`: they are what Apache answers at the
@@ -157,7 +163,7 @@ pub const DEADLINE: Duration = Duration::from_secs(35);
 /// expectation, an `until` that cannot hold, a capture that cannot be made) stops the scenario
 /// there, with the cause in [`Transcript::stopped`] and the later steps recorded as skipped.
 pub async fn run(scenario: &Scenario, target: &Running, deadline: Duration) -> Transcript {
-    run_in_slot(scenario, target, deadline, Slot::unlimited(), None).await
+    run_in_slot(scenario, target, deadline, Slot::unlimited(), None, true).await
 }
 
 /// Runs `scenario` as [`run`] does, on topics provisioned beforehand ([`topics`]): its set-up
@@ -169,7 +175,15 @@ pub async fn run_provisioned(
     deadline: Duration,
 ) -> Transcript {
     let provisioning = Some(Provisioning::default());
-    run_in_slot(scenario, target, deadline, Slot::unlimited(), provisioning).await
+    run_in_slot(
+        scenario,
+        target,
+        deadline,
+        Slot::unlimited(),
+        provisioning,
+        true,
+    )
+    .await
 }
 
 async fn run_in_slot(
@@ -178,9 +192,11 @@ async fn run_in_slot(
     deadline: Duration,
     slot: Slot,
     provisioning: Option<Provisioning>,
+    reads_past: bool,
 ) -> Transcript {
     let began = std::time::Instant::now();
     let mut run = Run::new(scenario, target, deadline, slot, provisioning);
+    run.reads_past = reads_past;
     // A security scenario's ACLs, by the super user, before the first step.
     let acls = run.create_acls(scenario).await;
     for step in &scenario.steps {
@@ -284,6 +300,8 @@ impl<'a> Run<'a> {
             in_flight: Vec::new(),
             provisioned,
             holds_expectations: holds_expectations(scenario, target.answers_as),
+            reads_past: true,
+            read_past: None,
         }
     }
 

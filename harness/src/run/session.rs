@@ -69,6 +69,9 @@ pub struct Session<'a> {
     pub strict_encoding: bool,
     /// The commands that do faults to an external cluster's brokers (`--fault-cmd`).
     pub faults: &'a crate::targets::faults::FaultCommands,
+    /// Stop a scenario at an answer malformed only in its response header's version, instead
+    /// of reading past it (recorded as malformed all the same) and going on.
+    pub stop_at_malformed: bool,
 }
 
 /// A target's transcripts, and what a reader must know of where they came from.
@@ -217,8 +220,16 @@ impl Session<'_> {
         let name = target.name.clone();
         let done: run::Done = Arc::new(move |scenario: &str| watcher.done(&name, scenario, ""));
         let has_provisioning = provisioning.is_some();
-        let transcripts =
-            run::run_many(chosen, &target, self.deadline, jobs, provisioning, done).await;
+        let transcripts = run::run_many(
+            chosen,
+            &target,
+            self.deadline,
+            jobs,
+            provisioning,
+            !self.stop_at_malformed,
+            done,
+        )
+        .await;
         progress.finished(&target.name);
         // A launched broker that died mid-run: its last words go in the report.
         notes.extend(target.post_mortem());

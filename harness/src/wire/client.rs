@@ -252,6 +252,8 @@ impl Connection {
                     field: Some("size".into()),
                     offset: 0,
                     frame: frame::hex(&size),
+                    read_past_as_header: None,
+                read_past_answer: None,
                 })));
             }
             let mut body = vec![0u8; announced as usize];

@@ -94,6 +94,7 @@ pub async fn run_in_repository(
         deadline,
         provisioned_topics: false,
         strict_encoding: false,
+        stop_at_malformed: false,
         faults: &Default::default(),
     };
     session.run(chosen, targets, jobs, Arc::new(Quiet)).await

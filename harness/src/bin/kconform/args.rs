@@ -140,6 +140,12 @@ pub struct TargetArgs {
     /// --show and repro and kept in the JSON transcripts.
     #[arg(long)]
     pub strict_encoding: bool,
+    /// Stop a scenario at an answer whose only defect is its response header's version (v1
+    /// where v0 is due, or the other way), as at any malformed answer. By default such an
+    /// answer is recorded as malformed, read under the other version, and the scenario goes on,
+    /// its later steps judged as usual: one framing defect hides no transaction behaviour.
+    #[arg(long)]
+    pub stop_at_malformed: bool,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
     /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
     /// `auto` (the container when a Docker engine answers, else the JVM).
@@ -689,7 +695,8 @@ pub struct ProxyArgs {
     /// How: insert:PATH (a byte where that field begins; insert:end after the last),
     /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
     /// (becomes 99, or CODE with error-code:PATH=CODE; error-code:* every one),
-    /// add-one:PATH, correlation, close or stall; or an equivalent mutation, which
+    /// add-one:PATH, correlation, header-version (the answer framed with the other response
+    /// header version), close or stall; or an equivalent mutation, which
     /// changes bytes but not meaning and must change no verdict: tags-at-default (every
     /// tagged field written, at its default where the answer left it out), unknown-tag
     /// (an unknown tag in every tagged-field section), long-varints (every varint in five

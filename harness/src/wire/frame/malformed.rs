@@ -23,6 +23,15 @@ pub struct Malformed {
     pub offset: usize,
     /// The whole frame after its size, in hex.
     pub frame: String,
+    /// The response header version the answer was read under after all, when its only
+    /// defect was the header's version ([`super::read_past`]) and the scenario went on with
+    /// the values so read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_past_as_header: Option<i16>,
+    /// The answer so read, normalised as a response's is: compared with the other target's
+    /// answer as a response would be, beside the malformed outcome itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_past_answer: Option<serde_json::Value>,
 }
 
 /// How many bytes of the frame a one-line summary shows.

@@ -108,9 +108,26 @@ pub fn decode(
                 field: p.field,
                 offset: p.offset,
                 frame: hex(frame),
+                read_past_as_header: None,
+                read_past_answer: None,
             }))
         }
     }
+}
+
+/// An answer [`decode`] found malformed only in its response header's version (the other
+/// version reads the frame whole: the diagnosis's first reading), read under that version: what
+/// a scenario goes on with, the answer still recorded as malformed. `None` for any other
+/// defect. The header version read as comes back with the answer.
+pub fn read_past(api: ApiKey, version: i16, m: &Malformed) -> Option<(Decoded, i16)> {
+    if m.field.as_deref() != Some("header") || !m.problem.starts_with("the response header is v") {
+        return None;
+    }
+    let frame = crate::wire::hex::unhex(&m.frame.replace(' ', ""))?;
+    let correlation = i32::from_be_bytes(frame.get(..4)?.try_into().ok()?);
+    let other = 1 - m.header_version.clamp(0, 1);
+    let decoded = strict(api, version, other, correlation, &frame).ok()?;
+    Some((decoded, other))
 }
 
 /// The frame read as Apache's parser reads an answer (`AbstractResponse.parseResponse` with
@@ -442,11 +459,19 @@ mod tests {
             "{}",
             p.summary()
         );
+        // Read past: under header v0 it is the answer it would have been, error code and all.
+        let (past, as_header) = read_past(ApiKey::EndTxn, 3, &p).expect("read under v0");
+        assert_eq!(as_header, 0);
+        let right = decode(ApiKey::EndTxn, 3, 7, &v3).unwrap();
+        assert_eq!(past.values, right.values);
+        assert!(past.values.is_some());
         // A stray byte inside: named with the field it precedes.
         let mut stray = v3.clone();
         stray.insert(9, 0xab);
         let p = decode(ApiKey::EndTxn, 3, 7, &stray).unwrap_err();
         assert_eq!(p.offset, 9);
+        // Not a header defect: nothing to read past.
+        assert!(read_past(ApiKey::EndTxn, 3, &p).is_none());
         assert!(
             p.problem
                 .contains("stray byte ab at byte 9, before error_code"),

@@ -70,6 +70,7 @@ pub async fn compare(
         provisioned_topics: on.provisioned_topics,
         strict_encoding: on.strict_encoding,
         faults: &faults,
+        stop_at_malformed: on.stop_at_malformed,
     };
     Ok(session
         .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))
