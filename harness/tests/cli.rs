@@ -233,7 +233,11 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["differences"].as_u64().unwrap() + c["folded"].as_u64().unwrap())
+        .map(|c| {
+            c["differences"].as_u64().unwrap()
+                + c["folded"].as_u64().unwrap()
+                + c["consequences"].as_u64().unwrap()
+        })
         .sum();
     assert_eq!(rows, report["totals"]["differences"].as_u64().unwrap());
     // --flat: each difference on its own line, as before causes.

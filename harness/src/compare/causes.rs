@@ -134,6 +134,12 @@ pub struct Cause {
     pub differences: usize,
     /// Steps skipped after a stop this cause made (each also a row of the flat list).
     pub folded: usize,
+    /// Differences at later steps of a scenario whose first difference is this cause's, which
+    /// show nowhere as a first difference of their own: what this cause breaks downstream
+    /// (each also a row of the flat list).
+    pub consequences: usize,
+    /// The signatures of those consequences, each once, in the order met.
+    pub consequence_signatures: Vec<String>,
     /// The scenarios it shows in, sorted.
     pub scenarios: Vec<String>,
     /// One difference of it, as the flat list shows it.
@@ -154,6 +160,8 @@ impl Cause {
             documented_by: example.documented_by.map(str::to_owned),
             differences: 0,
             folded: 0,
+            consequences: 0,
+            consequence_signatures: Vec::new(),
             scenarios: Vec::new(),
             example: example.row.clone(),
             configuration: None,
@@ -162,7 +170,7 @@ impl Cause {
 
     /// The rows of the flat list the cause stands for.
     pub fn rows(&self) -> usize {
-        self.differences + self.folded
+        self.differences + self.folded + self.consequences
     }
 }
 
@@ -182,12 +190,18 @@ pub fn group(
     // (scenario, step) → the key of the cause of the difference there
     let mut at: BTreeMap<(&str, &str), (String, Option<String>)> = BTreeMap::new();
     let mut skipped = Vec::new();
+    let later = Later::of(differences, classes);
+    let mut consequences = Vec::new();
     for d in differences {
         if let Some(side) = skipped_side(d.row) {
             skipped.push((d, side));
             continue;
         }
         let (notice, signature) = signature(d.row, classes);
+        if later.is_consequence(d, &signature) {
+            consequences.push((d, signature));
+            continue;
+        }
         let key = (signature.clone(), d.documented_by.map(str::to_owned));
         let cause = causes
             .entry(key.clone())
@@ -205,6 +219,22 @@ pub fn group(
                 .insert(v);
         }
         at.entry((&d.row.scenario, &d.row.step)).or_insert(key);
+    }
+    for (d, signature) in consequences {
+        let first = later
+            .first_of(&d.row.scenario)
+            .expect("a consequence has a first difference");
+        let key = at
+            .get(&(first.row.scenario.as_str(), first.row.step.as_str()))
+            .cloned()
+            .expect("the first difference's cause was made above");
+        at.entry((&d.row.scenario, &d.row.step))
+            .or_insert(key.clone());
+        let cause = causes.get_mut(&key).expect("made above");
+        cause.consequences += 1;
+        if !cause.consequence_signatures.contains(&signature) {
+            cause.consequence_signatures.push(signature);
+        }
     }
     for (d, side) in skipped {
         let stop = stops
@@ -266,6 +296,62 @@ fn per_api(apis: &BTreeMap<String, BTreeSet<i16>>) -> String {
             .collect::<Vec<_>>()
             .join("; "),
     }
+}
+
+/// Which differences come after a scenario's first: a difference at a later step of a
+/// scenario, undocumented, whose signature is no scenario's first difference anywhere, and
+/// whose scenario's first difference is undocumented, is a consequence of that first one. (A
+/// documented first difference takes no undocumented consequence: that would pass the run on
+/// what no ledger entry says.) A malformed answer is neither: a framing defect is a cause of
+/// its own wherever it shows, and, read past, its scenario goes on as if the answer were right,
+/// so what differs after it is not its doing.
+struct Later<'d, 'r> {
+    /// Each scenario's first difference (skipped steps aside), by scenario.
+    first: BTreeMap<&'r str, &'d Classified<'r>>,
+    /// The signatures of the differences at the first differing step of some scenario.
+    firsts: BTreeSet<String>,
+}
+
+impl<'d, 'r> Later<'d, 'r> {
+    fn of(differences: &'d [Classified<'r>], classes: &FieldClasses) -> Later<'d, 'r> {
+        let behaviour = |d: &&Classified<'_>| skipped_side(d.row).is_none() && !framing(d.row);
+        let mut first: BTreeMap<&'r str, &'d Classified<'r>> = BTreeMap::new();
+        for d in differences.iter().filter(behaviour) {
+            first.entry(d.row.scenario.as_str()).or_insert(d);
+        }
+        let firsts = differences
+            .iter()
+            .filter(behaviour)
+            .filter(|d| {
+                first
+                    .get(d.row.scenario.as_str())
+                    .is_some_and(|f| f.row.step == d.row.step)
+            })
+            .map(|d| signature(d.row, classes).1)
+            .collect();
+        Later { first, firsts }
+    }
+
+    fn first_of(&self, scenario: &str) -> Option<&'d Classified<'r>> {
+        self.first.get(scenario).copied()
+    }
+
+    fn is_consequence(&self, d: &Classified<'_>, signature: &str) -> bool {
+        let Some(first) = self.first.get(d.row.scenario.as_str()) else {
+            return false;
+        };
+        first.row.step != d.row.step
+            && !framing(d.row)
+            && d.documented_by.is_none()
+            && first.documented_by.is_none()
+            && !self.firsts.contains(signature)
+    }
+}
+
+/// Whether a difference is a malformed answer (a framing defect).
+fn framing(row: &DiffRow) -> bool {
+    row.path == "outcome"
+        && (row.left.as_str() == Some("malformed") || row.right.as_str() == Some("malformed"))
 }
 
 /// Which side a row's step was skipped on (0 left, 1 right), if it is a skipped step.
@@ -713,5 +799,59 @@ mod tests {
         );
         assert_eq!(range(&[0, 1, 2].into_iter().collect()), "v0..=2");
         assert_eq!(range(&[1, 4].into_iter().collect()), "v1, v4");
+    }
+
+    /// A difference at a later step of a scenario that is no scenario's first difference folds
+    /// under the scenario's first as a consequence; one that is some scenario's first stays a
+    /// cause of its own; a documented first takes none; a malformed answer is never one.
+    #[test]
+    fn later_differences_fold_under_the_first_as_consequences() {
+        let code = |scenario: &str, step: &str, l: &str, r: &str| {
+            row(scenario, step, 1, "error_code", json!(l), json!(r))
+        };
+        let rows = vec![
+            code("s1", "a", "50 INVALID_TXN_STATE", "48 INVALID_TRANSITION"),
+            code("s1", "b", "51 CONCURRENT_TRANSACTIONS", "0 NONE"),
+            row("s1", "c", 1, "high_watermark", json!(1), json!(0)),
+            row(
+                "s1",
+                "d",
+                1,
+                "outcome",
+                json!("malformed"),
+                json!("response"),
+            ),
+            code("s2", "x", "51 CONCURRENT_TRANSACTIONS", "0 NONE"),
+        ];
+        let causes = group(&undocumented(&rows), &[], &classes());
+        let first = causes
+            .iter()
+            .find(|c| c.signature.contains("50 INVALID_TXN_STATE"))
+            .unwrap();
+        assert_eq!(
+            (first.differences, first.consequences),
+            (1, 1),
+            "{causes:#?}"
+        );
+        assert_eq!(first.rows(), 2);
+        assert_eq!(first.consequence_signatures.len(), 1);
+        assert!(first.consequence_signatures[0].contains("high_watermark"));
+        let concurrent = causes
+            .iter()
+            .find(|c| c.signature.contains("51 CONCURRENT"))
+            .unwrap();
+        assert_eq!(
+            concurrent.differences, 2,
+            "first in s2, so a cause in s1 too"
+        );
+        assert_eq!(causes.len(), 3, "{causes:#?}");
+        let total: usize = causes.iter().map(Cause::rows).sum();
+        assert_eq!(total, rows.len());
+        // Documented first: nothing folds under it.
+        let mut classified = undocumented(&rows);
+        classified[0].documented_by = Some("invalid-transition-wire-50");
+        let causes = group(&classified, &[], &classes());
+        assert!(causes.iter().all(|c| c.consequences == 0), "{causes:#?}");
+        assert_eq!(causes.len(), 4);
     }
 }

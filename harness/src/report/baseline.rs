@@ -167,6 +167,14 @@ impl Report {
                 key: format!("cause: {}", c.signature),
                 rows: c.rows(),
             });
+            // A consequence is keyed as the cause it was before consequences were folded, so
+            // that a baseline saved then still holds it, and a new one is new.
+            for sig in &c.consequence_signatures {
+                out.insert(Known {
+                    key: format!("cause: {sig}"),
+                    rows: 0,
+                });
+            }
         }
         for st in &self.stale {
             out.insert(Known {
@@ -241,6 +249,8 @@ mod tests {
             documented_by: None,
             differences: 2,
             folded: 1,
+            consequences: 0,
+            consequence_signatures: Vec::new(),
             scenarios: vec!["s".into()],
             example: DiffRow {
                 scenario: "s".into(),
@@ -355,5 +365,42 @@ mod tests {
         let mut now = report(&[signature, "EndTxn error_code: 50 | 48"]);
         now.hold_to(&read);
         assert!(now.passed(), "{:?}", now.baseline);
+    }
+
+    /// A cause folded as another's consequence is still held by a baseline saved when it was
+    /// a cause of its own: nothing new, nothing fixed; a new consequence is new.
+    #[test]
+    fn a_consequence_is_held_by_a_baseline_that_knew_it_as_a_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("before.json");
+        Baseline::of(&report(&["A", "B"])).save(&path).unwrap();
+        let saved = Baseline::load(&path).unwrap();
+        let folded = |consequences: &[&str]| {
+            let mut r = report(&["A"]);
+            r.causes[0].consequences = consequences.len();
+            r.causes[0].consequence_signatures =
+                consequences.iter().map(|s| s.to_string()).collect();
+            r
+        };
+        let mut now = folded(&["B"]);
+        now.hold_to(&saved);
+        assert!(now.passed(), "{:?}", now.baseline);
+        let against = now.baseline.as_ref().unwrap();
+        assert!(
+            against.new.is_empty() && against.fixed.is_empty(),
+            "{against:?}"
+        );
+        let mut worse = folded(&["B", "C"]);
+        worse.hold_to(&saved);
+        assert!(!worse.passed());
+        let new: Vec<&str> = worse
+            .baseline
+            .as_ref()
+            .unwrap()
+            .new
+            .iter()
+            .map(|k| k.key.as_str())
+            .collect();
+        assert_eq!(new, ["cause: C"]);
     }
 }

@@ -125,10 +125,16 @@ impl Report {
                 }
                 continue;
             }
-            let count = match c.folded {
+            let mut count = match c.folded {
                 0 => format!("{}", c.differences),
                 n => format!("{} + {n} skipped after its stops", c.differences),
             };
+            if c.consequences > 0 {
+                count.push_str(&format!(
+                    " + {} consequence(s) in later steps",
+                    c.consequences
+                ));
+            }
             let versions = match c.versions.is_empty() {
                 true => String::new(),
                 false => format!(" ({})", c.versions),
@@ -168,6 +174,11 @@ impl Report {
                         clip(&self.values(&e.left, &e.right)),
                         paint(Tone::Dim, &format!("repro: {}", self.repro_command(c)))
                     );
+                    if verbose {
+                        for consequence in &c.consequence_signatures {
+                            let _ = writeln!(out, "  then: {consequence}");
+                        }
+                    }
                 }
             }
         }
@@ -194,12 +205,12 @@ impl Report {
         if self.causes.is_empty() {
             return;
         }
-        out.push_str("### Root causes\n\n| | notice | cause | versions | differences | skipped after its stops | scenarios | example | repro |\n|---|---|---|---|---|---|---|---|---|\n");
+        out.push_str("### Root causes\n\n| | notice | cause | versions | differences | skipped after its stops | consequences | scenarios | example | repro |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for c in &self.causes {
             let e = &c.example;
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | {} | {} | {} | {} | {} '{}' `{}`: {} | `{}` |",
+                "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} '{}' `{}`: {} | `{}` |",
                 match (&c.documented_by, &c.configuration) {
                     (Some(id), _) => format!("documented: {id}"),
                     (None, Some(why)) => format!("**configuration**: {}", md(why)),
@@ -210,6 +221,7 @@ impl Report {
                 c.versions,
                 c.differences,
                 c.folded,
+                c.consequences,
                 md(&scenarios(&c.scenarios)),
                 e.scenario,
                 e.step,
@@ -237,7 +249,7 @@ impl Report {
                         class,
                         &c.signature,
                         format!(
-                            "{}: {} difference(s), {} step(s) skipped after its stops, in {}",
+                            "{}: {} difference(s), {} step(s) skipped after its stops, {} consequence(s) in later steps, in {}",
                             c.configuration
                                 .as_deref()
                                 .map_or("undocumented".to_owned(), |why| format!(
@@ -245,6 +257,7 @@ impl Report {
                                 )),
                             c.differences,
                             c.folded,
+                            c.consequences,
                             scenarios(&c.scenarios)
                         ),
                         format!(
