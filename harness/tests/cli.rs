@@ -863,7 +863,27 @@ fn a_header_version_defect_is_one_cause_and_hides_no_step() {
     let (code, out, _, report) = run(&["--stop-at-malformed"]);
     assert_eq!(code, 1);
     assert_eq!(report["totals"]["judged_past_framing"], 0, "{out}");
-    assert!(report["totals"]["not_reached"].as_u64() > Some(0), "{out}");
+    let not_reached = report["totals"]["not_reached"].as_u64().unwrap();
+    assert!(not_reached > 0, "{out}");
+    // The framing cause names the entries it kept from being reached.
+    let header = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["documented_by"].is_null())
+        .unwrap();
+    let kept = header["kept_from_reach"].as_array().unwrap();
+    let entries: std::collections::BTreeSet<&str> = report["not_reached"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["entry"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept.len(), entries.len(), "{header}");
+    assert!(
+        out.contains(&format!("kept {} ledger entr", kept.len())),
+        "{out}"
+    );
     let stopped = report["runs"]
         .as_array()
         .unwrap()

@@ -140,6 +140,12 @@ pub struct Cause {
     pub consequences: usize,
     /// The signatures of those consequences, each once, in the order met.
     pub consequence_signatures: Vec<String>,
+    /// The ledger entries this cause kept from being reached: entries of a scenario it stopped
+    /// before the steps where they show (set by the report, which knows them).
+    pub kept_from_reach: Vec<String>,
+    /// Where its differences and consequences are: (scenario, step).
+    #[serde(skip)]
+    pub steps: BTreeSet<(String, String)>,
     /// The scenarios it shows in, sorted.
     pub scenarios: Vec<String>,
     /// One difference of it, as the flat list shows it.
@@ -162,6 +168,8 @@ impl Cause {
             folded: 0,
             consequences: 0,
             consequence_signatures: Vec::new(),
+            kept_from_reach: Vec::new(),
+            steps: BTreeSet::new(),
             scenarios: Vec::new(),
             example: example.row.clone(),
             configuration: None,
@@ -207,6 +215,9 @@ pub fn group(
             .entry(key.clone())
             .or_insert_with(|| Cause::new(notice, signature, d));
         cause.differences += 1;
+        cause
+            .steps
+            .insert((d.row.scenario.clone(), d.row.step.clone()));
         if !cause.scenarios.contains(&d.row.scenario) {
             cause.scenarios.push(d.row.scenario.clone());
         }
@@ -232,6 +243,9 @@ pub fn group(
             .or_insert(key.clone());
         let cause = causes.get_mut(&key).expect("made above");
         cause.consequences += 1;
+        cause
+            .steps
+            .insert((d.row.scenario.clone(), d.row.step.clone()));
         if !cause.consequence_signatures.contains(&signature) {
             cause.consequence_signatures.push(signature);
         }
@@ -376,7 +390,7 @@ pub fn first_reading(diagnosis: &str) -> &str {
 }
 
 /// The step a stop names: `step 'x' got no answer` → `x`.
-fn stopping_step(why: &str) -> Option<&str> {
+pub fn stopping_step(why: &str) -> Option<&str> {
     let rest = why.strip_prefix("step '")?;
     rest.split_once('\'').map(|(step, _)| step)
 }

@@ -251,6 +251,8 @@ mod tests {
             folded: 1,
             consequences: 0,
             consequence_signatures: Vec::new(),
+            kept_from_reach: Vec::new(),
+            steps: Default::default(),
             scenarios: vec!["s".into()],
             example: DiffRow {
                 scenario: "s".into(),

@@ -38,6 +38,28 @@ impl Report {
             })
             .collect();
         self.causes = grouping::group(&classified, &stops, classes);
+        self.mark_kept_from_reach();
+    }
+
+    /// Names under each cause the ledger entries it kept from being reached: those of a
+    /// scenario that stopped at one of its steps (`not_reached` says where each stopped).
+    fn mark_kept_from_reach(&mut self) {
+        for nr in &self.not_reached {
+            // "TARGET: step 'x' got ...": the step after the target's name.
+            let why = nr
+                .stopped
+                .split_once(": ")
+                .map_or(nr.stopped.as_str(), |(_, w)| w);
+            let Some(step) = grouping::stopping_step(why) else {
+                continue;
+            };
+            let at = (nr.scenario.clone(), step.to_owned());
+            for c in self.causes.iter_mut().filter(|c| c.steps.contains(&at)) {
+                if !c.kept_from_reach.contains(&nr.entry) {
+                    c.kept_from_reach.push(nr.entry.clone());
+                }
+            }
+        }
     }
 
     /// Marks each undocumented cause whose every scenario depends on a setting that a target
@@ -174,6 +196,19 @@ impl Report {
                         clip(&self.values(&e.left, &e.right)),
                         paint(Tone::Dim, &format!("repro: {}", self.repro_command(c)))
                     );
+                    if !c.kept_from_reach.is_empty() {
+                        let _ = writeln!(
+                            out,
+                            "  kept {} ledger entr{} from being reached: {}",
+                            c.kept_from_reach.len(),
+                            if c.kept_from_reach.len() == 1 {
+                                "y"
+                            } else {
+                                "ies"
+                            },
+                            c.kept_from_reach.join(", ")
+                        );
+                    }
                     if verbose {
                         for consequence in &c.consequence_signatures {
                             let _ = writeln!(out, "  then: {consequence}");
