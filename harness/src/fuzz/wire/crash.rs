@@ -30,8 +30,19 @@ pub(super) async fn crashed(
     if run.target.reachable(options.deadline).await.is_ok() {
         return Ok(false);
     }
-    let began = Instant::now();
     let history = run.life.lock().expect("no panics").end();
+    died(run, keeper, &history).await
+}
+
+/// The target stopped answering after the frames of `history` (the last life's, oldest first):
+/// counted, pinned and written, or counted under a finding its last words name already, and
+/// brought back; true when it cannot be and the run must end.
+pub(super) async fn died(
+    run: &Run<'_>,
+    keeper: &mut Keeper,
+    history: &[pin::Sent],
+) -> Result<bool, FuzzError> {
+    let began = Instant::now();
     {
         let mut s = run.shared();
         s.summary.crashes += 1;
@@ -44,7 +55,7 @@ pub(super) async fn crashed(
     if !keeper.can_revive() {
         give_up(
             run,
-            &history,
+            history,
             "it stopped answering, and no --restart-cmd or --broker-cmd was given to bring it back",
         )?;
         return Ok(true);
@@ -66,13 +77,13 @@ pub(super) async fn crashed(
     );
     let outcome = match known {
         Some(_) => keeper.revive().await.map(|_| ()),
-        None => pin_and_write(run, keeper, &history, words).await,
+        None => pin_and_write(run, keeper, history, words).await,
     };
     run.shared().summary.down_secs += began.elapsed().as_secs_f64();
     if let Err(e) = outcome {
         give_up(
             run,
-            &history,
+            history,
             &format!("it stopped answering and could not be brought back: {e}"),
         )?;
         return Ok(true);
@@ -105,13 +116,29 @@ async fn pin_and_write(
         .frames
         .split_last()
         .expect("a pinned crash has its killer");
-    let before: Vec<Vec<u8>> = needs.iter().map(|s| s.frame.clone()).collect();
+    let mut before: Vec<Vec<u8>> = needs.iter().map(|s| s.frame.clone()).collect();
+    // The frames it needs, shrunk too (each while the whole run still kills a freshly started
+    // broker): what of them matters is what arms the crash.
+    let share = options.shrink_budget / (needs.len() + 1);
+    let mut needed_matters = Vec::new();
+    for at in 0..before.len() {
+        let mut check = NeededAgain {
+            probe: &mut probe,
+            frames: before.clone(),
+            at,
+            killer: killer.frame.clone(),
+            words: words.clone(),
+        };
+        let shrunk = minimise::shrink(&before[at], &mut check, share).await;
+        before[at] = shrunk.frame;
+        needed_matters.push(shrunk.matters);
+    }
     let mut check = KillsAgain {
         probe: &mut probe,
         before: before.clone(),
         words: words.clone(),
     };
-    let shrunk = minimise::shrink(&killer.frame, &mut check, options.shrink_budget).await;
+    let shrunk = minimise::shrink(&killer.frame, &mut check, share).await;
     // Freshly started: the replays may have left it in a state the next frames would trip on.
     probe.up(true).await?;
     let signature = match &words {
@@ -143,7 +170,35 @@ async fn pin_and_write(
     };
     // Written even when the run's file writing fails later: a crash is what a night is for.
     let _ = write(run, &judged, &before, killer, &shrunk, reproduces, words);
+    // Not sent again: frames like the one that arms it, or like the killer when it needs none.
+    let mut shared = run.shared();
+    match before.first().zip(needed_matters.first()) {
+        Some((armer, matters)) => shared.avoid(armer, matters),
+        None => shared.avoid(&shrunk.frame, &shrunk.matters),
+    }
     Ok(())
+}
+
+/// A crash seen again with one of the frames it needs replaced: the frames in order, then the
+/// killer, on a freshly started broker, and the same last words.
+struct NeededAgain<'p, 'a> {
+    probe: &'p mut Probe<'a>,
+    frames: Vec<Vec<u8>>,
+    at: usize,
+    killer: Vec<u8>,
+    words: Option<String>,
+}
+
+impl minimise::Check for NeededAgain<'_, '_> {
+    async fn holds(&mut self, frame: &[u8]) -> bool {
+        let mut check = KillsAgain {
+            probe: self.probe,
+            before: self.frames.clone(),
+            words: self.words.clone(),
+        };
+        check.before[self.at] = frame.to_vec();
+        check.holds(&self.killer).await
+    }
 }
 
 /// Writes a verified finding and shows it.
@@ -191,9 +246,6 @@ pub(super) fn write(
         &shrunk.frame,
     )?;
     run.progress.finding(&f.file, &f.signature);
-    if f.kind == Kind::Unhealthy && f.needs.is_empty() {
-        s.avoid(&shrunk.frame);
-    }
     let at = s.summary.findings.len();
     s.known.insert(f.signature.clone(), Some(at));
     s.summary.findings.push(f);

@@ -303,7 +303,7 @@ fn encode_uvarint(mut v: u32) -> Vec<u8> {
 }
 
 /// A big-endian signed integer of 1 to 8 bytes.
-fn be_int(bytes: &[u8]) -> i64 {
+pub(super) fn be_int(bytes: &[u8]) -> i64 {
     let mut v: i64 = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
         -1
     } else {

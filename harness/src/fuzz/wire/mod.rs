@@ -223,6 +223,44 @@ impl Life {
     }
 }
 
+/// Frames not to send again, like a pinned crash's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Avoid {
+    /// Of this API key and version, broken at this field (a malformed killer).
+    Broken(i16, i16, String),
+    /// Of this API key, with these values in these integer fields (a well-formed one).
+    Values(i16, Vec<(String, i64)>),
+}
+
+impl Avoid {
+    fn key(&self) -> i16 {
+        match self {
+            Avoid::Broken(key, ..) | Avoid::Values(key, _) => *key,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let api = |key: i16| crate::wire::error_codes::api_name(key);
+        match self {
+            Avoid::Broken(key, version, field) => {
+                format!(
+                    "{} v{version} whose {field} is broken as a pinned crash's",
+                    api(*key)
+                )
+            }
+            Avoid::Values(key, values) => {
+                let values: Vec<String> =
+                    values.iter().map(|(p, v)| format!("{p} = {v}")).collect();
+                format!(
+                    "{} with {}, as a pinned crash's",
+                    api(*key),
+                    values.join(", ")
+                )
+            }
+        }
+    }
+}
+
 /// What the workers share.
 struct Shared {
     /// Findings by signature: the finding's index in the summary, or none for one written by
@@ -232,46 +270,64 @@ struct Shared {
     stats: FrameStats,
     /// The frames (unshrunk or shrunk, as written) of the findings, for their text files.
     frames: Vec<Vec<u8>>,
-    /// The malformed frames of crashes already pinned, as (API key, version, field where the
-    /// frame stops being a request): frames like them are not sent again ([`Shared::avoids`]).
-    avoid: Vec<(i16, i16, String)>,
+    /// What the frames of crashes already pinned look like: frames like them are not sent
+    /// again ([`Shared::avoids`]).
+    avoid: Vec<Avoid>,
 }
 
 impl Shared {
-    /// Remembers a pinned crash's shrunk frame, when it is malformed, so that frames broken
-    /// at the same field of the same API and version are not sent again: a night of one
-    /// recurring crash would otherwise be a night of restarts.
-    fn avoid(&mut self, killer: &[u8]) {
-        let (Some(h), Err(why)) = (shape::header(killer), shape::parse(killer)) else {
+    /// Remembers a pinned crash's frame (shrunk, with what of it `matters`), so that frames
+    /// like it are not sent again: a night of one recurring crash would otherwise be a night of
+    /// restarts. A malformed frame: frames of the same API and version broken at the same
+    /// field. A well-formed one: frames of the same API with the same values in the integer
+    /// fields it needs (the timeout that arms a crash of two frames, say).
+    fn avoid(&mut self, frame: &[u8], matters: &[String]) {
+        let Some(h) = shape::header(frame) else {
             return;
         };
-        let field = judge::field_of(&why);
-        self.summary.avoiding.push(format!(
-            "{} whose {field} is broken as a pinned crash's",
-            judge::named(killer)
-        ));
-        self.avoid.push((h.key, h.version, field));
+        let rule = match shape::parse(frame) {
+            Err(why) => Avoid::Broken(h.key, h.version, judge::field_of(&why)),
+            Ok(_) => {
+                let values: Vec<(String, i64)> = matters
+                    .iter()
+                    .filter_map(|m| {
+                        let (path, value) = m.split_once(" = ")?;
+                        Some((judge::field_of(path), value.parse().ok()?))
+                    })
+                    .collect();
+                if values.is_empty() {
+                    return;
+                }
+                Avoid::Values(h.key, values)
+            }
+        };
+        self.summary.avoiding.push(rule.describe());
+        self.avoid.push(rule);
     }
 
-    /// Whether `frame` is broken as a pinned crash's frame is ([`Shared::avoid`]).
+    /// Whether `frame` is like a pinned crash's frame ([`Shared::avoid`]).
     fn avoids(&self, frame: &[u8]) -> bool {
         let Some(h) = shape::header(frame) else {
             return false;
         };
-        let mut rules = self
-            .avoid
-            .iter()
-            .filter(|(k, v, _)| (*k, *v) == (h.key, h.version));
-        let Some(first) = rules.next() else {
+        let mut rules = self.avoid.iter().filter(|r| r.key() == h.key).peekable();
+        if rules.peek().is_none() {
             return false;
-        };
-        let Err(why) = shape::parse(frame) else {
-            return false;
-        };
-        let field = judge::field_of(&why);
-        std::iter::once(first)
-            .chain(rules)
-            .any(|(_, _, f)| *f == field)
+        }
+        let parsed = shape::parse(frame);
+        rules.any(|rule| match (rule, &parsed) {
+            (Avoid::Broken(_, version, field), Err(why)) => {
+                *version == h.version && judge::field_of(why) == *field
+            }
+            (Avoid::Values(_, values), Ok(p)) => values.iter().all(|(path, value)| {
+                p.spans.iter().any(|s| {
+                    s.integer
+                        && judge::field_of(&s.path) == *path
+                        && minimise::be_int(&frame[s.start..s.end]) == *value
+                })
+            }),
+            _ => false,
+        })
     }
 
     /// Counts another sighting of a known signature, on `frame`'s API and version when the
@@ -423,7 +479,10 @@ pub async fn run(
                 continue;
             }
             let mut keeper = gate.write().await;
-            verify::confirm(&run, &mut keeper, judged, &frame, mutations, n).await?;
+            if verify::confirm(&run, &mut keeper, judged, &frame, mutations, n).await? {
+                ended.store(true, Ordering::SeqCst);
+                stop.store(true, Ordering::SeqCst);
+            }
         }
         Ok::<(), FuzzError>(())
     };
@@ -565,7 +624,7 @@ mod tests {
         // WriteTxnMarkers v0, no client id, a marker count of 2^31 - 1 and nothing after.
         let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];
         assert!(!shared.avoids(&killer));
-        shared.avoid(&killer);
+        shared.avoid(&killer, &[]);
         assert_eq!(
             shared.summary.avoiding.len(),
             1,
@@ -584,8 +643,21 @@ mod tests {
         assert!(!shared.avoids(&v1));
         let end_txn = [0, 26, 0, 0, 0, 0, 0, 9, 0, 0, 0x7f, 0xff];
         assert!(!shared.avoids(&end_txn));
-        // A well-formed killer (a value, not a shape) makes no rule.
-        shared.avoid(&empty);
+        // A well-formed killer without values it needs makes no rule; with them, frames of its
+        // API with those values are avoided, whatever else they hold.
+        shared.avoid(&empty, &[]);
         assert_eq!(shared.avoid.len(), 1);
+        // InitProducerId v0: id "t", timeout 2147483647.
+        let arming = [
+            0, 22, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0x7f, 0xff, 0xff, 0xff,
+        ];
+        shared.avoid(&arming, &["transaction_timeout_ms = 2147483647".to_owned()]);
+        assert_eq!(shared.avoid.len(), 2);
+        let mut other_id = arming.to_vec();
+        other_id[12] = b'u';
+        assert!(shared.avoids(&other_id));
+        let mut other_timeout = arming.to_vec();
+        other_timeout[16] = 0xfe;
+        assert!(!shared.avoids(&other_timeout));
     }
 }

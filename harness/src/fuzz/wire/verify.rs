@@ -1,19 +1,23 @@
 //! A finding seen once is sent again, alone, on a fresh connection, while the other
-//! connections wait: written only when it shows again (a close or silence also when the
-//! oracle answers the frame), signed by what the broker logged meanwhile where its log is
-//! read, and shrunk while it still shows when it is a close or silence.
+//! connections wait, to a freshly started broker where the run can restart it (so that no
+//! state an earlier frame left, and no death under way, passes for the frame's doing): written
+//! only when it shows again (a close or silence also when the oracle answers the frame), signed
+//! by what the broker logged meanwhile where its log is read, and shrunk while it still shows
+//! when it is a close or silence. A frame that kills the freshly started broker is a crash, and
+//! is pinned as one.
 
 use super::judge::{self, judge, Happened, Judged, Kind};
 use super::keeper::Keeper;
 use super::last_words::last_words;
 use super::minimise::{self, Check};
-use super::pin::Sent;
+use super::pin::{Fate, Probe, Sent};
 use super::send::exchange;
 use super::{crash, Run};
 use crate::fuzz::FuzzError;
 
 /// Confirms the judge's finding on `frame` (number `n`) and writes it, or counts it as flaky
-/// or as one the oracle shares.
+/// or as one the oracle shares; true when the frame crashed the target and it could not be
+/// brought back (the run ends).
 pub(super) async fn confirm(
     run: &Run<'_>,
     keeper: &mut Keeper,
@@ -21,23 +25,42 @@ pub(super) async fn confirm(
     frame: &[u8],
     mutations: Vec<String>,
     n: u64,
-) -> Result<(), FuzzError> {
+) -> Result<bool, FuzzError> {
     if run.shared().seen_again(&judged.signature, Some(frame)) {
-        return Ok(());
+        return Ok(false);
     }
+    let found = Sent {
+        n,
+        frame: frame.to_vec(),
+        mutations,
+        answered: false,
+    };
+    let fresh = keeper.can_revive();
     let mut again = SeenAgain {
         run,
-        keeper,
+        probe: Probe::new(run.target, keeper, run.options.deadline),
         kind: judged.kind,
         words: None,
+        died: false,
     };
-    let mark = again.keeper.log_mark();
-    if !again.holds(frame).await {
-        run.shared().summary.flaky += 1;
-        return Ok(());
+    if fresh && again.probe.up(true).await.is_err() {
+        // Not brought back: the next frame finds it down and ends the run, saying why.
+        return Ok(false);
     }
-    let words = match again.keeper.has_log() {
-        true => last_words(&again.keeper.log_since(mark)),
+    let mark = again.probe.keeper.log_mark();
+    let shows = again.holds(frame).await;
+    if again.died {
+        // It kills a broker on its own: a crash, pinned from this frame alone.
+        drop(again);
+        run.life.lock().expect("no panics").end();
+        return crash::died(run, keeper, &[found]).await;
+    }
+    if !shows {
+        run.shared().summary.flaky += 1;
+        return Ok(false);
+    }
+    let words = match again.probe.keeper.has_log() {
+        true => last_words(&again.probe.keeper.log_since(mark)),
         false => None,
     };
     if matches!(judged.kind, Kind::ClosedWellFormed | Kind::Silent) {
@@ -45,7 +68,7 @@ pub(super) async fn confirm(
             let there = exchange(&mut None, o.addr, frame, run.options.deadline).await;
             if !matches!(there, Happened::Answered(_)) {
                 run.shared().summary.oracle_agreed += 1;
-                return Ok(());
+                return Ok(false);
             }
         }
     }
@@ -57,7 +80,7 @@ pub(super) async fn confirm(
         _ => judged,
     };
     if run.shared().seen_again(&judged.signature, Some(frame)) {
-        return Ok(());
+        return Ok(false);
     }
     let shrunk = match judged.kind {
         Kind::ClosedWellFormed | Kind::Silent => {
@@ -70,6 +93,11 @@ pub(super) async fn confirm(
             matters: Vec::new(),
         },
     };
+    // A broker a shrinking try killed is brought back before the fuzzing goes on.
+    if again.probe.up(false).await.is_err() {
+        return Ok(false);
+    }
+    drop(again);
     // Without the broker's word, a close or silence is its API and the fields it needs:
     // every version of the API that shows it is the same defect.
     let judged = match (&words, shrunk.matters.is_empty(), judged.kind) {
@@ -87,33 +115,48 @@ pub(super) async fn confirm(
         }
         _ => judged,
     };
-    let found = Sent {
-        n,
-        frame: frame.to_vec(),
-        mutations,
-        answered: false,
+    let reproduces = match fresh {
+        true => "alone, on a fresh connection to a freshly started broker",
+        false => "alone, on a fresh connection",
     };
-    let reproduces = "alone, on a fresh connection".to_owned();
-    crash::write(run, &judged, &[], &found, &shrunk, reproduces, words)
+    crash::write(
+        run,
+        &judged,
+        &[],
+        &found,
+        &shrunk,
+        reproduces.to_owned(),
+        words,
+    )?;
+    Ok(false)
 }
 
 /// A finding of `kind` seen again on a frame sent alone on a fresh connection (and the same
-/// last words in the broker's log, when it has them to match).
+/// last words in the broker's log, when it has them to match); a frame after which the broker
+/// stops answering shows no such finding, and is marked as a killer.
 struct SeenAgain<'r, 'a, 'k> {
     run: &'r Run<'a>,
-    keeper: &'k mut Keeper,
+    probe: Probe<'k>,
     kind: Kind,
     words: Option<String>,
+    died: bool,
 }
 
 impl Check for SeenAgain<'_, '_, '_> {
     async fn holds(&mut self, frame: &[u8]) -> bool {
         let run = self.run;
-        let mark = self.keeper.log_mark();
-        let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
+        let mark = self.probe.keeper.log_mark();
+        let happened = match self.probe.send(&[frame], false).await {
+            Ok(Fate::Lived(happened)) => happened,
+            Ok(Fate::Died { .. }) => {
+                self.died = true;
+                return false;
+            }
+            Err(_) => return false,
+        };
         let same = judge(frame, &happened, &run.raw_served, run.target.parser())
             .is_some_and(|j| j.kind == self.kind);
-        let said = || last_words(&self.keeper.log_since(mark));
+        let said = || last_words(&self.probe.keeper.log_since(mark));
         same && (self.words.is_none() || said() == self.words)
     }
 }
