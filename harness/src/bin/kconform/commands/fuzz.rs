@@ -37,19 +37,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         ),
     }
     let deadline = Duration::from_millis(a.deadline_ms);
-    let options = FuzzOptions {
-        duration: a.duration,
-        seed: start.seed,
-        max_actions: a.max_actions as usize,
-        findings: a.findings.clone(),
-        deadline,
-        shrink_runs: a.shrink_runs,
-        jobs: a.jobs as usize,
-        stop_after_findings: a.stop_after_findings,
-        first_sequence: start.first_sequence,
-        shard: a.shard,
-        sequences: a.sequences,
-    };
+    let options = options(&a, &start, deadline);
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
     let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
@@ -83,6 +71,23 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
     Ok(super::verdict(report.new_findings() == 0))
+}
+
+/// The run's options, from the arguments and where it starts.
+fn options(a: &FuzzArgs, start: &campaign::Start, deadline: Duration) -> FuzzOptions {
+    FuzzOptions {
+        duration: a.duration,
+        seed: start.seed,
+        max_actions: a.max_actions as usize,
+        findings: a.findings.clone(),
+        deadline,
+        shrink_runs: a.shrink_runs,
+        jobs: a.jobs as usize,
+        stop_after_findings: a.stop_after_findings,
+        first_sequence: start.first_sequence,
+        shard: a.shard,
+        sequences: a.sequences,
+    }
 }
 
 /// What brings the target back after a crash: the broker kconform owns (--broker-cmd), the
