@@ -132,12 +132,16 @@ case "${1:-}" in
   bugs) build; shift; duration="$1"; shift; run "bugs" "$duration" 16 0 "$@" ;;
   each)
     build
-    for bug in "${all[@]}"; do run "$bug" "$2" 16 0 "$bug"; done
-    run "all-four" "$2" 16 0 "${all[@]}"
+    failed=()
+    for bug in "${all[@]}"; do run "$bug" "$2" 16 0 "$bug" || failed+=("$bug"); done
+    run "all-four" "$2" 16 0 "${all[@]}" || failed+=(all-four)
+    [[ ${#failed[@]} == 0 ]] || { echo "FAILED: ${failed[*]}" >&2; exit 1; }
     ;;
   attribution)
     build
-    for i in $(seq 1 "$2"); do run "attribution-$i" 120s 16 1 MarkerCountAllocates; done
+    failed=0
+    for i in $(seq 1 "$2"); do run "attribution-$i" 120s 16 1 MarkerCountAllocates || failed=$((failed + 1)); done
+    [[ $failed == 0 ]] || { echo "FAILED: $failed of $2 runs" >&2; exit 1; }
     ;;
   clean) build; run "clean" "$2" 16 0 ;;
   *) sed -n '2,20p' "$0" >&2; exit 2 ;;
