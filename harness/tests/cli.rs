@@ -152,43 +152,49 @@ fn peers_refuses_a_target_it_cannot_reach() {
     );
 }
 
-/// A broker that answers EndTxn v3 with a stray byte (kaas-ref behind `kconform proxy`) gets
-/// a full report, exit 1: the step malformed with the byte named, later steps skipped, every
-/// report file written, and the other scenarios judged as usual.
-#[test]
-fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
-    use std::io::BufRead;
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    /// Kills the proxy however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
+/// A `kconform proxy` process, killed however the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
+}
+
+/// `kconform proxy --upstream ref` with `args` (its mutation), and the address it listens on.
+fn proxy(args: &[&str]) -> (Killed, String) {
+    use std::io::BufRead;
     let mut proxy = crate::util::kconform()
-        .current_dir(root)
-        .args([
-            "proxy",
-            "--upstream",
-            "ref",
-            "--api",
-            "EndTxn",
-            "--version",
-            "3",
-        ])
-        .args(["--mutation", "insert:error_code"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .args(["proxy", "--upstream", "ref"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("kconform proxy runs");
     let stdout = proxy.stdout.take().unwrap();
-    let _proxy = Killed(proxy);
+    let killed = Killed(proxy);
     let mut addr = String::new();
     std::io::BufReader::new(stdout)
         .read_line(&mut addr)
         .unwrap();
+    (killed, addr)
+}
+
+/// A broker that answers EndTxn v3 with a stray byte (kaas-ref behind `kconform proxy`) gets
+/// a full report, exit 1: the step malformed with the byte named, later steps skipped, every
+/// report file written, and the other scenarios judged as usual.
+#[test]
+fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
+    let (_proxy, addr) = proxy(&[
+        "--api",
+        "EndTxn",
+        "--version",
+        "3",
+        "--mutation",
+        "insert:error_code",
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let target = format!("external={}", addr.trim());
@@ -779,29 +785,7 @@ fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
 /// at the first answer as before.
 #[test]
 fn a_header_version_defect_is_one_cause_and_hides_no_step() {
-    use std::io::BufRead;
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut proxy = crate::util::kconform()
-        .current_dir(root)
-        .args(["proxy", "--upstream", "ref", "--api", "all"])
-        .args(["--mutation", "header-version"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("kconform proxy runs");
-    let stdout = proxy.stdout.take().unwrap();
-    let _proxy = Killed(proxy);
-    let mut addr = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut addr)
-        .unwrap();
+    let (_proxy, addr) = proxy(&["--api", "all", "--mutation", "header-version"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let target = format!("external={}", addr.trim());

@@ -6,6 +6,7 @@
 //! fields of a well-formed one whose values it needs ("committed_leader_epoch = -2147483648").
 //! The check is the caller's: a crash reproduced on a fresh broker, a close seen again.
 
+use super::mutate::{read_uvarint as uvarint, uvarint as encode_uvarint};
 use super::shape;
 use crate::wire::frame::Span;
 
@@ -278,27 +279,6 @@ fn with_string(frame: &[u8], s: &Span, flexible: bool, with: &[u8]) -> Vec<u8> {
     }
     out.extend_from_slice(with);
     out.extend_from_slice(&frame[s.end..]);
-    out
-}
-
-fn uvarint(bytes: &[u8]) -> Option<(u32, usize)> {
-    let mut v: u64 = 0;
-    for (i, b) in bytes.iter().take(5).enumerate() {
-        v |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Some((u32::try_from(v).ok()?, i + 1));
-        }
-    }
-    None
-}
-
-fn encode_uvarint(mut v: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    while v >= 0x80 {
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
     out
 }
 

@@ -46,7 +46,8 @@ pub fn mutate_along(
     done
 }
 
-fn uvarint(mut v: u32) -> Vec<u8> {
+/// `v` as an unsigned varint (compact lengths and counts, tags).
+pub(super) fn uvarint(mut v: u32) -> Vec<u8> {
     let mut out = Vec::new();
     while v >= 0x80 {
         out.push((v as u8 & 0x7f) | 0x80);
@@ -56,7 +57,8 @@ fn uvarint(mut v: u32) -> Vec<u8> {
     out
 }
 
-fn read_uvarint(bytes: &[u8]) -> Option<(u32, usize)> {
+/// The unsigned varint `bytes` start with, and how many bytes it takes.
+pub(super) fn read_uvarint(bytes: &[u8]) -> Option<(u32, usize)> {
     let mut v: u64 = 0;
     for (i, b) in bytes.iter().take(5).enumerate() {
         v |= u64::from(b & 0x7f) << (7 * i);
