@@ -240,12 +240,12 @@ impl Report {
         if self.causes.is_empty() {
             return;
         }
-        out.push_str("### Root causes\n\n| | notice | cause | versions | differences | skipped after its stops | consequences | scenarios | example | repro |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        out.push_str("### Root causes\n\n| | notice | cause | versions | differences | skipped after its stops | consequences | kept from being reached | scenarios | example | repro |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for c in &self.causes {
             let e = &c.example;
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} '{}' `{}`: {} | `{}` |",
+                "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} | {} '{}' `{}`: {} | `{}` |",
                 match (&c.documented_by, &c.configuration) {
                     (Some(id), _) => format!("documented: {id}"),
                     (None, Some(why)) => format!("**configuration**: {}", md(why)),
@@ -257,6 +257,7 @@ impl Report {
                 c.differences,
                 c.folded,
                 c.consequences,
+                md(&c.kept_from_reach.join(", ")),
                 md(&scenarios(&c.scenarios)),
                 e.scenario,
                 e.step,
