@@ -710,11 +710,24 @@ fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
         findings.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--markdown",
+        dir.path().join("report.md").to_str().unwrap(),
     ]);
     assert_eq!(code, 1, "{out}{err}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     crate::util::assert_follows_schema(include_str!("../fuzz-report.schema.json"), &report);
+    // The Markdown: a row for the finding, with how it reproduces and its replay command.
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| stopped answering: memory allocation"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        row.contains("alone, on a freshly started broker")
+            && row.contains("`kconform replay-frame "),
+        "{row}"
+    );
     let frames = &report["frames"];
     assert!(frames["crashes"].as_u64() >= Some(1), "{frames}");
     assert_eq!(frames["target_died"], false, "{frames}");

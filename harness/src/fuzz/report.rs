@@ -427,8 +427,32 @@ impl FuzzReport {
             );
         }
         out.push_str("\n\n");
-        for line in self.frame_lines() {
+        // The summary lines; each frame finding is a row of the table below instead.
+        for line in self
+            .frame_lines()
+            .iter()
+            .filter(|l| !l.starts_with("FINDING ") && !l.starts_with("  "))
+        {
             let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+        }
+        if let Some(frames) = self.frames.as_ref().filter(|f| !f.findings.is_empty()) {
+            out.push_str("\n| frame finding | reproduces | bytes | what matters | seen | replay |\n|---|---|---|---|---|---|\n");
+            let dir = std::path::Path::new(&self.findings_dir);
+            for f in &frames.findings {
+                let cell = |t: &str| t.replace('|', "\\|");
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} of {} | {} | {} on {} | `{}` |",
+                    cell(&f.signature),
+                    f.reproduces,
+                    f.bytes,
+                    f.found_bytes,
+                    cell(&f.matters.join("; ")),
+                    f.seen,
+                    f.seen_on.join(", "),
+                    f.replay_command(dir, &frames.replay_target)
+                );
+            }
         }
         if !self.findings.is_empty() {
             out.push_str("\n| finding | file | actions |\n|---|---|---|\n");
