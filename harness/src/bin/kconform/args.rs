@@ -636,14 +636,16 @@ pub struct FuzzArgs {
     /// A shell command that brings the target back after it stops answering (`systemctl
     /// restart kaas`, `kubectl delete pod kaas-0`, a script): kconform runs it, waits until
     /// the broker answers ApiVersions, pins the frame that crashed it (restarting it again as
-    /// it replays the suspects) and goes on. Without it (or --broker-cmd) the run ends at the
-    /// first crash, its frames in flight saved as suspects.
+    /// it replays the suspects) and goes on. A new finding of any kind is also sent again to a
+    /// broker restarted so before it is written. Without it (or --broker-cmd) the run ends at
+    /// the first crash, its frames in flight saved as suspects.
     #[arg(long, value_name = "CMD", conflicts_with = "broker_cmd")]
     pub restart_cmd: Option<String>,
     /// A shell command that starts the broker under test, which kconform then owns: started
     /// before the run (with kconform's environment), its output kept as the broker's log in
-    /// DIR/broker.log (DIR being --findings), killed (its process group) and started again
-    /// whenever it stops answering. Needs --target external=HOST:PORT, where it listens.
+    /// DIR/broker.log (DIR being --findings; rotated to broker.log.1 past 64 MiB), killed (its
+    /// process group) and started again whenever it stops answering, and to verify each new
+    /// finding. Needs --target external=HOST:PORT, where it listens.
     #[arg(long, value_name = "CMD")]
     pub broker_cmd: Option<String>,
     /// The broker's log (with --restart-cmd): what it said as it died (a panic, an
