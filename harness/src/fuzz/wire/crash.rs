@@ -12,7 +12,7 @@ use super::keeper::Keeper;
 use super::last_words::last_words;
 use super::minimise;
 use super::pin::{self, KillsAgain, Probe};
-use super::Run;
+use super::state::Run;
 use crate::fuzz::FuzzError;
 
 /// Handles the death of the target's life `life` (seen by a worker whose frame went

@@ -13,12 +13,14 @@
 //! - a target that then refuses a fresh connection's ApiVersions: it crashed or hangs.
 //!
 //! Nothing is written on one sighting. A finding is sent again alone, on a fresh connection,
-//! while the other connections wait ([`verify`]); a crash is pinned to the frame (or the
+//! while the other connections wait (`verify`); a crash is pinned to the frame (or the
 //! shortest run of frames) that causes it on a broker brought back ([`pin`], [`keeper`]), and
-//! the run goes on ([`crash`]). Crashes and closes are shrunk while they still show
+//! the run goes on (`crash`). Crashes and closes are shrunk while they still show
 //! ([`minimise`]), and signed by what the broker said where its log is read ([`last_words`]).
 //! Each is written once per signature ([`finding`]) with the one-line replay command
-//! (`kconform replay-frame FILE... --target ...`, [`replay()`]).
+//! (`kconform replay-frame FILE... --target ...`, [`replay()`]). What the run holds while it goes
+//! (its options, counters, the current life's frames, the frames not to send again) is
+//! `state`'s, below all of them.
 
 pub mod broker_log;
 mod crash;
@@ -33,16 +35,14 @@ mod replay;
 pub mod seeds;
 mod send;
 pub mod shape;
+mod state;
 mod verify;
 
-use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kafka_protocol::messages::ApiKey;
-use serde::Serialize;
 
 use super::model::Rng;
 use super::{FuzzError, Progress};
@@ -51,123 +51,9 @@ use crate::wire::client::Connection;
 pub use finding::FrameFinding;
 pub use judge::{judge, Happened, Judged, Kind};
 use keeper::Keeper;
-use pin::Sent;
 pub use replay::{replay, ReplayError, Replayed};
-
-/// How the wire fuzzer is told to go.
-#[derive(Debug, Clone)]
-pub struct WireOptions {
-    /// How long to fuzz.
-    pub duration: Duration,
-    /// The seed every frame is drawn from (frame `n` from this seed and `n`).
-    pub seed: u64,
-    /// The first frame number (a resumed run goes on where the last one stopped).
-    pub first_frame: u64,
-    /// Which share of the seed's frames this run draws (`--shard K/N`): frame `i` of the
-    /// shard is frame `i * N + K - 1` of the seed.
-    pub shard: crate::fuzz::shard::Shard,
-    /// Where findings are written.
-    pub findings: PathBuf,
-    /// How long a frame may go unanswered.
-    pub deadline: Duration,
-    /// Connections sending frames at once.
-    pub jobs: usize,
-    /// End the run once this many new findings are written.
-    pub stop_after_findings: Option<usize>,
-    /// The most checks spent shrinking one finding, and searching for the frames a crash
-    /// needs.
-    pub shrink_budget: usize,
-}
-
-/// Counters shown as the run goes.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct FrameStats {
-    /// Frames sent.
-    pub frames: u64,
-    /// Frames answered.
-    pub answered: u64,
-    /// Frames whose connection closed without an answer.
-    pub closed: u64,
-    /// Distinct findings.
-    pub findings: usize,
-    /// Times the target stopped answering.
-    pub crashes: u64,
-    /// Seconds since the start.
-    pub secs: f64,
-}
-
-impl FrameStats {
-    /// The counters as a progress line: "5120 frames (850/s), 0 findings, 2 crashes".
-    pub fn line(&self) -> String {
-        format!(
-            "{} frames ({:.0}/s), {} findings{}",
-            self.frames,
-            self.frames as f64 / self.secs.max(0.001),
-            self.findings,
-            match self.crashes {
-                0 => String::new(),
-                n => format!(", {n} crash(es) survived"),
-            }
-        )
-    }
-}
-
-/// The live-wire part of a fuzz report.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct FramesSummary {
-    /// Frames sent to the target.
-    pub frames: u64,
-    /// Frames per second.
-    pub frames_per_sec: f64,
-    /// Frames answered.
-    pub answered: u64,
-    /// Frames whose connection closed without an answer (malformed ones, mostly).
-    pub closed: u64,
-    /// Frames the target closed on (well-formed) or left unanswered that the oracle did not
-    /// answer either (no finding).
-    pub oracle_agreed: u64,
-    /// Findings a second sending of the frame did not show.
-    pub flaky: u64,
-    /// The next frame number (where a resumed run goes on).
-    pub next_frame: u64,
-    /// Whether the run ended because the target stopped answering and could not be brought
-    /// back.
-    pub target_died: bool,
-    /// Why the run ended before its time, when it did.
-    pub ended_early: Option<String>,
-    /// Times the target stopped answering (crashed, or hung whole).
-    pub crashes: u64,
-    /// Crashes no frame sent reproduced on a broker brought back: not findings.
-    pub not_reproduced: u64,
-    /// Restarts of the target (after crashes, and while pinning and shrinking them).
-    pub restarts: u64,
-    /// Seconds spent restarting the target.
-    pub restart_secs: f64,
-    /// Seconds the fuzzing waited on crashes (pinning, shrinking, restarting).
-    pub down_secs: f64,
-    /// Seconds into the run of the first crash, and the frames sent before it.
-    pub first_crash: Option<(f64, u64)>,
-    /// The frames in flight when a target that could not be brought back stopped answering
-    /// (files in the findings directory): suspects, not findings.
-    pub unpinned: Vec<String>,
-    /// Frames not sent because they are broken as a pinned crash's frame is.
-    pub avoided: u64,
-    /// What those frames are, one line per pinned crash.
-    pub avoiding: Vec<String>,
-    /// What `--target` takes to replay the findings on this target.
-    pub replay_target: String,
-    /// New findings.
-    pub findings: Vec<FrameFinding>,
-}
-
-impl FramesSummary {
-    /// Frames per second before the first crash and after it, when there was one.
-    pub fn rates(&self, secs: f64) -> Option<(f64, f64)> {
-        let (at, before) = self.first_crash?;
-        let after = (self.frames - before) as f64 / (secs - at).max(0.001);
-        Some((before as f64 / at.max(0.001), after))
-    }
-}
+pub use state::{FrameStats, FramesSummary, WireOptions};
+use state::{Life, Run, Shared};
 
 /// Frame `n` of a run from `seed`: a seed frame of a served API and version, mutated.
 pub fn frame(seed: u64, n: u64, served: &[(ApiKey, i16, i16)]) -> (Vec<u8>, Vec<String>) {
@@ -181,191 +67,6 @@ pub fn frame(seed: u64, n: u64, served: &[(ApiKey, i16, i16)]) -> (Vec<u8>, Vec<
     let mut frame = seed.frame;
     let done = mutate::mutate(&mut frame, &mut rng);
     (frame, done)
-}
-
-/// The frames sent in the target's current life, oldest first (the last few thousand).
-#[derive(Debug, Default)]
-struct Life {
-    /// Which life: one more each time the target is brought back.
-    number: u64,
-    sent: VecDeque<Sent>,
-}
-
-impl Life {
-    const KEPT: usize = 4 * pin::WINDOW;
-
-    fn record(&mut self, n: u64, frame: &[u8], mutations: &[String]) -> u64 {
-        if self.sent.len() >= Self::KEPT {
-            self.sent.pop_front();
-        }
-        self.sent.push_back(Sent {
-            n,
-            frame: frame.to_vec(),
-            mutations: mutations.to_vec(),
-            answered: false,
-        });
-        self.number
-    }
-
-    fn answered(&mut self, life: u64, n: u64) {
-        if life != self.number {
-            return;
-        }
-        if let Some(s) = self.sent.iter_mut().rev().find(|s| s.n == n) {
-            s.answered = true;
-        }
-    }
-
-    /// The life's frames, and a new life begun.
-    fn end(&mut self) -> Vec<Sent> {
-        self.number += 1;
-        std::mem::take(&mut self.sent).into()
-    }
-}
-
-/// Frames not to send again, like a pinned crash's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Avoid {
-    /// Of this API key and version, broken at this field (a malformed killer).
-    Broken(i16, i16, String),
-    /// Of this API key, with these values in these integer fields (a well-formed one).
-    Values(i16, Vec<(String, i64)>),
-}
-
-impl Avoid {
-    fn key(&self) -> i16 {
-        match self {
-            Avoid::Broken(key, ..) | Avoid::Values(key, _) => *key,
-        }
-    }
-
-    fn describe(&self) -> String {
-        let api = |key: i16| crate::wire::error_codes::api_name(key);
-        match self {
-            Avoid::Broken(key, version, field) => {
-                format!(
-                    "{} v{version} whose {field} is broken as a pinned crash's",
-                    api(*key)
-                )
-            }
-            Avoid::Values(key, values) => {
-                let values: Vec<String> =
-                    values.iter().map(|(p, v)| format!("{p} = {v}")).collect();
-                format!(
-                    "{} with {}, as a pinned crash's",
-                    api(*key),
-                    values.join(", ")
-                )
-            }
-        }
-    }
-}
-
-/// What the workers share.
-struct Shared {
-    /// Findings by signature: the finding's index in the summary, or none for one written by
-    /// an earlier run into the same directory.
-    known: BTreeMap<String, Option<usize>>,
-    summary: FramesSummary,
-    stats: FrameStats,
-    /// The frames (unshrunk or shrunk, as written) of the findings, for their text files.
-    frames: Vec<Vec<u8>>,
-    /// What the frames of crashes already pinned look like: frames like them are not sent
-    /// again ([`Shared::avoids`]).
-    avoid: Vec<Avoid>,
-}
-
-impl Shared {
-    /// Remembers a pinned crash's frame (shrunk, with what of it `matters`), so that frames
-    /// like it are not sent again: a night of one recurring crash would otherwise be a night of
-    /// restarts. A malformed frame: frames of the same API and version broken at the same
-    /// field. A well-formed one: frames of the same API with the same values in the integer
-    /// fields it needs (the timeout that arms a crash of two frames, say).
-    fn avoid(&mut self, frame: &[u8], matters: &[String]) {
-        let Some(h) = shape::header(frame) else {
-            return;
-        };
-        let rule = match shape::parse(frame) {
-            Err(why) => Avoid::Broken(h.key, h.version, judge::field_of(&why)),
-            Ok(_) => {
-                let values: Vec<(String, i64)> = matters
-                    .iter()
-                    .filter_map(|m| {
-                        let (path, value) = m.split_once(" = ")?;
-                        Some((judge::field_of(path), value.parse().ok()?))
-                    })
-                    .collect();
-                if values.is_empty() {
-                    return;
-                }
-                Avoid::Values(h.key, values)
-            }
-        };
-        self.summary.avoiding.push(rule.describe());
-        self.avoid.push(rule);
-    }
-
-    /// Whether `frame` is like a pinned crash's frame ([`Shared::avoid`]).
-    fn avoids(&self, frame: &[u8]) -> bool {
-        let Some(h) = shape::header(frame) else {
-            return false;
-        };
-        let mut rules = self.avoid.iter().filter(|r| r.key() == h.key).peekable();
-        if rules.peek().is_none() {
-            return false;
-        }
-        let parsed = shape::parse(frame);
-        rules.any(|rule| match (rule, &parsed) {
-            (Avoid::Broken(_, version, field), Err(why)) => {
-                *version == h.version && judge::field_of(why) == *field
-            }
-            (Avoid::Values(_, values), Ok(p)) => values.iter().all(|(path, value)| {
-                p.spans.iter().any(|s| {
-                    s.integer
-                        && judge::field_of(&s.path) == *path
-                        && minimise::be_int(&frame[s.start..s.end]) == *value
-                })
-            }),
-            _ => false,
-        })
-    }
-
-    /// Counts another sighting of a known signature, on `frame`'s API and version when the
-    /// frame that showed it is known (a crash counted without pinning has none).
-    fn seen_again(&mut self, signature: &str, frame: Option<&[u8]>) -> bool {
-        let Some(at) = self.known.get(signature) else {
-            return false;
-        };
-        if let Some(f) = at.and_then(|i| self.summary.findings.get_mut(i)) {
-            f.seen += 1;
-            if let Some(named) = frame.map(judge::named) {
-                if !f.seen_on.contains(&named) {
-                    f.seen_on.push(named);
-                }
-            }
-        }
-        true
-    }
-}
-
-/// What one run's workers and its crash handling see.
-struct Run<'a> {
-    target: &'a Running,
-    oracle: Option<&'a Running>,
-    options: &'a WireOptions,
-    raw_served: Vec<(i16, i16, i16)>,
-    progress: Arc<dyn Progress>,
-    started: Instant,
-    shared: Mutex<Shared>,
-    life: Mutex<Life>,
-}
-
-impl Run<'_> {
-    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared
-            .lock()
-            .expect("no worker panics holding the lock")
-    }
 }
 
 /// Fuzzes `target`'s decoders until the duration passes, `stop` is set, enough findings are
@@ -546,40 +247,6 @@ fn finish(
     Ok(s.summary)
 }
 
-impl Run<'_> {
-    /// Counts a frame's fate and shows the counters now and then: true then, when the place
-    /// a resumed run goes on from is to be saved.
-    fn count(&self, happened: &Happened) -> bool {
-        let mut s = self.shared();
-        s.stats.frames += 1;
-        match happened {
-            Happened::Answered(_) => s.stats.answered += 1,
-            _ => s.stats.closed += 1,
-        }
-        let checkpoint = s.stats.frames % 64 == 0;
-        if checkpoint {
-            s.stats.secs = self.started.elapsed().as_secs_f64();
-            self.progress.counters("frames", &s.stats.line());
-        }
-        checkpoint
-    }
-
-    /// Saves where a resumed run goes on: every frame below the lowest one a worker may still
-    /// be sending is done.
-    fn save_place(&self, next: u64) -> Result<(), FuzzError> {
-        let done = next.saturating_sub(self.options.jobs as u64);
-        super::resume::save(
-            &self.options.findings,
-            "frames",
-            self.options.shard,
-            super::resume::Position {
-                seed: self.options.seed,
-                next: done.max(self.options.first_frame),
-            },
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -591,73 +258,5 @@ mod tests {
         let served = [(ApiKey::EndTxn, 0, 3), (ApiKey::TxnOffsetCommit, 0, 3)];
         assert_eq!(frame(5, 17, &served), frame(5, 17, &served));
         assert_ne!(frame(5, 17, &served).0, frame(5, 18, &served).0);
-    }
-
-    /// The life's record: frames in order, the answered ones marked, a new life empty.
-    #[test]
-    fn a_life_keeps_its_frames_in_order_and_ends_empty() {
-        let mut life = Life::default();
-        let l = life.record(1, b"a", &[]);
-        life.record(2, b"b", &[]);
-        life.answered(l, 1);
-        life.answered(l + 1, 2);
-        let sent = life.end();
-        assert_eq!(
-            sent.iter().map(|s| (s.n, s.answered)).collect::<Vec<_>>(),
-            [(1, true), (2, false)]
-        );
-        assert!(life.end().is_empty());
-        assert_eq!(life.number, 2);
-    }
-
-    /// A pinned crash's malformed frame keeps frames broken at the same field of the same API
-    /// and version from being sent; others go.
-    #[test]
-    fn frames_broken_as_a_pinned_crash_are_not_sent_again() {
-        let mut shared = Shared {
-            known: BTreeMap::new(),
-            summary: FramesSummary::default(),
-            stats: FrameStats::default(),
-            frames: Vec::new(),
-            avoid: Vec::new(),
-        };
-        // WriteTxnMarkers v0, no client id, a marker count of 2^31 - 1 and nothing after.
-        let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];
-        assert!(!shared.avoids(&killer));
-        shared.avoid(&killer, &[]);
-        assert_eq!(
-            shared.summary.avoiding.len(),
-            1,
-            "{:?}",
-            shared.summary.avoiding
-        );
-        // Another correlation id, a client id, another huge count: avoided.
-        let like = [
-            0, 27, 0, 0, 0, 0, 0, 9, 0, 1, b'c', 0xff, 0xff, 0xff, 0xfe, 1,
-        ];
-        assert!(shared.avoids(&like));
-        // Well-formed (no markers), another version, another field: sent.
-        let empty = [0, 27, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0];
-        assert!(!shared.avoids(&empty));
-        let v1 = [0, 27, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0xff, 0xff, 0xff, 0x0f];
-        assert!(!shared.avoids(&v1));
-        let end_txn = [0, 26, 0, 0, 0, 0, 0, 9, 0, 0, 0x7f, 0xff];
-        assert!(!shared.avoids(&end_txn));
-        // A well-formed killer without values it needs makes no rule; with them, frames of its
-        // API with those values are avoided, whatever else they hold.
-        shared.avoid(&empty, &[]);
-        assert_eq!(shared.avoid.len(), 1);
-        // InitProducerId v0: id "t", timeout 2147483647.
-        let arming = [
-            0, 22, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0x7f, 0xff, 0xff, 0xff,
-        ];
-        shared.avoid(&arming, &["transaction_timeout_ms = 2147483647".to_owned()]);
-        assert_eq!(shared.avoid.len(), 2);
-        let mut other_id = arming.to_vec();
-        other_id[12] = b'u';
-        assert!(shared.avoids(&other_id));
-        let mut other_timeout = arming.to_vec();
-        other_timeout[16] = 0xfe;
-        assert!(!shared.avoids(&other_timeout));
     }
 }

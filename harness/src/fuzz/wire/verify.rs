@@ -6,13 +6,14 @@
 //! when it is a close or silence. A frame that kills the freshly started broker is a crash, and
 //! is pinned as one.
 
+use super::crash;
 use super::judge::{self, judge, Happened, Judged, Kind};
 use super::keeper::Keeper;
 use super::last_words::last_words;
 use super::minimise::{self, Check};
 use super::pin::{Fate, Probe, Sent};
 use super::send::exchange;
-use super::{crash, Run};
+use super::state::Run;
 use crate::fuzz::FuzzError;
 
 /// Confirms the judge's finding on `frame` (number `n`) and writes it, or counts it as flaky
