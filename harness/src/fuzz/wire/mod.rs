@@ -2,7 +2,7 @@
 //! at every version the target serves that an Apache release kconform knows has (3.7's, and
 //! 4.4.0's past them: EndTxn v5 on a 4.x broker) ([`seeds`]), mutated structure-aware and byte-wise
 //! ([`mutate`]), sent through its network port, `jobs` connections at once. A broker may close
-//! a connection on a malformed frame (Apache does), but a finding is ([`judge`]):
+//! a connection on a malformed frame (Apache does), but a finding is ([`judge()`]):
 //! - an answer that is not an exact response to the request ([`crate::wire::frame::decode`]), or
 //!   that carries another frame's correlation id; one finding per defect, whatever API shows it;
 //! - an answer to a frame naming an API version the target does not serve (Apache closes);
