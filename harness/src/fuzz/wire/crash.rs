@@ -11,7 +11,7 @@ use super::judge::{self, named, Judged, Kind};
 use super::keeper::Keeper;
 use super::last_words::last_words;
 use super::minimise;
-use super::pin::{self, KillsAgain, Probe};
+use super::pin::{self, Fate, KillsAgain, Probe};
 use super::state::Run;
 use crate::fuzz::FuzzError;
 
@@ -106,11 +106,29 @@ async fn pin_and_write(
 ) -> Result<(), super::keeper::KeeperError> {
     let options = run.options;
     let mut probe = Probe::new(run.target, keeper, options.deadline);
-    let Some(pinned) = pin::pin(&mut probe, history, words.clone(), options.shrink_budget).await?
-    else {
+    let budget = options.shrink_budget;
+    let mut pinned = pin::pin(&mut probe, history, words.clone(), budget).await?;
+    if pinned.is_none() && words.is_some() {
+        // Its last words may have been torn by another thread's log line (seen: an allocation
+        // failure's message split in two): pinned without them, then signed by what it says
+        // when the pinned frames kill a fresh broker.
+        pinned = pin::pin(&mut probe, history, None, budget).await?;
+    }
+    let Some(pinned) = pinned else {
+        tracing::warn!(
+            frames = history.len(),
+            in_flight = history.iter().filter(|s| !s.answered).count(),
+            said = words.as_deref().unwrap_or("nothing in its log"),
+            "the target stopped answering, and no frame sent in its last life made it do so again"
+        );
         run.shared().summary.not_reproduced += 1;
         probe.up(true).await?;
         return Ok(());
+    };
+    let frames: Vec<&[u8]> = pinned.frames.iter().map(|s| s.frame.as_slice()).collect();
+    let words = match probe.send(&frames, true).await? {
+        Fate::Died { words: said, .. } if said.is_some() => said,
+        _ => words,
     };
     let (killer, needs) = pinned
         .frames
