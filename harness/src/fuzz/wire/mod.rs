@@ -38,6 +38,7 @@ pub mod shape;
 mod state;
 mod verify;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -116,6 +117,7 @@ pub async fn run(
             stats: FrameStats::default(),
             frames: Vec::new(),
             avoid: Vec::new(),
+            aliases: BTreeMap::new(),
         }),
         life: Mutex::new(Life::default()),
     };

@@ -223,6 +223,11 @@ pub(super) struct Shared {
     /// What the frames of crashes already pinned look like: frames like them are not sent
     /// again ([`Shared::avoids`]).
     pub(super) avoid: Vec<Avoid>,
+    /// The judge's first word on a finding (`closed on a well-formed request: TxnOffsetCommit
+    /// v2`) → the signature it was written under once verified (the panic the broker logged):
+    /// a later frame the judge words so is checked against it without a restart. With whether
+    /// that signature is the broker's last words (else there is nothing to check it by).
+    pub(super) aliases: BTreeMap<String, (String, bool)>,
 }
 
 impl Shared {
@@ -383,6 +388,7 @@ mod tests {
             stats: FrameStats::default(),
             frames: Vec::new(),
             avoid: Vec::new(),
+            aliases: BTreeMap::new(),
         };
         // WriteTxnMarkers v0, no client id, a marker count of 2^31 - 1 and nothing after.
         let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];

@@ -30,6 +30,10 @@ pub(super) async fn confirm(
     if run.shared().seen_again(&judged.signature, Some(frame)) {
         return Ok(false);
     }
+    if seen_as_written(run, keeper, &judged, frame).await {
+        return Ok(false);
+    }
+    let first_word = judged.signature.clone();
     let found = Sent {
         n,
         frame: frame.to_vec(),
@@ -120,6 +124,7 @@ pub(super) async fn confirm(
         true => "alone, on a fresh connection to a freshly started broker",
         false => "alone, on a fresh connection",
     };
+    let by_words = words.is_some();
     crash::write(
         run,
         &judged,
@@ -129,7 +134,36 @@ pub(super) async fn confirm(
         reproduces.to_owned(),
         words,
     )?;
+    if judged.signature != first_word {
+        run.shared()
+            .aliases
+            .insert(first_word, (judged.signature, by_words));
+    }
     Ok(false)
+}
+
+/// Whether a frame the judge words as it worded a finding already written under another
+/// signature shows that finding: sent again alone on the broker as it is (no restart), its
+/// last words read; counted under the finding when they match, or (when the finding was not
+/// signed by last words, or there is no log to tell) always. Otherwise it is verified as new.
+async fn seen_as_written(
+    run: &Run<'_>,
+    keeper: &mut Keeper,
+    judged: &Judged,
+    frame: &[u8],
+) -> bool {
+    let Some((written, by_words)) = run.shared().aliases.get(&judged.signature).cloned() else {
+        return false;
+    };
+    if !by_words || !keeper.has_log() {
+        return run.shared().seen_again(&written, Some(frame));
+    }
+    let mark = keeper.log_mark();
+    let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
+    let same = judge(frame, &happened, &run.raw_served, run.target.parser())
+        .is_some_and(|j| j.kind == judged.kind);
+    let said = last_words(&keeper.log_since(mark)).map(|w| format!("{}: {w}", judged.kind.word()));
+    same && said.is_some_and(|s| s == written && run.shared().seen_again(&s, Some(frame)))
 }
 
 /// A finding of `kind` seen again on a frame sent alone on a fresh connection (and the same
