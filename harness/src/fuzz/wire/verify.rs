@@ -41,6 +41,23 @@ pub(super) async fn confirm(
         answered: false,
     };
     let fresh = keeper.can_revive();
+    if fresh {
+        // A look first on the broker as it is: what does not show again there is no finding and
+        // costs no restart (closes on other connections at the moment a panic closed one came
+        // to 213 restarts in 30 s).
+        let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
+        let still = judge(frame, &happened, &run.raw_served, run.target.parser())
+            .is_some_and(|j| j.kind == judged.kind);
+        if run.target.reachable(run.options.deadline).await.is_err() {
+            run.life.lock().expect("no panics").end();
+            return crash::died(run, keeper, &[found]).await;
+        }
+        if !still {
+            tracing::debug!(signature = %judged.signature, "not shown again on its own");
+            run.shared().summary.flaky += 1;
+            return Ok(false);
+        }
+    }
     let mut again = SeenAgain {
         run,
         probe: Probe::new(run.target, keeper, run.options.deadline),
@@ -61,6 +78,7 @@ pub(super) async fn confirm(
         return crash::died(run, keeper, &[found]).await;
     }
     if !shows {
+        tracing::debug!(signature = %judged.signature, "not shown again on its own");
         run.shared().summary.flaky += 1;
         return Ok(false);
     }
@@ -85,6 +103,12 @@ pub(super) async fn confirm(
         _ => judged,
     };
     if run.shared().seen_again(&judged.signature, Some(frame)) {
+        // Known by the broker's words: the judge's word for this frame is remembered too.
+        let by_words = words.is_some();
+        let mut shared = run.shared();
+        shared
+            .aliases
+            .insert(first_word, (judged.signature.clone(), by_words));
         return Ok(false);
     }
     let shrunk = match judged.kind {
