@@ -153,7 +153,9 @@ mod tests {
         let mut log = OwnedLog::open(&path, 4096).unwrap();
         let mut child = std::process::Command::new("sh")
             .arg("-c")
-            .arg("i=0; while [ $i -lt 400 ]; do echo \"refused frame $i\"; i=$((i+1)); done; echo 'memory allocation of 9 bytes failed' >&2")
+            // One pipe, so that the lines reach the log in the order written (two pipes are
+            // copied by two threads): the crash message last, as a dying broker writes it.
+            .arg("exec 1>&2; i=0; while [ $i -lt 400 ]; do echo \"refused frame $i\"; i=$((i+1)); done; echo 'memory allocation of 9 bytes failed'")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
