@@ -289,10 +289,7 @@ impl FuzzReport {
                 x.reproduces,
                 x.found_bytes,
                 x.bytes,
-                match x.matters.is_empty() {
-                    true => String::new(),
-                    false => format!("; what matters: {}", x.matters.join("; ")),
-                }
+                x.what_matters()
             ));
             out.push(format!(
                 "  replay: {}",

@@ -62,7 +62,7 @@ pub(super) async fn died(
     }
     let known = words
         .as_ref()
-        .map(|w| signature(w))
+        .map(|w| Kind::Unhealthy.said(w))
         .filter(|sig| run.shared().seen_again(sig, None));
     run.progress.counters(
         "frames",
@@ -89,11 +89,6 @@ pub(super) async fn died(
         return Ok(true);
     }
     Ok(false)
-}
-
-/// The signature of a crash the broker named.
-fn signature(words: &str) -> String {
-    format!("{}: {words}", Kind::Unhealthy.word())
 }
 
 /// Pins the crash, shrinks its killer, writes it (or counts it as not reproduced), and leaves
@@ -160,7 +155,7 @@ async fn pin_and_write(
     // Freshly started: the replays may have left it in a state the next frames would trip on.
     probe.up(true).await?;
     let signature = match &words {
-        Some(w) => signature(w),
+        Some(w) => Kind::Unhealthy.said(w),
         None => format!(
             "{}: {}{}",
             Kind::Unhealthy.word(),
@@ -280,9 +275,7 @@ fn give_up(run: &Run<'_>, history: &[pin::Sent], why: &str) -> Result<(), FuzzEr
     let mut files = Vec::new();
     for s in history.iter().filter(|s| !s.answered) {
         let name = format!("unpinned/suspect-{}.bin", s.n);
-        let mut raw = (s.frame.len() as u32).to_be_bytes().to_vec();
-        raw.extend_from_slice(&s.frame);
-        std::fs::write(run.options.findings.join(&name), raw).map_err(io)?;
+        std::fs::write(run.options.findings.join(&name), finding::sized(&s.frame)).map_err(io)?;
         files.push(name);
     }
     let mut shared = run.shared();

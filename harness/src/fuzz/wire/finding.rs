@@ -48,6 +48,14 @@ pub struct FrameFinding {
 }
 
 impl FrameFinding {
+    /// `; what matters: FIELD = VALUE; ...`, or nothing when shrinking named nothing.
+    pub fn what_matters(&self) -> String {
+        match self.matters.is_empty() {
+            true => String::new(),
+            false => format!("; what matters: {}", self.matters.join("; ")),
+        }
+    }
+
     /// The command that replays it on `target`, from the findings directory `dir`.
     pub fn replay_command(&self, dir: &Path, target: &str) -> String {
         let files: Vec<String> = self
@@ -78,7 +86,8 @@ pub fn name(signature: &str) -> String {
     format!("frame-{:08x}", crate::fuzz::stable_hash(signature))
 }
 
-fn sized(frame: &[u8]) -> Vec<u8> {
+/// The frame with its 4-byte size first, as a broker reads it off the wire.
+pub(super) fn sized(frame: &[u8]) -> Vec<u8> {
     let mut raw = (frame.len() as u32).to_be_bytes().to_vec();
     raw.extend_from_slice(frame);
     raw
@@ -121,10 +130,7 @@ pub fn write_text(
         f.reproduces,
         f.found_bytes,
         f.bytes,
-        match f.matters.is_empty() {
-            true => String::new(),
-            false => format!("; what matters: {}", f.matters.join("; ")),
-        },
+        f.what_matters(),
         f.seen_on.join(", "),
         f.seen,
         f.broker_said

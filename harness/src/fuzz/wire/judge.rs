@@ -42,6 +42,11 @@ impl Kind {
             Kind::Unhealthy => "stopped answering",
         }
     }
+
+    /// The signature of a finding of this kind that the broker's last words name.
+    pub fn said(self, words: &str) -> String {
+        format!("{}: {words}", self.word())
+    }
 }
 
 /// What came back for one frame.

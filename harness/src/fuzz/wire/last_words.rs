@@ -5,6 +5,7 @@
 //! broker the same way are one defect, whatever they are.
 
 use super::judge::numbers_out;
+use crate::targets::apache::jars::without_colour_codes;
 
 /// The crash a log tells of, normalised, if it tells of one: its last such message.
 pub fn last_words(log: &str) -> Option<String> {
@@ -12,8 +13,8 @@ pub fn last_words(log: &str) -> Option<String> {
     let mut found = None;
     let mut i = 0;
     while i < lines.len() {
-        let line = strip_ansi(lines[i]);
-        if let Some(said) = panic_at(&line, lines.get(i + 1).map(|l| strip_ansi(l))) {
+        let line = without_colour_codes(lines[i]);
+        if let Some(said) = panic_at(&line, lines.get(i + 1).map(|l| without_colour_codes(l))) {
             found = Some(said);
         } else if let Some(said) = fatal(&line) {
             found = Some(said);
@@ -85,24 +86,6 @@ fn addresses_out(text: &str) -> String {
         rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
     }
     out.push_str(rest);
-    out
-}
-
-/// A log line without terminal colour codes.
-fn strip_ansi(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
     out
 }
 

@@ -46,8 +46,7 @@ pub(super) async fn confirm(
         // costs no restart (closes on other connections at the moment a panic closed one came
         // to 213 restarts in 30 s).
         let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
-        let still = judge(frame, &happened, &run.raw_served, run.target.parser())
-            .is_some_and(|j| j.kind == judged.kind);
+        let still = judged_as(run, frame, &happened, judged.kind);
         if run.target.reachable(run.options.deadline).await.is_err() {
             run.life.lock().expect("no panics").end();
             return crash::died(run, keeper, &[found]).await;
@@ -97,7 +96,7 @@ pub(super) async fn confirm(
     }
     let judged = match (&words, judged.kind) {
         (Some(w), Kind::ClosedWellFormed | Kind::Silent) => Judged {
-            signature: format!("{}: {w}", judged.kind.word()),
+            signature: judged.kind.said(w),
             ..judged
         },
         _ => judged,
@@ -184,10 +183,14 @@ async fn seen_as_written(
     }
     let mark = keeper.log_mark();
     let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
-    let same = judge(frame, &happened, &run.raw_served, run.target.parser())
-        .is_some_and(|j| j.kind == judged.kind);
-    let said = last_words(&keeper.log_since(mark)).map(|w| format!("{}: {w}", judged.kind.word()));
+    let same = judged_as(run, frame, &happened, judged.kind);
+    let said = last_words(&keeper.log_since(mark)).map(|w| judged.kind.said(&w));
     same && said.is_some_and(|s| s == written && run.shared().seen_again(&s, Some(frame)))
+}
+
+/// Whether the judge calls what `frame` met a finding of `kind` on this target.
+fn judged_as(run: &Run<'_>, frame: &[u8], happened: &Happened, kind: Kind) -> bool {
+    judge(frame, happened, &run.raw_served, run.target.parser()).is_some_and(|j| j.kind == kind)
 }
 
 /// A finding of `kind` seen again on a frame sent alone on a fresh connection (and the same
@@ -213,8 +216,7 @@ impl Check for SeenAgain<'_, '_, '_> {
             }
             Err(_) => return false,
         };
-        let same = judge(frame, &happened, &run.raw_served, run.target.parser())
-            .is_some_and(|j| j.kind == self.kind);
+        let same = judged_as(run, frame, &happened, self.kind);
         let said = || last_words(&self.probe.keeper.log_since(mark));
         same && (self.words.is_none() || said() == self.words)
     }

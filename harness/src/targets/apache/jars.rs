@@ -130,26 +130,30 @@ pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
     Ok(jars)
 }
 
+/// `text` without terminal colour codes (`ESC [ n m`): Maven colours its output even when
+/// piped, and so does a broker's logger (kconform reads last words from its log).
+pub(crate) fn without_colour_codes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The line of Maven's output that says why it failed (its first `[ERROR]`, without colour
 /// codes or the goal's preamble), for a one-line refusal; the whole output is kept in a file.
 fn maven_reason(output: &str) -> String {
-    let plain: String = {
-        // Maven colours its output even when piped (`ESC [ n m`).
-        let mut out = String::with_capacity(output.len());
-        let mut chars = output.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c == '\u{1b}' && chars.peek() == Some(&'[') {
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    };
+    // Maven colours its output even when piped.
+    let plain = without_colour_codes(output);
     let first = plain
         .lines()
         .filter_map(|l| l.trim().strip_prefix("[ERROR]"))
