@@ -198,14 +198,24 @@ pub fn group(
     // (scenario, step) → the key of the cause of the difference there
     let mut at: BTreeMap<(&str, &str), (String, Option<String>)> = BTreeMap::new();
     let mut skipped = Vec::new();
-    let later = Later::of(differences, classes);
+    // Each row signed once (skipped steps are not: they fold under what stopped them); the
+    // consequence rule needs the first steps' signatures too.
+    let signed: Vec<Option<(Notice, String)>> = differences
+        .iter()
+        .map(|d| {
+            skipped_side(d.row)
+                .is_none()
+                .then(|| signature(d.row, classes))
+        })
+        .collect();
+    let later = Later::of(differences, &signed);
     let mut consequences = Vec::new();
-    for d in differences {
-        if let Some(side) = skipped_side(d.row) {
+    for (d, signed) in differences.iter().zip(signed) {
+        let Some((notice, signature)) = signed else {
+            let side = skipped_side(d.row).expect("only skipped steps go unsigned");
             skipped.push((d, side));
             continue;
-        }
-        let (notice, signature) = signature(d.row, classes);
+        };
         if later.is_consequence(d, &signature) {
             consequences.push((d, signature));
             continue;
@@ -327,7 +337,9 @@ struct Later<'d, 'r> {
 }
 
 impl<'d, 'r> Later<'d, 'r> {
-    fn of(differences: &'d [Classified<'r>], classes: &FieldClasses) -> Later<'d, 'r> {
+    /// The first differences of `differences`, each signed as `signed` (in the same order;
+    /// skipped steps unsigned).
+    fn of(differences: &'d [Classified<'r>], signed: &[Option<(Notice, String)>]) -> Later<'d, 'r> {
         let behaviour = |d: &&Classified<'_>| skipped_side(d.row).is_none() && !framing(d.row);
         let mut first: BTreeMap<&'r str, &'d Classified<'r>> = BTreeMap::new();
         for d in differences.iter().filter(behaviour) {
@@ -335,13 +347,14 @@ impl<'d, 'r> Later<'d, 'r> {
         }
         let firsts = differences
             .iter()
-            .filter(behaviour)
-            .filter(|d| {
+            .zip(signed)
+            .filter(|(d, _)| behaviour(d))
+            .filter(|(d, _)| {
                 first
                     .get(d.row.scenario.as_str())
                     .is_some_and(|f| f.row.step == d.row.step)
             })
-            .map(|d| signature(d.row, classes).1)
+            .filter_map(|(_, signed)| signed.as_ref().map(|(_, s)| s.clone()))
             .collect();
         Later { first, firsts }
     }
@@ -404,22 +417,22 @@ fn why_after_step(why: &str) -> &str {
 
 /// A row's notice and signature.
 fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, String) {
+    if framing(row) {
+        // One framing defect shows on every API: the diagnosis alone, and of it the first
+        // reading (a header version that reads the frame whole), not the alternative whose
+        // field varies from API to API.
+        let kinds = format!("{} | {}", text(&row.left), text(&row.right));
+        let why = row
+            .detail
+            .as_deref()
+            .map(|d| shape(first_reading(d)))
+            .unwrap_or_default();
+        return (Notice::Unreadable, format!("malformed ({kinds}): {why}"));
+    }
     let sides = [row.left.as_str(), row.right.as_str()];
     if row.path == "outcome" {
         let unreadable = ["malformed", "no_answer", "missing"];
         let detail = row.detail.as_deref().map(shape);
-        if sides.contains(&Some("malformed")) {
-            // One framing defect shows on every API: the diagnosis alone, and of it the first
-            // reading (a header version that reads the frame whole), not the alternative
-            // whose field varies from API to API.
-            let kinds = format!("{} | {}", text(&row.left), text(&row.right));
-            let why = row
-                .detail
-                .as_deref()
-                .map(|d| shape(first_reading(d)))
-                .unwrap_or_default();
-            return (Notice::Unreadable, format!("malformed ({kinds}): {why}"));
-        }
         let notice = match sides.iter().flatten().any(|s| unreadable.contains(s)) {
             true => Notice::Unreadable,
             false => Notice::State,
