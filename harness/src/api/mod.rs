@@ -2,7 +2,7 @@
 //! key, the highest version a step that names none is built at, the codes it can return, how
 //! a step's fields become its request and how its answer becomes the tree transcripts record.
 //! [`APIS`] gathers them; the highest version Apache 3.7 serves (what `version = "all"`
-//! sweeps) is read from Apache's own message schema, vendored in `harness/schema/`.
+//! sweeps) is read from Apache's own message schema, vendored in `kconform-wire/schema/`.
 
 pub mod coverage;
 #[macro_use]

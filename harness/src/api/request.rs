@@ -429,7 +429,9 @@ mod tests {
                 }
                 let message = crate::wire::schema::request_at(&name, version).unwrap();
                 for round in 0..200 {
-                    let mut table = crate::fuzz::wire::seeds::fields(api, version, &mut rng);
+                    let fields = crate::fuzz::wire::seeds::fields(api, version, &mut rng);
+                    let mut table: toml::Table =
+                        serde_json::from_value(serde_json::Value::Object(fields)).unwrap();
                     if round % 2 == 1 {
                         let keys: Vec<String> = table.keys().cloned().collect();
                         for key in keys {

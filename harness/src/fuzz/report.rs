@@ -245,6 +245,12 @@ impl FuzzReport {
                 n => format!(", {n} not shown again (not findings)"),
             }
         )];
+        if f.silences_not_judged > 0 {
+            out.push(format!(
+                "{} silence(s) on WriteTxnMarkers or AddPartitionsToTxn v4+ not judged: no oracle (Apache itself leaves some unanswered; --oracle apache judges them)",
+                f.silences_not_judged
+            ));
+        }
         if f.crashes > 0 {
             let rates = match f.rates(self.secs) {
                 Some((before, after)) => {

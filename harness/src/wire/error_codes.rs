@@ -66,13 +66,7 @@ const NEWER_THAN_THE_CRATE: &[(i16, &str)] = &[
 ];
 
 /// Apache's name for an API key, for the keys scenarios send.
-pub fn api_name(key: i16) -> String {
-    use kafka_protocol::messages::ApiKey;
-    match ApiKey::try_from(key) {
-        Ok(k) => format!("{k:?}"),
-        Err(_) => format!("api{key}"),
-    }
-}
+pub use kconform_wire::api_name;
 
 /// `48 INVALID_TXN_STATE`: how a normalised answer shows an error code.
 pub fn label(code: i16) -> String {

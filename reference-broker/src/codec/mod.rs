@@ -302,6 +302,27 @@ impl Request {
 }
 
 impl Response {
+    /// Decodes a response body of `api` at `version` from the start of `bytes`, and says how
+    /// many bytes follow it: Apache's clients ignore them (`AbstractResponse.parseResponse`
+    /// reads the message and leaves the rest), as its brokers ignore them after a request.
+    pub fn decode_prefix(api: ApiKey, version: i16, bytes: &[u8]) -> Result<(Response, usize)> {
+        fn wrap<T: Message>(
+            version: i16,
+            bytes: &[u8],
+            f: fn(T) -> Response,
+        ) -> Result<(Response, usize)> {
+            T::decode_prefix(version, bytes).map(|(d, rest)| (f(d.message), rest))
+        }
+        match api {
+            ApiKey::InitProducerId => wrap(version, bytes, Response::InitProducerId),
+            ApiKey::AddPartitionsToTxn => wrap(version, bytes, Response::AddPartitionsToTxn),
+            ApiKey::AddOffsetsToTxn => wrap(version, bytes, Response::AddOffsetsToTxn),
+            ApiKey::EndTxn => wrap(version, bytes, Response::EndTxn),
+            ApiKey::WriteTxnMarkers => wrap(version, bytes, Response::WriteTxnMarkers),
+            ApiKey::TxnOffsetCommit => wrap(version, bytes, Response::TxnOffsetCommit),
+        }
+    }
+
     /// Decodes a response body of `api` at `version`.
     pub fn decode(api: ApiKey, version: i16, bytes: &[u8]) -> Result<Response> {
         Ok(match api {

@@ -89,6 +89,31 @@ pub struct Judged {
     pub detail: String,
 }
 
+/// Whether Apache answers `key` v`version` without listing it in ApiVersions: the two client
+/// telemetry APIs (KIP-714), GetTelemetrySubscriptions (71) and PushTelemetry (72), v0. Apache
+/// 3.7 enables them on every broker listener and answers them (with an error when no metrics
+/// reporter takes client telemetry), but lists them only when one does; a 10-minute run
+/// against Apache 3.7.2 had it answer GetTelemetrySubscriptions v0 unlisted.
+pub fn answered_unlisted(key: i16, version: i16) -> bool {
+    matches!(key, 71 | 72) && version == 0
+}
+
+/// Whether a silence on `frame` is judged only against an oracle that answers it: for the two
+/// APIs only brokers send each other, WriteTxnMarkers and AddPartitionsToTxn v4+ (the
+/// verification a partition leader asks of the coordinator), Apache itself leaves well-formed
+/// requests unanswered past any deadline. Seen on Apache 3.7.2, each on a fresh connection:
+/// a WriteTxnMarkers v0 with an `__consumer_offsets` partition listed twice in one marker,
+/// or its topic twice, or that partition's marker followed by a marker without topics (a
+/// coordinator never sends them; no client waits on either API). Without an oracle such a
+/// silence is counted, not reported; a broker that hangs whole is still a crash.
+pub fn silence_needs_oracle(frame: &[u8]) -> bool {
+    match shape::header(frame) {
+        Some(h) if h.key == ApiKey::WriteTxnMarkers as i16 => true,
+        Some(h) => h.key == ApiKey::AddPartitionsToTxn as i16 && h.version >= 4,
+        None => false,
+    }
+}
+
 /// `API vN` of a frame's header, as far as it has one.
 pub(super) fn named(frame: &[u8]) -> String {
     match shape::header(frame) {
@@ -117,7 +142,8 @@ pub fn judge(
         Happened::Answered(answer) => {
             let h = shape::header(frame)?;
             let range = served.iter().find(|(k, _, _)| *k == h.key);
-            let serves = range.is_some_and(|&(_, lo, hi)| (lo..=hi).contains(&h.version));
+            let serves = range.is_some_and(|&(_, lo, hi)| (lo..=hi).contains(&h.version))
+                || answered_unlisted(h.key, h.version);
             let api = ApiKey::try_from(h.key).ok();
             // KIP-511: an ApiVersions of a version the broker lacks is answered in v0.
             let version = match (api, serves) {
@@ -195,48 +221,7 @@ pub fn defect(m: &Malformed) -> String {
     }
 }
 
-/// `topics[3].partitions[0].error_code` as `topics[].partitions[].error_code`.
-fn indexes_out(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut in_index = false;
-    for c in path.chars() {
-        match c {
-            '[' => {
-                in_index = true;
-                out.push('[');
-            }
-            ']' => {
-                in_index = false;
-                out.push(']');
-            }
-            _ if in_index => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Every number standing alone (with its sign, and what follows its first digit: a hex byte
-/// `2a`) as `N`; digits inside a word (`i32`, `v0`) stay: what differs between two frames of
-/// one defect goes.
-pub fn numbers_out(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let digit_next = chars.peek().is_some_and(char::is_ascii_digit);
-        // Digits inside a word are part of it (i32, v0): only numbers standing alone go.
-        let in_word = out.ends_with(|p: char| p.is_alphanumeric() || p == '_');
-        if !in_word && (c.is_ascii_digit() || (c == '-' && digit_next)) {
-            while chars.peek().is_some_and(|d| d.is_ascii_alphanumeric()) {
-                chars.next();
-            }
-            out.push('N');
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+pub use kconform_wire::text::{indexes_out, numbers_out};
 
 /// `markers (count): count 2147483647, but ...` as `markers (count)`; `producer_id = 7` as
 /// `producer_id`: the field, without the value that varies.
@@ -278,6 +263,63 @@ mod tests {
     }
 
     const SERVED: [(i16, i16, i16); 1] = [(26, 0, 3)];
+
+    /// Apache 3.7.2 answered a GetTelemetrySubscriptions v0 it does not list (seen live): an
+    /// exact answer to it is no finding; the same answer to a key no one answers unlisted is.
+    #[test]
+    fn the_telemetry_apis_are_answered_unlisted_as_apache_answers_them() {
+        use kafka_protocol::messages::GetTelemetrySubscriptionsResponse;
+        use kafka_protocol::protocol::Encodable;
+        // Header v2: key 71, v0, correlation 5, client id "c", no tags; an empty body.
+        let frame = vec![0, 71, 0, 0, 0, 0, 0, 5, 0, 1, b'c', 0, 0, 0];
+        let mut answer = bytes::BytesMut::from(&[0u8, 0, 0, 5, 0][..]);
+        GetTelemetrySubscriptionsResponse::default()
+            .with_error_code(35)
+            .encode(&mut answer, 0)
+            .unwrap();
+        let answered = Happened::Answered(answer.to_vec());
+        assert_eq!(judge(&frame, &answered, &SERVED, Parser::default()), None);
+        let mut other_key = frame.clone();
+        other_key[1] = 70;
+        let j = judge(&other_key, &answered, &SERVED, Parser::default()).unwrap();
+        assert_eq!(j.kind, Kind::AnsweredUnknown);
+        let mut v1 = frame;
+        v1[3] = 1;
+        let j = judge(&v1, &answered, &SERVED, Parser::default()).unwrap();
+        assert_eq!(j.kind, Kind::AnsweredUnknown);
+    }
+
+    /// Silence on the APIs brokers send each other waits for an oracle; on the others it does
+    /// not (the frames Apache 3.7.2 left unanswered here are of the first kind).
+    #[test]
+    fn silence_on_broker_to_broker_apis_waits_for_an_oracle() {
+        // WriteTxnMarkers v0, one marker, __consumer_offsets partition 0 three times.
+        let mut markers = vec![0, 27, 0, 0, 0, 0, 0, 7, 0, 1, b'x', 0, 0, 0, 1];
+        markers.extend([0; 10]);
+        markers.push(1);
+        markers.extend([0, 0, 0, 1, 0, 18]);
+        markers.extend(b"__consumer_offsets");
+        markers.extend([0, 0, 0, 3]);
+        markers.extend([0; 12]);
+        markers.extend([0, 0, 0, 1]);
+        assert!(shape::parse(&markers).is_ok(), "well-formed");
+        assert!(silence_needs_oracle(&markers));
+        let silent = Happened::Silent(Duration::from_secs(10));
+        let served = [(27, 0, 1)];
+        let j = judge(&markers, &silent, &served, Parser::default()).unwrap();
+        assert_eq!(
+            j.kind,
+            Kind::Silent,
+            "still judged silent: the run asks the oracle"
+        );
+        assert!(!silence_needs_oracle(&end_txn_v3()));
+        let mut v4 = end_txn_v3();
+        v4[1] = 24;
+        v4[3] = 4;
+        assert!(silence_needs_oracle(&v4));
+        v4[3] = 3;
+        assert!(!silence_needs_oracle(&v4), "v3 comes from clients");
+    }
 
     /// Each kind of finding, and what is none: a close on a malformed frame, a close on a
     /// version the target does not serve, an exact answer.

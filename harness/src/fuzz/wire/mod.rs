@@ -5,11 +5,13 @@
 //! a connection on a malformed frame (Apache does), but a finding is ([`judge()`]):
 //! - an answer that is not an exact response to the request ([`crate::wire::frame::decode`]), or
 //!   that carries another frame's correlation id; one finding per defect, whatever API shows it;
-//! - an answer to a frame naming an API version the target does not serve (Apache closes);
+//! - an answer to a frame naming an API version the target does not serve (Apache closes;
+//!   the client telemetry APIs excepted, which Apache answers unlisted);
 //! - a connection closed without an answer to a *well-formed* request of a version the target
 //!   serves ([`shape`]; Apache answers every one), confirmed on the oracle when there is one;
 //! - no answer and no close within the deadline, to a transaction API's frame (the oracle,
-//!   when there is one, must answer it in time for this to count);
+//!   when there is one, must answer it in time for this to count; on the APIs brokers send
+//!   each other, which Apache itself leaves unanswered at times, only against an oracle);
 //! - a target that then refuses a fresh connection's ApiVersions: it crashed or hangs.
 //!
 //! Nothing is written on one sighting. A finding is sent again alone, on a fresh connection,
@@ -29,14 +31,15 @@ pub mod judge;
 pub mod keeper;
 pub mod last_words;
 pub mod minimise;
-pub mod mutate;
 pub mod pin;
 mod replay;
-pub mod seeds;
 mod send;
-pub mod shape;
 mod state;
 mod verify;
+
+/// The frames and their reading, from the in-process library (`kconform-wire`) this fuzzer
+/// shares with users' own fuzz targets.
+pub use kconform_wire::{mutate, seeds, shape};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -178,6 +181,13 @@ pub async fn run(
             let Some(judged) = judge(&frame, &happened, &run.raw_served, target.parser()) else {
                 continue;
             };
+            if judged.kind == Kind::Silent
+                && oracle.is_none()
+                && judge::silence_needs_oracle(&frame)
+            {
+                run.shared().summary.silences_not_judged += 1;
+                continue;
+            }
             if run.shared().seen_again(&judged.signature, Some(&frame)) {
                 continue;
             }

@@ -90,6 +90,9 @@ pub struct FramesSummary {
     /// Frames the target closed on (well-formed) or left unanswered that the oracle did not
     /// answer either (no finding).
     pub oracle_agreed: u64,
+    /// Silences on the APIs brokers send each other (WriteTxnMarkers, AddPartitionsToTxn v4+)
+    /// left unjudged for want of an oracle: Apache itself leaves some of them unanswered.
+    pub silences_not_judged: u64,
     /// Findings a second sending of the frame did not show.
     pub flaky: u64,
     /// The next frame number (where a resumed run goes on).

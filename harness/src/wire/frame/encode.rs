@@ -6,7 +6,7 @@ use bytes::BytesMut;
 use kafka_protocol::messages::{ApiKey, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 
-use super::{api_name, read, Decoded, Equivalent};
+use super::{api_name, Decoded, Equivalent};
 use crate::wire::by_schema;
 use crate::wire::schema;
 
@@ -14,9 +14,12 @@ use crate::wire::schema;
 /// same values in the `how` encoding (header and body); `None` for a frame that does not read.
 pub fn rewrite(api: ApiKey, version: i16, frame: &[u8], how: Equivalent) -> Option<Vec<u8>> {
     let hv = api.response_header_version(version);
-    let header = read::read_styled(schema::response_header(), hv, frame, 0, Some(how)).ok()?;
+    let header =
+        kconform_wire::read::read_styled(schema::response_header(), hv, frame, 0, Some(how))
+            .ok()?;
     let message = schema::response_at(&api_name(api), version)?;
-    let body = read::read_styled(message, version, frame, header.end, Some(how)).ok()?;
+    let body =
+        kconform_wire::read::read_styled(message, version, frame, header.end, Some(how)).ok()?;
     (body.end == frame.len()).then(|| [header.canonical, body.canonical].concat())
 }
 

@@ -8,14 +8,14 @@
 //!
 //! The read comes before kafka-protocol decodes anything, so a count or a length past the end
 //! of the frame is refused before memory is set aside for it. Beside this module: the field by
-//! field reader (`read`, with the one rule later releases' parsers changed, [`Parser`]), the
+//! field reader ([`kconform_wire::read`], with the one rule later releases' parsers changed, [`Parser`]), the
 //! diagnosis of a malformed answer (`diagnosis`), and the answer written again (`encode`).
 
 mod diagnosis;
 mod encode;
-pub mod java_utf8;
 mod malformed;
-mod read;
+
+pub use kconform_wire::java_utf8;
 
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ResponseKind};
@@ -26,8 +26,8 @@ use crate::wire::schema::{self, Message};
 
 use diagnosis::{explain, left_over, Problem};
 pub use encode::{encode_answer, encode_body, rewrite};
+pub use kconform_wire::read::{read, read_as, Equivalent, Note, Parser, Read, Span, WalkError};
 pub use malformed::Malformed;
-pub use read::{read, read_as, Equivalent, Note, Parser, Read, Span, WalkError};
 
 pub use crate::wire::hex::{hex, hex_compact};
 
@@ -51,7 +51,7 @@ pub fn walk_tagged_section(
     path: &str,
     parser: Parser,
 ) -> Result<(Vec<Span>, usize), WalkError> {
-    read::read_tagged_section(bytes, from, path, parser).map(|r| (r.spans, r.end))
+    kconform_wire::read::read_tagged_section(bytes, from, path, parser).map(|r| (r.spans, r.end))
 }
 
 /// The schema name of an API (`EndTxn`).

@@ -1,15 +1,14 @@
-//! What a request frame is, read along Apache's own schemas ([`crate::wire::schema`]): its header,
+//! What a request frame is, read along Apache's own schemas ([`crate::schema`]): its header,
 //! and whether its body is a well-formed request of the API and version the header names
 //! (bytes after the body are allowed: Apache ignores them), with the bytes of every field —
-//! where the structure-aware mutations ([`super::mutate`]) put their values, and how a
+//! where the structure-aware mutations ([`crate::mutate`]) put their values, and how a
 //! mutated frame is judged: a broker must answer a well-formed request of a version it
 //! serves, as Apache does.
 
 use kafka_protocol::messages::ApiKey;
 
-use crate::wire::error_codes;
-use crate::wire::frame::{self, Parser, Span};
-use crate::wire::schema;
+use crate::read::{self, Parser, Span};
+use crate::{api_name, schema};
 
 /// A request frame's header, read from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +49,7 @@ pub struct Parsed {
 /// The highest version of a transaction API's request any Apache release kconform knows has
 /// (3.7.2's definitions, and 4.4.0's beyond them: EndTxn v5, WriteTxnMarkers v2).
 pub fn highest_version(api: ApiKey) -> i16 {
-    schema::request_defined_up_to(&error_codes::api_name(api as i16)).unwrap_or(-1)
+    schema::request_defined_up_to(&api_name(api as i16)).unwrap_or(-1)
 }
 
 fn integer(path: &str, start: usize, end: usize) -> Span {
@@ -74,7 +73,7 @@ pub fn parse(frame: &[u8]) -> Result<Parsed, String> {
 pub fn parse_as(frame: &[u8], parser: Parser) -> Result<Parsed, String> {
     let h = header(frame).ok_or_else(|| format!("{} bytes, no request header", frame.len()))?;
     let api = ApiKey::try_from(h.key).map_err(|_| format!("API key {}", h.key))?;
-    let message = schema::request_at(&error_codes::api_name(h.key), h.version)
+    let message = schema::request_at(&api_name(h.key), h.version)
         .ok_or_else(|| format!("{api:?} is not a transaction API"))?;
     if !message.valid.contains(h.version) {
         return Err(format!("{api:?} has no v{}", h.version));
@@ -101,12 +100,13 @@ pub fn parse_as(frame: &[u8], parser: Parser) -> Result<Parsed, String> {
         integer: false,
     });
     if api.request_header_version(h.version) >= 2 {
-        let (tags, end) = frame::walk_tagged_section(frame, at, "header", parser)
+        let (tags, end) = read::read_tagged_section(frame, at, "header", parser)
+            .map(|r| (r.spans, r.end))
             .map_err(|e| format!("header {} at byte {}: {}", e.path, e.offset, e.problem))?;
         spans.extend(tags);
         at = end;
     }
-    let (body, end) = frame::read_as(message, h.version, frame, at, parser)
+    let (body, end) = read::read_as(message, h.version, frame, at, parser)
         .map(|r| (r.spans, r.end))
         .map_err(|e| format!("{} at byte {}: {}", e.path, e.offset, e.problem))?;
     spans.extend(body);

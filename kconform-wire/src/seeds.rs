@@ -1,16 +1,24 @@
 //! The valid request frames the live-wire fuzzer starts from: a request of one of the six
 //! transaction APIs at one version, its fields drawn from pools of ordinary and edge values
-//! (empty, long and non-ASCII names; -1, 0, the largest and smallest integers), encoded with
-//! its request header by kafka-protocol, or by Apache's definitions at the versions after 3.7
-//! that kafka-protocol 0.15 lacks. Every field a version has is set, so each version
-//! is exercised in full; the mutations ([`super::mutate`]) start from these bytes.
+//! (empty, long and non-ASCII names; -1, 0, the largest and smallest integers), written with
+//! its request header by Apache's definitions alone ([`crate::by_schema`]), at every version
+//! any Apache release kconform knows defines. Every field a version has is set, so each version
+//! is exercised in full; the mutations ([`crate::mutate`]) start from these bytes.
 
 use kafka_protocol::messages::ApiKey;
+use serde_json::{Map, Value};
 
-use crate::fuzz::model::Rng;
+use crate::{api_name, by_schema, schema, Rng};
 
-/// The six transaction APIs, the ones whose frames are fuzzed.
-pub const APIS: [ApiKey; 6] = crate::api::TRANSACTION_KEYS;
+/// The six transaction APIs, the ones whose frames are fuzzed, in key order.
+pub const APIS: [ApiKey; 6] = [
+    ApiKey::InitProducerId,
+    ApiKey::AddPartitionsToTxn,
+    ApiKey::AddOffsetsToTxn,
+    ApiKey::EndTxn,
+    ApiKey::WriteTxnMarkers,
+    ApiKey::TxnOffsetCommit,
+];
 
 /// A well-formed request frame (without its 4-byte size) and where its body starts.
 #[derive(Debug, Clone)]
@@ -51,36 +59,37 @@ fn int(rng: &mut Rng, min: i64, max: i64) -> i64 {
     }
 }
 
-fn i16v(rng: &mut Rng) -> toml::Value {
-    toml::Value::Integer(int(rng, i16::MIN.into(), i16::MAX.into()))
+fn i16v(rng: &mut Rng) -> Value {
+    Value::from(int(rng, i16::MIN.into(), i16::MAX.into()))
 }
 
-fn i32v(rng: &mut Rng) -> toml::Value {
-    toml::Value::Integer(int(rng, i32::MIN.into(), i32::MAX.into()))
+fn i32v(rng: &mut Rng) -> Value {
+    Value::from(int(rng, i32::MIN.into(), i32::MAX.into()))
 }
 
-fn i64v(rng: &mut Rng) -> toml::Value {
-    toml::Value::Integer(int(rng, i64::MIN, i64::MAX))
+fn i64v(rng: &mut Rng) -> Value {
+    Value::from(int(rng, i64::MIN, i64::MAX))
 }
 
-fn string(rng: &mut Rng) -> toml::Value {
-    toml::Value::String(name(rng))
+fn string(rng: &mut Rng) -> Value {
+    Value::String(name(rng))
 }
 
 /// Up to three of `make`.
-fn some<F: FnMut(&mut Rng) -> toml::Value>(rng: &mut Rng, mut make: F) -> toml::Value {
+fn some<F: FnMut(&mut Rng) -> Value>(rng: &mut Rng, mut make: F) -> Value {
     let n = rng.below(4);
-    toml::Value::Array((0..n).map(|_| make(rng)).collect())
+    Value::Array((0..n).map(|_| make(rng)).collect())
 }
 
-fn table(pairs: Vec<(&str, toml::Value)>) -> toml::Value {
-    toml::Value::Table(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+fn table(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
-/// The fields of a request of `api` at `version`, in the form [`crate::api::request::build`] reads.
-pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
-    let mut t = toml::Table::new();
-    let mut set = |k: &str, v: toml::Value| {
+/// The fields of a request of `api` at `version` by Apache's names (as [`by_schema::encode`]
+/// writes them), drawn from `rng`.
+pub fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> Map<String, Value> {
+    let mut t = Map::new();
+    let mut set = |k: &str, v: Value| {
         t.insert(k.to_owned(), v);
     };
     let topics_with = |rng: &mut Rng, key: &str| {
@@ -99,14 +108,24 @@ pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
                 set("producer_epoch", i16v(rng));
             }
         }
+        // v4, the brokers' batched form, carries transactions; v0-3 one, by other names.
+        ApiKey::AddPartitionsToTxn if version >= 4 => {
+            let transactions = some(rng, |rng| {
+                table(vec![
+                    ("transactional_id", string(rng)),
+                    ("producer_id", i64v(rng)),
+                    ("producer_epoch", i16v(rng)),
+                    ("verify_only", Value::Bool(rng.one_in(2))),
+                    ("topics", topics_with(rng, "partitions")),
+                ])
+            });
+            set("transactions", transactions);
+        }
         ApiKey::AddPartitionsToTxn => {
-            set("transactional_id", string(rng));
-            set("producer_id", i64v(rng));
-            set("producer_epoch", i16v(rng));
-            set("topics", topics_with(rng, "partitions"));
-            if version >= 4 {
-                set("verify_only", toml::Value::Boolean(rng.one_in(2)));
-            }
+            set("v3_and_below_transactional_id", string(rng));
+            set("v3_and_below_producer_id", i64v(rng));
+            set("v3_and_below_producer_epoch", i16v(rng));
+            set("v3_and_below_topics", topics_with(rng, "partitions"));
         }
         ApiKey::AddOffsetsToTxn => {
             set("transactional_id", string(rng));
@@ -118,20 +137,20 @@ pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
             set("transactional_id", string(rng));
             set("producer_id", i64v(rng));
             set("producer_epoch", i16v(rng));
-            set("committed", toml::Value::Boolean(rng.one_in(2)));
+            set("committed", Value::Bool(rng.one_in(2)));
         }
         ApiKey::WriteTxnMarkers => {
             let markers = some(rng, |rng| {
                 let mut marker = vec![
                     ("producer_id", i64v(rng)),
                     ("producer_epoch", i16v(rng)),
-                    ("transaction_result", toml::Value::Boolean(rng.one_in(2))),
+                    ("transaction_result", Value::Bool(rng.one_in(2))),
                     ("coordinator_epoch", i32v(rng)),
                     ("topics", topics_with(rng, "partition_indexes")),
                 ];
                 if version >= 2 {
                     let tv = int(rng, i8::MIN.into(), i8::MAX.into());
-                    marker.push(("transaction_version", toml::Value::Integer(tv)));
+                    marker.push(("transaction_version", Value::from(tv)));
                 }
                 table(marker)
             });
@@ -172,29 +191,49 @@ pub(crate) fn fields(api: ApiKey, version: i16, rng: &mut Rng) -> toml::Table {
 }
 
 /// A well-formed frame of `api` at `version` with fields drawn from `rng`, and
-/// `correlation` in its header: written by kafka-protocol, or past its versions by Apache's
-/// definitions ([`crate::api::request::build_body`]); `None` when neither can write it.
+/// `correlation` in its header, written by Apache's definitions; `None` for a version no
+/// Apache release kconform knows defines.
 pub fn draw(api: ApiKey, version: i16, correlation: i32, rng: &mut Rng) -> Option<Seed> {
-    let request = crate::api::request::build_body(api, version, &fields(api, version, rng)).ok()?;
-    let frame = crate::wire::client::encode_request(
-        api,
+    let message = schema::request_at(&api_name(api as i16), version)?;
+    message.valid.contains(version).then_some(())?;
+    let body = by_schema::encode(
+        message,
         version,
-        correlation,
-        "kconform-wire",
-        request.body(),
-    )
-    .ok()?;
+        &Value::Object(fields(api, version, rng)),
+        &[],
+    );
+    let mut frame = header(api, version, correlation, CLIENT_ID);
+    frame.extend(body.ok()?);
     Some(Seed {
         api,
         version,
-        frame: frame.to_vec(),
+        frame,
     })
+}
+
+/// The client id of every drawn frame.
+pub const CLIENT_ID: &str = "kconform-wire";
+
+/// A request header as Apache writes it: key, version, correlation id, the client id (an
+/// int16 length, in every header version), and from header v2 an empty tagged-field section.
+pub fn header(api: ApiKey, version: i16, correlation: i32, client_id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + client_id.len());
+    out.extend((api as i16).to_be_bytes());
+    out.extend(version.to_be_bytes());
+    out.extend(correlation.to_be_bytes());
+    let id = &client_id.as_bytes()[..client_id.len().min(i16::MAX as usize)];
+    out.extend((id.len() as i16).to_be_bytes());
+    out.extend(id);
+    if api.request_header_version(version) >= 2 {
+        out.push(0);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::wire::shape;
+    use crate::shape;
 
     /// Every API at every version an Apache release kconform knows serves (3.7's, and 4.4's
     /// past them) gives frames that are well-formed by Apache's own schema, and the pools

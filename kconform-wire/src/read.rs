@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::schema::{Field, Kind, Message};
+use crate::schema::{Field, Kind, Message};
 
 /// One field's bytes in a frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -471,7 +471,7 @@ impl<'a> Reader<'a> {
                     }
                     Some(n) => {
                         let bytes = self.take(path, n)?;
-                        match super::java_utf8::decode(bytes) {
+                        match crate::java_utf8::decode(bytes) {
                             None => Some(String::from_utf8_lossy(bytes)),
                             Some(replaced) => {
                                 self.note(

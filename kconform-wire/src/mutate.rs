@@ -5,10 +5,10 @@
 //! key in the header; and byte-wise ones (a bit flipped, a byte set, bytes cut, added,
 //! removed or repeated). Each says what it did, for the finding's file.
 
-use super::seeds::APIS;
-use super::shape::{self, Parsed};
-use crate::fuzz::model::Rng;
-use crate::wire::frame::Span;
+use crate::read::Span;
+use crate::seeds::APIS;
+use crate::shape::{self, Parsed};
+use crate::Rng;
 
 /// The largest frame a mutation makes.
 const MAX_FRAME: usize = 64 * 1024;
@@ -47,7 +47,7 @@ pub fn mutate_along(
 }
 
 /// `v` as an unsigned varint (compact lengths and counts, tags).
-pub(super) fn uvarint(mut v: u32) -> Vec<u8> {
+pub fn uvarint(mut v: u32) -> Vec<u8> {
     let mut out = Vec::new();
     while v >= 0x80 {
         out.push((v as u8 & 0x7f) | 0x80);
@@ -58,7 +58,7 @@ pub(super) fn uvarint(mut v: u32) -> Vec<u8> {
 }
 
 /// The unsigned varint `bytes` start with, and how many bytes it takes.
-pub(super) fn read_uvarint(bytes: &[u8]) -> Option<(u32, usize)> {
+pub fn read_uvarint(bytes: &[u8]) -> Option<(u32, usize)> {
     let mut v: u64 = 0;
     for (i, b) in bytes.iter().take(5).enumerate() {
         v |= u64::from(b & 0x7f) << (7 * i);
@@ -251,7 +251,7 @@ fn bytewise(frame: &mut Vec<u8>, rng: &mut Rng) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::wire::seeds;
+    use crate::seeds;
 
     /// Mutations keep most frames of the right API (so that handlers, not only decoders, are
     /// reached), make many malformed ones, and each kind of change happens.
