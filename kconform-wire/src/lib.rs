@@ -28,6 +28,7 @@ mod rng;
 pub mod schema;
 pub mod seeds;
 pub mod shape;
+pub mod skeleton;
 pub mod text;
 
 pub use rng::Rng;

@@ -43,3 +43,38 @@ pub fn numbers_out(text: &str) -> String {
     }
     out
 }
+
+/// `numbers_out`, then a run of numbers (`[N, N, N]`, a byte array as Debug prints it) as one,
+/// and at most 160 characters: a decoder's error text as a signature, whatever its input.
+pub fn reason_out(text: &str) -> String {
+    let mut out = numbers_out(text);
+    while out.contains("N, N") {
+        out = out.replace("N, N", "N");
+    }
+    match out.char_indices().nth(160) {
+        Some((at, _)) => format!("{}...", &out[..at]),
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_varies_between_inputs_goes() {
+        assert_eq!(
+            indexes_out("topics[3].partitions[0].x"),
+            "topics[].partitions[].x"
+        );
+        assert_eq!(
+            numbers_out("count 2147483647 at byte -2 of v3"),
+            "count N at byte N of v3"
+        );
+        assert_eq!(
+            reason_out("FromUtf8(FromUtf8Error { bytes: [107, 255, 1], error: Utf8Error { valid_up_to: 1 } })"),
+            "FromUtf8(FromUtf8Error { bytes: [N], error: Utf8Error { valid_up_to: N } })"
+        );
+        assert!(reason_out(&"x".repeat(500)).ends_with("..."));
+    }
+}

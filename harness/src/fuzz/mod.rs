@@ -9,6 +9,7 @@
 //! --scenarios <findings>` replays as it is.
 
 pub mod campaign;
+pub mod decoders;
 pub mod merge;
 pub mod model;
 pub mod pool;

@@ -30,7 +30,7 @@ pub use compare::{first_difference, Difference};
 pub use panics::quiet_panics;
 pub use session::{Report, Seen, Session};
 
-use crate::text::{indexes_out, numbers_out};
+use crate::text::{indexes_out, numbers_out, reason_out};
 use crate::{alloc, api_name};
 
 /// What a decoder made of a body, as its adapter says.
@@ -141,7 +141,7 @@ impl Finding {
             // The decoder's own reason names the defect (a string that is not UTF-8, the bytes
             // after the message); its first line, numbers out.
             Problem::RefusesWhatApacheAccepts { theirs, .. } => {
-                numbers_out(theirs.lines().next().unwrap_or_default())
+                reason_out(theirs.lines().next().unwrap_or_default())
             }
             Problem::ValuesDiffer(d) => numbers_out(&indexes_out(&d.path)),
         };

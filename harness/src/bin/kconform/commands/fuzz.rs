@@ -17,10 +17,18 @@ use crate::progress::{self, Bars};
 
 /// Runs `kconform fuzz`: exit 1 when it wrote new findings.
 pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
-    if let Some(FuzzCommand::Merge(m)) = &a.then {
-        let merged = kconform::fuzz::merge::merge(&m.into, &m.dirs)?;
-        out!("{}", merged.summary(&m.into));
-        return Ok(ExitCode::SUCCESS);
+    match &a.then {
+        Some(FuzzCommand::Merge(m)) => {
+            let merged = kconform::fuzz::merge::merge(&m.into, &m.dirs)?;
+            out!("{}", merged.summary(&m.into));
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(FuzzCommand::InitDecoders(i)) => {
+            let written = kconform::fuzz::decoders::init(&i.krate, i.wire_dep.clone(), i.force)?;
+            outln!("{}", written.summary());
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
     }
     let mode: Mode = a.mode.into();
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
