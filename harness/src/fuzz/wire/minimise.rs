@@ -255,7 +255,7 @@ fn without_element(
 
 /// A span's string length, when it is a string: an int16 (or compact) length and as many
 /// bytes.
-fn string_length(frame: &[u8], s: &Span, flexible: bool) -> Option<usize> {
+pub(super) fn string_length(frame: &[u8], s: &Span, flexible: bool) -> Option<usize> {
     let bytes = &frame[s.start..s.end];
     match flexible {
         false => {

@@ -17,6 +17,7 @@ use super::pin::{self, Sent};
 use super::{minimise, shape};
 use crate::fuzz::{FuzzError, Progress};
 use crate::targets::Running;
+use crate::wire::frame::Span;
 
 /// How the wire fuzzer is told to go.
 #[derive(Debug, Clone)]
@@ -181,8 +182,42 @@ impl Life {
 pub(super) enum Avoid {
     /// Of this API key and version, broken at this field (a malformed killer).
     Broken(i16, i16, String),
-    /// Of this API key, with these values in these integer fields (a well-formed one).
-    Values(i16, Vec<(String, i64)>),
+    /// Of this API key, with these values in these fields (a well-formed one).
+    Values(i16, Vec<(String, Wanted)>),
+}
+
+/// A value a well-formed frame to avoid has in one field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Wanted {
+    /// This integer.
+    Int(i64),
+    /// An empty string (`group_id = ""`, what a shrunk hang can need).
+    Empty,
+}
+
+impl Wanted {
+    /// A value as the shrinking names what matters (`7`, `""`).
+    fn read(text: &str) -> Option<Wanted> {
+        match text {
+            "\"\"" => Some(Wanted::Empty),
+            _ => text.parse().ok().map(Wanted::Int),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Wanted::Int(v) => v.to_string(),
+            Wanted::Empty => "\"\"".into(),
+        }
+    }
+
+    /// Whether the field's bytes at `s` hold this value.
+    fn held(&self, frame: &[u8], s: &Span, flexible: bool) -> bool {
+        match self {
+            Wanted::Int(v) => s.integer && minimise::be_int(&frame[s.start..s.end]) == *v,
+            Wanted::Empty => !s.integer && minimise::string_length(frame, s, flexible) == Some(0),
+        }
+    }
 }
 
 impl Avoid {
@@ -202,8 +237,10 @@ impl Avoid {
                 )
             }
             Avoid::Values(key, values) => {
-                let values: Vec<String> =
-                    values.iter().map(|(p, v)| format!("{p} = {v}")).collect();
+                let values: Vec<String> = values
+                    .iter()
+                    .map(|(p, v)| format!("{p} = {}", v.describe()))
+                    .collect();
                 format!(
                     "{} with {}, as a pinned crash's",
                     api(*key),
@@ -234,11 +271,12 @@ pub(super) struct Shared {
 }
 
 impl Shared {
-    /// Remembers a pinned crash's frame (shrunk, with what of it `matters`), so that frames
-    /// like it are not sent again: a night of one recurring crash would otherwise be a night of
-    /// restarts. A malformed frame: frames of the same API and version broken at the same
-    /// field. A well-formed one: frames of the same API with the same values in the integer
-    /// fields it needs (the timeout that arms a crash of two frames, say).
+    /// Remembers a pinned crash's frame, or a verified hang's (shrunk, with what of it
+    /// `matters`), so that frames like it are not sent again: a night of one recurring crash
+    /// would otherwise be a night of restarts, and of one hang a night of connections held for
+    /// the deadline. A malformed frame: frames of the same API and version broken at the same
+    /// field. A well-formed one: frames of the same API with the same values in the fields it
+    /// needs (the timeout that arms a crash of two frames, the empty group id a hang needs).
     pub(super) fn avoid(&mut self, frame: &[u8], matters: &[String]) {
         let Some(h) = shape::header(frame) else {
             return;
@@ -246,11 +284,11 @@ impl Shared {
         let rule = match shape::parse(frame) {
             Err(why) => Avoid::Broken(h.key, h.version, judge::field_of(&why)),
             Ok(_) => {
-                let values: Vec<(String, i64)> = matters
+                let values: Vec<(String, Wanted)> = matters
                     .iter()
                     .filter_map(|m| {
                         let (path, value) = m.split_once(" = ")?;
-                        Some((judge::field_of(path), value.parse().ok()?))
+                        Some((judge::field_of(path), Wanted::read(value)?))
                     })
                     .collect();
                 if values.is_empty() {
@@ -278,11 +316,9 @@ impl Shared {
                 *version == h.version && judge::field_of(why) == *field
             }
             (Avoid::Values(_, values), Ok(p)) => values.iter().all(|(path, value)| {
-                p.spans.iter().any(|s| {
-                    s.integer
-                        && judge::field_of(&s.path) == *path
-                        && minimise::be_int(&frame[s.start..s.end]) == *value
-                })
+                p.spans
+                    .iter()
+                    .any(|s| judge::field_of(&s.path) == *path && value.held(frame, s, p.flexible))
             }),
             _ => false,
         })
@@ -431,5 +467,21 @@ mod tests {
         let mut other_timeout = arming.to_vec();
         other_timeout[16] = 0xfe;
         assert!(!shared.avoids(&other_timeout));
+        // A hang that needs an empty group id (AddOffsetsToTxn v0: id "t", producer 7, epoch
+        // 1, group ""): frames of the API with an empty group id are avoided, with a group id
+        // of one byte not.
+        let hang = [
+            0, 25, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0, 0, 0, 0, 0, 0, 0, 7, 0, 1, 0, 0,
+        ];
+        assert!(!shared.avoids(&hang));
+        shared.avoid(&hang, &["group_id = \"\"".to_owned()]);
+        assert_eq!(shared.avoid.len(), 3);
+        assert!(shared.summary.avoiding[2].contains("group_id = \"\""));
+        let mut other_producer = hang.to_vec();
+        other_producer[20] = 9;
+        assert!(shared.avoids(&other_producer));
+        let mut named = hang[..23].to_vec();
+        named.extend([0, 1, b'g']);
+        assert!(!shared.avoids(&named));
     }
 }

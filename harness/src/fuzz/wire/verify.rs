@@ -148,6 +148,10 @@ pub(super) async fn confirm(
         false => "alone, on a fresh connection",
     };
     let by_words = words.is_some();
+    if judged.kind == Kind::Silent {
+        // A hang holds a connection for the deadline each time it is sent again.
+        run.shared().avoid(&shrunk.frame, &shrunk.matters);
+    }
     crash::write(
         run,
         &judged,
