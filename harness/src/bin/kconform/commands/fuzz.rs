@@ -15,20 +15,25 @@ use kconform::fuzz::FuzzOptions;
 use crate::args::{FuzzArgs, FuzzCommand};
 use crate::progress::{self, Bars};
 
-/// Runs `kconform fuzz`: exit 1 when it wrote new findings.
-pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
-    match &a.then {
-        Some(FuzzCommand::Merge(m)) => {
+/// `kconform fuzz merge` and `kconform fuzz init-decoders`.
+fn subcommand(then: &FuzzCommand) -> anyhow::Result<ExitCode> {
+    match then {
+        FuzzCommand::Merge(m) => {
             let merged = kconform::fuzz::merge::merge(&m.into, &m.dirs)?;
             out!("{}", merged.summary(&m.into));
-            return Ok(ExitCode::SUCCESS);
         }
-        Some(FuzzCommand::InitDecoders(i)) => {
+        FuzzCommand::InitDecoders(i) => {
             let written = kconform::fuzz::decoders::init(&i.krate, i.wire_dep.clone(), i.force)?;
             outln!("{}", written.summary());
-            return Ok(ExitCode::SUCCESS);
         }
-        None => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `kconform fuzz`: exit 1 when it wrote new findings.
+pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
+    if let Some(then) = &a.then {
+        return subcommand(then);
     }
     let mode: Mode = a.mode.into();
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
