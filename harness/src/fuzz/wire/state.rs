@@ -297,6 +297,9 @@ impl Shared {
                 Avoid::Values(h.key, values)
             }
         };
+        if self.avoid.contains(&rule) {
+            return;
+        }
         self.summary.avoiding.push(rule.describe());
         self.avoid.push(rule);
     }
@@ -476,6 +479,9 @@ mod tests {
         assert!(!shared.avoids(&hang));
         shared.avoid(&hang, &["group_id = \"\"".to_owned()]);
         assert_eq!(shared.avoid.len(), 3);
+        // The same rule again (a hang verified, then seen again): kept once.
+        shared.avoid(&hang, &["group_id = \"\"".to_owned()]);
+        assert_eq!(shared.summary.avoiding.len(), 3);
         assert!(shared.summary.avoiding[2].contains("group_id = \"\""));
         let mut other_producer = hang.to_vec();
         other_producer[20] = 9;
