@@ -43,6 +43,19 @@ if ! cargo insta --version >/dev/null 2>&1; then
   cargo install cargo-insta --locked --quiet
 fi
 
+# The book (docs/): built as its readers get it. Its generated chapters (the ledger, the
+# scenarios, the command line) and its links are checked by the harness's `book` tests below.
+if ! mdbook --version >/dev/null 2>&1; then
+  echo "test: installing mdbook (once per machine)"
+  cargo install mdbook --locked --quiet
+fi
+echo "test: mdbook build docs ($(mdbook --version))"
+if ! mdbook build docs 2>&1 | sed 's/^/  /'; then
+  echo "test: mdbook build docs failed" >&2
+  exit 1
+fi
+echo "test: the book has $(grep -c '\](' docs/src/SUMMARY.md) chapters: $(grep -o '\[[^]]*\]' docs/src/SUMMARY.md | tr -d '[]' | paste -sd ';' | sed 's/;/; /g')"
+
 # Clippy runs inside the test build rather than as a build of its own: clippy-driver is the
 # compiler of the workspace's crates (RUSTC_WORKSPACE_WRAPPER, what `cargo clippy` sets), so
 # its lints, denied with every other warning, are checked while the test binaries are built,

@@ -84,24 +84,25 @@ fn check_ledger(root: &Path, scenarios: &[&Scenario], kaas: &[Transcript], apach
     println!("{} differences, all documented", rows.len());
 }
 
-/// README's coverage table is the one these transcripts give, so it cannot drift from the
-/// scenarios.
+/// The book's coverage table (`docs/src/coverage.md`) is the one these transcripts give, so it
+/// cannot drift from the scenarios.
 fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
     let mut coverage = kconform::api::coverage::Coverage::default();
     transcripts.iter().for_each(|t| coverage.add(t));
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let readme =
+        std::fs::read_to_string(root.join("docs/src/coverage.md")).expect("docs/src/coverage.md");
     let (begin, end) = ("<!-- coverage:begin -->\n", "<!-- coverage:end -->");
     let start = readme
         .find(begin)
-        .expect("README has a coverage:begin marker")
+        .expect("docs/src/coverage.md has a coverage:begin marker")
         + begin.len();
     let stop = readme[start..]
         .find(end)
-        .expect("README has a coverage:end marker");
+        .expect("docs/src/coverage.md has a coverage:end marker");
     assert_eq!(
         readme[start..start + stop].trim(),
         coverage.markdown().trim(),
-        "README's coverage table is stale: regenerate it with `kconform coverage --include-slow --markdown FILE` and paste it between the markers"
+        "docs/src/coverage.md's table is stale: regenerate it with `kconform coverage --include-slow --markdown FILE` and paste it between the markers"
     );
 }
 

@@ -16,6 +16,7 @@ mod all_scenarios;
 mod apache_cluster;
 mod apache_parser;
 mod apache_releases;
+mod book;
 mod broker_faults;
 mod chaos;
 mod cli;

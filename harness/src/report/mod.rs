@@ -3,6 +3,7 @@
 //! comment, and `repro`'s step-by-step view of one scenario.
 
 pub mod baseline;
+pub mod book;
 mod causes;
 pub mod forms;
 pub mod junit;

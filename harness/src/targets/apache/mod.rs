@@ -27,7 +27,7 @@ pub use jvm::ApacheJvm;
 pub use release::Release;
 
 /// One broker setting that changes answers: Apache's property and value, how kaas-ref is given
-/// it, and what depends on it. `kconform settings` prints the list; README has it too.
+/// it, and what depends on it. `kconform settings` prints the list; the book's "Configured alike" has it too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Setting {
     /// Apache's property (`server.properties`).

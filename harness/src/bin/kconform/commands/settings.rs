@@ -35,6 +35,6 @@ pub async fn run(a: SettingsArgs) -> anyhow::Result<ExitCode> {
             s.why
         );
     }
-    outln!("(a cluster of N brokers: the internal topics replicated min(N, 3) times and N partitions each; see README)");
+    outln!("(a cluster of N brokers: the internal topics replicated min(N, 3) times and N partitions each; see the book's Clusters chapter, docs/src/clusters.md)");
     Ok(ExitCode::SUCCESS)
 }
