@@ -314,6 +314,14 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
         (needed[4..6].to_vec(), killer[4..6].to_vec()),
         (vec![0, 22], vec![0, 26])
     );
+    // And it says what of that frame matters: the timeout that arms the crash.
+    assert!(
+        two_frames
+            .reproduces
+            .ends_with("what matters in them: transaction_timeout_ms = 2147483647"),
+        "{}",
+        two_frames.reproduces
+    );
     let panic = by(expected[2]);
     assert!(
         panic

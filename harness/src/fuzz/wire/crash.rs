@@ -177,9 +177,15 @@ async fn pin_and_write(
             }
         ),
     };
-    let reproduces = match needs.len() {
-        0 => "alone, on a freshly started broker".to_owned(),
-        n => format!("after {n} frame(s), in order, on a freshly started broker"),
+    // What the frames it needs must hold (the timeout that arms it), named as the killer's is.
+    let needed: Vec<String> = needed_matters.iter().flatten().cloned().collect();
+    let reproduces = match (needs.len(), needed.is_empty()) {
+        (0, _) => "alone, on a freshly started broker".to_owned(),
+        (n, true) => format!("after {n} frame(s), in order, on a freshly started broker"),
+        (n, false) => format!(
+            "after {n} frame(s), in order, on a freshly started broker; what matters in them: {}",
+            needed.join("; ")
+        ),
     };
     // Written even when the run's file writing fails later: a crash is what a night is for.
     let _ = write(run, &judged, &before, killer, &shrunk, reproduces, words);
