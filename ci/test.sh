@@ -49,6 +49,15 @@ if ! mdbook --version >/dev/null 2>&1; then
   echo "test: installing mdbook (once per machine)"
   cargo install mdbook --locked --quiet
 fi
+# The HTML report is checked in a real browser: Debian's headless Chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "test: installing chromium (Debian's package, once per machine)"
+  sudo_=""
+  [[ $(id -u) -eq 0 ]] || sudo_=sudo
+  $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null ||
+    { $sudo_ apt-get update -qq && $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null; } ||
+    { echo "test: could not install chromium (apt-get install chromium)" >&2; exit 1; }
+fi
 echo "test: mdbook build docs ($(mdbook --version))"
 if ! mdbook build docs 2>&1 | sed 's/^/  /'; then
   echo "test: mdbook build docs failed" >&2

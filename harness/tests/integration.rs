@@ -24,6 +24,7 @@ mod clients;
 mod external_sasl;
 mod fuzz_planted;
 mod hostile_brokers;
+mod html_report;
 mod kfake_judge;
 mod module_cycles;
 mod mutation_score;

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod book;
 mod causes;
 pub mod forms;
+pub mod html;
 pub mod junit;
 pub mod progress;
 mod terminal;

@@ -284,6 +284,12 @@ pub struct RunArgs {
     /// stale ledger entries and failed scenarios that are new; those gone are reported as fixed.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<std::path::PathBuf>,
+    /// Write the report as one self-contained HTML page to FILE (no network, no server): the
+    /// root causes worst first, each opening to its differences with the two answers side by
+    /// side (the differing field marked), the request sent, the ledger entry and the repro
+    /// command; the coverage matrix; filters for documented and undocumented causes.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     /// Write what fails this run (its undocumented root causes, stale entries and failed
     /// scenarios, keyed without addresses or generated names) to FILE, for --baseline.
     #[arg(long, value_name = "FILE")]

@@ -3,6 +3,8 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use kconform::report::baseline::Baseline;
 
 use crate::args::RunArgs;
@@ -38,5 +40,10 @@ pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         outln!("(one target: nothing compared)");
     }
     a.files.files().write(&report)?;
+    if let Some(path) = &a.html {
+        let all: Vec<_> = transcripts.into_iter().flatten().collect();
+        let page = kconform::report::html::page(&report, &all);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(super::verdict(report.passed()))
 }

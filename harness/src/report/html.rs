@@ -1,0 +1,250 @@
+//! The run's report as one self-contained page (`kconform run --html FILE`): no network, no
+//! server. The verdict and the targets first; the root causes as a table worst first (the
+//! undocumented ones), each opening to its differences and, for each, the two answers of that
+//! step side by side with the differing field marked, the request that was sent, the ledger
+//! entry or "undocumented", and the repro command; then stale and unreached entries and the
+//! coverage matrix. Filters hide documented or undocumented causes. The page's script marks
+//! the body `data-ready` when it ran and `data-error` when a script failed, which is what the
+//! browser test reads.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{Cause, Difference, Report};
+use crate::api::coverage::Coverage;
+use crate::transcript::{StepRecord, Transcript};
+
+/// Text made safe for HTML.
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The last name of a difference's path (`topics[0].error_code` → `error_code`).
+fn last_name(path: &str) -> &str {
+    let name = path.rsplit('.').next().unwrap_or(path);
+    name.split('[').next().unwrap_or(name)
+}
+
+/// An answer as pretty JSON, the lines that hold `field` marked.
+fn marked(value: &Value, field: &str) -> String {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let key = format!("\"{field}\":");
+    text.lines()
+        .map(|line| match line.trim_start().starts_with(&key) {
+            true => format!("<mark>{}</mark>", esc(line)),
+            false => esc(line),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn step<'t>(
+    transcripts: &'t [Transcript],
+    scenario: &str,
+    target: &str,
+    step: &str,
+) -> Option<&'t StepRecord> {
+    transcripts
+        .iter()
+        .find(|t| t.scenario == scenario && t.target == target)?
+        .steps
+        .iter()
+        .find(|s| s.step == step)
+}
+
+/// One difference: where, the values, the two answers side by side, the request.
+fn difference(out: &mut String, report: &Report, transcripts: &[Transcript], d: &Difference) {
+    let row = &d.row;
+    let (left, right) = (&report.targets[0], &report.targets[1]);
+    let verdict = match &d.documented_by {
+        Some(id) => format!("documented by <code>{}</code>", esc(id)),
+        None => "<strong class=\"bad\">undocumented</strong>".to_owned(),
+    };
+    let _ = write!(
+        out,
+        "<div class=\"difference\"><p><b>{}</b> · step <code>{}</code> ({} v{}) · <code>{}</code>: \
+         {} <code>{}</code> | {} <code>{}</code> · {verdict}</p>",
+        esc(&row.scenario),
+        esc(&row.step),
+        esc(&row.api),
+        row.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into()),
+        esc(&row.path),
+        esc(left),
+        esc(&row.left.to_string()),
+        esc(right),
+        esc(&row.right.to_string()),
+    );
+    if let Some(spec) = &d.spec {
+        let _ = write!(out, "<p class=\"dim\">spec: {}</p>", esc(spec));
+    }
+    let field = last_name(&row.path);
+    let answer = |target: &str| {
+        step(transcripts, &row.scenario, target, &row.step)
+            .map(|s| marked(&serde_json::to_value(&s.outcome).unwrap_or_default(), field))
+            .unwrap_or_else(|| "(no transcript)".into())
+    };
+    let _ = write!(
+        out,
+        "<div class=\"sides\"><div><h4>{}</h4><pre>{}</pre></div><div><h4>{}</h4><pre>{}</pre></div></div>",
+        esc(left),
+        answer(left),
+        esc(right),
+        answer(right)
+    );
+    if let Some(s) = step(transcripts, &row.scenario, left, &row.step) {
+        let request = serde_json::to_string_pretty(&s.request).unwrap_or_default();
+        let _ = write!(
+            out,
+            "<details><summary>request sent</summary><pre>{}</pre></details>",
+            esc(&request)
+        );
+    }
+    let targets = match report.target_args.is_empty() {
+        true => &report.targets,
+        false => &report.target_args,
+    };
+    let _ = write!(
+        out,
+        "<p class=\"dim\">repro: <code>kconform repro {} --target {} --target {}</code></p></div>",
+        esc(&row.scenario),
+        esc(&targets[0]),
+        esc(&targets[1])
+    );
+}
+
+/// One cause: a row that opens to its differences.
+fn cause(out: &mut String, report: &Report, transcripts: &[Transcript], c: &Cause) {
+    let (class, verdict) = match &c.documented_by {
+        Some(id) => (
+            "documented",
+            format!("documented by <code>{}</code>", esc(id)),
+        ),
+        None => (
+            "undocumented",
+            "<strong class=\"bad\">UNDOCUMENTED</strong>".to_owned(),
+        ),
+    };
+    let _ = write!(
+        out,
+        "<details class=\"cause {class}\"><summary><span class=\"sig\">{}</span> <span class=\"dim\">{}</span> · {} difference(s), {} consequence(s) · {verdict}</summary>",
+        esc(&c.signature),
+        esc(&c.versions),
+        c.differences,
+        c.consequences
+    );
+    for d in report
+        .differences
+        .iter()
+        .filter(|d| {
+            c.steps
+                .contains(&(d.row.scenario.clone(), d.row.step.clone()))
+        })
+        .take(50)
+    {
+        difference(out, report, transcripts, d);
+    }
+    out.push_str("</details>\n");
+}
+
+/// A Markdown table (the coverage matrix) as an HTML table.
+fn table(markdown: &str) -> String {
+    let mut out = String::from("<table>");
+    for (i, line) in markdown.lines().filter(|l| l.starts_with('|')).enumerate() {
+        if i == 1 {
+            continue;
+        }
+        let tag = if i == 0 { "th" } else { "td" };
+        out.push_str("<tr>");
+        for cell in line.trim().trim_matches('|').split('|') {
+            let _ = write!(out, "<{tag}>{}</{tag}>", esc(cell.trim()));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// The page.
+pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
+    let mut out = String::new();
+    let verdict = match report.passed() {
+        true => "<span class=\"good\">PASSED</span>",
+        false => "<span class=\"bad\">FAILED</span>",
+    };
+    let undocumented = report
+        .causes
+        .iter()
+        .filter(|c| c.documented_by.is_none())
+        .count();
+    let _ = write!(
+        out,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kconform report</title><style>{STYLE}</style></head><body>\
+         <h1>kconform: {verdict}</h1><p>{} transcripts, {} differences in {} root cause(s), {undocumented} undocumented; {} stale</p><ul>",
+        report.runs.len(),
+        report.differences.len(),
+        report.causes.len(),
+        report.stale.len()
+    );
+    for o in &report.origins {
+        let _ = write!(
+            out,
+            "<li><b>{}</b>: {}</li>",
+            esc(&o.target),
+            esc(&o.origin)
+        );
+    }
+    out.push_str("</ul><p class=\"filters\"><label><input type=\"checkbox\" id=\"show-documented\" checked> documented</label> <label><input type=\"checkbox\" id=\"show-undocumented\" checked> undocumented</label></p><h2>Root causes, worst first</h2>\n");
+    let mut causes: Vec<&Cause> = report.causes.iter().collect();
+    causes.sort_by_key(|c| (c.documented_by.is_some(), std::cmp::Reverse(c.differences)));
+    for c in causes {
+        cause(&mut out, report, transcripts, c);
+    }
+    if !report.stale.is_empty() || !report.not_reached.is_empty() {
+        out.push_str("<h2>Entries that did not show</h2><ul>");
+        for s in &report.stale {
+            let _ = write!(
+                out,
+                "<li class=\"bad\">STALE <code>{}</code> in {}</li>",
+                esc(&s.entry),
+                esc(&s.scenario)
+            );
+        }
+        for n in &report.not_reached {
+            let _ = write!(
+                out,
+                "<li>NOT REACHED <code>{}</code> in {}: {}</li>",
+                esc(&n.entry),
+                esc(&n.scenario),
+                esc(&n.stopped)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    let mut coverage = Coverage::default();
+    transcripts.iter().for_each(|t| coverage.add(t));
+    let _ = write!(
+        out,
+        "<h2>Coverage: API × version × error code</h2>{}",
+        table(&coverage.markdown())
+    );
+    let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1400px}\
+code,pre{font:12px/1.35 ui-monospace,monospace}pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:30em}\
+mark{background:#ffe08a}.bad{color:#b00020}.good{color:#0a7d22}.dim{color:#666}\
+details.cause{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.3em .6em}\
+details.cause.undocumented{border-color:#b00020}.sides{display:grid;grid-template-columns:1fr 1fr;gap:1em}\
+.difference{border-top:1px solid #eee;margin-top:.5em}table{border-collapse:collapse}\
+td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}body.hide-documented .documented,\
+body.hide-undocumented .undocumented{display:none}";
+
+const SCRIPT: &str = "window.onerror=function(m){document.body.dataset.error=String(m)};\
+for(const k of ['documented','undocumented']){document.getElementById('show-'+k).addEventListener('change',e=>{document.body.classList.toggle('hide-'+k,!e.target.checked)})}\
+if(location.hash==='#open-all'){document.querySelectorAll('details').forEach(d=>d.open=true)}\
+document.body.dataset.ready='1';";

@@ -1,0 +1,105 @@
+//! `kconform run --html FILE`: the page holds the causes, the two answers of each differing
+//! step side by side with the field marked, the request and the repro command; in a real
+//! browser (Debian's headless Chromium, which CI installs) it renders with its script run and
+//! no script error, the causes open, and a screenshot is kept in the test's target directory.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The browser, if this machine has one.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// The page's DOM after its script ran (`--dump-dom`), with every cause opened.
+fn rendered(browser: &str, page: &Path) -> String {
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}#open-all", page.display()))
+        .output()
+        .expect("the browser runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_html_report_shows_each_cause_with_both_answers_and_renders_in_a_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let run = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .args(["run", "end-txn-on-empty", "add-offsets-empty-group"])
+        .args(["--target", "ref", "--target", "apache-recorded", "--html"])
+        .arg(&page)
+        .output()
+        .expect("kconform runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!doctype html>"));
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "self-contained"
+    );
+    for want in [
+        "EndTxn error_code: 50 INVALID_TRANSACTION_TIMEOUT | 48 INVALID_TXN_STATE",
+        "documented by <code>invalid-transition-wire-50</code>",
+        "<mark>    &quot;error_code&quot;: &quot;48 INVALID_TXN_STATE&quot;,</mark>",
+        "<mark>    &quot;error_code&quot;: &quot;50 INVALID_TRANSACTION_TIMEOUT&quot;,</mark>",
+        "kconform repro end-txn-on-empty --target ref --target apache-recorded",
+        "request sent",
+        "Coverage: API × version × error code",
+    ] {
+        assert!(html.contains(want), "{want} not in the page");
+    }
+
+    let Some(browser) = chromium() else {
+        println!("skipped the browser half: no chromium here (ci/test.sh installs Debian's)");
+        return;
+    };
+    let dom = rendered(browser, &page);
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the script did not run:\n{dom}"
+    );
+    assert!(!dom.contains("data-error"), "a script error:\n{dom}");
+    assert!(
+        dom.contains("<details class=\"cause documented\" open=\"\">"),
+        "causes open"
+    );
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kconform-html-report.png");
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .args(["--window-size=1400,1800"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}#open-all", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success() && shot.exists(), "no screenshot");
+    println!("screenshot: {}", shot.display());
+
+    // Seen failing: a script error on the page is caught.
+    let broken = dir.path().join("broken.html");
+    std::fs::write(
+        &broken,
+        html.replace("</body>", "<script>no_such_function()</script></body>"),
+    )
+    .unwrap();
+    assert!(
+        rendered(browser, &broken).contains("data-error="),
+        "a planted error is caught"
+    );
+}
