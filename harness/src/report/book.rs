@@ -30,6 +30,13 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// A table cell whose long names (`transaction_apis.AddPartitionsToTxn.max_version`,
+/// `INVALID_TRANSACTION_TIMEOUT`) may break after each dot and underscore, so that the table
+/// fits the page.
+fn breakable(text: &str) -> String {
+    cell(text).replace('.', ".<wbr>").replace('_', "_<wbr>")
+}
+
 fn versions(v: &VersionSpec) -> String {
     match v {
         VersionSpec::One(n) => format!("v{n}"),
@@ -55,18 +62,18 @@ pub fn ledger_chapter(ledger: &Ledger) -> String {
         ledger.deviations.len(),
         ledger.changes.len()
     );
-    out.push_str("| entry | API | field | kaas | Apache |\n| --- | --- | --- | --- | --- |\n");
+    out.push_str("| entry | where | kaas | Apache |\n| --- | --- | --- | --- |\n");
     for d in ledger.deviations.iter().chain(&ledger.changes) {
         for s in d.inline.iter().chain(&d.shows) {
             let _ = writeln!(
                 out,
-                "| [{}](#{}) | {} | `{}` | {} | {} |",
+                "| [{}](#{}) | {} {} | {} | {} |",
                 d.id,
                 anchor(&d.id),
                 s.api.as_deref().unwrap_or(&d.api),
-                cell(&s.field),
-                cell(&s.kaas),
-                cell(&s.apache)
+                breakable(&s.field),
+                breakable(&s.kaas),
+                breakable(&s.apache)
             );
         }
     }
