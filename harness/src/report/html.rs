@@ -81,19 +81,28 @@ fn difference(out: &mut String, report: &Report, transcripts: &[Transcript], d: 
     if let Some(spec) = &d.spec {
         let _ = write!(out, "<p class=\"dim\">spec: {}</p>", esc(spec));
     }
-    let field = last_name(&row.path);
-    let answer = |target: &str| {
+    // The field marked: the path's last name, or for answers of two kinds each side's kind.
+    let field = |value: &Value| match row.path.as_str() {
+        "outcome" => value.as_str().unwrap_or_default().to_owned(),
+        path => last_name(path).to_owned(),
+    };
+    let answer = |target: &str, value: &Value| {
         step(transcripts, &row.scenario, target, &row.step)
-            .map(|s| marked(&serde_json::to_value(&s.outcome).unwrap_or_default(), field))
+            .map(|s| {
+                marked(
+                    &serde_json::to_value(&s.outcome).unwrap_or_default(),
+                    &field(value),
+                )
+            })
             .unwrap_or_else(|| "(no transcript)".into())
     };
     let _ = write!(
         out,
         "<div class=\"sides\"><div><h4>{}</h4><pre>{}</pre></div><div><h4>{}</h4><pre>{}</pre></div></div>",
         esc(left),
-        answer(left),
+        answer(left, &row.left),
         esc(right),
-        answer(right)
+        answer(right, &row.right)
     );
     if let Some(s) = step(transcripts, &row.scenario, left, &row.step) {
         let request = serde_json::to_string_pretty(&s.request).unwrap_or_default();
@@ -116,6 +125,9 @@ fn difference(out: &mut String, report: &Report, transcripts: &[Transcript], d: 
     );
 }
 
+/// The differences a cause opens to, at most (a framing defect can be hundreds).
+const SHOWN: usize = 50;
+
 /// One cause: a row that opens to its differences.
 fn cause(out: &mut String, report: &Report, transcripts: &[Transcript], c: &Cause) {
     let (class, verdict) = match &c.documented_by {
@@ -136,16 +148,23 @@ fn cause(out: &mut String, report: &Report, transcripts: &[Transcript], c: &Caus
         c.differences,
         c.consequences
     );
-    for d in report
+    let mine: Vec<&Difference> = report
         .differences
         .iter()
         .filter(|d| {
             c.steps
                 .contains(&(d.row.scenario.clone(), d.row.step.clone()))
         })
-        .take(50)
-    {
+        .collect();
+    for d in mine.iter().take(SHOWN) {
         difference(out, report, transcripts, d);
+    }
+    if mine.len() > SHOWN {
+        let _ = write!(
+            out,
+            "<p class=\"dim\">the first {SHOWN} of {}: <code>kconform run --json</code> has them all</p>",
+            mine.len()
+        );
     }
     out.push_str("</details>\n");
 }
@@ -239,7 +258,7 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-widt
 code,pre{font:12px/1.35 ui-monospace,monospace}pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:30em}\
 mark{background:#ffe08a}.bad{color:#b00020}.good{color:#0a7d22}.dim{color:#666}\
 details.cause{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.3em .6em}\
-details.cause.undocumented{border-color:#b00020}.sides{display:grid;grid-template-columns:1fr 1fr;gap:1em}\
+details.cause.undocumented{border-color:#b00020}.sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em}\
 .difference{border-top:1px solid #eee;margin-top:.5em}table{border-collapse:collapse}\
 td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}body.hide-documented .documented,\
 body.hide-undocumented .undocumented{display:none}";
