@@ -103,3 +103,29 @@ fn the_html_report_shows_each_cause_with_both_answers_and_renders_in_a_browser()
         "a planted error is caught"
     );
 }
+
+/// A page of the book, as a reader's browser shows it: the ledger chapter (built by `mdbook
+/// build docs`, which CI runs before the tests) renders with its entries and their anchors.
+#[test]
+fn the_books_ledger_chapter_renders_in_a_browser() {
+    let page = crate::util::root().join("docs/book/ledger.html");
+    if !page.exists() {
+        println!("skipped: docs/book is not built (`mdbook build docs`; CI builds it first)");
+        return;
+    }
+    let Some(browser) = chromium() else {
+        println!("skipped: no chromium here (ci/test.sh installs Debian's)");
+        return;
+    };
+    let page = page.canonicalize().unwrap();
+    let dom = rendered(browser, &page);
+    assert!(dom.contains("The deviation ledger"), "{dom}");
+    assert!(
+        dom.contains("id=\"invalid-transition-wire-50\""),
+        "an entry's anchor"
+    );
+    assert!(
+        dom.contains("href=\"scenarios.html#end-txn-on-empty\""),
+        "a scenario link"
+    );
+}
