@@ -712,11 +712,23 @@ fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
         json.to_str().unwrap(),
         "--markdown",
         dir.path().join("report.md").to_str().unwrap(),
+        "--html",
+        dir.path().join("report.html").to_str().unwrap(),
     ]);
     assert_eq!(code, 1, "{out}{err}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     crate::util::assert_follows_schema(include_str!("../fuzz-report.schema.json"), &report);
+    // The page: the finding with the broker's last words, its frame and its replay command.
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for want in [
+        "memory allocation of N bytes failed",
+        "the broker said",
+        "kconform replay-frame ",
+    ] {
+        assert!(page.contains(want), "{want} not in the page");
+    }
+    crate::html_report::renders(&dir.path().join("report.html"));
     // The Markdown: a row for the finding, with how it reproduces and its replay command.
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
     let row = md

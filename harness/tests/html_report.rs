@@ -28,6 +28,21 @@ fn rendered(browser: &str, page: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Asserts that a kconform page renders in the browser with its script run and no script
+/// error (prints why not when there is no browser).
+pub fn renders(page: &Path) {
+    let Some(browser) = chromium() else {
+        println!("skipped rendering {}: no chromium here", page.display());
+        return;
+    };
+    let dom = rendered(browser, &page.canonicalize().unwrap());
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the script did not run:\n{dom}"
+    );
+    assert!(!dom.contains("data-error"), "a script error:\n{dom}");
+}
+
 #[test]
 fn the_html_report_shows_each_cause_with_both_answers_and_renders_in_a_browser() {
     let dir = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@
 
 pub mod campaign;
 pub mod decoders;
+pub mod html;
 pub mod merge;
 pub mod model;
 pub mod pool;

@@ -16,7 +16,7 @@ use crate::api::coverage::Coverage;
 use crate::transcript::{StepRecord, Transcript};
 
 /// Text made safe for HTML.
-fn esc(text: &str) -> String {
+pub fn esc(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -201,8 +201,7 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
         .count();
     let _ = write!(
         out,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kconform report</title><style>{STYLE}</style></head><body>\
-         <h1>kconform: {verdict}</h1><p>{} transcripts, {} differences in {} root cause(s), {undocumented} undocumented; {} stale</p><ul>",
+        "<p>{} transcripts, {} differences in {} root cause(s), {undocumented} undocumented; {} stale</p><ul>",
         report.runs.len(),
         report.differences.len(),
         report.causes.len(),
@@ -250,8 +249,18 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
         "<h2>Coverage: API × version × error code</h2>{}",
         table(&coverage.markdown())
     );
-    let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
-    out
+    document("kconform report", verdict, &out)
+}
+
+/// A self-contained page: the title, the verdict as a heading, the body, the style and the
+/// script every kconform page shares (filters, `#open-all`, the `data-ready` and `data-error`
+/// marks a browser test reads).
+pub fn document(title: &str, verdict: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\
+         <h1>kconform: {verdict}</h1>{body}<script>{SCRIPT}</script></body></html>\n",
+        esc(title)
+    )
 }
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1400px}\
@@ -264,6 +273,6 @@ td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}body.hide-documented 
 body.hide-undocumented .undocumented{display:none}";
 
 const SCRIPT: &str = "window.onerror=function(m){document.body.dataset.error=String(m)};\
-for(const k of ['documented','undocumented']){document.getElementById('show-'+k).addEventListener('change',e=>{document.body.classList.toggle('hide-'+k,!e.target.checked)})}\
+for(const k of ['documented','undocumented']){const box=document.getElementById('show-'+k);if(box){box.addEventListener('change',e=>{document.body.classList.toggle('hide-'+k,!e.target.checked)})}}\
 if(location.hash==='#open-all'){document.querySelectorAll('details').forEach(d=>d.open=true)}\
 document.body.dataset.ready='1';";

@@ -148,4 +148,9 @@ pub struct FuzzArgs {
     pub apache_backend: BackendArg,
     #[command(flatten)]
     pub files: ReportFiles,
+    /// Write the run as one self-contained HTML page to FILE: the figures, each finding by
+    /// defect with its scenario file or its frame in hex, what matters, where it was seen, the
+    /// broker's last words and the replay command.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }

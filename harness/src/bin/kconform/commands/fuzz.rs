@@ -83,6 +83,10 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let report = report?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
+    if let Some(path) = &a.html {
+        let page = kconform::fuzz::html::page(&report);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(super::verdict(report.new_findings() == 0))
 }
 
