@@ -6,3 +6,4 @@ pub mod causes;
 pub mod diff;
 pub mod ledger;
 pub mod normalise;
+pub mod signature;
