@@ -81,7 +81,8 @@ pub fn decode(message: &Message, version: i16, bytes: &[u8]) -> Result<Value, St
     }
 }
 
-fn join(prefix: &str, name: &str) -> String {
+/// `prefix.name`, or `name` at the top: a field's path.
+pub(crate) fn join(prefix: &str, name: &str) -> String {
     match prefix.is_empty() {
         true => name.to_owned(),
         false => format!("{prefix}.{name}"),

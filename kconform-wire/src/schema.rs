@@ -549,7 +549,7 @@ fn kind(ty: &str, f: &Value, common: &BTreeMap<String, Value>) -> Result<Kind, S
 }
 
 /// `ProducerEpoch` → `producer_epoch`.
-fn snake_case(name: &str) -> String {
+pub(crate) fn snake_case(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() {

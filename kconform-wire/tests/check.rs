@@ -19,7 +19,7 @@ fn faithful(case: &Case) -> Decoded {
 
 fn session_with(decoder: impl FnMut(&Case) -> Decoded, cases: u64) -> Session {
     let mut s = Session::new();
-    s.run(20261204, cases, decoder, |_| false);
+    s.run(20261204, cases, decoder);
     s
 }
 

@@ -43,7 +43,7 @@ fn kaas_ref(case: &Case, planted: Planted) -> Decoded {
 
 fn run(planted: Planted, cases: u64) -> Report {
     let mut session = Session::new();
-    session.run(20261204, cases, |c| kaas_ref(c, planted), |_| false);
+    session.run(20261204, cases, |c| kaas_ref(c, planted));
     let report = session.report();
     println!("{report}");
     report

@@ -57,7 +57,7 @@ fn kafka_protocol(case: &Case) -> Decoded {
 #[test]
 fn kafka_protocol_0_15_against_apache() {
     let mut session = Session::new();
-    session.run(20261204, 30_000, kafka_protocol, |_| false);
+    session.run(20261204, 30_000, kafka_protocol);
     let report = session.report();
     println!("{report}");
     assert!(report.apache_accepted > 3_000, "{report}");

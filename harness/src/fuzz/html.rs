@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::report::FuzzReport;
-use crate::report::html::{document, esc};
+use crate::report::html::document;
+use crate::report::junit::xml as esc;
 
 /// The most bytes of a frame the page shows (the file has them all).
 const FRAME_SHOWN: usize = 4096;

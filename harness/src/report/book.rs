@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use super::md;
 use crate::compare::ledger::{Deviation, Ledger, NOT_REACHED};
 use crate::scenario::{Scenario, VersionSpec};
 
@@ -25,16 +26,11 @@ pub fn anchor(name: &str) -> String {
         .collect()
 }
 
-/// Text for a table cell: pipes escaped, on one line.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
 /// A table cell whose long names (`transaction_apis.AddPartitionsToTxn.max_version`,
 /// `INVALID_TRANSACTION_TIMEOUT`) may break after each dot and underscore, so that the table
 /// fits the page.
 fn breakable(text: &str) -> String {
-    cell(text).replace('.', ".<wbr>").replace('_', "_<wbr>")
+    md(text).replace('.', ".<wbr>").replace('_', "_<wbr>")
 }
 
 fn versions(v: &VersionSpec) -> String {
@@ -133,9 +129,9 @@ fn entry(out: &mut String, d: &Deviation) {
                 "| {} | {} | `{}` | `{}` | `{}` |",
                 c.client,
                 c.workload,
-                cell(&c.field),
-                cell(&c.kaas),
-                cell(&c.apache)
+                md(&c.field),
+                md(&c.kaas),
+                md(&c.apache)
             );
         }
     }

@@ -11,17 +11,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::junit::xml as esc;
 use super::{Cause, Difference, Report};
 use crate::api::coverage::Coverage;
 use crate::transcript::{StepRecord, Transcript};
-
-/// Text made safe for HTML.
-pub fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The last name of a difference's path (`topics[0].error_code` → `error_code`).
 fn last_name(path: &str) -> &str {
@@ -86,25 +79,28 @@ fn difference(out: &mut String, report: &Report, transcripts: &[Transcript], d: 
         "outcome" => value.as_str().unwrap_or_default().to_owned(),
         path => last_name(path).to_owned(),
     };
-    let answer = |target: &str, value: &Value| {
-        step(transcripts, &row.scenario, target, &row.step)
-            .map(|s| {
-                marked(
-                    &serde_json::to_value(&s.outcome).unwrap_or_default(),
-                    &field(value),
-                )
-            })
-            .unwrap_or_else(|| "(no transcript)".into())
+    let (left_step, right_step) = (
+        step(transcripts, &row.scenario, left, &row.step),
+        step(transcripts, &row.scenario, right, &row.step),
+    );
+    let answer = |s: Option<&StepRecord>, value: &Value| {
+        s.map(|s| {
+            marked(
+                &serde_json::to_value(&s.outcome).unwrap_or_default(),
+                &field(value),
+            )
+        })
+        .unwrap_or_else(|| "(no transcript)".into())
     };
     let _ = write!(
         out,
         "<div class=\"sides\"><div><h4>{}</h4><pre>{}</pre></div><div><h4>{}</h4><pre>{}</pre></div></div>",
         esc(left),
-        answer(left, &row.left),
+        answer(left_step, &row.left),
         esc(right),
-        answer(right, &row.right)
+        answer(right_step, &row.right)
     );
-    if let Some(s) = step(transcripts, &row.scenario, left, &row.step) {
+    if let Some(s) = left_step {
         let request = serde_json::to_string_pretty(&s.request).unwrap_or_default();
         let _ = write!(
             out,

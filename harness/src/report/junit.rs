@@ -85,8 +85,9 @@ pub fn suite(name: &str, cases: &[Case]) -> String {
     out
 }
 
-/// `s` as XML text or attribute text.
-fn xml(s: &str) -> String {
+/// `s` as XML or HTML text or attribute text: the JUnit files, and the HTML pages
+/// ([`super::html`]).
+pub(crate) fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -565,6 +565,7 @@ impl Report {
 
 crate::report_forms!(Report);
 
+/// Text for a Markdown table cell: pipes escaped, on one line.
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }

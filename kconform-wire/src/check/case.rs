@@ -169,14 +169,7 @@ impl Case {
 
     /// A file name for the case: `write_txn_markers-request-v0-<hash>`.
     pub fn file_stem(&self) -> String {
-        let snake: String = api_name(self.api as i16)
-            .chars()
-            .enumerate()
-            .flat_map(|(i, c)| match c.is_ascii_uppercase() && i > 0 {
-                true => vec!['_', c.to_ascii_lowercase()],
-                false => vec![c.to_ascii_lowercase()],
-            })
-            .collect();
+        let snake = schema::snake_case(&api_name(self.api as i16));
         let hash = self.body.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
         });

@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use crate::by_schema::join;
+
 /// A field whose values differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {
@@ -18,13 +20,6 @@ pub struct Difference {
 /// numbers by value (`1` and `1.0` are one number).
 pub fn first_difference(apache: &Value, theirs: &Value) -> Option<Difference> {
     differ("", apache, theirs)
-}
-
-fn join(prefix: &str, name: &str) -> String {
-    match prefix.is_empty() {
-        true => name.to_owned(),
-        false => format!("{prefix}.{name}"),
-    }
 }
 
 fn differ(path: &str, apache: &Value, theirs: &Value) -> Option<Difference> {

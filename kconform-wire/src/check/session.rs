@@ -108,20 +108,15 @@ impl Session {
         Some(&*self.seen.entry(signature).or_insert(seen))
     }
 
-    /// Checks `count` cases drawn from `seed` ([`Case::draw`]), or until `until` says stop
-    /// (given the findings so far).
-    pub fn run<F, U>(&mut self, seed: u64, count: u64, mut decoder: F, until: U)
+    /// Checks `count` cases drawn from `seed` ([`Case::draw`]).
+    pub fn run<F>(&mut self, seed: u64, count: u64, mut decoder: F)
     where
         F: FnMut(&Case) -> Decoded,
-        U: Fn(&Session) -> bool,
     {
         let mut rng = Rng::new(seed);
         for _ in 0..count {
             let case = Case::draw(&mut rng);
             self.check(&case, &mut decoder);
-            if until(self) {
-                return;
-            }
         }
     }
 

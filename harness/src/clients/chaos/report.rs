@@ -247,12 +247,7 @@ impl ChaosReport {
 
     /// The report as JUnit XML: one test case per target.
     pub fn junit(&self) -> String {
-        let esc = |t: &str| {
-            t.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-        };
+        let esc = crate::report::junit::xml;
         let control = control_kinds(&self.targets);
         let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let failing: Vec<&TargetChaos> =

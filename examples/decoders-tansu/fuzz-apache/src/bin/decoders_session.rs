@@ -8,7 +8,7 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut session = Session::new();
     match args.first().and_then(|a| a.parse::<u64>().ok()) {
-        Some(count) => session.run(20261204, count, tansu_check_apache_fuzz::decode, |_| false),
+        Some(count) => session.run(20261204, count, tansu_check_apache_fuzz::decode),
         None => {
             for path in &args {
                 let Ok(bytes) = std::fs::read(path) else {
