@@ -55,6 +55,13 @@ fn kinds(report: &ChaosReport) -> Vec<Kind> {
     report.targets[0].kinds().into_iter().collect()
 }
 
+/// `kconform chaos --html`'s page of `report`, written into the tests' target directory.
+fn write_page(report: &ChaosReport, name: &str) -> std::path::PathBuf {
+    let page = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.html"));
+    std::fs::write(&page, chaos::html::page(report)).unwrap();
+    page
+}
+
 /// Two pauses, the second (6.6 s) past the member timeout (3 s): the paused broker's partitions
 /// and coordinators move to its peers, and come back to it when it resumes. Before kaas-ref's logs
 /// took appends in turn (a broker reads what a peer appended before it appends or serves), the
@@ -78,6 +85,20 @@ fn a_clean_ref_cluster_under_pauses_shows_no_anomaly() {
     assert!(t.records_checked > 0);
     assert_eq!(t.anomalies, vec![]);
     assert!(report.passed);
+    // The page: the timeline holds as many transactions as the workers committed, the
+    // pauses shaded on it, and the checker's word.
+    let ended: u64 = t.timeline.iter().map(|s| u64::from(s.committed)).sum();
+    assert_eq!(ended, committed, "each commit in its second");
+    let page = write_page(&report, "chaos-clean");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<rect class=\"fault\""),
+        "faults on the timeline"
+    );
+    assert!(html.contains("fill=\"#0a7d22\""), "commits on the timeline");
+    assert!(html.contains("<p class=\"good\">no anomaly</p>"));
+    crate::html_report::renders(&page);
+    crate::html_report::screenshot(&page, "kconform-chaos");
     crate::util::assert_follows_schema(
         include_str!("../chaos-report.schema.json"),
         &serde_json::from_str(&report.json()).unwrap(),
@@ -140,6 +161,9 @@ fn a_group_commit_before_its_markers_is_found_as_offsets_without_records() {
         "{}",
         report.terminal()
     );
+    // The page names each anomaly as one the run fails on.
+    let html = std::fs::read_to_string(write_page(&report, "chaos-planted")).unwrap();
+    assert!(html.contains("<b>offsets-without-records</b> · <strong class=\"bad\">"));
     // A report with anomalies follows the schema too.
     crate::util::assert_follows_schema(
         include_str!("../chaos-report.schema.json"),

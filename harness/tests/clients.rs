@@ -72,6 +72,8 @@ fn both_clients_see_kaas_ref_and_apache_alike_but_where_the_ledger_says() {
     if !apache_here() {
         return;
     }
+    let pages = tempfile::tempdir().unwrap();
+    let page = pages.path().join("clients.html");
     let (code, text, report) = clients(&[
         "--target",
         "ref",
@@ -79,6 +81,8 @@ fn both_clients_see_kaas_ref_and_apache_alike_but_where_the_ledger_says() {
         "apache",
         "--apache-backend",
         "jvm",
+        "--html",
+        page.to_str().unwrap(),
     ]);
     println!("{text}");
     assert_schema(&report);
@@ -120,6 +124,23 @@ fn both_clients_see_kaas_ref_and_apache_alike_but_where_the_ledger_says() {
             && d["documented_by"] == "init-rejoin-while-ongoing-does-not-abort"),
         "{text}"
     );
+    // The page: the matrix, the fencing line's difference with its entry, and the two
+    // transcripts side by side with the differing observation marked.
+    let html = std::fs::read_to_string(&page).unwrap();
+    for want in [
+        "<h2>Workload × client</h2>",
+        "<td><code>read_committed</code></td><td><mark>[&quot;o0&quot;,&quot;o1&quot;,&quot;n0&quot;]</mark>",
+        "documented by <code>init-rejoin-while-ongoing-does-not-abort</code>",
+        "<mark>read_committed = [&quot;o0&quot;,&quot;o1&quot;,&quot;n0&quot;]</mark>",
+        "kconform clients fencing --client librdkafka",
+    ] {
+        assert!(html.contains(want), "{want} not in the page");
+    }
+    if let Some(dom) = crate::html_report::renders(&page) {
+        assert!(dom.contains("<details class=\"cause documented\" id=\"line-"));
+        assert!(dom.contains(" open=\"\""), "the lines open");
+        crate::html_report::screenshot(&page, "kconform-clients");
+    }
 }
 
 /// A scratch copy of the scenarios with `edit` applied to its ledger.

@@ -29,11 +29,11 @@ fn rendered(browser: &str, page: &Path) -> String {
 }
 
 /// Asserts that a kconform page renders in the browser with its script run and no script
-/// error (prints why not when there is no browser).
-pub fn renders(page: &Path) {
+/// error, every section opened; the DOM it rendered (none, saying why, without a browser).
+pub fn renders(page: &Path) -> Option<String> {
     let Some(browser) = chromium() else {
         println!("skipped rendering {}: no chromium here", page.display());
-        return;
+        return None;
     };
     let dom = rendered(browser, &page.canonicalize().unwrap());
     assert!(
@@ -41,6 +41,33 @@ pub fn renders(page: &Path) {
         "the script did not run:\n{dom}"
     );
     assert!(!dom.contains("data-error"), "a script error:\n{dom}");
+    Some(dom)
+}
+
+/// A screenshot of `page` with every section open, kept in the tests' target directory as
+/// `NAME.png` for a person to look at (nothing without a browser).
+pub fn screenshot(page: &Path, name: &str) {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.png"));
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .args(["--window-size=1400,1800"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!(
+            "file://{}#open-all",
+            page.canonicalize().unwrap().display()
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success() && shot.exists(), "no screenshot");
+    println!("screenshot: {}", shot.display());
 }
 
 #[test]
@@ -90,21 +117,7 @@ fn the_html_report_shows_each_cause_with_both_answers_and_renders_in_a_browser()
         dom.contains("<details class=\"cause documented\" open=\"\">"),
         "causes open"
     );
-    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kconform-html-report.png");
-    let out = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .args(["--window-size=1400,1800"])
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}#open-all", page.display()))
-        .output()
-        .unwrap();
-    assert!(out.status.success() && shot.exists(), "no screenshot");
-    println!("screenshot: {}", shot.display());
+    screenshot(&page, "kconform-html-report");
 
     // Seen failing: a script error on the page is caught.
     let broken = dir.path().join("broken.html");

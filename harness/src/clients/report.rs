@@ -72,7 +72,7 @@ pub struct ClientsReport {
 impl RunRow {
     /// Whether this row is a run of `key`'s workload and client, its coordinators placed as
     /// `key` says (one broker's run stands for `together`).
-    fn is(&self, key: &Key) -> bool {
+    pub(super) fn is(&self, key: &Key) -> bool {
         key.has(&self.client, &self.workload, self.coordinators)
     }
 
@@ -88,9 +88,9 @@ impl RunRow {
 
 /// A line of the report: a workload run by a client, its coordinators placed one way.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Key {
-    workload: String,
-    client: String,
+pub(super) struct Key {
+    pub(super) workload: String,
+    pub(super) client: String,
     placement: Placement,
     /// Whether some run of it was placed (on a cluster), so the line names the placement.
     placed: bool,
@@ -98,7 +98,7 @@ struct Key {
 
 impl Key {
     /// The workload, with where its coordinators sat when that was chosen.
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match self.placed {
             true => format!("{} ({})", self.workload, self.placement.name()),
             false => self.workload.clone(),
@@ -107,7 +107,12 @@ impl Key {
 
     /// Whether a difference or stale claim of `client`'s `workload`, from runs whose
     /// coordinators sat at `coordinators`, belongs on this line.
-    fn has(&self, client: &str, workload: &str, coordinators: Option<Placement>) -> bool {
+    pub(super) fn has(
+        &self,
+        client: &str,
+        workload: &str,
+        coordinators: Option<Placement>,
+    ) -> bool {
         self.workload == workload
             && self.client == client
             && self.placement == Placement::of_run(coordinators)
@@ -197,7 +202,7 @@ impl ClientsReport {
             && self.stale.is_empty()
     }
 
-    fn keys(&self) -> Vec<Key> {
+    pub(super) fn keys(&self) -> Vec<Key> {
         let mut out: Vec<Key> = Vec::new();
         for r in &self.runs {
             let key = r.key();
@@ -209,7 +214,7 @@ impl ClientsReport {
         out
     }
 
-    fn verdict_of(&self, key: &Key) -> String {
+    pub(super) fn verdict_of(&self, key: &Key) -> String {
         let failed: Vec<String> = self
             .runs
             .iter()

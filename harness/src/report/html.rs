@@ -264,7 +264,7 @@ code,pre{font:12px/1.35 ui-monospace,monospace}pre{background:#f6f6f6;padding:.5
 mark{background:#ffe08a}.bad{color:#b00020}.good{color:#0a7d22}.dim{color:#666}\
 details.cause{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.3em .6em}\
 details.cause.undocumented{border-color:#b00020}.sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em}\
-.difference{border-top:1px solid #eee;margin-top:.5em}table{border-collapse:collapse}\
+.scroll{overflow-x:auto}.difference{border-top:1px solid #eee;margin-top:.5em}table{border-collapse:collapse}\
 td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}body.hide-documented .documented,\
 body.hide-undocumented .undocumented{display:none}";
 

@@ -64,6 +64,37 @@ impl Txn {
     }
 }
 
+/// The transactions that ended in one second of the workload, by how they ended: the
+/// timeline a report draws beside the faults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Second {
+    /// Committed.
+    pub committed: u32,
+    /// Aborted (on purpose or after an error).
+    pub aborted: u32,
+    /// Outcome unknown.
+    pub unknown: u32,
+}
+
+/// Per second from the workload's start, the transactions that ended in it (a transaction
+/// still open when its worker was given up has no end and is not counted).
+pub fn timeline(history: &[Txn]) -> Vec<Second> {
+    let mut seconds: Vec<Second> = Vec::new();
+    for t in history.iter().filter(|t| t.ended_ms > 0) {
+        let at = (t.ended_ms / 1000) as usize;
+        if seconds.len() <= at {
+            seconds.resize(at + 1, Second::default());
+        }
+        let second = &mut seconds[at];
+        match t.outcome {
+            Outcome::Committed => second.committed += 1,
+            Outcome::Aborted => second.aborted += 1,
+            Outcome::Unknown => second.unknown += 1,
+        }
+    }
+    seconds
+}
+
 /// What one output record says of itself: `worker:seq:index:count:input_partition:input_offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OutValue {
@@ -112,6 +143,34 @@ impl OutValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn txn(outcome: Outcome, ended_ms: u64) -> Txn {
+        Txn {
+            worker: 0,
+            seq: 0,
+            outcome,
+            input_partition: 0,
+            input_from: 0,
+            outputs: vec![0],
+            ended_ms,
+        }
+    }
+
+    #[test]
+    fn the_timeline_counts_each_ended_transaction_in_its_second() {
+        let history = [
+            txn(Outcome::Committed, 10),
+            txn(Outcome::Committed, 999),
+            txn(Outcome::Aborted, 2_500),
+            txn(Outcome::Unknown, 2_001),
+            txn(Outcome::Unknown, 0),
+        ];
+        let t = timeline(&history);
+        assert_eq!(t.len(), 3);
+        assert_eq!((t[0].committed, t[0].aborted, t[0].unknown), (2, 0, 0));
+        assert_eq!(t[1], Second::default());
+        assert_eq!((t[2].committed, t[2].aborted, t[2].unknown), (0, 1, 1));
+    }
 
     #[test]
     fn a_value_reads_back_as_written() {

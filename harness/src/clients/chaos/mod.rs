@@ -9,6 +9,7 @@
 
 pub mod checker;
 pub mod history;
+pub mod html;
 pub mod placement;
 pub mod readback;
 pub mod report;
@@ -141,6 +142,7 @@ async fn run_target(
         workers: Vec::new(),
         records_checked: 0,
         anomalies: Vec::new(),
+        timeline: Vec::new(),
         wall_secs: 0.0,
     };
     progress.starting(&name);
@@ -298,6 +300,7 @@ async fn on_target(
             .await
             .map_err(|e| format!("the read-back ended: {e}"))??
     };
+    report.timeline = history::timeline(&history);
     let checked = checker::check(&history, &read);
     report.records_checked = checked.records_checked;
     report.anomalies = checked.anomalies;

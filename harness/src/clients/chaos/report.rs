@@ -40,6 +40,8 @@ pub struct TargetChaos {
     pub records_checked: usize,
     /// Every anomaly found.
     pub anomalies: Vec<Anomaly>,
+    /// Per second of the workload, the transactions that ended in it.
+    pub timeline: Vec<super::history::Second>,
     /// Seconds from starting the target to its report.
     pub wall_secs: f64,
 }
@@ -62,7 +64,7 @@ impl TargetChaos {
 }
 
 /// The kinds of anomaly the control showed (none without a control).
-fn control_kinds(targets: &[TargetChaos]) -> BTreeSet<Kind> {
+pub(super) fn control_kinds(targets: &[TargetChaos]) -> BTreeSet<Kind> {
     targets
         .iter()
         .filter(|t| t.control)
@@ -314,6 +316,7 @@ mod tests {
                     detail: "x".into(),
                 })
                 .collect(),
+            timeline: Vec::new(),
             wall_secs: 0.0,
         }
     }

@@ -409,6 +409,11 @@ pub struct ClientsArgs {
     /// How `--target apache` launches Apache (see `kconform run --help`).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub apache_backend: BackendArg,
+    /// Write the verdict as one self-contained HTML page to FILE: the workload × client
+    /// matrix, each line opening to its differences (with the ledger entry that documents
+    /// each) and the two targets' transcripts side by side, the differing calls marked.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub files: ReportFiles,
 }
@@ -547,6 +552,11 @@ pub struct ChaosArgs {
     /// How `--target apache` launches Apache (see `kconform run --help`).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub apache_backend: BackendArg,
+    /// Write the run as one self-contained HTML page to FILE: per cluster, the timeline of
+    /// faults and transactions (committed, aborted, unknown, per second), what the workers
+    /// did, and each anomaly the checker found.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub files: ReportFiles,
 }

@@ -2,6 +2,8 @@
 //! Apache as the control.
 
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 use std::sync::Arc;
 
 use clap::ValueEnum;
@@ -45,6 +47,10 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
     let report = kconform::clients::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
+    if let Some(path) = &a.html {
+        let page = kconform::clients::chaos::html::page(&report);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(super::verdict(report.passed))
 }
 

@@ -2,6 +2,8 @@
 //! targets, what each client saw compared and judged against the ledger's client claims.
 
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,5 +39,9 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         kconform::clients::run(&specs, &options, &ledger, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
+    if let Some(path) = &a.html {
+        let page = kconform::clients::html::page(&report);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(super::verdict(report.passed()))
 }

@@ -1,0 +1,206 @@
+//! `kconform chaos --html FILE`: a chaos run on one self-contained page, in the shell every
+//! kconform page shares ([`crate::report::html::document`]): the replay line, then per
+//! cluster the timeline (transactions ended per second, stacked by outcome, under the faults'
+//! spans), the faults as done, what each worker did, and every anomaly the checker found, those
+//! the control did not show marked.
+
+use std::fmt::Write as _;
+
+use super::report::{control_kinds, ChaosReport, TargetChaos};
+use crate::report::html::document;
+use crate::report::junit::xml as esc;
+
+/// The timeline's width when it fits (a long run takes [`MIN_PX_PER_SEC`] a second and
+/// scrolls), and its height, in pixels.
+const WIDTH: u64 = 900;
+const MIN_PX_PER_SEC: u64 = 4;
+const HEIGHT: u64 = 120;
+
+/// The timeline as inline SVG: a bar per second, committed (green) under aborted (grey) under
+/// unknown (red), scaled to the busiest second; each fault a shaded span from when it was done
+/// to when the broker was back, labelled with its act and broker.
+fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
+    let last_back = t.faults.iter().filter_map(|f| f.back_ms).max().unwrap_or(0);
+    let secs = duration_secs
+        .max(t.timeline.len() as u64)
+        .max(last_back.div_ceil(1000))
+        .max(1);
+    let px = (WIDTH / secs).max(MIN_PX_PER_SEC);
+    let busiest = t
+        .timeline
+        .iter()
+        .map(|s| s.committed + s.aborted + s.unknown)
+        .max()
+        .unwrap_or(0)
+        .max(1) as u64;
+    let width = secs * px;
+    let mut svg = format!(
+        "<svg class=\"timeline\" width=\"{width}\" height=\"{}\" viewBox=\"0 0 {width} {}\" role=\"img\" aria-label=\"transactions per second and faults\">",
+        HEIGHT + 16,
+        HEIGHT + 16
+    );
+    for f in &t.faults {
+        let from = f.done_ms * px / 1000;
+        let to = f.back_ms.unwrap_or(secs * 1000) * px / 1000;
+        let _ = write!(
+            svg,
+            "<rect class=\"fault\" x=\"{from}\" y=\"0\" width=\"{}\" height=\"{HEIGHT}\" fill=\"#f4c7c3\" opacity=\"0.7\"><title>{} broker {} at {:.1} s</title></rect><text x=\"{from}\" y=\"10\" font-size=\"9\">{} {}</text>",
+            to.saturating_sub(from).max(1),
+            esc(f.fault.act),
+            f.fault.node,
+            f.done_ms as f64 / 1000.0,
+            esc(f.fault.act),
+            f.fault.node
+        );
+    }
+    for (i, s) in t.timeline.iter().enumerate() {
+        let x = i as u64 * px;
+        let mut y = HEIGHT;
+        for (n, colour) in [
+            (s.committed, "#0a7d22"),
+            (s.aborted, "#999"),
+            (s.unknown, "#b00020"),
+        ] {
+            let h = n as u64 * HEIGHT / busiest;
+            if h > 0 {
+                y -= h;
+                let _ = write!(
+                    svg,
+                    "<rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{h}\" fill=\"{colour}\"/>",
+                    px - 1
+                );
+            }
+        }
+    }
+    let every = if secs > 300 { 60 } else { 10 };
+    for tick in (0..=secs).step_by(every) {
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" font-size=\"9\">{tick}s</text>",
+            tick * px,
+            HEIGHT + 12
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// One cluster's section.
+fn target(out: &mut String, report: &ChaosReport, t: &TargetChaos) {
+    let control = control_kinds(&report.targets);
+    let role = match t.control {
+        true => " (the control)",
+        false => "",
+    };
+    let _ = write!(
+        out,
+        "<h2>{}{role}</h2><p class=\"dim\">{} · {:.0} s · {} records checked</p>",
+        esc(&t.name),
+        esc(&t.origin),
+        t.wall_secs,
+        t.records_checked
+    );
+    if let Some(e) = &t.error {
+        let _ = write!(out, "<p class=\"bad\">did not finish: {}</p>", esc(e));
+    }
+    if let Some(why) = &t.no_faults_because {
+        let _ = write!(out, "<p>no faults: {}</p>", esc(why));
+    }
+    out.push_str("<div class=\"scroll\">");
+    out.push_str(&timeline(t, report.duration_secs));
+    out.push_str("</div><p class=\"dim\">transactions ended per second: <span class=\"good\">committed</span>, aborted (grey), <span class=\"bad\">outcome unknown</span>; shaded: a fault until its broker was back</p>");
+    if !t.faults.is_empty() {
+        out.push_str(
+            "<table><tr><th>at</th><th>fault</th><th>broker</th><th>held</th><th>back</th></tr>",
+        );
+        for f in &t.faults {
+            let back = match (f.back_ms, &f.error) {
+                (_, Some(e)) => format!("<span class=\"bad\">failed: {}</span>", esc(e)),
+                (Some(b), None) => format!("{:.1} s", b as f64 / 1000.0),
+                (None, None) => "-".into(),
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{:.1} s</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{back}</td></tr>",
+                f.done_ms as f64 / 1000.0,
+                esc(f.fault.act),
+                f.fault.node,
+                f.fault.hold_ms as f64 / 1000.0
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("<h3>Workers</h3><table><tr><th>worker</th><th>committed</th><th>aborted on purpose</th><th>aborted after an error</th><th>unknown</th><th>new producers</th><th>client errors</th></tr>");
+    for (i, w) in t.workers.iter().enumerate() {
+        let errors: Vec<String> = w.errors.iter().map(|(c, n)| format!("{c} x{n}")).collect();
+        let hung = match &w.hung {
+            Some(h) => format!(
+                " <span class=\"bad\">hung in {} since {:.1} s</span>",
+                esc(h.call),
+                h.since_ms as f64 / 1000.0
+            ),
+            None => String::new(),
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{hung}</td></tr>",
+            w.committed,
+            w.aborted_on_purpose,
+            w.aborted_after_error,
+            w.unknown,
+            w.new_producers,
+            esc(&errors.join(", "))
+        );
+    }
+    out.push_str("</table>");
+    let _ = write!(
+        out,
+        "<h3>What the checker found ({})</h3>",
+        t.anomalies.len()
+    );
+    if t.anomalies.is_empty() {
+        out.push_str("<p class=\"good\">no anomaly</p>");
+    }
+    for a in &t.anomalies {
+        let new = !t.control && !control.contains(&a.kind);
+        let _ = write!(
+            out,
+            "<details class=\"cause {}\"><summary><b>{}</b>{}</summary><pre>{}</pre></details>",
+            match new {
+                true => "undocumented",
+                false => "documented",
+            },
+            esc(a.kind.name()),
+            match (new, t.control) {
+                (true, _) => " · <strong class=\"bad\">not shown by the control</strong>",
+                (false, true) => " · the control's own",
+                (false, false) => " · the control shows it too",
+            },
+            esc(&a.detail)
+        );
+    }
+}
+
+/// The page of `report`.
+pub fn page(report: &ChaosReport) -> String {
+    let verdict = match report.passed {
+        true => "<span class=\"good\">PASSED</span>",
+        false => "<span class=\"bad\">FAILED</span>",
+    };
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<p>seed {}, {} s, {} workers, {} output partitions, replication {}, coordinators {}</p><p class=\"dim\">replay: <code>{}</code></p>",
+        report.seed,
+        report.duration_secs,
+        report.shape.workers,
+        report.shape.outputs,
+        report.shape.replication,
+        report.placement.name(),
+        esc(&report.replay)
+    );
+    for t in &report.targets {
+        target(&mut out, report, t);
+    }
+    document("kconform chaos", verdict, &out)
+}
