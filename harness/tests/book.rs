@@ -63,6 +63,22 @@ fn cli_chapter() -> String {
     out
 }
 
+/// Each report's JSON schema, by file name.
+fn schemas(root: &Path) -> Vec<(&'static str, serde_json::Value)> {
+    [
+        "report.schema.json",
+        "clients-report.schema.json",
+        "chaos-report.schema.json",
+        "fuzz-report.schema.json",
+    ]
+    .into_iter()
+    .map(|f| {
+        let text = std::fs::read_to_string(root.join("harness").join(f)).expect("schema");
+        (f, serde_json::from_str(&text).expect("schema is JSON"))
+    })
+    .collect()
+}
+
 /// Each generated chapter and what it should hold.
 fn generated() -> Vec<(&'static str, String)> {
     let root = root();
@@ -72,6 +88,7 @@ fn generated() -> Vec<(&'static str, String)> {
         ("ledger.md", book::ledger_chapter(&ledger)),
         ("scenarios.md", book::scenarios_chapter(&scenarios, &ledger)),
         ("cli.md", cli_chapter()),
+        ("schemas.md", book::schemas_chapter(&schemas(&root))),
     ]
 }
 

@@ -1,4 +1,4 @@
-//! The book's generated chapters (`docs/src/ledger.md`, `docs/src/scenarios.md`): the deviation
+//! The book's generated chapters (`docs/src/ledger.md`, `docs/src/scenarios.md`, `docs/src/schemas.md`): the deviation
 //! ledger and the scenarios as pages a person reads, written from the same files kconform
 //! judges by, so that they cannot say other than the run does. A test holds the committed pages
 //! to what these functions write (`cargo test -p harness --test integration book`).
@@ -177,6 +177,115 @@ pub fn scenarios_chapter(scenarios: &[Scenario], ledger: &Ledger) -> String {
             let _ = writeln!(out, "- Shows: {}", entries.join(", "));
         }
         let _ = writeln!(out, "- File: `scenarios/{}.toml`\n", s.name);
+    }
+    out
+}
+
+/// A schema's type as a reader says it: `string`, `integer ≥ 0`, `array of anomaly`, `"passed"
+/// or "failed"`.
+fn schema_type(s: &serde_json::Value) -> String {
+    if let Some(r) = s.get("$ref").and_then(|r| r.as_str()) {
+        return r.rsplit('/').next().unwrap_or(r).to_owned();
+    }
+    if let Some(c) = s.get("const") {
+        return format!("always {c}");
+    }
+    if let Some(e) = s.get("enum").and_then(|e| e.as_array()) {
+        let names: Vec<String> = e.iter().map(|v| v.to_string()).collect();
+        return format!("one of {}", names.join(", "));
+    }
+    let kind = match s.get("type") {
+        Some(serde_json::Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(" or "),
+        Some(k) => k.as_str().unwrap_or_default().to_owned(),
+        None => "any".into(),
+    };
+    match (kind.as_str(), s.get("items"), s.get("minimum")) {
+        ("array", Some(items), _) => format!("array of {}", schema_type(items)),
+        (_, _, Some(min)) => format!("{kind} ≥ {min}"),
+        _ => kind,
+    }
+}
+
+/// The rows of an object schema's properties: name (required ones in bold), type, description.
+fn property_rows(out: &mut String, object: &serde_json::Value) {
+    let required: Vec<&str> = object
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let Some(props) = object.get("properties").and_then(|p| p.as_object()) else {
+        return;
+    };
+    out.push_str("| field | type | what it holds |\n|---|---|---|\n");
+    for (name, s) in props {
+        let name = match required.contains(&name.as_str()) {
+            true => format!("**`{name}`**"),
+            false => format!("`{name}`"),
+        };
+        let about = s.get("description").and_then(|d| d.as_str()).unwrap_or("");
+        let _ = writeln!(out, "| {name} | {} | {} |", md(&schema_type(s)), md(about));
+    }
+    out.push('\n');
+}
+
+/// A section for each field of `object` that is an object with fields of its own, or an array
+/// of them (`differences[]`), two levels deep.
+fn nested(out: &mut String, title: &str, path: &str, object: &serde_json::Value, depth: usize) {
+    let Some(props) = object.get("properties").and_then(|p| p.as_object()) else {
+        return;
+    };
+    for (name, s) in props {
+        let (inner, suffix) = match s.get("items") {
+            Some(items) => (items, "[]"),
+            None => (s, ""),
+        };
+        if inner.get("properties").is_none() {
+            continue;
+        }
+        let here = match path.is_empty() {
+            true => format!("{name}{suffix}"),
+            false => format!("{path}.{name}{suffix}"),
+        };
+        let _ = writeln!(out, "### {title}: `{here}`\n");
+        property_rows(out, inner);
+        if depth < 1 {
+            nested(out, title, &here, inner, depth + 1);
+        }
+    }
+}
+
+/// The JSON schemas chapter: for each report's schema (file name, parsed), what it describes,
+/// its top-level fields and each definition's fields, required ones in bold.
+pub fn schemas_chapter(schemas: &[(&str, serde_json::Value)]) -> String {
+    let mut out = format!("{GENERATED}\n\n# The JSON schemas\n\n");
+    out.push_str(
+        "Every `--json` report follows a published JSON Schema (draft 2020-12) in `harness/`; a \
+         test validates each command's report against its schema, and this page is written from \
+         the schema files. Fields are in alphabetical order; a field in **bold** is always present. `schema_version` changes only \
+         with a change that breaks readers.\n\n",
+    );
+    for (file, schema) in schemas {
+        let title = schema.get("title").and_then(|t| t.as_str()).unwrap_or(file);
+        let _ = writeln!(out, "## {title}\n\n`harness/{file}`\n");
+        if let Some(d) = schema.get("description").and_then(|d| d.as_str()) {
+            let _ = writeln!(out, "{d}\n");
+        }
+        property_rows(&mut out, schema);
+        nested(&mut out, title, "", schema, 0);
+        if let Some(defs) = schema.get("$defs").and_then(|d| d.as_object()) {
+            for (name, def) in defs {
+                let _ = writeln!(out, "### {title}: `{name}`\n");
+                if let Some(d) = def.get("description").and_then(|d| d.as_str()) {
+                    let _ = writeln!(out, "{d}\n");
+                }
+                property_rows(&mut out, def);
+                nested(&mut out, title, name, def, 0);
+            }
+        }
     }
     out
 }
