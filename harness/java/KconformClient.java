@@ -40,7 +40,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public final class KconformClient {
-    static final String WORKLOADS = "eos, fencing, timeout-past, empty-id, unusual-id, "
+    static final String WORKLOADS = "eos, fencing, fenced-send, timeout-past, empty-id, unusual-id, "
             + "timeout-above-max, mid-transaction-consumer, idempotent, empty-group-offsets, "
             + "stale-generation-offsets";
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -303,6 +303,55 @@ public final class KconformClient {
         observeReads();
     }
 
+    /**
+     * A second producer with the same id starts while the first has a transaction open; the
+     * first then sends again and ends its transaction as the client's documentation says (a
+     * fenced producer, or one past an unrecoverable error, is closed; after any other error the
+     * transaction is aborted); then the second sends and commits.
+     */
+    private void fencedSend(Admin admin) throws Exception {
+        KafkaProducer<String, String> first = producer(txn);
+        call("initTransactions", first::initTransactions);
+        call("send in an open transaction", () -> {
+            first.beginTransaction();
+            send(first, "o", 1);
+        });
+        KafkaProducer<String, String> second = producer(txn);
+        call("initTransactions (second producer)", second::initTransactions);
+        boolean ok = call("send (fenced producer)",
+                () -> first.send(new ProducerRecord<>(topic, 0, null, "o1")).get());
+        if (ok) {
+            ok = call("commit (fenced producer)", first::commitTransaction);
+        }
+        if (!ok) {
+            endAfterError(first, "fenced producer");
+        }
+        if (!call("commit (second producer)", () -> {
+            second.beginTransaction();
+            send(second, "n", 1);
+            second.commitTransaction();
+        })) {
+            endAfterError(second, "second producer");
+        }
+        first.close(Duration.ZERO);
+        second.close(WAIT);
+        observeReads();
+    }
+
+    /**
+     * What the Javadoc of KafkaProducer tells an application to do after a transactional call
+     * failed (the error is the last call's): close on ProducerFencedException,
+     * OutOfOrderSequenceException or an authorization error, abort on any other.
+     */
+    private void endAfterError(KafkaProducer<String, String> p, String who) {
+        String last = calls.get(calls.size() - 1);
+        if (last.contains("ProducerFencedException") || last.contains("OutOfOrderSequenceException")
+                || last.contains("AuthorizationException")) {
+            return;
+        }
+        call("abort (" + who + ")", p::abortTransaction);
+    }
+
     /** A transaction left open past its 2 s timeout, then committed. */
     private void timeoutPast(Admin admin) throws Exception {
         KafkaProducer<String, String> p = producer(txn, 2000);
@@ -487,6 +536,7 @@ public final class KconformClient {
         switch (name) {
             case "eos": return this::eos;
             case "fencing": return this::fencing;
+            case "fenced-send": return this::fencedSend;
             case "timeout-past": return this::timeoutPast;
             case "empty-id": return this::emptyId;
             case "unusual-id": return this::unusualId;

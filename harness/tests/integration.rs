@@ -21,6 +21,7 @@ mod broker_faults;
 mod chaos;
 mod cli;
 mod clients;
+mod consequences;
 mod external_sasl;
 mod fuzz_planted;
 mod hostile_brokers;

@@ -55,11 +55,15 @@ pub enum Bug {
     /// AddOffsetsToTxn with an empty group id is never answered: its handler waits forever,
     /// holding its connection's later answers behind it (other connections are served).
     HangOnEmptyGroupId,
+    /// EndTxn v0 answers a commit that succeeded with 48 INVALID_TXN_STATE (an error table
+    /// kept per version, its v0 row shifted): the transaction is committed, and only a client
+    /// that still sends v0 (aiokafka) is told it failed.
+    EndTxnV0CommitAnswersInvalidState,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 14] = [
+    pub const ALL: [Bug; 15] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -74,6 +78,7 @@ impl Bug {
         Bug::PanicOnMinLeaderEpoch,
         Bug::AbortAfterArmedTimeout,
         Bug::HangOnEmptyGroupId,
+        Bug::EndTxnV0CommitAnswersInvalidState,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.

@@ -96,9 +96,14 @@ fn line(out: &mut String, report: &ClientsReport, index: usize, key: &Key) {
             esc(right)
         );
         for d in &differences {
-            let ledger = match &d.documented_by {
-                Some(id) => format!("documented by <code>{}</code>", esc(id)),
-                None => "<strong class=\"bad\">undocumented</strong>".into(),
+            let ledger = match (&d.documented_by, d.consequence) {
+                (Some(id), Some(c)) if c.harms() => format!(
+                    "documented by <code>{}</code>: <strong class=\"bad\">{}</strong>",
+                    esc(id),
+                    c.name()
+                ),
+                (Some(id), _) => format!("documented by <code>{}</code>", esc(id)),
+                (None, _) => "<strong class=\"bad\">undocumented</strong>".into(),
             };
             let _ = write!(
                 out,
@@ -203,6 +208,21 @@ pub fn page(report: &ClientsReport) -> String {
     out.push_str("</ul>");
     for note in &report.notes {
         let _ = write!(out, "<p class=\"dim\">note: {}</p>", esc(note));
+    }
+    if !report.consequences.is_empty() {
+        out.push_str("<h2>What the documented differences did to the clients</h2><table><tr><th>entry</th><th>consequence</th><th>clients</th><th>workloads</th></tr>");
+        for h in &report.consequences {
+            let _ = write!(
+                out,
+                "<tr><td><code>{}</code></td><td class=\"bad\">{} ({})</td><td>{}</td><td>{}</td></tr>",
+                esc(&h.deviation),
+                h.consequence.name(),
+                esc(h.consequence.about()),
+                esc(&h.clients.join(", ")),
+                esc(&h.workloads.join(", "))
+            );
+        }
+        out.push_str("</table>");
     }
     let keys = report.keys();
     out.push_str("<h2>Workload × client</h2>");

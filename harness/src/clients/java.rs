@@ -6,10 +6,11 @@
 //! and on Apache tells whether a Java application would notice a difference.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use super::placement::WorkloadNames;
+use super::process::{self, ProcessError};
 use super::transcript::ClientTranscript;
 use crate::targets::apache::javac::CompileError;
 use crate::targets::apache::release::Logging;
@@ -104,44 +105,22 @@ pub fn run(
         workload: workload.into(),
         reason,
     };
-    let err_file = tempfile::NamedTempFile::new()?;
-    let mut child = Command::new("java")
+    let mut command = Command::new("java");
+    command
         .args(&runner.logging)
         .arg("-cp")
         .arg(class_path)
         .args(["KconformClient", workload, bootstrap, run_id])
         .args([&names.transactional_id, &names.group])
-        .args(topic)
-        .stdout(Stdio::piped())
-        .stderr(err_file.reopen()?)
-        .spawn()?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if started.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(JavaError::Timeout {
-                workload: workload.into(),
-                deadline,
-            });
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let printed = reader.join().unwrap_or_default();
-    let stderr = std::fs::read_to_string(err_file.path()).unwrap_or_default();
-    let tail = apache::tail(&stderr, 20);
-    if !status.success() {
-        return Err(failed(format!("{status}\n{tail}")));
-    }
+        .args(topic);
+    let (printed, tail) = process::output(command, deadline).map_err(|e| match e {
+        ProcessError::Timeout(deadline) => JavaError::Timeout {
+            workload: workload.into(),
+            deadline,
+        },
+        ProcessError::Io(e) => JavaError::Io(e),
+        failed_run @ ProcessError::Failed { .. } => failed(failed_run.to_string()),
+    })?;
     serde_json::from_str(printed.trim()).map_err(|e| {
         failed(format!(
             "its output is no transcript ({e}): {printed:?}\n{tail}"

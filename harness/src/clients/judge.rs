@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::placement::Placement;
 use super::transcript::ClientDiff;
-use crate::compare::ledger::{ClientShows, Deviation, Ledger};
+use crate::compare::ledger::{ClientShows, Consequence, Deviation, Ledger};
 
 /// A difference and the entry that documents it, if one does.
 #[derive(Debug, Clone, Serialize)]
@@ -16,6 +16,9 @@ pub struct JudgedDiff {
     pub diff: ClientDiff,
     /// The ledger entry's id; none when undocumented.
     pub documented_by: Option<String>,
+    /// What the difference does to the application, as the claim that documents it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consequence: Option<Consequence>,
 }
 
 /// A claim no difference confirmed.
@@ -63,11 +66,13 @@ fn matches(c: &ClientShows, d: &ClientDiff) -> bool {
 pub fn judge(ledger: &Ledger, diffs: Vec<ClientDiff>) -> Vec<JudgedDiff> {
     diffs
         .into_iter()
-        .map(|diff| JudgedDiff {
-            documented_by: claims(ledger)
-                .find(|(_, c)| matches(c, &diff))
-                .map(|(d, _)| d.id.clone()),
-            diff,
+        .map(|diff| {
+            let claim = claims(ledger).find(|(_, c)| matches(c, &diff));
+            JudgedDiff {
+                documented_by: claim.map(|(d, _)| d.id.clone()),
+                consequence: claim.map(|(_, c)| c.consequence()),
+                diff,
+            }
         })
         .collect()
 }

@@ -134,15 +134,23 @@ impl Ctx {
 
     fn send(&self, p: &Txp, prefix: &str, n: usize) -> KafkaResult<()> {
         for i in 0..n {
-            let v = format!("{prefix}{i}");
-            p.send(
-                BaseRecord::<(), _>::to(&self.topic)
-                    .payload(&v)
-                    .partition(0),
-            )
-            .map_err(|(e, _)| e)?;
+            self.enqueue(p, &format!("{prefix}{i}"))?;
         }
         p.flush(WAIT)
+    }
+
+    fn send_value(&self, p: &Txp, value: &str) -> KafkaResult<()> {
+        self.enqueue(p, value)?;
+        p.flush(WAIT)
+    }
+
+    fn enqueue(&self, p: &Txp, value: &str) -> KafkaResult<()> {
+        p.send(
+            BaseRecord::<(), _>::to(&self.topic)
+                .payload(value)
+                .partition(0),
+        )
+        .map_err(|(e, _)| e)
     }
 
     /// The high watermark now, as a read_uncommitted client sees it.
@@ -355,6 +363,48 @@ fn fencing(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     Ok(())
 }
 
+/// What a librdkafka application does after a transactional call failed (the last call's
+/// error): abort when librdkafka says the transaction requires it; after a fatal error the
+/// producer is done.
+fn end_after_error(r: &mut Recorder, p: &Txp, who: &str) {
+    if r.calls
+        .last()
+        .is_some_and(|c| c.result.ends_with("(abortable)"))
+    {
+        r.call(&format!("abort ({who})"), || p.abort_transaction(WAIT));
+    }
+}
+
+fn fenced_send(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
+    let first = c.producer(60000)?;
+    r.call("initTransactions", || first.init_transactions(WAIT));
+    r.call("send in an open transaction", || {
+        first.begin_transaction()?;
+        c.send(&first, "o", 1)
+    });
+    let second = c.producer(60000)?;
+    r.call("initTransactions (second producer)", || {
+        second.init_transactions(WAIT)
+    });
+    let sent = r.call("send (fenced producer)", || c.send_value(&first, "o1"));
+    if !sent
+        || !r.call("commit (fenced producer)", || {
+            first.commit_transaction(WAIT)
+        })
+    {
+        end_after_error(r, &first, "fenced producer");
+    }
+    if !r.call("commit (second producer)", || {
+        c.transaction(&second, "n", 1)
+    }) {
+        end_after_error(r, &second, "second producer");
+    }
+    drop(first);
+    drop(second);
+    c.observe_reads(r);
+    Ok(())
+}
+
 fn timeout_past(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     let p = c.producer(2000)?;
     r.call("initTransactions", || p.init_transactions(WAIT));
@@ -524,6 +574,7 @@ pub fn run(
     let steps: fn(&Ctx, &mut Recorder) -> KafkaResult<()> = match workload {
         "eos" => eos,
         "fencing" => fencing,
+        "fenced-send" => fenced_send,
         "timeout-past" => timeout_past,
         "empty-id" => |c, r| with_id(c, r, ""),
         "unusual-id" => unusual_id,
@@ -541,4 +592,55 @@ pub fn run(
         calls: r.calls,
         observed: r.observed,
     })
+}
+
+/// A workload's topic for a client that only produces (the ecosystem's programs,
+/// [`super::programs`]): created through librdkafka unless provisioned, where it ended noted,
+/// and read back at both isolation levels once the program is done, so every client's
+/// transcript observes the same way.
+pub struct Readback {
+    ctx: Ctx,
+    /// The calls of the set-up (`createTopics`).
+    pub calls: Vec<Call>,
+}
+
+impl Readback {
+    /// Sets up the topic of `run_id` (named `PREFIX-RUN_ID` unless `topic` is provisioned).
+    pub fn prepare(
+        prefix: &str,
+        bootstrap: &str,
+        run_id: &str,
+        names: &WorkloadNames,
+        topic: Option<&str>,
+    ) -> Result<Readback, RdkafkaError> {
+        let mut ctx = Ctx {
+            bootstrap: bootstrap.into(),
+            run: run_id.into(),
+            names: names.clone(),
+            topic: topic.map_or_else(|| format!("{prefix}-{run_id}"), str::to_owned),
+            provisioned: topic.is_some(),
+            base: 0,
+        };
+        let mut r = Recorder::default();
+        set_up(&mut ctx, &mut r).map_err(|e| RdkafkaError::Setup {
+            workload: "(set-up)".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(Readback {
+            ctx,
+            calls: r.calls,
+        })
+    }
+
+    /// The topic the program writes to.
+    pub fn topic(&self) -> &str {
+        &self.ctx.topic
+    }
+
+    /// What read_committed and read_uncommitted readers read of what was written since.
+    pub fn observe(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        let mut r = Recorder::default();
+        self.ctx.observe_reads(&mut r);
+        r.observed
+    }
 }

@@ -11,6 +11,8 @@ pub mod java;
 pub mod judge;
 pub mod librdkafka;
 pub mod placement;
+pub mod process;
+pub mod programs;
 pub mod report;
 pub mod transcript;
 
@@ -20,6 +22,7 @@ use std::time::{Duration, Instant};
 use crate::compare::ledger::Ledger;
 use crate::targets::{Running, TargetError, TargetSpec};
 use placement::{Placement, WorkloadNames};
+use programs::Program;
 use report::{ClientsReport, RunRow, TargetRun};
 use transcript::ClientTranscript;
 
@@ -56,6 +59,11 @@ pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "fencing",
         about: "a second producer with the same id starts while the first has an open transaction, commits its own; the first then commits",
+        group: GroupUse::None,
+    },
+    Workload {
+        name: "fenced-send",
+        about: "a second producer with the same id starts while the first has a transaction open; the first sends again and ends its transaction as its client's documentation says (abort after an abortable error, close after a fatal one); then the second sends and commits",
         group: GroupUse::None,
     },
     Workload {
@@ -108,17 +116,36 @@ pub enum Client {
     Java,
     /// librdkafka, through the rdkafka crate.
     Librdkafka,
+    /// One of the ecosystem's other clients, installed on first use ([`programs`]).
+    Program(Program),
 }
 
 impl Client {
-    /// Both.
-    pub const ALL: [Client; 2] = [Client::Java, Client::Librdkafka];
+    /// Every client.
+    pub const ALL: [Client; 6] = [
+        Client::Java,
+        Client::Librdkafka,
+        Client::Program(Program::KafkaJs),
+        Client::Program(Program::Sarama),
+        Client::Program(Program::Aiokafka),
+        Client::Program(Program::KafkaPython),
+    ];
 
     /// Its name in transcripts and in the ledger.
     pub fn name(self) -> &'static str {
         match self {
             Client::Java => "java",
             Client::Librdkafka => "librdkafka",
+            Client::Program(p) => p.name(),
+        }
+    }
+
+    /// Whether its workload program is written for `workload` (Java and librdkafka run every
+    /// workload; the ecosystem's clients those of [`programs::WORKLOADS`]).
+    pub fn runs(self, workload: &str) -> bool {
+        match self {
+            Client::Java | Client::Librdkafka => true,
+            Client::Program(_) => programs::WORKLOADS.contains(&workload),
         }
     }
 }
@@ -134,11 +161,14 @@ pub fn provisioned_topics() -> Vec<crate::run::topics::Needed> {
     Client::ALL
         .iter()
         .flat_map(|c| {
-            WORKLOADS.iter().map(|w| crate::run::topics::Needed {
-                name: provisioned_topic(*c, w.name),
-                partitions: 1,
-                configs: Default::default(),
-            })
+            WORKLOADS
+                .iter()
+                .filter(|w| c.runs(w.name))
+                .map(|w| crate::run::topics::Needed {
+                    name: provisioned_topic(*c, w.name),
+                    partitions: 1,
+                    configs: Default::default(),
+                })
         })
         .collect()
 }
@@ -180,6 +210,9 @@ pub struct ClientsOptions {
     pub workloads: Vec<String>,
     /// The clients.
     pub clients: Vec<Client>,
+    /// Whether the clients were named (`--client`): then one that cannot be installed fails
+    /// the run (its workloads give no transcript); among the default six it is a note.
+    pub clients_named: bool,
     /// Use the provisioned topics ([`provisioned_topic`]) instead of creating topics.
     pub provisioned_topics: bool,
     /// The longest one workload may take before it is killed and reported.
@@ -210,7 +243,7 @@ async fn plan(
     options: &ClientsOptions,
 ) -> Vec<Job> {
     let mut jobs = Vec::new();
-    for name in workloads {
+    for name in workloads.iter().filter(|w| client.runs(w)) {
         let group = WORKLOADS
             .iter()
             .find(|w| w.name == *name)
@@ -233,6 +266,13 @@ async fn plan(
     jobs
 }
 
+/// What runs each client's workloads: the compiled Java runner, the installed programs.
+#[derive(Debug, Clone, Default)]
+struct Runners {
+    java: Option<java::Runner>,
+    programs: std::collections::BTreeMap<Program, programs::install::Installed>,
+}
+
 /// Runs `jobs` with one client on one broker, one after the other.
 fn run_client(
     client: Client,
@@ -240,7 +280,7 @@ fn run_client(
     bootstrap: &str,
     jobs: Vec<Job>,
     options: &ClientsOptions,
-    runner: Option<&java::Runner>,
+    runners: &Runners,
     progress: &dyn crate::report::progress::Progress,
 ) -> Vec<RunRow> {
     let mut rows = Vec::new();
@@ -250,6 +290,7 @@ fn run_client(
             .provisioned_topics
             .then(|| provisioned_topic(client, workload));
         let started = Instant::now();
+        let runner = runners.java.as_ref();
         let result: Result<ClientTranscript, String> = match (&job.run_id, client, runner) {
             (Err(why), _, _) => Err(format!("its coordinators could not be placed: {why}")),
             (Ok(run_id), Client::Java, Some(runner)) => java::run(
@@ -263,6 +304,19 @@ fn run_client(
             )
             .map_err(|e| e.to_string()),
             (Ok(_), Client::Java, None) => Err("the Java runner was not built".into()),
+            (Ok(run_id), Client::Program(p), _) => match runners.programs.get(&p) {
+                Some(installed) => programs::run(
+                    installed,
+                    workload,
+                    bootstrap,
+                    run_id,
+                    &WorkloadNames::of(client, run_id),
+                    topic.as_deref(),
+                    options.deadline,
+                )
+                .map_err(|e| e.to_string()),
+                None => Err(format!("{} is not installed", p.name())),
+            },
             (Ok(run_id), Client::Librdkafka, _) => librdkafka::run(
                 workload,
                 bootstrap,
@@ -301,6 +355,53 @@ fn run_client(
     rows
 }
 
+/// Installs each of the ecosystem's clients among `clients` (one at a time: each tool prints
+/// its own progress poorly, and the first install of all four takes under a minute): those
+/// ready, and those that cannot run here with why, for the report to say while the others go
+/// on.
+async fn install_programs(
+    clients: &[Client],
+    progress: &dyn crate::report::progress::Progress,
+) -> (
+    std::collections::BTreeMap<Program, programs::install::Installed>,
+    Vec<(Client, String)>,
+) {
+    let mut installed = std::collections::BTreeMap::new();
+    let mut failed = Vec::new();
+    for client in clients {
+        let Client::Program(p) = *client else {
+            continue;
+        };
+        if !programs::install::dir_of(p)
+            .join(".kconform-package")
+            .exists()
+        {
+            progress.note(&format!(
+                "installing {} {} into {}",
+                p.name(),
+                p.version(),
+                programs::install::dir_of(p).display()
+            ));
+        }
+        match tokio::task::spawn_blocking(move || programs::install::install(p)).await {
+            Ok(Ok(ready)) => {
+                if let Some(took) = ready.installed_in {
+                    progress.note(&format!(
+                        "installed {} {} in {:.1} s",
+                        p.name(),
+                        p.version(),
+                        took.as_secs_f64()
+                    ));
+                }
+                installed.insert(p, ready);
+            }
+            Ok(Err(e)) => failed.push((*client, e.to_string())),
+            Err(e) => failed.push((*client, format!("its installer ended: {e}"))),
+        }
+    }
+    (installed, failed)
+}
+
 /// The baseline: the first Apache target, else the last one named.
 fn baseline(specs: &[TargetSpec]) -> usize {
     specs
@@ -328,7 +429,7 @@ async fn run_target(
     spec: &TargetSpec,
     workloads: &[&'static str],
     options: &ClientsOptions,
-    runner: Option<java::Runner>,
+    runners: Runners,
     progress: Arc<dyn crate::report::progress::Progress>,
 ) -> Result<(TargetRun, Vec<RunRow>), ClientsError> {
     let name = spec.name();
@@ -354,11 +455,11 @@ async fn run_target(
     let mut threads = Vec::new();
     for client in options.clients.clone() {
         let jobs = plan(&target, client, workloads, options).await;
-        let (name, bootstrap, options, runner, progress) = (
+        let (name, bootstrap, options, runners, progress) = (
             name.clone(),
             bootstrap.clone(),
             options.clone(),
-            runner.clone(),
+            runners.clone(),
             progress.clone(),
         );
         threads.push(tokio::task::spawn_blocking(move || {
@@ -368,7 +469,7 @@ async fn run_target(
                 &bootstrap,
                 jobs,
                 &options,
-                runner.as_ref(),
+                &runners,
                 progress.as_ref(),
             )
         }));
@@ -447,12 +548,21 @@ pub async fn run(
         }
         false => None,
     };
+    let (installed, not_installed) = install_programs(&options.clients, progress.as_ref()).await;
+    let mut options = options.clone();
+    let skipped: Vec<Client> = not_installed.iter().map(|(c, _)| *c).collect();
+    options.clients.retain(|c| !skipped.contains(c));
+    let options = &options;
+    let runners = Runners {
+        java: runner.clone(),
+        programs: installed,
+    };
     // The targets run side by side, each with its clients side by side: the workloads mostly
     // wait on brokers and timeouts, and each makes its names unique.
     let runs = futures::future::join_all(
         specs
             .iter()
-            .map(|spec| run_target(spec, &workloads, options, runner.clone(), progress.clone())),
+            .map(|spec| run_target(spec, &workloads, options, runners.clone(), progress.clone())),
     )
     .await;
     let mut targets = Vec::new();
@@ -469,6 +579,20 @@ pub async fn run(
         rows,
         &judging_ledger(specs, ledger),
     );
+    for (client, why) in &not_installed {
+        report.leave_claims_unjudged(
+            Some(client.name()),
+            format!("{} did not run: {why}", client.name()),
+        );
+        if options.clients_named {
+            report.add_failed_runs(
+                specs.iter().map(TargetSpec::name),
+                client.name(),
+                workloads.iter().filter(|w| client.runs(w)),
+                why,
+            );
+        }
+    }
     let claimed = crate::targets::apache::Release::CLAIMED;
     if let Some(r) = specs
         .get(baseline(specs))

@@ -95,6 +95,7 @@ impl WorkloadNames {
         let prefix = match client {
             Client::Java => "java",
             Client::Librdkafka => "rdk",
+            Client::Program(p) => p.name(),
         };
         WorkloadNames {
             transactional_id: format!("{prefix}-tx-{run}"),

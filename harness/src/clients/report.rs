@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::judge::{self, JudgedDiff, StaleClaim};
 use super::placement::Placement;
 use super::transcript::{self, ClientTranscript};
-use crate::compare::ledger::Ledger;
+use crate::compare::ledger::{Consequence, Ledger};
+use crate::report::consequences::ClientHarm;
 
 /// One target's run.
 #[derive(Debug, Clone, Serialize)]
@@ -62,6 +63,9 @@ pub struct ClientsReport {
     pub differences: Vec<JudgedDiff>,
     /// Ledger claims the run did not confirm.
     pub stale: Vec<StaleClaim>,
+    /// What the documented differences of this run do to the applications, worst first: one
+    /// line per entry and consequence short of a difference of no stated harm.
+    pub consequences: Vec<ClientHarm>,
     /// What a reader must know of how the run was judged: a client or Apache release other
     /// than the ones the ledger's claims speak of, and so claims not judged stale.
     pub notes: Vec<String>,
@@ -84,6 +88,46 @@ impl RunRow {
             placed: self.coordinators.is_some(),
         }
     }
+}
+
+/// The consequences the documented differences show, by entry and consequence, worst first
+/// (those of no stated harm left out).
+fn harms(differences: &[JudgedDiff]) -> Vec<ClientHarm> {
+    let mut out: Vec<ClientHarm> = Vec::new();
+    for d in differences {
+        let (Some(id), Some(consequence)) = (&d.documented_by, d.consequence) else {
+            continue;
+        };
+        if consequence >= Consequence::Differs {
+            continue;
+        }
+        let at = match out
+            .iter()
+            .position(|h| h.deviation == *id && h.consequence == consequence)
+        {
+            Some(at) => at,
+            None => {
+                out.push(ClientHarm {
+                    deviation: id.clone(),
+                    consequence,
+                    clients: Vec::new(),
+                    workloads: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let harm = &mut out[at];
+        for (list, value) in [
+            (&mut harm.clients, &d.diff.client),
+            (&mut harm.workloads, &d.diff.workload),
+        ] {
+            if !list.contains(value) {
+                list.push(value.clone());
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.consequence, &a.deviation).cmp(&(b.consequence, &b.deviation)));
+    out
 }
 
 /// A line of the report: a workload run by a client, its coordinators placed one way.
@@ -162,6 +206,7 @@ impl ClientsReport {
         }
         let differences = judge::judge(ledger, diffs);
         let stale = judge::stale(ledger, &compared);
+        let consequences = harms(&differences);
         let mut report = ClientsReport {
             schema_version: 1,
             targets,
@@ -170,6 +215,7 @@ impl ClientsReport {
             runs,
             differences,
             stale,
+            consequences,
             notes: Vec::new(),
             verdict: String::new(),
         };
@@ -183,6 +229,31 @@ impl ClientsReport {
     pub fn leave_claims_unjudged(&mut self, client: Option<&str>, why: String) {
         self.stale.retain(|s| client.is_some_and(|c| s.client != c));
         self.notes.push(why);
+        self.set_verdict();
+    }
+
+    /// Rows for the runs `client` could not make of `workloads` on `targets`, each saying
+    /// `why`: a client the user named that cannot run here fails the run.
+    pub fn add_failed_runs<'a>(
+        &mut self,
+        targets: impl Iterator<Item = String> + Clone,
+        client: &str,
+        workloads: impl Iterator<Item = &'a &'a str>,
+        why: &str,
+    ) {
+        for workload in workloads {
+            for target in targets.clone() {
+                self.runs.push(RunRow {
+                    client: client.into(),
+                    workload: (*workload).into(),
+                    target,
+                    coordinators: None,
+                    secs: 0.0,
+                    transcript: None,
+                    error: Some(format!("{client} did not run: {why}")),
+                });
+            }
+        }
         self.set_verdict();
     }
 
@@ -270,6 +341,25 @@ impl ClientsReport {
     /// and failed run, then the verdict.
     pub fn terminal(&self) -> String {
         let mut out = String::new();
+        if !self.consequences.is_empty() {
+            out.push_str("What the documented differences did to the clients:\n");
+            for h in &self.consequences {
+                let _ = writeln!(
+                    out,
+                    "  {} {}: {} ({}) for {} (workloads {})",
+                    match h.consequence.breaks_exactly_once() {
+                        true => "BREAKS EXACTLY-ONCE",
+                        false => "HARMS",
+                    },
+                    h.deviation,
+                    h.consequence.name(),
+                    h.consequence.about(),
+                    h.clients.join(", "),
+                    h.workloads.join(", ")
+                );
+            }
+            out.push('\n');
+        }
         let _ = write!(out, "{:36} {:11}", "workload", "client");
         for t in &self.targets {
             let _ = write!(out, " {:>12}", t.name);
@@ -289,9 +379,12 @@ impl ClientsReport {
             let _ = writeln!(out, "note: {note}");
         }
         for d in &self.differences {
-            let how = match &d.documented_by {
-                Some(id) => format!("DOCUMENTED by {id}"),
-                None => "UNDOCUMENTED".into(),
+            let how = match (&d.documented_by, d.consequence) {
+                (Some(id), Some(c)) if c < Consequence::Differs => {
+                    format!("DOCUMENTED by {id} ({})", c.name())
+                }
+                (Some(id), _) => format!("DOCUMENTED by {id}"),
+                (None, _) => "UNDOCUMENTED".into(),
             };
             let _ = writeln!(
                 out,
@@ -379,7 +472,22 @@ impl ClientsReport {
 
     /// Markdown for a pull-request comment.
     pub fn markdown(&self) -> String {
-        let mut out = String::from("### kconform clients\n\n| workload | client |");
+        let mut out = String::from("### kconform clients\n\n");
+        for h in &self.consequences {
+            let _ = writeln!(
+                out,
+                "- **{}** `{}`: {} for {} (workloads {})",
+                h.consequence.name(),
+                h.deviation,
+                h.consequence.about(),
+                h.clients.join(", "),
+                h.workloads.join(", ")
+            );
+        }
+        if !self.consequences.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("| workload | client |");
         for t in &self.targets {
             let _ = write!(out, " {} |", t.name);
         }

@@ -12,6 +12,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+pub use super::consequence::Consequence;
+
 use crate::compare::diff::DiffRow;
 use crate::scenario::VersionSpec;
 
@@ -59,14 +61,36 @@ pub struct ClientShows {
     /// holds wherever they sit.
     #[serde(default)]
     pub coordinators: Option<String>,
+    /// What the difference does to the application ([`Consequence`]); none: unchanged when
+    /// `kaas` and `apache` are the same, else a difference of no stated harm.
+    #[serde(default)]
+    pub consequence: Option<Consequence>,
+}
+
+impl ClientShows {
+    /// What the difference does to the application, stated or derived.
+    pub fn consequence(&self) -> Consequence {
+        self.consequence
+            .unwrap_or_else(|| Consequence::of_unclassified(&self.kaas, &self.apache))
+    }
 }
 
 /// The placements a client claim may name ([`ClientShows::coordinators`]).
 pub const PLACEMENTS: [&str; 2] = ["together", "apart"];
 
-/// The clients whose view of a deviation the ledger states: `java_client` and
-/// `librdkafka_client` of each entry.
-pub const CLIENTS: [&str; 2] = ["java", "librdkafka"];
+/// The clients whose view of a deviation the ledger's claims may state.
+pub const CLIENTS: [&str; 6] = [
+    "java",
+    "librdkafka",
+    "kafkajs",
+    "sarama",
+    "aiokafka",
+    "kafka-python",
+];
+
+/// The clients every entry must speak of in words (`java_client`, `librdkafka_client`): a
+/// claim, or why none is reached. The ecosystem's other clients share `ecosystem_clients`.
+pub const TEXT_CLIENTS: [&str; 2] = ["java", "librdkafka"];
 
 /// How an entry's client text begins when no workload reaches the deviation with that client;
 /// the rest of the text says why.
@@ -96,6 +120,11 @@ pub struct Deviation {
     pub java_client: String,
     /// The same for a librdkafka application.
     pub librdkafka_client: String,
+    /// What applications on KafkaJS, sarama, aiokafka and kafka-python notice, confirmed by
+    /// their claims; none where those clients' workloads (the fencing ones) were not looked at
+    /// for it.
+    #[serde(default)]
+    pub ecosystem_clients: Option<String>,
     /// What the client workloads show of it, each checked by `kconform clients`.
     #[serde(default)]
     pub client: Vec<ClientShows>,
@@ -138,11 +167,13 @@ fn one_broker() -> usize {
 }
 
 impl Deviation {
-    /// The entry's text for `client` (`java_client` or `librdkafka_client`).
+    /// The entry's text for `client` (`java_client`, `librdkafka_client`, else
+    /// `ecosystem_clients`, empty where it says nothing).
     pub fn client_text(&self, client: &str) -> &str {
         match client {
             "java" => &self.java_client,
-            _ => &self.librdkafka_client,
+            "librdkafka" => &self.librdkafka_client,
+            _ => self.ecosystem_clients.as_deref().unwrap_or_default(),
         }
     }
 
@@ -363,7 +394,7 @@ impl Ledger {
                     PLACEMENTS.join(", ")
                 )));
             }
-            for client in CLIENTS {
+            for client in TEXT_CLIENTS {
                 let claims = d.client.iter().any(|c| c.client == client);
                 let not_reached = d.client_text(client).starts_with(NOT_REACHED);
                 if claims == not_reached {
@@ -498,6 +529,7 @@ mod tests {
                 spec: "s".into(),
                 java_client: "Not reached: j".into(),
                 librdkafka_client: "Not reached: l".into(),
+                ecosystem_clients: None,
                 client: Vec::new(),
                 scenarios: vec!["a".into(), "b".into()],
                 timing: None,
@@ -722,7 +754,10 @@ mod parse_tests {
         let e = parse(&format!("{reached}{fields}{}", claim("go")))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("client 'go' is none of java, librdkafka"), "{e}");
+        assert!(
+            e.contains("client 'go' is none of java, librdkafka, kafkajs"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the kaas documentation's deviations ([`ledger`]), then grouped into root causes ([`causes`]).
 
 pub mod causes;
+pub mod consequence;
 pub mod diff;
 pub mod ledger;
 pub mod normalise;

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::md;
-use crate::compare::ledger::{Deviation, Ledger, NOT_REACHED};
+use crate::compare::ledger::{Deviation, Ledger, CLIENTS, NOT_REACHED};
 use crate::scenario::{Scenario, VersionSpec};
 
 /// The header every generated page starts with.
@@ -74,10 +74,56 @@ pub fn ledger_chapter(ledger: &Ledger) -> String {
         }
     }
     out.push('\n');
+    client_matrix(&mut out, ledger);
     for d in ledger.deviations.iter().chain(&ledger.changes) {
         entry(&mut out, d);
     }
     out
+}
+
+/// The entries whose claims say anything of clients, one row each: per client, the worst
+/// consequence its claims state (`unchanged` where they state the client sees the same; `not
+/// reached` where its text says no workload reaches it; blank where nothing was looked at for
+/// that client), worst rows first.
+fn client_matrix(out: &mut String, ledger: &Ledger) {
+    let worst = |d: &Deviation, client: &str| {
+        d.client
+            .iter()
+            .filter(|c| c.client == client)
+            .map(|c| c.consequence())
+            .min()
+    };
+    let mut rows: Vec<&Deviation> = ledger
+        .deviations
+        .iter()
+        .filter(|d| !d.client.is_empty())
+        .collect();
+    rows.sort_by_key(|d| d.client.iter().map(|c| c.consequence()).min());
+    out.push_str("## What the deviations do to clients
+
+Each claim below is checked by `kconform clients` against a live Apache: per entry and client, the worst consequence its claims state (blank: no workload of that client was looked at for it). **Bold** breaks exactly-once, stops the client or hands it an error it does not know (what `kconform run --fail-on-consequence` fails on).
+
+| entry |");
+    for c in CLIENTS {
+        let _ = write!(out, " {c} |");
+    }
+    out.push_str("\n| --- |");
+    out.push_str(&" --- |".repeat(CLIENTS.len()));
+    out.push('\n');
+    for d in rows {
+        let _ = write!(out, "| [{}](#{}) |", d.id, anchor(&d.id));
+        for c in CLIENTS {
+            let cell = match worst(d, c) {
+                Some(w) if w.harms() => format!("**{}**", w.name()),
+                Some(w) => w.name().to_owned(),
+                None if d.client_text(c).starts_with(NOT_REACHED) => "not reached".into(),
+                None => String::new(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out.push('\n');
 }
 
 fn entry(out: &mut String, d: &Deviation) {
@@ -121,12 +167,23 @@ fn entry(out: &mut String, d: &Deviation) {
         };
         let _ = writeln!(out, "- A {client} application{reached}: {text}");
     }
+    if let Some(text) = &d.ecosystem_clients {
+        let _ = writeln!(
+            out,
+            "- KafkaJS, sarama, aiokafka and kafka-python applications (checked by `kconform clients`): {text}"
+        );
+    }
     if !d.client.is_empty() {
-        out.push_str("\n| client | workload | what | on kaas | on Apache |\n| --- | --- | --- | --- | --- |\n");
+        out.push_str("\n| client | workload | what | on kaas | on Apache | consequence |\n| --- | --- | --- | --- | --- | --- |\n");
         for c in &d.client {
+            let consequence = c.consequence();
+            let shown = match consequence.harms() {
+                true => format!("**{}**", consequence.name()),
+                false => consequence.name().to_owned(),
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | `{}` | `{}` |",
+                "| {} | {} | `{}` | `{}` | `{}` | {shown} |",
                 c.client,
                 c.workload,
                 md(&c.field),

@@ -211,7 +211,27 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
             esc(&o.origin)
         );
     }
-    out.push_str("</ul><p class=\"filters\"><label><input type=\"checkbox\" id=\"show-documented\" checked> documented</label> <label><input type=\"checkbox\" id=\"show-undocumented\" checked> undocumented</label></p><h2>Root causes, worst first</h2>\n");
+    out.push_str("</ul>");
+    if !report.client_harms.is_empty() {
+        out.push_str("<h2>What documented deviations do to clients</h2><table><tr><th>entry</th><th>consequence</th><th>clients</th><th>workloads</th></tr>");
+        for h in &report.client_harms {
+            let class = match h.consequence.harms() {
+                true => "bad",
+                false => "dim",
+            };
+            let _ = write!(
+                out,
+                "<tr><td><code>{}</code></td><td class=\"{class}\">{} ({})</td><td>{}</td><td>{}</td></tr>",
+                esc(&h.deviation),
+                h.consequence.name(),
+                esc(h.consequence.about()),
+                esc(&h.clients.join(", ")),
+                esc(&h.workloads.join(", "))
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"show-documented\" checked> documented</label> <label><input type=\"checkbox\" id=\"show-undocumented\" checked> undocumented</label></p><h2>Root causes, worst first</h2>\n");
     let mut causes: Vec<&Cause> = report.causes.iter().collect();
     causes.sort_by_key(|c| (c.documented_by.is_some(), std::cmp::Reverse(c.differences)));
     for c in causes {

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod book;
 mod causes;
+pub mod consequences;
 pub mod forms;
 pub mod html;
 pub mod junit;
@@ -139,6 +140,12 @@ pub struct Report {
     /// Where each target's answers came from ("Apache Kafka 3.7.2 launched as a JVM", "recorded
     /// Apache answers, no live broker"), so nobody mistakes a recorded comparison for a live one.
     pub origins: Vec<Origin>,
+    /// What the documented deviations of this run do to clients, worst first
+    /// ([`consequences`]).
+    pub client_harms: Vec<consequences::ClientHarm>,
+    /// Fail the run when a documented deviation of it harms a client
+    /// (`--fail-on-consequence`).
+    pub fail_on_consequence: bool,
 }
 
 /// The JSON report: [`Report`] with its verdict and totals, in the documented schema.
@@ -154,6 +161,7 @@ struct Json<'a> {
     stale: &'a [Stale],
     not_reached: &'a [NotReached],
     baseline: Option<&'a baseline::Against>,
+    client_consequences: &'a [consequences::ClientHarm],
     totals: Totals,
 }
 
@@ -214,6 +222,9 @@ impl Report {
             java_client: entry.map(|e| e.java_client.clone()),
             apache_since: entry.and_then(|e| e.apache_since.clone()),
         });
+        if let Some(entry) = entry.filter(|_| matches!(verdict, Verdict::Documented(_))) {
+            self.note_client_harms(entry);
+        }
     }
 
     /// How a documented difference is labelled: DOCUMENTED for kaas's claims, APACHE 4.0 for
@@ -249,10 +260,11 @@ impl Report {
     /// Whether the run passes: expectations held, every difference documented, nothing stale;
     /// or, held to a baseline, nothing of that is new.
     pub fn passed(&self) -> bool {
-        match &self.baseline {
+        let held = match &self.baseline {
             Some(against) => against.new.is_empty(),
             None => self.undocumented() == 0 && self.stale.is_empty() && self.failed_runs() == 0,
-        }
+        };
+        held && !self.fails_on_consequence()
     }
 
     /// "ref: X | apache: Y", the two targets' values labelled.
@@ -281,6 +293,7 @@ impl Report {
             stale: &self.stale,
             not_reached: &self.not_reached,
             baseline: self.baseline.as_ref(),
+            client_consequences: &self.client_harms,
             totals: Totals {
                 transcripts: self.runs.len(),
                 failed_runs: self.failed_runs(),
@@ -489,6 +502,7 @@ impl Report {
         if !self.origins.is_empty() {
             out.push('\n');
         }
+        out.push_str(&self.markdown_harms());
         let name = |i: usize| self.targets.get(i).map_or("?", String::as_str).to_owned();
         let (undocumented, documented): (Vec<&Difference>, Vec<&Difference>) = match self.flat {
             true => self

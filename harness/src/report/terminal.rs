@@ -21,6 +21,7 @@ impl Report {
     pub fn terminal_painted(&self, verbose: bool, paint: &dyn Fn(Tone, &str) -> String) -> String {
         let mut out = String::new();
         self.terminal_table(&mut out, paint);
+        out.push_str(&self.terminal_harms());
         match self.flat {
             true => self.terminal_flat(&mut out, verbose, paint),
             false => self.terminal_causes(&mut out, verbose, paint),

@@ -171,7 +171,7 @@ fn maven_reason(output: &str) -> String {
 /// An exclusive lock on a file (`flock`), held until dropped: across threads (each takes its
 /// own descriptor) and processes. Waiting is said once in the log; a holder that never lets go
 /// (a hung Maven) is given up on after [`LOCK_PATIENCE`].
-struct CacheLock {
+pub(crate) struct CacheLock {
     /// The locked file: closing it (on drop) lets the next holder in.
     _held: std::fs::File,
 }
@@ -181,7 +181,7 @@ struct CacheLock {
 const LOCK_PATIENCE: Duration = Duration::from_secs(15 * 60);
 
 impl CacheLock {
-    fn take(path: &Path) -> Result<CacheLock, ApacheError> {
+    pub(crate) fn take(path: &Path) -> Result<CacheLock, ApacheError> {
         use std::os::fd::AsRawFd;
         let file = std::fs::OpenOptions::new()
             .create(true)

@@ -4,15 +4,12 @@ use super::super::Ctx;
 use crate::auth::{Operation, Resource};
 use crate::codec::{EndTxnRequest, EndTxnResponse};
 use crate::errors;
+use crate::planted::Bug;
 
 /// Answers EndTxn.
 pub(super) fn handle(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
     let id = req.transactional_id.as_str();
-    if ctx
-        .state
-        .config
-        .planted
-        .has(crate::planted::Bug::AbortAfterArmedTimeout)
+    if ctx.state.config.planted.has(Bug::AbortAfterArmedTimeout)
         && crate::planted::armed()
         && !req.committed
     {
@@ -36,6 +33,17 @@ pub(super) fn handle(ctx: &Ctx, req: &EndTxnRequest) -> EndTxnResponse {
                 req.committed,
             )
             .code()
+    };
+    let code = match ctx
+        .state
+        .config
+        .planted
+        .has(Bug::EndTxnV0CommitAnswersInvalidState)
+    {
+        true if ctx.version == 0 && req.committed && code == errors::NONE => {
+            errors::INVALID_TXN_STATE
+        }
+        _ => code,
     };
     EndTxnResponse {
         error_code: code,

@@ -51,13 +51,27 @@ pub enum ClientArg {
     Java,
     /// librdkafka (built into kconform).
     Librdkafka,
+    /// KafkaJS 2.2.4 (needs node and npm; installed into kconform's cache on first use).
+    Kafkajs,
+    /// sarama v1.61.1 (needs go; built in kconform's cache on first use).
+    Sarama,
+    /// aiokafka 0.14.0 (needs python3 and pip; installed into kconform's cache on first use).
+    Aiokafka,
+    /// kafka-python 3.0.12 (needs python3 and pip; installed into kconform's cache on first
+    /// use).
+    KafkaPython,
 }
 
 impl From<ClientArg> for kconform::clients::Client {
     fn from(c: ClientArg) -> Self {
+        use kconform::clients::{programs::Program, Client};
         match c {
             ClientArg::Java => kconform::clients::Client::Java,
             ClientArg::Librdkafka => kconform::clients::Client::Librdkafka,
+            ClientArg::Kafkajs => Client::Program(Program::KafkaJs),
+            ClientArg::Sarama => Client::Program(Program::Sarama),
+            ClientArg::Aiokafka => Client::Program(Program::Aiokafka),
+            ClientArg::KafkaPython => Client::Program(Program::KafkaPython),
         }
     }
 }
@@ -290,6 +304,12 @@ pub struct RunArgs {
     /// command; the coverage matrix; filters for documented and undocumented causes.
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Fail the run when a documented deviation it shows harms a client application, as the
+    /// ledger's client claims state (checked by `kconform clients`): a fenced producer's
+    /// records committed, a live producer fenced, duplicates, a client that stops, or an error
+    /// a client does not know. For teams that gate on consequences, not on documentation.
+    #[arg(long)]
+    pub fail_on_consequence: bool,
     /// Write what fails this run (its undocumented root causes, stale entries and failed
     /// scenarios, keyed without addresses or generated names) to FILE, for --baseline.
     #[arg(long, value_name = "FILE")]
@@ -381,7 +401,10 @@ pub struct ClientsArgs {
     /// The first Apache target is the one the other is judged against.
     #[arg(long = "target")]
     pub targets: Vec<String>,
-    /// A client to run (java or librdkafka); repeat for both (the default).
+    /// A client to run; repeat for several (default: all six). kafkajs, sarama, aiokafka and
+    /// kafka-python run the fencing workloads (fencing, fenced-send) and are installed into
+    /// kconform's cache on first use (npm, go, pip); one that cannot be installed here is said
+    /// so, and the others run.
     #[arg(long = "client", value_enum)]
     pub clients: Vec<ClientArg>,
     /// Use provisioned topics (one partition each, `kconform topics` lists them) instead

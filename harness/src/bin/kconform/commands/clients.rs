@@ -23,13 +23,15 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
     }
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
     let ledger = Ledger::read(&a.scenarios.source())?;
-    let clients = match a.clients.is_empty() {
-        true => Client::ALL.to_vec(),
-        false => a.clients.into_iter().map(Into::into).collect(),
+    let clients_named = !a.clients.is_empty();
+    let clients = match clients_named {
+        true => a.clients.into_iter().map(Into::into).collect(),
+        false => Client::ALL.to_vec(),
     };
     let options = ClientsOptions {
         workloads: a.names,
         clients,
+        clients_named,
         provisioned_topics: a.provisioned_topics,
         deadline: Duration::from_secs(a.deadline_secs),
         coordinators: a.coordinators.placements(),

@@ -29,6 +29,7 @@ pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     report.flat = a.flat;
+    report.fail_on_consequence = a.fail_on_consequence;
     if let Some(path) = &a.save_baseline {
         Baseline::of(&report).save(path)?;
     }

@@ -1,0 +1,119 @@
+"""kconform's workloads through aiokafka (PyPI aiokafka, the version kconform installs).
+
+Run as ``python3 kconform_aiokafka.py WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID``: prints what
+each client call returned or raised as one JSON object ({"calls": [...]}); kconform reads the
+topic back itself. Each error is handled as aiokafka documents (its transaction context aborts
+on an exception; a fenced producer can only be stopped), and every call has a deadline, so a
+client whose background sender died shows as calls that time out, not as a hang.
+"""
+import asyncio
+import json
+import logging
+import sys
+
+from aiokafka import AIOKafkaProducer
+from aiokafka import errors as Errors
+
+logging.disable(logging.CRITICAL)
+WAIT_S = 30
+workload, bootstrap, topic, txn = sys.argv[1:5]
+calls = []
+
+
+async def call(name, step):
+    """Runs one client call (a coroutine function) and records how it ended; the exception."""
+    try:
+        await asyncio.wait_for(step(), WAIT_S)
+        calls.append({"call": name, "result": "ok"})
+        return None
+    except Exception as e:  # noqa: BLE001 - every outcome is the transcript's
+        calls.append({"call": name, "result": type(e).__name__, "message": str(e)})
+        return e
+
+
+def producer():
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        transactional_id=txn,
+        request_timeout_ms=WAIT_S * 1000,
+    )
+
+
+async def send(p, value):
+    await p.send_and_wait(topic, value=value.encode(), partition=0)
+
+
+async def end_after(p, error, who):
+    """What the application does after `error` ended a step of its transaction."""
+    if error is None or isinstance(error, Errors.ProducerFenced):
+        return
+    await call("abort (%s)" % who, p.abort_transaction)
+
+
+async def stop(p):
+    try:
+        await asyncio.wait_for(p.stop(), WAIT_S)
+    except Exception:  # noqa: BLE001 - the transcript is written already
+        pass
+
+
+async def fencing():
+    first = producer()
+    await call("initTransactions", first.start)
+
+    async def open_first():
+        await first.begin_transaction()
+        await send(first, "o0")
+        await send(first, "o1")
+
+    await call("send in an open transaction", open_first)
+    second = producer()
+    await call("initTransactions (second producer)", second.start)
+
+    async def commit_second():
+        await second.begin_transaction()
+        await send(second, "n0")
+        await second.commit_transaction()
+
+    await end_after(second, await call("commit (second producer)", commit_second), "second producer")
+    await end_after(first, await call("commit (fenced producer)", first.commit_transaction), "fenced producer")
+    await stop(first)
+    await stop(second)
+
+
+async def fenced_send():
+    first = producer()
+    await call("initTransactions", first.start)
+
+    async def open_first():
+        await first.begin_transaction()
+        await send(first, "o0")
+
+    await call("send in an open transaction", open_first)
+    second = producer()
+    await call("initTransactions (second producer)", second.start)
+    error = await call("send (fenced producer)", lambda: send(first, "o1"))
+    if error is None:
+        error = await call("commit (fenced producer)", first.commit_transaction)
+    await end_after(first, error, "fenced producer")
+
+    async def commit_second():
+        await second.begin_transaction()
+        await send(second, "n0")
+        await second.commit_transaction()
+
+    await end_after(second, await call("commit (second producer)", commit_second), "second producer")
+    await stop(first)
+    await stop(second)
+
+
+WORKLOADS = {"fencing": fencing, "fenced-send": fenced_send}
+
+if __name__ == "__main__":
+    run = WORKLOADS.get(workload)
+    if run is None:
+        sys.stderr.write("no workload %s for aiokafka\n" % workload)
+        sys.exit(2)
+    asyncio.run(run())
+    sys.stdout.write(json.dumps({"calls": calls}) + "\n")
+    sys.stdout.flush()
