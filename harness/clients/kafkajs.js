@@ -1,14 +1,14 @@
 // kconform's workloads through KafkaJS (npm kafkajs, the version kconform installs): run as
-// `node kafkajs.js WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID`, it prints what each client call
+// `node kafkajs.js WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID GROUP OFFSET`, it prints what each client call
 // returned or raised as one JSON object ({"calls": [...]}); kconform reads the topic back
 // itself. Each error is handled as KafkaJS's documentation tells an application to: a
 // transaction whose send or commit failed is aborted.
 'use strict'
 const { Kafka, logLevel } = require('kafkajs')
 
-const [workload, bootstrap, topic, txn] = process.argv.slice(2)
+const [workload, bootstrap, topic, txn, group, offset] = process.argv.slice(2)
 const calls = []
-const kafka = new Kafka({ clientId: 'kconform', brokers: [bootstrap], logLevel: logLevel.NOTHING })
+const kafka = new Kafka({ clientId: 'kconform', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING })
 
 // The error as the transcript names it: its class and, for a broker's error, KafkaJS's name
 // of the code (KAFKAJS_UNKNOWN_ERROR_CODE for one it does not know).
@@ -30,9 +30,11 @@ async function call(name, step) {
   }
 }
 
-function producer() {
-  return kafka.producer({ transactionalId: txn, idempotent: true, maxInFlightRequests: 1 })
+function producer(transactionTimeout = 60000) {
+  return kafka.producer({ transactionalId: txn, idempotent: true, maxInFlightRequests: 1, transactionTimeout })
 }
+
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
 async function send(tx, value) {
   await tx.send({ topic, messages: [{ value, partition: 0 }] })
@@ -101,7 +103,51 @@ async function fencedSend() {
   await second.disconnect().catch(() => {})
 }
 
-const workloads = { fencing, 'fenced-send': fencedSend }
+// A transaction left open past its 2 s timeout, then committed; a new producer afterwards.
+async function timeoutPast() {
+  const p = producer(2000)
+  await call('initTransactions', () => p.connect())
+  let t
+  await call('send', async () => {
+    t = await p.transaction()
+    await send(t, 't0')
+    await send(t, 't1')
+  })
+  await sleep(4000)
+  await endAfter(await call('commit after the timeout', () => t.commit()), t, 'timed-out producer')
+  await p.disconnect().catch(() => {})
+  const next = producer(2000)
+  await call('initTransactions (new producer)', () => next.connect())
+  let n
+  await endAfter(
+    await call('commit (new producer)', async () => {
+      n = await next.transaction()
+      await send(n, 'n0')
+      await n.commit()
+    }),
+    n,
+    'new producer'
+  )
+  await next.disconnect().catch(() => {})
+}
+
+// Offsets for the run's own group (its id only: no member) sent in a transaction with a record.
+async function groupOffsets() {
+  const p = producer()
+  await call('initTransactions', () => p.connect())
+  let t
+  await call('send', async () => {
+    t = await p.transaction()
+    await send(t, 'g0')
+  })
+  await call('sendOffsetsToTransaction', () =>
+    t.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition: 0, offset: offset }] }] })
+  )
+  await endAfter(await call('commitTransaction', () => t.commit()), t, 'producer')
+  await p.disconnect().catch(() => {})
+}
+
+const workloads = { fencing, 'fenced-send': fencedSend, 'timeout-past': timeoutPast, 'group-offsets': groupOffsets }
 
 async function main() {
   const run = workloads[workload]

@@ -1,6 +1,6 @@
 """kconform's workloads through aiokafka (PyPI aiokafka, the version kconform installs).
 
-Run as ``python3 kconform_aiokafka.py WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID``: prints what
+Run as ``python3 kconform_aiokafka.py WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID GROUP OFFSET``: prints what
 each client call returned or raised as one JSON object ({"calls": [...]}); kconform reads the
 topic back itself. Each error is handled as aiokafka documents (its transaction context aborts
 on an exception; a fenced producer can only be stopped), and every call has a deadline, so a
@@ -11,12 +11,12 @@ import json
 import logging
 import sys
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka import errors as Errors
 
 logging.disable(logging.CRITICAL)
 WAIT_S = 30
-workload, bootstrap, topic, txn = sys.argv[1:5]
+workload, bootstrap, topic, txn, group, offset = sys.argv[1:7]
 calls = []
 
 
@@ -31,10 +31,11 @@ async def call(name, step):
         return e
 
 
-def producer():
+def producer(transaction_timeout_ms=60000):
     return AIOKafkaProducer(
         bootstrap_servers=bootstrap,
         transactional_id=txn,
+        transaction_timeout_ms=transaction_timeout_ms,
         request_timeout_ms=WAIT_S * 1000,
     )
 
@@ -107,7 +108,54 @@ async def fenced_send():
     await stop(second)
 
 
-WORKLOADS = {"fencing": fencing, "fenced-send": fenced_send}
+async def timeout_past():
+    """A transaction left open past its 2 s timeout, then committed; a new producer afterwards."""
+    p = producer(2000)
+    await call("initTransactions", p.start)
+
+    async def open_one():
+        await p.begin_transaction()
+        await send(p, "t0")
+        await send(p, "t1")
+
+    await call("send", open_one)
+    await asyncio.sleep(4)
+    await end_after(p, await call("commit after the timeout", p.commit_transaction), "timed-out producer")
+    await stop(p)
+    following = producer(2000)
+    await call("initTransactions (new producer)", following.start)
+
+    async def commit_following():
+        await following.begin_transaction()
+        await send(following, "n0")
+        await following.commit_transaction()
+
+    await end_after(following, await call("commit (new producer)", commit_following), "new producer")
+    await stop(following)
+
+
+async def group_offsets():
+    """Offsets for the run's own group (its id only: no member) sent with a record."""
+    p = producer()
+    await call("initTransactions", p.start)
+
+    async def open_one():
+        await p.begin_transaction()
+        await send(p, "g0")
+
+    await call("send", open_one)
+    offsets = {TopicPartition(topic, 0): int(offset)}
+    await call("sendOffsetsToTransaction", lambda: p.send_offsets_to_transaction(offsets, group))
+    await end_after(p, await call("commitTransaction", p.commit_transaction), "producer")
+    await stop(p)
+
+
+WORKLOADS = {
+    "fencing": fencing,
+    "fenced-send": fenced_send,
+    "timeout-past": timeout_past,
+    "group-offsets": group_offsets,
+}
 
 if __name__ == "__main__":
     run = WORKLOADS.get(workload)

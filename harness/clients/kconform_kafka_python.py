@@ -1,6 +1,6 @@
 """kconform's workloads through kafka-python (PyPI kafka-python, the version kconform installs).
 
-Run as ``python3 kconform_kafka_python.py WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID``: prints what
+Run as ``python3 kconform_kafka_python.py WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID GROUP OFFSET``: prints what
 each client call returned or raised as one JSON object ({"calls": [...]}); kconform reads the
 topic back itself. Each error is handled as the client documents (the Java client's rules,
 which kafka-python follows): a fenced producer is closed, any other error aborts the
@@ -9,13 +9,15 @@ transaction.
 import json
 import logging
 import sys
+import time
 
-from kafka import KafkaProducer
+from kafka import KafkaProducer, TopicPartition
 from kafka import errors as Errors
+from kafka.structs import OffsetAndMetadata
 
 logging.disable(logging.CRITICAL)
 WAIT_S = 30
-workload, bootstrap, topic, txn = sys.argv[1:5]
+workload, bootstrap, topic, txn, group, offset = sys.argv[1:7]
 calls = []
 
 # Errors after which the documentation says to close the producer, not to abort.
@@ -33,10 +35,11 @@ def call(name, step):
         return e
 
 
-def producer():
+def producer(transaction_timeout_ms=60000):
     return KafkaProducer(
         bootstrap_servers=bootstrap,
         transactional_id=txn,
+        transaction_timeout_ms=transaction_timeout_ms,
         max_block_ms=WAIT_S * 1000,
         request_timeout_ms=WAIT_S * 1000,
     )
@@ -85,7 +88,38 @@ def fenced_send():
     second.close(timeout=WAIT_S)
 
 
-WORKLOADS = {"fencing": fencing, "fenced-send": fenced_send}
+def timeout_past():
+    """A transaction left open past its 2 s timeout, then committed; a new producer afterwards."""
+    p = producer(2000)
+    call("initTransactions", p.init_transactions)
+    call("send", lambda: (p.begin_transaction(), send(p, "t0"), send(p, "t1")))
+    time.sleep(4)
+    end_after(p, call("commit after the timeout", p.commit_transaction), "timed-out producer")
+    p.close(timeout=0)
+    following = producer(2000)
+    call("initTransactions (new producer)", following.init_transactions)
+    error = call("commit (new producer)", lambda: (following.begin_transaction(), send(following, "n0"), following.commit_transaction()))
+    end_after(following, error, "new producer")
+    following.close(timeout=WAIT_S)
+
+
+def group_offsets():
+    """Offsets for the run's own group (its id only: no member) sent with a record."""
+    p = producer()
+    call("initTransactions", p.init_transactions)
+    call("send", lambda: (p.begin_transaction(), send(p, "g0")))
+    offsets = {TopicPartition(topic, 0): OffsetAndMetadata(int(offset), "", -1)}
+    call("sendOffsetsToTransaction", lambda: p.send_offsets_to_transaction(offsets, group))
+    end_after(p, call("commitTransaction", p.commit_transaction), "producer")
+    p.close(timeout=WAIT_S)
+
+
+WORKLOADS = {
+    "fencing": fencing,
+    "fenced-send": fenced_send,
+    "timeout-past": timeout_past,
+    "group-offsets": group_offsets,
+}
 
 if __name__ == "__main__":
     run = WORKLOADS.get(workload)

@@ -41,7 +41,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 public final class KconformClient {
     static final String WORKLOADS = "eos, fencing, fenced-send, timeout-past, empty-id, unusual-id, "
-            + "timeout-above-max, mid-transaction-consumer, idempotent, empty-group-offsets, "
+            + "timeout-above-max, mid-transaction-consumer, idempotent, empty-group-offsets, group-offsets, "
             + "stale-generation-offsets";
     private static final Duration WAIT = Duration.ofSeconds(30);
     // How long a read_committed reader waits for the last stable offset to reach the high
@@ -457,6 +457,11 @@ public final class KconformClient {
         observeReads();
     }
 
+    /** sendOffsetsToTransaction for the run's own group, by its id alone (no member). */
+    private void groupOffsets(Admin admin) throws Exception {
+        offsetsFor(admin, new ConsumerGroupMetadata(group), group);
+    }
+
     /** sendOffsetsToTransaction for the group "" (kaas refuses it; Apache accepts). */
     private void emptyGroupOffsets(Admin admin) throws Exception {
         offsetsFor(admin, new ConsumerGroupMetadata(""), "");
@@ -544,6 +549,7 @@ public final class KconformClient {
             case "mid-transaction-consumer": return this::midTransactionConsumer;
             case "idempotent": return this::idempotent;
             case "empty-group-offsets": return this::emptyGroupOffsets;
+            case "group-offsets": return this::groupOffsets;
             case "stale-generation-offsets": return this::staleGenerationOffsets;
             default: return null;
         }

@@ -13,7 +13,9 @@ use kconform::clients::placement::Placement;
 use kconform::targets::faults::{BrokerAct, FaultCommands};
 use kconform::targets::TargetSpec;
 use kconform::Quiet;
+use reference_broker::config::TopicSpec;
 use reference_broker::planted::{Bug, Planted};
+use reference_broker::{Broker, BrokerConfig};
 
 /// The options of a run of `secs` from `seed`, with `faults` (none: `--no-faults`).
 fn options(seed: u64, secs: u64, faults: &[BrokerAct]) -> ChaosOptions {
@@ -27,6 +29,7 @@ fn options(seed: u64, secs: u64, faults: &[BrokerAct]) -> ChaosOptions {
         no_faults: faults.is_empty(),
         fault_commands: FaultCommands::default(),
         replay: String::new(),
+        provisioned_topics: false,
     }
 }
 
@@ -210,4 +213,57 @@ fn a_marker_dropped_on_restart_is_found_as_a_torn_transaction() {
         "{}",
         report.terminal()
     );
+}
+
+/// On a broker that refuses CreateTopics (as a real kaas build does), a run that makes its own
+/// topics does not happen, and says why; on the provisioned topics two runs in a row each
+/// commit and check only what they wrote, clean.
+#[test]
+fn on_a_broker_that_refuses_create_topics_chaos_runs_on_provisioned_topics() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let topics = chaos::provisioned_topics()
+        .into_iter()
+        .map(|n| TopicSpec {
+            name: n.name,
+            partitions: n.partitions,
+            configs: n.configs,
+        })
+        .collect();
+    let broker = runtime
+        .block_on(Broker::start(BrokerConfig {
+            topics,
+            refuse_create_topics: true,
+            ..BrokerConfig::for_tests()
+        }))
+        .expect("kaas-ref starts with the chaos topics");
+    let spec = TargetSpec::external(broker.addr());
+    let run = |provisioned_topics: bool| {
+        let options = ChaosOptions {
+            workers: 2,
+            outputs: 2,
+            provisioned_topics,
+            ..options(5, 5, &[])
+        };
+        runtime
+            .block_on(chaos::run(
+                std::slice::from_ref(&spec),
+                &options,
+                Arc::new(Quiet),
+            ))
+            .expect("chaos runs")
+    };
+    let refused = run(false);
+    let why = refused.targets[0].error.clone().unwrap_or_default();
+    assert!(why.contains("creating"), "{}", refused.terminal());
+    assert!(!refused.passed);
+    for n in 1..=2 {
+        let report = run(true);
+        let t = &report.targets[0];
+        assert_eq!(t.error, None, "run {n}: {}", report.terminal());
+        let committed: u64 = t.workers.iter().map(|w| w.committed).sum();
+        assert!(committed > 0, "run {n} committed nothing");
+        assert!(t.records_checked > 0);
+        assert_eq!(t.anomalies, vec![], "run {n}: {}", report.terminal());
+        assert!(report.passed);
+    }
 }

@@ -1,5 +1,5 @@
 // kconform's workloads through sarama (github.com/IBM/sarama, the version kconform builds
-// against): run as `kconform-sarama WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID`, it prints what
+// against): run as `kconform-sarama WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID GROUP OFFSET`, it prints what
 // each client call returned or raised as one JSON object ({"calls": [...]}); kconform reads the
 // topic back itself. Each error is handled as sarama documents: after an error in a
 // transaction, a producer whose TxnStatus has the fatal flag is closed, any other aborts.
@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -24,8 +26,10 @@ type call struct {
 }
 
 var (
-	workload, bootstrap, topic, txn string
-	calls                           []call
+	workload, bootstrap, topic, txn, group string
+	offset                                 int64
+	timeout                                = time.Minute
+	calls                                  []call
 )
 
 // The sentinel errors sarama returns, by name.
@@ -81,6 +85,7 @@ func config() *sarama.Config {
 	c.ClientID = "kconform"
 	c.Producer.Idempotent = true
 	c.Producer.Transaction.ID = txn
+	c.Producer.Transaction.Timeout = timeout
 	c.Producer.RequiredAcks = sarama.WaitForAll
 	c.Producer.Return.Successes = true
 	c.Net.MaxOpenRequests = 1
@@ -94,7 +99,7 @@ func config() *sarama.Config {
 // initTransactions).
 func producer(p *sarama.SyncProducer) func() error {
 	return func() error {
-		made, err := sarama.NewSyncProducer([]string{bootstrap}, config())
+		made, err := sarama.NewSyncProducer(strings.Split(bootstrap, ","), config())
 		*p = made
 		return err
 	}
@@ -195,13 +200,77 @@ func fencedSend() {
 	closeAll(first, second)
 }
 
+// timeoutPast: a transaction left open past its 2 s timeout, then committed; a new producer
+// afterwards.
+func timeoutPast() {
+	timeout = 2 * time.Second
+	var p, next sarama.SyncProducer
+	do("initTransactions", producer(&p))
+	do("send", func() error {
+		if err := begin(p); err != nil {
+			return err
+		}
+		if err := send(p, "t0"); err != nil {
+			return err
+		}
+		return send(p, "t1")
+	})
+	time.Sleep(4 * time.Second)
+	endAfter(p, do("commit after the timeout", commit(p)), "timed-out producer")
+	closeAll(p)
+	do("initTransactions (new producer)", producer(&next))
+	err := do("commit (new producer)", func() error {
+		if err := begin(next); err != nil {
+			return err
+		}
+		if err := send(next, "n0"); err != nil {
+			return err
+		}
+		return commit(next)()
+	})
+	endAfter(next, err, "new producer")
+	closeAll(next)
+}
+
+// groupOffsets: offsets for the run's own group (its id only: no member) sent with a record.
+func groupOffsets() {
+	var p sarama.SyncProducer
+	do("initTransactions", producer(&p))
+	do("send", func() error {
+		if err := begin(p); err != nil {
+			return err
+		}
+		return send(p, "g0")
+	})
+	do("sendOffsetsToTransaction", func() error {
+		if p == nil {
+			return sarama.ErrClosedClient
+		}
+		offsets := map[string][]*sarama.PartitionOffsetMetadata{topic: {{Partition: 0, Offset: offset}}}
+		return p.AddOffsetsToTxn(offsets, group)
+	})
+	endAfter(p, do("commitTransaction", commit(p)), "producer")
+	closeAll(p)
+}
+
 func main() {
-	if len(os.Args) < 5 {
-		fmt.Fprintln(os.Stderr, "usage: kconform-sarama WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID")
+	if len(os.Args) < 7 {
+		fmt.Fprintln(os.Stderr, "usage: kconform-sarama WORKLOAD BOOTSTRAP TOPIC TRANSACTIONAL_ID GROUP OFFSET")
 		os.Exit(2)
 	}
-	workload, bootstrap, topic, txn = os.Args[1], os.Args[2], os.Args[3], os.Args[4]
-	workloads := map[string]func(){"fencing": fencing, "fenced-send": fencedSend}
+	workload, bootstrap, topic, txn, group = os.Args[1], os.Args[2], os.Args[3], os.Args[4], os.Args[5]
+	parsed, err := strconv.ParseInt(os.Args[6], 10, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "OFFSET %q is no number\n", os.Args[6])
+		os.Exit(2)
+	}
+	offset = parsed
+	workloads := map[string]func(){
+		"fencing":       fencing,
+		"fenced-send":   fencedSend,
+		"timeout-past":  timeoutPast,
+		"group-offsets": groupOffsets,
+	}
 	run, ok := workloads[workload]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "no workload %s for sarama\n", workload)

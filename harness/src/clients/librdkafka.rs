@@ -542,6 +542,13 @@ fn empty_group_offsets(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     offsets_with(c, r, metadata, "")
 }
 
+fn group_offsets(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
+    let metadata = c
+        .consumer(&c.names.group, "read_committed")?
+        .group_metadata();
+    offsets_with(c, r, metadata, &c.names.group)
+}
+
 fn stale_generation_offsets(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     let metadata = c.joined_metadata(r, &c.names.group);
     offsets_with(c, r, metadata, &c.names.group)
@@ -582,6 +589,7 @@ pub fn run(
         "mid-transaction-consumer" => mid_transaction_consumer,
         "idempotent" => idempotent,
         "empty-group-offsets" => empty_group_offsets,
+        "group-offsets" => group_offsets,
         "stale-generation-offsets" => stale_generation_offsets,
         other => return Err(RdkafkaError::Unknown(other.into())),
     };
@@ -635,6 +643,25 @@ impl Readback {
     /// The topic the program writes to.
     pub fn topic(&self) -> &str {
         &self.ctx.topic
+    }
+
+    /// Where the topic ended when it was set up: the workload's records start there.
+    pub fn base(&self) -> i64 {
+        self.ctx.base
+    }
+
+    /// The group's committed offsets, relative to [`Readback::base`], as the admin call that
+    /// listed them and the observation.
+    pub fn group_offsets(&self, group: &str) -> (Call, serde_json::Value) {
+        let mut r = Recorder::default();
+        self.ctx.observe_group_offsets(&mut r, group);
+        let call = r.calls.pop().unwrap_or_else(|| Call {
+            call: "listConsumerGroupOffsets".into(),
+            result: "not called".into(),
+            message: None,
+        });
+        let offsets = r.observed.remove("group_offsets").unwrap_or_default();
+        (call, offsets)
     }
 
     /// What read_committed and read_uncommitted readers read of what was written since.

@@ -102,6 +102,11 @@ pub const WORKLOADS: &[Workload] = &[
         group: GroupUse::Empty,
     },
     Workload {
+        name: "group-offsets",
+        about: "sendOffsetsToTransaction for the run's own group by its id alone (no member), committed with a record; reads and the group's offsets",
+        group: GroupUse::Own,
+    },
+    Workload {
         name: "stale-generation-offsets",
         about: "sendOffsetsToTransaction with the metadata of a consumer that joined the group and left (a generation and member the group no longer has)",
         group: GroupUse::Own,

@@ -90,6 +90,36 @@ impl RunRow {
     }
 }
 
+/// The ecosystem's clients start every workload with `initTransactions`, which succeeds on
+/// Apache: where it failed on the baseline the client never worked there (a bootstrap it could
+/// not read, a tool that broke), and a failure alike on both sides would read as "same". Such
+/// a run is made one that gave no transcript, saying why.
+fn refuse_dead_baselines(runs: &mut [RunRow], baseline: &str) {
+    let programs: Vec<&str> = super::programs::Program::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    for row in runs
+        .iter_mut()
+        .filter(|r| r.target == baseline && programs.contains(&r.client.as_str()))
+    {
+        let failed = row.transcript.as_ref().and_then(|t| {
+            t.calls
+                .iter()
+                .find(|c| c.call == "initTransactions" && c.result != "ok")
+        });
+        if let Some(call) = failed {
+            row.error = Some(format!(
+                "{} could not start a transactional producer on the baseline {baseline}: {} ({}), so nothing it saw is judged",
+                row.client,
+                call.result,
+                call.message.as_deref().unwrap_or_default()
+            ));
+            row.transcript = None;
+        }
+    }
+}
+
 /// The consequences the documented differences show, by entry and consequence, worst first
 /// (those of no stated harm left out).
 fn harms(differences: &[JudgedDiff]) -> Vec<ClientHarm> {
@@ -179,6 +209,10 @@ impl ClientsReport {
             ),
             _ => (None, None),
         };
+        let mut runs = runs;
+        if let Some(b) = &right {
+            refuse_dead_baselines(&mut runs, b);
+        }
         let mut diffs = Vec::new();
         let mut compared = Vec::new();
         if let (Some(l), Some(r)) = (&left, &right) {
@@ -557,6 +591,64 @@ mod tests {
             apache: "a".into(),
             coordinators: None,
         }
+    }
+
+    fn row(client: &str, target: &str, init: &str) -> RunRow {
+        RunRow {
+            client: client.into(),
+            workload: "fencing".into(),
+            target: target.into(),
+            coordinators: None,
+            secs: 1.0,
+            transcript: Some(ClientTranscript {
+                workload: "fencing".into(),
+                client: client.into(),
+                calls: vec![super::super::transcript::Call {
+                    call: "initTransactions".into(),
+                    result: init.into(),
+                    message: None,
+                }],
+                observed: Default::default(),
+            }),
+            error: None,
+        }
+    }
+
+    fn target(name: &str) -> TargetRun {
+        TargetRun {
+            name: name.into(),
+            origin: "test".into(),
+            wall_secs: 0.0,
+        }
+    }
+
+    /// A client that could not start on Apache either is no "same": its run gave nothing to
+    /// judge, and says why (seen: KafkaJS given a cluster's comma-separated bootstrap).
+    #[test]
+    fn a_client_that_failed_alike_on_the_baseline_is_no_pass() {
+        let failing = "KafkaJSConnectionError";
+        let judged = |client: &str, result: &str| {
+            ClientsReport::judge(
+                vec![target("ref"), target("apache")],
+                Some("apache".into()),
+                vec![row(client, "ref", result), row(client, "apache", result)],
+                &Ledger::default(),
+            )
+        };
+        let report = judged("kafkajs", failing);
+        assert!(!report.passed());
+        let refused = report.runs.iter().find(|r| r.target == "apache").unwrap();
+        assert!(
+            refused.error.as_deref().unwrap_or_default().contains(
+                "kafkajs could not start a transactional producer on the baseline apache: KafkaJSConnectionError"
+            ),
+            "{refused:?}"
+        );
+        assert!(judged("kafkajs", "ok").passed(), "started on both: same");
+        assert!(
+            judged("java", failing).passed(),
+            "Java and librdkafka workloads that fail to start on purpose (empty-id) are theirs to judge"
+        );
     }
 
     #[test]

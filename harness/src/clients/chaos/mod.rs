@@ -56,6 +56,27 @@ pub struct ChaosOptions {
     pub fault_commands: FaultCommands,
     /// The command line that repeats this run, for the report.
     pub replay: String,
+    /// Run on the provisioned topics ([`workload::PROVISIONED_INPUT`] and
+    /// [`workload::PROVISIONED_OUTPUT`], `kconform topics --chaos`) instead of creating two
+    /// per run: for a broker that refuses CreateTopics.
+    pub provisioned_topics: bool,
+}
+
+/// The provisioned topics `kconform chaos --provisioned-topics` runs on, for `kconform topics
+/// --chaos`.
+pub fn provisioned_topics() -> Vec<crate::run::topics::Needed> {
+    let (inputs, outputs) = workload::PROVISIONED_PARTITIONS;
+    [
+        (workload::PROVISIONED_INPUT, inputs),
+        (workload::PROVISIONED_OUTPUT, outputs),
+    ]
+    .into_iter()
+    .map(|(name, partitions)| crate::run::topics::Needed {
+        name: name.into(),
+        partitions,
+        configs: Default::default(),
+    })
+    .collect()
 }
 
 /// Why a chaos run could not happen at all.
@@ -196,11 +217,33 @@ async fn on_target(
         _ => None,
     };
     let run = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-    let mut names = Names::new(&run, shape.workers);
+    let mut names = match options.provisioned_topics {
+        true => Names::provisioned(&run, shape.workers),
+        false => Names::new(&run, shape.workers),
+    };
     placement::place(target, &mut names, options.placement).await?;
     let bootstrap = target.bootstrap_servers();
-    progress.note(&format!("{name}: creating topics and loading input"));
-    workload::create_topics(&bootstrap, &names, shape).await?;
+    progress.note(&format!(
+        "{name}: {} and loading input",
+        match options.provisioned_topics {
+            true => "reading the provisioned topics",
+            false => "creating topics",
+        }
+    ));
+    names = match options.provisioned_topics {
+        true => {
+            let bootstrap = bootstrap.clone();
+            tokio::task::spawn_blocking(move || {
+                workload::provisioned_bases(&bootstrap, &mut names, shape).map(|()| names)
+            })
+            .await
+            .map_err(|e| format!("reading the provisioned topics ended: {e}"))??
+        }
+        false => {
+            workload::create_topics(&bootstrap, &names, shape).await?;
+            names
+        }
+    };
     report.input_per_worker = {
         let (bootstrap, names, duration) = (bootstrap.clone(), names.clone(), options.duration);
         tokio::task::spawn_blocking(move || {

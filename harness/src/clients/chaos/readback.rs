@@ -87,7 +87,7 @@ pub fn read_back(
         .collect();
     let mut tpl = TopicPartitionList::new();
     for p in 0..shape.outputs {
-        tpl.add_partition_offset(&names.output, p, Offset::Beginning)
+        tpl.add_partition_offset(&names.output, p, Offset::Offset(names.output_base(p)))
             .map_err(|e| e.to_string())?;
     }
     reader.assign(&tpl).map_err(|e| e.to_string())?;
@@ -145,6 +145,9 @@ pub fn read_back(
         outputs,
         group_offsets,
         pending_groups,
+        input_base: (0..shape.workers as i32)
+            .map(|p| (p, names.input_base(p)))
+            .collect(),
     })
 }
 

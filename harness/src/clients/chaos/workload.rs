@@ -59,7 +59,22 @@ pub struct Names {
     /// Each worker's transactional id (placed beside or apart from its group's coordinator:
     /// [`super::placement`]).
     pub transactional_ids: Vec<String>,
+    /// Where each input partition ended before the run loaded it (all 0 on topics of its own;
+    /// on provisioned topics, what earlier runs left): a worker whose group committed nothing
+    /// starts there, and the checker counts from there.
+    pub input_base: Vec<i64>,
+    /// Where each output partition ended before the run wrote to it: the read-back starts
+    /// there.
+    pub output_base: Vec<i64>,
 }
+
+/// The provisioned input topic of `kconform chaos --provisioned-topics`.
+pub const PROVISIONED_INPUT: &str = "chaos-in-kconform";
+/// The provisioned output topic.
+pub const PROVISIONED_OUTPUT: &str = "chaos-out-kconform";
+/// The partitions the provisioned topics are made with: the most `--workers` and
+/// `--outputs` take.
+pub const PROVISIONED_PARTITIONS: (i32, i32) = (16, 64);
 
 impl Names {
     /// The names of run `run` with `workers` workers.
@@ -71,7 +86,29 @@ impl Names {
             groups: (0..workers).map(|w| format!("{prefix}-g{w}")).collect(),
             transactional_ids: (0..workers).map(|w| format!("{prefix}-w{w}-0")).collect(),
             prefix,
+            input_base: Vec::new(),
+            output_base: Vec::new(),
         }
+    }
+
+    /// The names of run `run` on the provisioned topics (its groups and transactional ids
+    /// still its own).
+    pub fn provisioned(run: &str, workers: u32) -> Names {
+        Names {
+            input: PROVISIONED_INPUT.into(),
+            output: PROVISIONED_OUTPUT.into(),
+            ..Names::new(run, workers)
+        }
+    }
+
+    /// Where input partition `p` began for this run.
+    pub fn input_base(&self, p: i32) -> i64 {
+        self.input_base.get(p as usize).copied().unwrap_or(0)
+    }
+
+    /// Where output partition `p` began for this run.
+    pub fn output_base(&self, p: i32) -> i64 {
+        self.output_base.get(p as usize).copied().unwrap_or(0)
     }
 
     /// Worker `w`'s group.
@@ -139,6 +176,45 @@ pub async fn create_topics(bootstrap: &str, names: &Names, shape: Shape) -> Resu
             return Err(format!("creating topic {topic}: {code:?}"));
         }
     }
+    Ok(())
+}
+
+/// Checks that the provisioned topics are there with the partitions this run needs, and notes
+/// where each partition ends before the run (its bases).
+pub fn provisioned_bases(bootstrap: &str, names: &mut Names, shape: Shape) -> Result<(), String> {
+    let consumer: BaseConsumer = config(bootstrap)
+        .create()
+        .map_err(|e| format!("a client: {e}"))?;
+    let metadata = consumer
+        .fetch_metadata(None, CALL)
+        .map_err(|e| format!("metadata: {e}"))?;
+    for (topic, need, flag) in [
+        (&names.input, shape.workers as i32, "--workers"),
+        (&names.output, shape.outputs, "--outputs"),
+    ] {
+        let have = metadata
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic.as_str())
+            .map_or(0, |t| t.partitions().len() as i32);
+        if have < need {
+            return Err(format!(
+                "the provisioned topic {topic} has {have} partition(s), this run needs {need} ({flag}): `kconform topics --chaos` lists the topics to create"
+            ));
+        }
+    }
+    let ends = |topic: &str, partitions: i32| -> Result<Vec<i64>, String> {
+        (0..partitions)
+            .map(|p| {
+                consumer
+                    .fetch_watermarks(topic, p, CALL)
+                    .map(|(_, high)| high)
+                    .map_err(|e| format!("{topic}-{p}: {e}"))
+            })
+            .collect()
+    };
+    names.input_base = ends(&names.input, shape.workers as i32)?;
+    names.output_base = ends(&names.output, shape.outputs)?;
     Ok(())
 }
 
@@ -321,7 +397,8 @@ impl Worker<'_> {
         self.consumer.assign(&tpl)
     }
 
-    /// Where to go on from: the group's committed offset (0 when none).
+    /// Where to go on from: the group's committed offset (where the run's input began, when
+    /// none).
     fn resume_from_group(&mut self) -> Option<i64> {
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition(&self.names.input, self.w as i32);
@@ -332,7 +409,7 @@ impl Worker<'_> {
                     .first()
                     .and_then(|e| e.offset().to_raw())
                     .filter(|o| *o >= 0)
-                    .unwrap_or(0);
+                    .unwrap_or_else(|| self.names.input_base(self.w as i32));
                 match self.seek(at) {
                     Ok(()) => Some(at),
                     Err(e) => {

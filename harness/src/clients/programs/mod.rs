@@ -18,9 +18,12 @@ use super::placement::WorkloadNames;
 use super::process::{self, ProcessError};
 use super::transcript::{Call, ClientTranscript};
 
-/// The workloads the programs are written for (a subset of [`super::WORKLOADS`]: those that
-/// reach the ledger's fencing claims).
-pub const WORKLOADS: &[&str] = &["fencing", "fenced-send"];
+/// The workloads the programs are written for (a subset of [`super::WORKLOADS`]: a producer's
+/// fencing, its own recovery, the timeout reaper, offsets in a transaction).
+pub const WORKLOADS: &[&str] = &["fencing", "fenced-send", "timeout-past", "group-offsets"];
+
+/// The workloads that end by observing the group's offsets.
+const WITH_GROUP_OFFSETS: &[&str] = &["group-offsets"];
 
 /// One of the ecosystem's clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -127,7 +130,9 @@ pub fn run(
             bootstrap,
             readback.topic(),
             &names.transactional_id,
+            &names.group,
         ])
+        .arg((readback.base() + 1).to_string())
         .envs(installed.env.iter().map(|(k, v)| (k, v)));
     let (printed, tail) =
         process::output(command, deadline).map_err(|source| ProgramError::Run {
@@ -135,7 +140,7 @@ pub fn run(
             workload: workload.into(),
             source,
         })?;
-    let calls = serde_json::from_str::<Printed>(printed.trim())
+    let mut calls = serde_json::from_str::<Printed>(printed.trim())
         .map_err(|e| ProgramError::Output {
             client,
             workload: workload.into(),
@@ -144,10 +149,16 @@ pub fn run(
             tail,
         })?
         .calls;
+    let mut observed = readback.observe();
+    if WITH_GROUP_OFFSETS.contains(&workload) {
+        let (call, offsets) = readback.group_offsets(&names.group);
+        calls.push(call);
+        observed.insert("group_offsets".into(), offsets);
+    }
     Ok(ClientTranscript {
         workload: workload.into(),
         client: client.into(),
         calls,
-        observed: readback.observe(),
+        observed,
     })
 }

@@ -567,6 +567,12 @@ pub struct ChaosArgs {
     /// No faults: the workload and the checker alone.
     #[arg(long)]
     pub no_faults: bool,
+    /// Run on the provisioned topics chaos-in-kconform and chaos-out-kconform (`kconform topics
+    /// --chaos` lists them; `--create` makes them where topics can be made) instead of
+    /// creating two per run: for a broker that refuses CreateTopics. Each run starts where the
+    /// topics ended and checks only what it wrote.
+    #[arg(long)]
+    pub provisioned_topics: bool,
     /// How to do a fault to a broker of an external cluster, as ACT=COMMAND (see `kconform run
     /// --help`). Without commands for kill and restart, or pause and resume, an external
     /// cluster runs without faults, and the report says so.
@@ -641,8 +647,11 @@ pub struct TopicsArgs {
     pub json: bool,
     /// List the topics of the client workloads (`kconform clients --provisioned-topics`)
     /// instead of the scenarios'.
-    #[arg(long, conflicts_with = "names")]
+    #[arg(long, conflicts_with_all = ["names", "chaos"])]
     pub clients: bool,
+    /// List the topics of `kconform chaos --provisioned-topics` instead of the scenarios'.
+    #[arg(long, conflicts_with = "names")]
+    pub chaos: bool,
     /// Create the topics on --target (a broker that creates topics: an Apache, a kaas build
     /// that allows it), replicated as its default; those there already are counted, not
     /// changed. Prints what was done.

@@ -43,6 +43,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         no_faults: a.no_faults,
         fault_commands,
         replay,
+        provisioned_topics: a.provisioned_topics,
     };
     let report = kconform::clients::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
@@ -80,6 +81,9 @@ fn replay_line(a: &ChaosArgs, specs: &[kconform::targets::TargetSpec], seed: u64
                 .collect();
             replay.push_str(&format!(" --faults {}", keys.join(",")));
         }
+    }
+    if a.provisioned_topics {
+        replay.push_str(" --provisioned-topics");
     }
     if !a.fault_cmds.is_empty() {
         replay.push_str(" (and the same --fault-cmd)");

@@ -9,9 +9,10 @@ use crate::args::TopicsArgs;
 
 /// Runs `kconform topics`.
 pub async fn run(a: TopicsArgs) -> anyhow::Result<ExitCode> {
-    let needed = match a.clients {
-        true => kconform::clients::provisioned_topics(),
-        false => {
+    let needed = match (a.clients, a.chaos) {
+        (true, _) => kconform::clients::provisioned_topics(),
+        (_, true) => kconform::clients::chaos::provisioned_topics(),
+        _ => {
             let source = a.scenarios.source();
             let all = Scenario::load_all(&source)?;
             let chosen = plan::pick(&all, &a.names, &source)?;
