@@ -179,10 +179,7 @@ fn matrix(out: &mut String, report: &ClientsReport, keys: &[Key]) {
 
 /// The page of `report`.
 pub fn page(report: &ClientsReport) -> String {
-    let verdict = match report.passed() {
-        true => "<span class=\"good\">PASSED</span>",
-        false => "<span class=\"bad\">FAILED</span>",
-    };
+    let verdict = crate::report::html::verdict(report.passed());
     let mut out = String::new();
     let undocumented = report
         .differences

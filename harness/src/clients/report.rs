@@ -12,7 +12,7 @@ use super::judge::{self, JudgedDiff, StaleClaim};
 use super::placement::Placement;
 use super::transcript::{self, ClientTranscript};
 use crate::compare::ledger::{Consequence, Ledger};
-use crate::report::consequences::ClientHarm;
+use crate::report::consequences::{gather, ClientHarm};
 
 /// One target's run.
 #[derive(Debug, Clone, Serialize)]
@@ -125,38 +125,12 @@ fn refuse_dead_baselines(runs: &mut [RunRow], baseline: &str) {
 fn harms(differences: &[JudgedDiff]) -> Vec<ClientHarm> {
     let mut out: Vec<ClientHarm> = Vec::new();
     for d in differences {
-        let (Some(id), Some(consequence)) = (&d.documented_by, d.consequence) else {
-            continue;
-        };
-        if consequence >= Consequence::Differs {
-            continue;
-        }
-        let at = match out
-            .iter()
-            .position(|h| h.deviation == *id && h.consequence == consequence)
-        {
-            Some(at) => at,
-            None => {
-                out.push(ClientHarm {
-                    deviation: id.clone(),
-                    consequence,
-                    clients: Vec::new(),
-                    workloads: Vec::new(),
-                });
-                out.len() - 1
-            }
-        };
-        let harm = &mut out[at];
-        for (list, value) in [
-            (&mut harm.clients, &d.diff.client),
-            (&mut harm.workloads, &d.diff.workload),
-        ] {
-            if !list.contains(value) {
-                list.push(value.clone());
+        if let (Some(id), Some(consequence)) = (&d.documented_by, d.consequence) {
+            if consequence < Consequence::Differs {
+                gather(&mut out, id, consequence, &d.diff.client, &d.diff.workload);
             }
         }
     }
-    out.sort_by(|a, b| (a.consequence, &a.deviation).cmp(&(b.consequence, &b.deviation)));
     out
 }
 

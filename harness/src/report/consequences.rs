@@ -25,6 +25,39 @@ pub struct ClientHarm {
     pub workloads: Vec<String>,
 }
 
+/// Adds that `deviation` does `consequence` to `client` in `workload` to `harms`: to its line
+/// of that entry and consequence, or a new line; the lines kept worst first.
+pub(crate) fn gather(
+    harms: &mut Vec<ClientHarm>,
+    deviation: &str,
+    consequence: Consequence,
+    client: &str,
+    workload: &str,
+) {
+    let at = match harms
+        .iter()
+        .position(|h| h.deviation == deviation && h.consequence == consequence)
+    {
+        Some(at) => at,
+        None => {
+            harms.push(ClientHarm {
+                deviation: deviation.into(),
+                consequence,
+                clients: Vec::new(),
+                workloads: Vec::new(),
+            });
+            harms.len() - 1
+        }
+    };
+    let harm = &mut harms[at];
+    for (list, value) in [(&mut harm.clients, client), (&mut harm.workloads, workload)] {
+        if !list.iter().any(|v| v == value) {
+            list.push(value.to_owned());
+        }
+    }
+    harms.sort_by(|a, b| (a.consequence, &a.deviation).cmp(&(b.consequence, &b.deviation)));
+}
+
 impl Report {
     /// Notes what `entry`, which documented a difference of this run, does to clients: each
     /// consequence its claims state short of "unchanged" (once per entry).
@@ -32,37 +65,18 @@ impl Report {
         if self.client_harms.iter().any(|h| h.deviation == entry.id) {
             return;
         }
-        let mut found: Vec<ClientHarm> = Vec::new();
         for claim in &entry.client {
             let consequence = claim.consequence();
-            if consequence == Consequence::Unchanged {
-                continue;
-            }
-            let at = match found.iter().position(|h| h.consequence == consequence) {
-                Some(at) => at,
-                None => {
-                    found.push(ClientHarm {
-                        deviation: entry.id.clone(),
-                        consequence,
-                        clients: Vec::new(),
-                        workloads: Vec::new(),
-                    });
-                    found.len() - 1
-                }
-            };
-            let harm = &mut found[at];
-            for (list, value) in [
-                (&mut harm.clients, &claim.client),
-                (&mut harm.workloads, &claim.workload),
-            ] {
-                if !list.contains(value) {
-                    list.push(value.clone());
-                }
+            if consequence != Consequence::Unchanged {
+                gather(
+                    &mut self.client_harms,
+                    &entry.id,
+                    consequence,
+                    &claim.client,
+                    &claim.workload,
+                );
             }
         }
-        self.client_harms.extend(found);
-        self.client_harms
-            .sort_by(|a, b| (a.consequence, &a.deviation).cmp(&(b.consequence, &b.deviation)));
     }
 
     /// The documented deviations whose consequences fail a run gated on them

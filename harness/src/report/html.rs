@@ -186,10 +186,7 @@ fn table(markdown: &str) -> String {
 /// The page.
 pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
     let mut out = String::new();
-    let verdict = match report.passed() {
-        true => "<span class=\"good\">PASSED</span>",
-        false => "<span class=\"bad\">FAILED</span>",
-    };
+    let verdict = verdict(report.passed());
     let undocumented = report
         .causes
         .iter()
@@ -266,6 +263,14 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
         table(&coverage.markdown())
     );
     document("kconform report", verdict, &out)
+}
+
+/// The verdict as every page's heading shows it.
+pub fn verdict(passed: bool) -> &'static str {
+    match passed {
+        true => "<span class=\"good\">PASSED</span>",
+        false => "<span class=\"bad\">FAILED</span>",
+    }
 }
 
 /// A self-contained page: the title, the verdict as a heading, the body, the style and the

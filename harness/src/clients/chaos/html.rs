@@ -183,10 +183,7 @@ fn target(out: &mut String, report: &ChaosReport, t: &TargetChaos) {
 
 /// The page of `report`.
 pub fn page(report: &ChaosReport) -> String {
-    let verdict = match report.passed {
-        true => "<span class=\"good\">PASSED</span>",
-        false => "<span class=\"bad\">FAILED</span>",
-    };
+    let verdict = crate::report::html::verdict(report.passed);
     let mut out = String::new();
     let _ = write!(
         out,
