@@ -103,6 +103,30 @@ async function fencedSend() {
   await second.disconnect().catch(() => {})
 }
 
+// A transaction of two records aborted, then the work done again in the next, which commits.
+async function abortRedo() {
+  const p = producer()
+  await call('initTransactions', () => p.connect())
+  await call('abort', async () => {
+    const t = await p.transaction()
+    await send(t, 'a0')
+    await send(t, 'a1')
+    await t.abort()
+  })
+  let t
+  await endAfter(
+    await call('redo and commit', async () => {
+      t = await p.transaction()
+      await send(t, 'r0')
+      await send(t, 'r1')
+      await t.commit()
+    }),
+    t,
+    'producer'
+  )
+  await p.disconnect().catch(() => {})
+}
+
 // A transaction left open past its 2 s timeout, then committed; a new producer afterwards.
 async function timeoutPast() {
   const p = producer(2000)
@@ -147,7 +171,13 @@ async function groupOffsets() {
   await p.disconnect().catch(() => {})
 }
 
-const workloads = { fencing, 'fenced-send': fencedSend, 'timeout-past': timeoutPast, 'group-offsets': groupOffsets }
+const workloads = {
+  fencing,
+  'fenced-send': fencedSend,
+  'abort-redo': abortRedo,
+  'timeout-past': timeoutPast,
+  'group-offsets': groupOffsets,
+}
 
 async function main() {
   const run = workloads[workload]

@@ -108,6 +108,29 @@ async def fenced_send():
     await stop(second)
 
 
+async def abort_redo():
+    """A transaction of two records aborted, then the work done again in the next, which commits."""
+    p = producer()
+    await call("initTransactions", p.start)
+
+    async def aborted():
+        await p.begin_transaction()
+        await send(p, "a0")
+        await send(p, "a1")
+        await p.abort_transaction()
+
+    await call("abort", aborted)
+
+    async def redone():
+        await p.begin_transaction()
+        await send(p, "r0")
+        await send(p, "r1")
+        await p.commit_transaction()
+
+    await end_after(p, await call("redo and commit", redone), "producer")
+    await stop(p)
+
+
 async def timeout_past():
     """A transaction left open past its 2 s timeout, then committed; a new producer afterwards."""
     p = producer(2000)
@@ -153,6 +176,7 @@ async def group_offsets():
 WORKLOADS = {
     "fencing": fencing,
     "fenced-send": fenced_send,
+    "abort-redo": abort_redo,
     "timeout-past": timeout_past,
     "group-offsets": group_offsets,
 }

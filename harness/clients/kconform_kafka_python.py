@@ -88,6 +88,16 @@ def fenced_send():
     second.close(timeout=WAIT_S)
 
 
+def abort_redo():
+    """A transaction of two records aborted, then the work done again in the next, which commits."""
+    p = producer()
+    call("initTransactions", p.init_transactions)
+    call("abort", lambda: (p.begin_transaction(), send(p, "a0"), send(p, "a1"), p.abort_transaction()))
+    error = call("redo and commit", lambda: (p.begin_transaction(), send(p, "r0"), send(p, "r1"), p.commit_transaction()))
+    end_after(p, error, "producer")
+    p.close(timeout=WAIT_S)
+
+
 def timeout_past():
     """A transaction left open past its 2 s timeout, then committed; a new producer afterwards."""
     p = producer(2000)
@@ -117,6 +127,7 @@ def group_offsets():
 WORKLOADS = {
     "fencing": fencing,
     "fenced-send": fenced_send,
+    "abort-redo": abort_redo,
     "timeout-past": timeout_past,
     "group-offsets": group_offsets,
 }

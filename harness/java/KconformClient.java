@@ -40,7 +40,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public final class KconformClient {
-    static final String WORKLOADS = "eos, fencing, fenced-send, timeout-past, empty-id, unusual-id, "
+    static final String WORKLOADS = "eos, fencing, fenced-send, abort-redo, timeout-past, empty-id, unusual-id, "
             + "timeout-above-max, mid-transaction-consumer, idempotent, empty-group-offsets, group-offsets, "
             + "stale-generation-offsets";
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -436,6 +436,24 @@ public final class KconformClient {
         p.close(WAIT);
     }
 
+    /** A transaction aborted, then its work done again in the next, which commits. */
+    private void abortRedo(Admin admin) throws Exception {
+        KafkaProducer<String, String> p = producer(txn);
+        call("initTransactions", p::initTransactions);
+        call("abort", () -> {
+            p.beginTransaction();
+            send(p, "a", 2);
+            p.abortTransaction();
+        });
+        call("redo and commit", () -> {
+            p.beginTransaction();
+            send(p, "r", 2);
+            p.commitTransaction();
+        });
+        p.close(WAIT);
+        observeReads();
+    }
+
     /** An idempotent producer (acks=all, retries, five requests in flight) writing 20 records. */
     private void idempotent(Admin admin) throws Exception {
         Properties c = producerConfig();
@@ -542,6 +560,7 @@ public final class KconformClient {
             case "eos": return this::eos;
             case "fencing": return this::fencing;
             case "fenced-send": return this::fencedSend;
+            case "abort-redo": return this::abortRedo;
             case "timeout-past": return this::timeoutPast;
             case "empty-id": return this::emptyId;
             case "unusual-id": return this::unusualId;

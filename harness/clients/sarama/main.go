@@ -200,6 +200,37 @@ func fencedSend() {
 	closeAll(first, second)
 }
 
+// abortRedo: a transaction of two records aborted, then the work done again in the next, which
+// commits.
+func abortRedo() {
+	var p sarama.SyncProducer
+	do("initTransactions", producer(&p))
+	do("abort", func() error {
+		if err := begin(p); err != nil {
+			return err
+		}
+		for _, v := range []string{"a0", "a1"} {
+			if err := send(p, v); err != nil {
+				return err
+			}
+		}
+		return p.AbortTxn()
+	})
+	err := do("redo and commit", func() error {
+		if err := begin(p); err != nil {
+			return err
+		}
+		for _, v := range []string{"r0", "r1"} {
+			if err := send(p, v); err != nil {
+				return err
+			}
+		}
+		return commit(p)()
+	})
+	endAfter(p, err, "producer")
+	closeAll(p)
+}
+
 // timeoutPast: a transaction left open past its 2 s timeout, then committed; a new producer
 // afterwards.
 func timeoutPast() {
@@ -268,6 +299,7 @@ func main() {
 	workloads := map[string]func(){
 		"fencing":       fencing,
 		"fenced-send":   fencedSend,
+		"abort-redo":    abortRedo,
 		"timeout-past":  timeoutPast,
 		"group-offsets": groupOffsets,
 	}

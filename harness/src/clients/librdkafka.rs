@@ -481,6 +481,20 @@ fn mid_transaction_consumer(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     Ok(())
 }
 
+fn abort_redo(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
+    let p = c.producer(60000)?;
+    r.call("initTransactions", || p.init_transactions(WAIT));
+    r.call("abort", || {
+        p.begin_transaction()?;
+        c.send(&p, "a", 2)?;
+        p.abort_transaction(WAIT)
+    });
+    r.call("redo and commit", || c.transaction(&p, "r", 2));
+    drop(p);
+    c.observe_reads(r);
+    Ok(())
+}
+
 fn idempotent(c: &Ctx, r: &mut Recorder) -> KafkaResult<()> {
     let p: ThreadedProducer<DefaultProducerContext> = c
         .config()
@@ -582,6 +596,7 @@ pub fn run(
         "eos" => eos,
         "fencing" => fencing,
         "fenced-send" => fenced_send,
+        "abort-redo" => abort_redo,
         "timeout-past" => timeout_past,
         "empty-id" => |c, r| with_id(c, r, ""),
         "unusual-id" => unusual_id,

@@ -67,6 +67,11 @@ pub const WORKLOADS: &[Workload] = &[
         group: GroupUse::None,
     },
     Workload {
+        name: "abort-redo",
+        about: "a transaction of two records aborted, then the work done again in the next transaction, which commits",
+        group: GroupUse::None,
+    },
+    Workload {
         name: "timeout-past",
         about: "a transaction left open past its 2 s timeout, then committed; a new producer afterwards",
         group: GroupUse::None,

@@ -19,8 +19,14 @@ use super::process::{self, ProcessError};
 use super::transcript::{Call, ClientTranscript};
 
 /// The workloads the programs are written for (a subset of [`super::WORKLOADS`]: a producer's
-/// fencing, its own recovery, the timeout reaper, offsets in a transaction).
-pub const WORKLOADS: &[&str] = &["fencing", "fenced-send", "timeout-past", "group-offsets"];
+/// fencing, its own recovery, an abort and redo, the timeout reaper, offsets in a transaction).
+pub const WORKLOADS: &[&str] = &[
+    "fencing",
+    "fenced-send",
+    "abort-redo",
+    "timeout-past",
+    "group-offsets",
+];
 
 /// The workloads that end by observing the group's offsets.
 const WITH_GROUP_OFFSETS: &[&str] = &["group-offsets"];

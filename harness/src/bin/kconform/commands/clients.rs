@@ -19,6 +19,24 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         for w in WORKLOADS {
             outln!("{:26} {}", w.name, w.about);
         }
+        outln!();
+        for c in Client::ALL {
+            let runs: Vec<&str> = WORKLOADS
+                .iter()
+                .map(|w| w.name)
+                .filter(|w| c.runs(w))
+                .collect();
+            let what = match c {
+                Client::Program(p) => format!("{} (installed on first use)", p.version()),
+                Client::Java => "kafka-clients 3.7.2, or --java-release".into(),
+                Client::Librdkafka => "built into kconform".into(),
+            };
+            let runs = match runs.len() == WORKLOADS.len() {
+                true => "every workload".to_owned(),
+                false => runs.join(", "),
+            };
+            outln!("{:26} {what}: {runs}", c.name());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
