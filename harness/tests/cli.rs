@@ -463,10 +463,14 @@ fn clients_lists_its_workloads_and_refuses_what_it_cannot_run() {
     assert_eq!(code, 0);
     assert_eq!(
         out.lines().count(),
-        kconform::clients::WORKLOADS.len(),
-        "{out}"
+        kconform::clients::WORKLOADS.len() + 1 + kconform::clients::Client::ALL.len(),
+        "the workloads, a blank line, the clients: {out}"
     );
     assert!(out.starts_with("eos "), "{out}");
+    assert!(
+        out.contains("kafka-python               3.0.12 (installed on first use): fencing"),
+        "{out}"
+    );
     for (args, reason) in [
         (
             &["clients", "nope", "--target", "ref"][..],

@@ -46,6 +46,10 @@ fn a_run_of_documented_differences_says_what_they_do_to_clients_and_can_gate_on_
         text.find("What documented deviations").unwrap() < text.find("DOCUMENTED ").unwrap(),
         "the consequences come before the documented causes"
     );
+    assert!(
+        text.contains("in end-txn-wrong-epoch; to clients: client-stops for aiokafka"),
+        "the entry's line says the worst it does to clients:\n{text}"
+    );
     // Seen failing: gated on consequences, the same run fails.
     let (code, text) = run_end_txn_wrong_epoch(&["--fail-on-consequence"]);
     assert_eq!(code, 1, "{text}");

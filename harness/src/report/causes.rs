@@ -9,6 +9,7 @@ use crate::compare::causes::{self as grouping, Cause, Classified, FieldClasses};
 
 use super::junit::Case;
 use super::{md, Report, Tone};
+use crate::compare::ledger::Consequence;
 
 /// Scenarios named on a cause's line before "and N more".
 const NAMED: usize = 3;
@@ -217,13 +218,19 @@ impl Report {
                 }
             }
         }
+        // Ranked by what they do to clients, worst first (a stable sort: else as they came).
+        by_entry.sort_by_key(|(entry, ..)| {
+            self.worst_harm(entry)
+                .map_or(Consequence::Unchanged, |h| h.consequence)
+        });
         for (entry, causes, rows, names) in &by_entry {
             let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
             let _ = writeln!(
                 out,
-                "{} {entry}: {rows} difference(s), {causes} cause(s), in {}",
+                "{} {entry}: {rows} difference(s), {causes} cause(s), in {}{}",
                 paint(Tone::Warn, &self.documented_label(entry)),
-                scenarios(&names)
+                scenarios(&names),
+                self.harm_suffix(entry)
             );
         }
         if !by_entry.is_empty() {

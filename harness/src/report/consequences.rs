@@ -79,6 +79,26 @@ impl Report {
         }
     }
 
+    /// The worst thing documented deviation `entry` does to clients, if its claims state
+    /// anything short of unchanged.
+    pub(crate) fn worst_harm(&self, entry: &str) -> Option<&ClientHarm> {
+        self.client_harms.iter().find(|h| h.deviation == entry)
+    }
+
+    /// How a documented entry's line ends: the worst it does to clients, for whom.
+    pub(crate) fn harm_suffix(&self, entry: &str) -> String {
+        match self.worst_harm(entry) {
+            Some(h) if h.consequence.harms() => {
+                format!(
+                    "; to clients: {} for {}",
+                    h.consequence.name(),
+                    h.clients.join(", ")
+                )
+            }
+            _ => String::new(),
+        }
+    }
+
     /// The documented deviations whose consequences fail a run gated on them
     /// (`--fail-on-consequence`): those that break exactly-once, stop a client or hand it an
     /// error it does not know.
