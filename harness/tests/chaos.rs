@@ -13,7 +13,6 @@ use kconform::clients::placement::Placement;
 use kconform::targets::faults::{BrokerAct, FaultCommands};
 use kconform::targets::TargetSpec;
 use kconform::Quiet;
-use reference_broker::config::TopicSpec;
 use reference_broker::planted::{Bug, Planted};
 use reference_broker::{Broker, BrokerConfig};
 
@@ -221,14 +220,7 @@ fn a_marker_dropped_on_restart_is_found_as_a_torn_transaction() {
 #[test]
 fn on_a_broker_that_refuses_create_topics_chaos_runs_on_provisioned_topics() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let topics = chaos::provisioned_topics()
-        .into_iter()
-        .map(|n| TopicSpec {
-            name: n.name,
-            partitions: n.partitions,
-            configs: n.configs,
-        })
-        .collect();
+    let topics = crate::util::topic_specs(chaos::provisioned_topics());
     let broker = runtime
         .block_on(Broker::start(BrokerConfig {
             topics,

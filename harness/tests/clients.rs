@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use reference_broker::config::TopicSpec;
 use reference_broker::{Broker, BrokerConfig};
 
 fn root() -> PathBuf {
@@ -281,14 +280,7 @@ fn a_wrong_claim_is_stale_and_a_missing_one_is_undocumented() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workloads_run_on_provisioned_topics_of_a_broker_that_refuses_create_topics() {
-    let topics = kconform::clients::provisioned_topics()
-        .into_iter()
-        .map(|n| TopicSpec {
-            name: n.name,
-            partitions: n.partitions,
-            configs: n.configs,
-        })
-        .collect();
+    let topics = crate::util::topic_specs(kconform::clients::provisioned_topics());
     let broker = Broker::start(BrokerConfig {
         topics,
         refuse_create_topics: true,

@@ -47,14 +47,7 @@ async fn a_broker_that_refuses_create_topics_is_judged_on_provisioned_topics_run
                 .contains(&kconform::targets::apache::Release::CLAIMED)
         })
         .collect();
-    let topics: Vec<TopicSpec> = kconform::run::topics::needed(&chosen)
-        .into_iter()
-        .map(|n| TopicSpec {
-            name: n.name,
-            partitions: n.partitions,
-            configs: n.configs,
-        })
-        .collect();
+    let topics: Vec<TopicSpec> = crate::util::topic_specs(kconform::run::topics::needed(&chosen));
     assert!(topics.len() > 50, "{} topics", topics.len());
     // The settings the ref target uses, so the answers are those of the usual comparison.
     let setting = |key: &str, default: u64| {

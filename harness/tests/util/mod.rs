@@ -46,6 +46,21 @@ pub fn kconform() -> std::process::Command {
     cmd
 }
 
+/// The topics a run needs, as kaas-ref is started with them (for a broker that refuses
+/// CreateTopics).
+pub fn topic_specs(
+    needed: Vec<kconform::run::topics::Needed>,
+) -> Vec<reference_broker::config::TopicSpec> {
+    needed
+        .into_iter()
+        .map(|n| reference_broker::config::TopicSpec {
+            name: n.name,
+            partitions: n.partitions,
+            configs: n.configs,
+        })
+        .collect()
+}
+
 /// The repository's root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
