@@ -132,9 +132,13 @@ fn line(out: &mut String, report: &ClientsReport, index: usize, key: &Key) {
 /// The matrix: a row per workload, a column per client, each cell the line's verdict linking
 /// to its section.
 fn matrix(out: &mut String, report: &ClientsReport, keys: &[Key]) {
-    let mut clients: Vec<&str> = keys.iter().map(|k| k.client.as_str()).collect();
-    clients.sort_unstable();
-    clients.dedup();
+    // In the order the clients ran (Java, librdkafka, then the ecosystem's).
+    let mut clients: Vec<&str> = Vec::new();
+    for k in keys {
+        if !clients.contains(&k.client.as_str()) {
+            clients.push(&k.client);
+        }
+    }
     let mut rows: Vec<String> = Vec::new();
     for k in keys {
         if !rows.contains(&k.label()) {
