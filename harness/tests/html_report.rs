@@ -103,16 +103,11 @@ fn the_html_report_shows_each_cause_with_both_answers_and_renders_in_a_browser()
         assert!(html.contains(want), "{want} not in the page");
     }
 
-    let Some(browser) = chromium() else {
-        println!("skipped the browser half: no chromium here (ci/test.sh installs Debian's)");
+    // The browser half (skipped, saying why, without a browser; ci/test.sh installs Debian's).
+    let Some(dom) = renders(&page) else {
         return;
     };
-    let dom = rendered(browser, &page);
-    assert!(
-        dom.contains("data-ready=\"1\""),
-        "the script did not run:\n{dom}"
-    );
-    assert!(!dom.contains("data-error"), "a script error:\n{dom}");
+    let browser = chromium().expect("renders found a browser");
     assert!(
         dom.contains("<details class=\"cause documented\" open=\"\">"),
         "causes open"

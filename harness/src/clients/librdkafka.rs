@@ -106,6 +106,24 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// The names of `run_id`, on `topic` when one is provisioned, else on `PREFIX-RUN_ID`.
+    fn new(
+        prefix: &str,
+        bootstrap: &str,
+        run_id: &str,
+        names: &WorkloadNames,
+        topic: Option<&str>,
+    ) -> Ctx {
+        Ctx {
+            bootstrap: bootstrap.into(),
+            run: run_id.into(),
+            names: names.clone(),
+            topic: topic.map_or_else(|| format!("{prefix}-{run_id}"), str::to_owned),
+            provisioned: topic.is_some(),
+            base: 0,
+        }
+    }
+
     fn config(&self) -> ClientConfig {
         let mut c = ClientConfig::new();
         c.set("bootstrap.servers", &self.bootstrap);
@@ -578,14 +596,7 @@ pub fn run(
     names: &WorkloadNames,
     topic: Option<&str>,
 ) -> Result<ClientTranscript, RdkafkaError> {
-    let mut c = Ctx {
-        bootstrap: bootstrap.into(),
-        run: run_id.into(),
-        names: names.clone(),
-        topic: topic.map_or_else(|| format!("rdk-{run_id}"), str::to_owned),
-        provisioned: topic.is_some(),
-        base: 0,
-    };
+    let mut c = Ctx::new("rdk", bootstrap, run_id, names, topic);
     let mut r = Recorder::default();
     let setup = |reason: KafkaError| RdkafkaError::Setup {
         workload: workload.into(),
@@ -636,14 +647,7 @@ impl Readback {
         names: &WorkloadNames,
         topic: Option<&str>,
     ) -> Result<Readback, RdkafkaError> {
-        let mut ctx = Ctx {
-            bootstrap: bootstrap.into(),
-            run: run_id.into(),
-            names: names.clone(),
-            topic: topic.map_or_else(|| format!("{prefix}-{run_id}"), str::to_owned),
-            provisioned: topic.is_some(),
-            base: 0,
-        };
+        let mut ctx = Ctx::new(prefix, bootstrap, run_id, names, topic);
         let mut r = Recorder::default();
         set_up(&mut ctx, &mut r).map_err(|e| RdkafkaError::Setup {
             workload: "(set-up)".into(),

@@ -382,10 +382,7 @@ async fn install_programs(
         let Client::Program(p) = *client else {
             continue;
         };
-        if !programs::install::dir_of(p)
-            .join(".kconform-package")
-            .exists()
-        {
+        if !programs::install::is_installed(p) {
             progress.note(&format!(
                 "installing {} {} into {}",
                 p.name(),

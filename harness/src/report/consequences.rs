@@ -4,7 +4,6 @@
 //! passes and still says, first, that a fenced producer's records commit for four clients, or
 //! that a zombie fences the live producer for one; `--fail-on-consequence` fails it then.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -167,20 +166,13 @@ impl Report {
         out.push('\n');
         out
     }
-
-    /// The clients named by the section, for a summary line.
-    pub fn harmed_clients(&self) -> BTreeSet<&str> {
-        self.harmful()
-            .iter()
-            .flat_map(|h| h.clients.iter().map(String::as_str))
-            .collect()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::compare::ledger::Ledger;
+    use std::collections::BTreeSet;
 
     /// An entry whose claims commit a zombie's records for two clients, hand one an unknown
     /// error, and leave one unchanged.
@@ -228,8 +220,13 @@ mod tests {
         assert!(report.passed(), "documented: the run passes");
         report.fail_on_consequence = true;
         assert!(!report.passed(), "gated on consequences: it fails");
+        let harmed: BTreeSet<&str> = report
+            .harmful()
+            .iter()
+            .flat_map(|h| h.clients.iter().map(String::as_str))
+            .collect();
         assert_eq!(
-            report.harmed_clients().into_iter().collect::<Vec<_>>(),
+            harmed.into_iter().collect::<Vec<_>>(),
             ["java", "kafkajs", "librdkafka"]
         );
     }

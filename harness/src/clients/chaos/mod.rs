@@ -183,6 +183,40 @@ async fn run_target(
     report
 }
 
+/// The run's names, placed as asked, and its topics ready on `target`: created, or the
+/// provisioned ones checked and where each partition ends noted.
+async fn ready_topics(
+    target: &Running,
+    options: &ChaosOptions,
+    shape: Shape,
+    progress: &dyn Progress,
+) -> Result<Names, String> {
+    let run = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let mut names = match options.provisioned_topics {
+        true => Names::provisioned(&run, shape.workers),
+        false => Names::new(&run, shape.workers),
+    };
+    placement::place(target, &mut names, options.placement).await?;
+    let bootstrap = target.bootstrap_servers();
+    if !options.provisioned_topics {
+        progress.note(&format!(
+            "{}: creating topics and loading input",
+            target.name
+        ));
+        workload::create_topics(&bootstrap, &names, shape).await?;
+        return Ok(names);
+    }
+    progress.note(&format!(
+        "{}: reading the provisioned topics and loading input",
+        target.name
+    ));
+    tokio::task::spawn_blocking(move || {
+        workload::provisioned_bases(&bootstrap, &mut names, shape).map(|()| names)
+    })
+    .await
+    .map_err(|e| format!("reading the provisioned topics ended: {e}"))?
+}
+
 /// Loads, runs, undoes, reads back and checks on a started target.
 async fn on_target(
     target: &Running,
@@ -216,34 +250,8 @@ async fn on_target(
         ),
         _ => None,
     };
-    let run = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-    let mut names = match options.provisioned_topics {
-        true => Names::provisioned(&run, shape.workers),
-        false => Names::new(&run, shape.workers),
-    };
-    placement::place(target, &mut names, options.placement).await?;
+    let names = ready_topics(target, options, shape, progress).await?;
     let bootstrap = target.bootstrap_servers();
-    progress.note(&format!(
-        "{name}: {} and loading input",
-        match options.provisioned_topics {
-            true => "reading the provisioned topics",
-            false => "creating topics",
-        }
-    ));
-    names = match options.provisioned_topics {
-        true => {
-            let bootstrap = bootstrap.clone();
-            tokio::task::spawn_blocking(move || {
-                workload::provisioned_bases(&bootstrap, &mut names, shape).map(|()| names)
-            })
-            .await
-            .map_err(|e| format!("reading the provisioned topics ended: {e}"))??
-        }
-        false => {
-            workload::create_topics(&bootstrap, &names, shape).await?;
-            names
-        }
-    };
     report.input_per_worker = {
         let (bootstrap, names, duration) = (bootstrap.clone(), names.clone(), options.duration);
         tokio::task::spawn_blocking(move || {

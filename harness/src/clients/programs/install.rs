@@ -27,8 +27,6 @@ pub struct Installed {
     pub command: Vec<String>,
     /// What its environment needs (`PYTHONPATH` for the private directory).
     pub env: Vec<(String, String)>,
-    /// Where it is installed.
-    pub dir: PathBuf,
     /// How long installing took, when this call installed it.
     pub installed_in: Option<Duration>,
 }
@@ -114,10 +112,20 @@ fn package(program: Program) -> String {
     }
 }
 
+/// The file whose text says which package is installed in `dir`, written last.
+fn marker(dir: &Path) -> PathBuf {
+    dir.join(".kconform-package")
+}
+
+/// Whether `program`'s package is installed in kconform's cache (what [`install`] then only
+/// checks), so that a caller can say before a first install that it will take a while.
+pub fn is_installed(program: Program) -> bool {
+    std::fs::read_to_string(marker(&dir_of(program))).is_ok_and(|m| m == package(program))
+}
+
 /// The package installed into `dir` (once: a marker says it is done).
 fn install_package(program: Program, dir: &Path) -> Result<bool, InstallError> {
-    let marker = dir.join(".kconform-package");
-    if std::fs::read_to_string(&marker).is_ok_and(|m| m == package(program)) {
+    if is_installed(program) {
         return Ok(false);
     }
     let need = |tool: &'static str| match has(tool) {
@@ -162,7 +170,7 @@ fn install_package(program: Program, dir: &Path) -> Result<bool, InstallError> {
             step(program, dir, go_command(&go).args(["mod", "tidy"]))?;
         }
     }
-    write(program, &marker, &package(program))?;
+    write(program, &marker(dir), &package(program))?;
     Ok(true)
 }
 
@@ -238,7 +246,6 @@ pub fn install(program: Program) -> Result<Installed, InstallError> {
         program,
         command,
         env,
-        dir,
         installed_in: fresh.then(|| started.elapsed()),
     })
 }

@@ -28,9 +28,6 @@ pub const WORKLOADS: &[&str] = &[
     "group-offsets",
 ];
 
-/// The workloads that end by observing the group's offsets.
-const WITH_GROUP_OFFSETS: &[&str] = &["group-offsets"];
-
 /// One of the ecosystem's clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Program {
@@ -156,7 +153,11 @@ pub fn run(
         })?
         .calls;
     let mut observed = readback.observe();
-    if WITH_GROUP_OFFSETS.contains(&workload) {
+    // A workload that sends offsets for the run's own group ends by observing them.
+    let own_group = super::WORKLOADS
+        .iter()
+        .any(|w| w.name == workload && w.group == super::GroupUse::Own);
+    if own_group {
         let (call, offsets) = readback.group_offsets(&names.group);
         calls.push(call);
         observed.insert("group_offsets".into(), offsets);
