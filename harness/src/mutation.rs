@@ -39,6 +39,9 @@ pub enum Mutation {
     ErrorCode(String, i16),
     /// Add one to the integer field at this path.
     AddOne(String),
+    /// Make the nullable string at this path null (a text field a client only logs, as a
+    /// broker that writes no error message where Apache writes one).
+    NullText(String),
     /// Answer with another correlation id.
     Correlation,
     /// Close the connection instead of answering.
@@ -64,6 +67,7 @@ impl fmt::Display for Mutation {
             Mutation::ErrorCode(p, REPLACEMENT_CODE) => write!(f, "error-code:{p}"),
             Mutation::ErrorCode(p, code) => write!(f, "error-code:{p}={code}"),
             Mutation::AddOne(p) => write!(f, "add-one:{p}"),
+            Mutation::NullText(p) => write!(f, "null-text:{p}"),
             Mutation::Correlation => f.write_str("correlation"),
             Mutation::Close => f.write_str("close"),
             Mutation::Stall => f.write_str("stall"),
@@ -77,7 +81,7 @@ impl FromStr for Mutation {
     type Err = String;
 
     /// The form [`fmt::Display`] writes: `insert:PATH`, `drop-last-byte`, `cut:PATH`,
-    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `correlation`, `header-version`, `close`, `stall`,
+    /// `error-code:PATH[=CODE]`, `add-one:PATH`, `null-text:PATH`, `correlation`, `header-version`, `close`, `stall`,
     /// `tags-at-default`, `unknown-tag`, `long-varints`.
     fn from_str(s: &str) -> Result<Mutation, String> {
         let (kind, path) = match s.split_once(':') {
@@ -100,6 +104,7 @@ impl FromStr for Mutation {
                 None => Mutation::ErrorCode(p, REPLACEMENT_CODE),
             },
             ("add-one", Some(p)) => Mutation::AddOne(p),
+            ("null-text", Some(p)) => Mutation::NullText(p),
             ("drop-last-byte", None) => Mutation::DropLastByte,
             ("correlation", None) => Mutation::Correlation,
             ("close", None) => Mutation::Close,
@@ -107,7 +112,7 @@ impl FromStr for Mutation {
             ("header-version", None) => Mutation::HeaderVersion,
             _ => {
                 return Err(format!(
-                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, correlation, header-version, close, stall, tags-at-default, unknown-tag or long-varints"
+                    "mutation '{s}': expected insert:PATH, drop-last-byte, cut:PATH, error-code:PATH[=CODE], add-one:PATH, null-text:PATH, correlation, header-version, close, stall, tags-at-default, unknown-tag or long-varints"
                 ))
             }
         })
@@ -312,6 +317,16 @@ pub fn apply(mutation: &Mutation, api: ApiKey, version: i16, frame: &[u8]) -> An
                         break;
                     }
                 }
+            }
+        }
+        Mutation::NullText(path) => {
+            if let Some(s) = find(&spans, path).filter(|s| !s.integer) {
+                // A flexible version's compact length 0 is null; a classic one's is -1.
+                let null: &[u8] = match api.response_header_version(version) {
+                    1 => &[0],
+                    _ => &[0xff, 0xff],
+                };
+                out.splice(s.start..s.end, null.iter().copied());
             }
         }
         Mutation::Correlation => {}
@@ -659,5 +674,36 @@ mod tests {
             apply(&Mutation::Close, ApiKey::EndTxn, 3, &frame),
             Answer::Close
         );
+    }
+
+    /// A nullable string made null reads back as null, in a flexible version's compact form
+    /// and a classic one's, and everything after it is read as before.
+    #[test]
+    fn null_text_makes_a_message_null_and_leaves_the_rest() {
+        use kafka_protocol::messages::{BrokerId, FindCoordinatorResponse};
+        use kafka_protocol::protocol::StrBytes;
+        for (version, header) in [(3, 1), (1, 0)] {
+            let mut buf = BytesMut::new();
+            ResponseHeader::default()
+                .with_correlation_id(5)
+                .encode(&mut buf, header)
+                .unwrap();
+            FindCoordinatorResponse::default()
+                .with_error_message(Some(StrBytes::from_static_str("NONE")))
+                .with_node_id(BrokerId(2))
+                .with_port(9092)
+                .encode(&mut buf, version)
+                .unwrap();
+            let m: Mutation = "null-text:error_message".parse().unwrap();
+            assert_eq!(m.to_string(), "null-text:error_message");
+            let Answer::Send(out) = apply(&m, ApiKey::FindCoordinator, version, &buf) else {
+                panic!("sent")
+            };
+            let read = frame::decode(ApiKey::FindCoordinator, version, 5, &out)
+                .unwrap_or_else(|e| panic!("v{version}: {e:?}"));
+            let body = format!("{read:?}");
+            assert!(!body.contains("NONE"), "v{version}: {body}");
+            assert!(body.contains("9092"), "v{version}: {body}");
+        }
     }
 }

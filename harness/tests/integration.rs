@@ -18,6 +18,7 @@ mod apache_parser;
 mod apache_releases;
 mod book;
 mod broker_faults;
+mod causes_by_flow;
 mod chaos;
 mod cli;
 mod clients;

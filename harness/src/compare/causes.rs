@@ -5,18 +5,23 @@
 //! and each side's value class, or a malformed answer's diagnosis. Versions are merged into the
 //! group's range, per API where a cause shows on several. A step skipped because its scenario had
 //! stopped is not a difference of its own: it is folded under the cause that stopped the
-//! scenario. Groups are ordered by what a client would notice ([`Notice`]), which fields a
-//! client only logs being data (`scenarios/field-classes.toml`), not code.
+//! scenario. A difference at a later step is a consequence of an earlier one only where the
+//! earlier differing value flowed into the later step ([`super::flow`]: a capture it sends, a
+//! role that routes it); every other difference is a cause of its own, for a report that is
+//! longer is honest and one that folds real defects under a text field hides them. Groups are
+//! ordered by what a client would notice ([`Notice`]), which fields a client only logs being
+//! data (`scenarios/field-classes.toml`), not code, then by how many scenarios they touch.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::compare::diff::DiffRow;
+use crate::compare::flow::{step_of, Flows};
 pub use crate::compare::signature::{
     first_reading, shape, FieldClasses, FieldClassesError, LoggedField, Notice, FIELD_CLASSES,
 };
-use crate::compare::signature::{framing, signature};
+use crate::compare::signature::{framing, signature, title};
 
 /// One difference as grouping sees it: the row, and the ledger entry that documents it.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +52,10 @@ pub struct Cause {
     /// The signature: stable across runs and machines (no addresses, no generated names, no
     /// versions), so that a baseline can name it.
     pub signature: String,
+    /// What a reader is shown of it: the signature, but for a malformed answer in the words
+    /// of its first difference's diagnosis, versions kept (`the response header is v1, but
+    /// FindCoordinator v2 answers with header v0`).
+    pub title: String,
     /// Versions of the API it showed at, as a range or list (`v0..=3`, `v1, v4`), or empty; for
     /// a cause that shows on several APIs (a framing defect), each API with its own
     /// (`EndTxn v3; Metadata v9`).
@@ -57,12 +66,15 @@ pub struct Cause {
     pub differences: usize,
     /// Steps skipped after a stop this cause made (each also a row of the flat list).
     pub folded: usize,
-    /// Differences at later steps of a scenario whose first difference is this cause's, which
-    /// show nowhere as a first difference of their own: what this cause breaks downstream
-    /// (each also a row of the flat list).
+    /// Differences at later steps into which one of this cause's differing values flowed (a
+    /// capture they sent, a role that routed them), directly or through another consequence,
+    /// and which show nowhere as a scenario's first difference: what this cause breaks
+    /// downstream (each also a row of the flat list).
     pub consequences: usize,
     /// The signatures of those consequences, each once, in the order met.
     pub consequence_signatures: Vec<String>,
+    /// How each of those signatures follows from this cause, the first time it was met.
+    pub consequence_chains: Vec<Chain>,
     /// The ledger entries this cause kept from being reached: entries of a scenario it stopped
     /// before the steps where they show (set by the report, which knows them).
     pub kept_from_reach: Vec<String>,
@@ -80,17 +92,20 @@ pub struct Cause {
 }
 
 impl Cause {
-    /// A cause with nothing counted yet, `example` its first difference.
-    fn new(notice: Notice, signature: String, example: &Classified<'_>) -> Cause {
+    /// A cause with nothing counted yet, `example` its first difference, `title` what a
+    /// reader is shown of it.
+    fn new(notice: Notice, signature: String, title: String, example: &Classified<'_>) -> Cause {
         Cause {
             notice,
             signature,
+            title,
             versions: String::new(),
             documented_by: example.documented_by.map(str::to_owned),
             differences: 0,
             folded: 0,
             consequences: 0,
             consequence_signatures: Vec::new(),
+            consequence_chains: Vec::new(),
             kept_from_reach: Vec::new(),
             steps: BTreeSet::new(),
             scenarios: Vec::new(),
@@ -105,21 +120,51 @@ impl Cause {
     }
 }
 
+/// How a consequence follows from its cause: the values it was handed, hop by hop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chain {
+    /// The consequence's signature.
+    pub signature: String,
+    /// Each value that carried the cause's difference to it, from the cause's step on
+    /// (`'init'.producer_epoch as ${epoch}`).
+    pub follows: Vec<String>,
+}
+
+impl Chain {
+    /// `follows from 'init'.producer_epoch as ${epoch}, then 'add'.… as …`; of a long chain
+    /// the first two hops and the last, with how many were left out.
+    pub fn words(&self) -> String {
+        let hops = match self.follows.len() {
+            0..=4 => self.follows.join(", then "),
+            n => format!(
+                "{}, then {}, then … ({} more), then {}",
+                self.follows[0],
+                self.follows[1],
+                n - 3,
+                self.follows[n - 1]
+            ),
+        };
+        format!("follows from {hops}")
+    }
+}
+
 /// Groups `differences` into root causes, folding each step skipped after a stop (`stops`)
 /// under the cause of the difference at the step that stopped it (or under a cause of its own,
-/// "stopped: ...", when that step shows none). Undocumented causes come first, each part
-/// ordered by [`Notice`], then by how many rows a cause stands for.
+/// "stopped: ...", when that step shows none), and each difference a differing value flowed
+/// into (`flows`) under the cause that value's difference belongs to. Undocumented causes come
+/// first, each part ordered by [`Notice`], then by how many scenarios a cause touches, then by
+/// how many rows it stands for.
 pub fn group(
     differences: &[Classified<'_>],
     stops: &[Stop<'_>],
     classes: &FieldClasses,
+    flows: &Flows,
 ) -> Vec<Cause> {
     // (signature, documented_by) → cause
-    let mut causes: BTreeMap<(String, Option<String>), Cause> = BTreeMap::new();
-    let mut versions: BTreeMap<(String, Option<String>), BTreeMap<String, BTreeSet<i16>>> =
-        BTreeMap::new();
+    let mut causes: BTreeMap<Key, Cause> = BTreeMap::new();
+    let mut versions: BTreeMap<Key, BTreeMap<String, BTreeSet<i16>>> = BTreeMap::new();
     // (scenario, step) → the key of the cause of the difference there
-    let mut at: BTreeMap<(&str, &str), (String, Option<String>)> = BTreeMap::new();
+    let mut at: BTreeMap<(&str, &str), Key> = BTreeMap::new();
     let mut skipped = Vec::new();
     // Each row signed once (skipped steps are not: they fold under what stopped them); the
     // consequence rule needs the first steps' signatures too.
@@ -131,22 +176,29 @@ pub fn group(
                 .then(|| signature(d.row, classes))
         })
         .collect();
-    let later = Later::of(differences, &signed);
+    let flowed = Flowed::of(differences, &signed, flows);
+    let key_of = |i: usize| -> Key {
+        let (_, signature) = signed[i].as_ref().expect("a root is signed");
+        (
+            signature.clone(),
+            differences[i].documented_by.map(str::to_owned),
+        )
+    };
     let mut consequences = Vec::new();
-    for (d, signed) in differences.iter().zip(signed) {
+    for (i, (d, signed)) in differences.iter().zip(&signed).enumerate() {
         let Some((notice, signature)) = signed else {
             let side = skipped_side(d.row).expect("only skipped steps go unsigned");
             skipped.push((d, side));
             continue;
         };
-        if later.is_consequence(d, &signature) {
-            consequences.push((d, signature));
+        if let Some(flow) = &flowed[i] {
+            consequences.push((d, signature.clone(), flow));
             continue;
         }
-        let key = (signature.clone(), d.documented_by.map(str::to_owned));
+        let key = key_of(i);
         let cause = causes
             .entry(key.clone())
-            .or_insert_with(|| Cause::new(notice, signature, d));
+            .or_insert_with(|| Cause::new(*notice, signature.clone(), title(d.row, classes), d));
         cause.differences += 1;
         cause
             .steps
@@ -164,22 +216,20 @@ pub fn group(
         }
         at.entry((&d.row.scenario, &d.row.step)).or_insert(key);
     }
-    for (d, signature) in consequences {
-        let first = later
-            .first_of(&d.row.scenario)
-            .expect("a consequence has a first difference");
-        let key = at
-            .get(&(first.row.scenario.as_str(), first.row.step.as_str()))
-            .cloned()
-            .expect("the first difference's cause was made above");
+    for (d, signature, flow) in consequences {
+        let key = key_of(flow.root);
         at.entry((&d.row.scenario, &d.row.step))
             .or_insert(key.clone());
-        let cause = causes.get_mut(&key).expect("made above");
+        let cause = causes.get_mut(&key).expect("a root is a cause, made above");
         cause.consequences += 1;
         cause
             .steps
             .insert((d.row.scenario.clone(), d.row.step.clone()));
         if !cause.consequence_signatures.contains(&signature) {
+            cause.consequence_chains.push(Chain {
+                signature: signature.clone(),
+                follows: flow.follows.clone(),
+            });
             cause.consequence_signatures.push(signature);
         }
     }
@@ -196,7 +246,7 @@ pub fn group(
                 let key = (signature.clone(), d.documented_by.map(str::to_owned));
                 causes
                     .entry(key.clone())
-                    .or_insert_with(|| Cause::new(Notice::State, signature, d));
+                    .or_insert_with(|| Cause::new(Notice::State, signature.clone(), signature, d));
                 key
             }
         };
@@ -217,19 +267,32 @@ pub fn group(
         })
         .collect();
     out.sort_by(|a, b| {
-        (
-            a.documented_by.is_some(),
-            a.notice,
-            std::cmp::Reverse(a.rows()),
-        )
-            .cmp(&(
-                b.documented_by.is_some(),
-                b.notice,
-                std::cmp::Reverse(b.rows()),
-            ))
+        rank(a)
+            .cmp(&rank(b))
             .then_with(|| a.signature.cmp(&b.signature))
     });
     out
+}
+
+/// A cause's key while grouping: its signature and the entry that documents it.
+type Key = (String, Option<String>);
+
+/// Where a cause stands on the first screen: undocumented first, then by what a client
+/// notices, then by how many scenarios it touches, then by how many rows it stands for.
+fn rank(
+    c: &Cause,
+) -> (
+    bool,
+    Notice,
+    std::cmp::Reverse<usize>,
+    std::cmp::Reverse<usize>,
+) {
+    (
+        c.documented_by.is_some(),
+        c.notice,
+        std::cmp::Reverse(c.scenarios.len()),
+        std::cmp::Reverse(c.rows()),
+    )
 }
 
 /// The versions a cause showed at: a range or list for one API (`v0..=3`), each API with its
@@ -245,57 +308,95 @@ fn per_api(apis: &BTreeMap<String, BTreeSet<i16>>) -> String {
     }
 }
 
-/// Which differences come after a scenario's first: a difference at a later step of a
-/// scenario, undocumented, whose signature is no scenario's first difference anywhere, and
-/// whose scenario's first difference is undocumented, is a consequence of that first one. (A
-/// documented first difference takes no undocumented consequence: that would pass the run on
-/// what no ledger entry says.) A malformed answer is neither: a framing defect is a cause of
-/// its own wherever it shows, and, read past, its scenario goes on as if the answer were right,
-/// so what differs after it is not its doing.
-struct Later<'d, 'r> {
-    /// Each scenario's first difference (skipped steps aside), by scenario.
-    first: BTreeMap<&'r str, &'d Classified<'r>>,
-    /// The signatures of the differences at the first differing step of some scenario.
-    firsts: BTreeSet<String>,
+/// A difference that a differing value flowed into: the difference whose cause it is
+/// counted under, and the values that carried it there.
+struct Flowed {
+    /// The index of the root difference (a cause, not itself a consequence).
+    root: usize,
+    /// Each hop from the root's step to this difference's (`'init'.producer_epoch as ${epoch}`).
+    follows: Vec<String>,
 }
 
-impl<'d, 'r> Later<'d, 'r> {
-    /// The first differences of `differences`, each signed as `signed` (in the same order;
-    /// skipped steps unsigned).
-    fn of(differences: &'d [Classified<'r>], signed: &[Option<(Notice, String)>]) -> Later<'d, 'r> {
-        let behaviour = |d: &&Classified<'_>| skipped_side(d.row).is_none() && !framing(d.row);
-        let mut first: BTreeMap<&'r str, &'d Classified<'r>> = BTreeMap::new();
-        for d in differences.iter().filter(behaviour) {
-            first.entry(d.row.scenario.as_str()).or_insert(d);
+impl Flowed {
+    /// For each of `differences` (signed as `signed`, in the same order; skipped steps
+    /// unsigned), whether it is a consequence and of what. A difference is one when a step it
+    /// was recorded at took a value (`flows`) from an earlier step's answer where an
+    /// undocumented difference on that value's path shows, which hands it on; and it is
+    /// undocumented, no malformed answer, and its signature is no scenario's first difference
+    /// anywhere (a defect that shows first elsewhere shows without help: a cause of its own).
+    /// A difference hands nothing on when it is documented (that would pass the run on what no
+    /// ledger entry says), a field clients only log, or a malformed answer (read past, its
+    /// scenario goes on as if the answer were right). A consequence's root is its giver's root.
+    fn of(
+        differences: &[Classified<'_>],
+        signed: &[Option<(Notice, String)>],
+        flows: &Flows,
+    ) -> Vec<Option<Flowed>> {
+        let firsts = first_signatures(differences, signed);
+        // (scenario, step) → the indices of the rows there that hand their value on
+        let mut givers: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+        let mut out: Vec<Option<Flowed>> = Vec::with_capacity(differences.len());
+        for (i, (d, signed)) in differences.iter().zip(signed).enumerate() {
+            let Some((notice, signature)) = signed else {
+                out.push(None);
+                continue;
+            };
+            let scenario = d.row.scenario.as_str();
+            let takes = d.documented_by.is_none()
+                && !framing(d.row)
+                && !firsts.contains(signature.as_str());
+            let flowed = takes
+                .then(|| {
+                    flows.takes(scenario, &d.row.step).iter().find_map(|taken| {
+                        // Not the record's own answer: a sweep's earlier versions only.
+                        let giver = givers
+                            .get(&(scenario, taken.from.as_str()))?
+                            .iter()
+                            .copied()
+                            .filter(|&j| differences[j].row.step != d.row.step)
+                            .find(|&j| taken.is_touched_by(&differences[j].row.path))?;
+                        let (root, mut follows) = match &out[giver] {
+                            Some(f) => (f.root, f.follows.clone()),
+                            None => (giver, Vec::new()),
+                        };
+                        follows.push(taken.describe());
+                        Some(Flowed { root, follows })
+                    })
+                })
+                .flatten();
+            let gives = d.documented_by.is_none() && !framing(d.row) && *notice != Notice::Logged;
+            if gives {
+                givers
+                    .entry((scenario, step_of(&d.row.step)))
+                    .or_default()
+                    .push(i);
+            }
+            out.push(flowed);
         }
-        let firsts = differences
-            .iter()
-            .zip(signed)
-            .filter(|(d, _)| behaviour(d))
-            .filter(|(d, _)| {
-                first
-                    .get(d.row.scenario.as_str())
-                    .is_some_and(|f| f.row.step == d.row.step)
-            })
-            .filter_map(|(_, signed)| signed.as_ref().map(|(_, s)| s.clone()))
-            .collect();
-        Later { first, firsts }
+        out
     }
+}
 
-    fn first_of(&self, scenario: &str) -> Option<&'d Classified<'r>> {
-        self.first.get(scenario).copied()
-    }
-
-    fn is_consequence(&self, d: &Classified<'_>, signature: &str) -> bool {
-        let Some(first) = self.first.get(d.row.scenario.as_str()) else {
-            return false;
+/// The signatures of the differences at the first differing step of each scenario (skipped
+/// steps and malformed answers aside).
+fn first_signatures<'s>(
+    differences: &[Classified<'_>],
+    signed: &'s [Option<(Notice, String)>],
+) -> BTreeSet<&'s str> {
+    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut out = BTreeSet::new();
+    for (d, signed) in differences.iter().zip(signed) {
+        let Some((_, signature)) = signed.as_ref().filter(|_| !framing(d.row)) else {
+            continue;
         };
-        first.row.step != d.row.step
-            && !framing(d.row)
-            && d.documented_by.is_none()
-            && first.documented_by.is_none()
-            && !self.firsts.contains(signature)
+        let step = *first
+            .entry(d.row.scenario.as_str())
+            .or_insert(d.row.step.as_str());
+        if step == d.row.step {
+            out.insert(signature.as_str());
+        }
     }
+    out
 }
 
 /// Which side a row's step was skipped on (0 left, 1 right), if it is a skipped step.
@@ -343,6 +444,7 @@ fn range(versions: &BTreeSet<i16>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::flow::Taken;
     use crate::compare::signature::*;
     use serde_json::{json, Value};
 
@@ -391,7 +493,7 @@ mod tests {
                 )
             })
             .collect();
-        let causes = group(&undocumented(&rows), &[], &classes());
+        let causes = group(&undocumented(&rows), &[], &classes(), &Flows::default());
         assert_eq!(causes.len(), 1, "{causes:#?}");
         let c = &causes[0];
         assert_eq!(
@@ -428,7 +530,7 @@ mod tests {
             header("EndTxn", 3),
             header("Metadata", 9),
         ];
-        let causes = group(&undocumented(&rows), &[], &classes());
+        let causes = group(&undocumented(&rows), &[], &classes(), &Flows::default());
         assert_eq!(causes.len(), 2, "{causes:#?}");
         assert_eq!(causes[0].notice, Notice::Unreadable);
         assert_eq!(
@@ -476,7 +578,7 @@ mod tests {
                 why: "step 'a' expected error_code 0, got 48 after 3000 ms",
             },
         ];
-        let causes = group(&undocumented(&rows), &stops, &classes());
+        let causes = group(&undocumented(&rows), &stops, &classes(), &Flows::default());
         assert_eq!(causes.len(), 2, "{causes:#?}");
         assert_eq!(
             (causes[0].differences, causes[0].folded, causes[0].notice),
@@ -507,7 +609,7 @@ mod tests {
                 documented_by: None,
             },
         ];
-        let causes = group(&classified, &[], &classes());
+        let causes = group(&classified, &[], &classes(), &Flows::default());
         assert_eq!(causes.len(), 2);
         // Undocumented first.
         assert_eq!(causes[0].documented_by, None);
@@ -546,57 +648,119 @@ mod tests {
         assert_eq!(range(&[1, 4].into_iter().collect()), "v1, v4");
     }
 
-    /// A difference at a later step of a scenario that is no scenario's first difference folds
-    /// under the scenario's first as a consequence; one that is some scenario's first stays a
-    /// cause of its own; a documented first takes none; a malformed answer is never one.
+    fn taken(from: &str, path: &str, how: &str) -> Taken {
+        Taken {
+            from: from.into(),
+            path: path.into(),
+            how: how.into(),
+        }
+    }
+
+    /// A later difference folds under an earlier one only where the earlier differing value
+    /// flowed into its step, hop by hop; one that nothing flowed into, or that is some
+    /// scenario's first, is a cause of its own; a documented difference, a text field and a
+    /// malformed answer hand nothing on.
     #[test]
-    fn later_differences_fold_under_the_first_as_consequences() {
+    fn later_differences_fold_only_where_a_differing_value_flowed() {
         let code = |scenario: &str, step: &str, l: &str, r: &str| {
             row(scenario, step, 1, "error_code", json!(l), json!(r))
         };
         let rows = vec![
-            code("s1", "a", "50 INVALID_TXN_STATE", "48 INVALID_TRANSITION"),
-            code("s1", "b", "51 CONCURRENT_TRANSACTIONS", "0 NONE"),
-            row("s1", "c", 1, "high_watermark", json!(1), json!(0)),
+            // The text field every scenario starts with.
+            row("s1", "find", 3, "error_message", Value::Null, json!("NONE")),
+            row("s1", "init", 1, "producer_epoch", json!(1), json!(0)),
+            // Takes the epoch: a consequence.
+            code("s1", "add", "47 INVALID_PRODUCER_EPOCH", "0 NONE"),
+            // Takes add's answer (a capture of its own): a consequence, two hops on.
+            row("s1", "offsets", 1, "high_watermark", json!(1), json!(0)),
+            // Takes nothing: a defect of its own, however late.
+            code("s1", "commit", "0 NONE", "48 INVALID_TXN_STATE"),
+            row("s2", "find", 3, "error_message", Value::Null, json!("NONE")),
+            // Takes the text field's step's answer only: nothing flows from a text field.
+            code("s2", "join", "0 NONE", "79 MEMBER_ID_REQUIRED"),
+        ];
+        let flows = Flows::default()
+            .taking("s1", "add", taken("init", "producer_epoch", "${epoch}"))
+            .taking("s1", "offsets", taken("add", "error_code", "${code}"))
+            .taking("s1", "commit", taken("init", "producer_id", "${pid}"))
+            .taking("s2", "join", taken("find", "error_message", "${text}"));
+        let causes = group(&undocumented(&rows), &[], &classes(), &flows);
+        let find = |needle: &str| {
+            causes
+                .iter()
+                .find(|c| c.signature.contains(needle))
+                .unwrap_or_else(|| panic!("no cause with {needle}: {causes:#?}"))
+        };
+        let text = find("error_message");
+        assert_eq!((text.differences, text.consequences), (2, 0), "{causes:#?}");
+        let epoch = find("producer_epoch");
+        assert_eq!(
+            (epoch.differences, epoch.consequences),
+            (1, 2),
+            "{causes:#?}"
+        );
+        assert_eq!(
+            epoch.consequence_chains[1].words(),
+            "follows from 'init'.producer_epoch as ${epoch}, then 'add'.error_code as ${code}"
+        );
+        assert_eq!(find("48 INVALID_TXN_STATE").differences, 1);
+        assert_eq!(find("79 MEMBER_ID_REQUIRED").differences, 1);
+        assert_eq!(causes.len(), 4, "{causes:#?}");
+        assert_eq!(causes.iter().map(Cause::rows).sum::<usize>(), rows.len());
+        // Ranked: state before logged, and among state causes the one in more scenarios first.
+        assert_eq!(causes.last().unwrap().notice, Notice::Logged);
+
+        // A consequence whose signature is another scenario's first is a cause of its own.
+        let mut more = rows.clone();
+        more.push(code("s3", "add", "47 INVALID_PRODUCER_EPOCH", "0 NONE"));
+        let causes = group(&undocumented(&more), &[], &classes(), &flows);
+        let fenced = causes
+            .iter()
+            .find(|c| c.signature.contains("47 INVALID_PRODUCER_EPOCH"))
+            .unwrap();
+        assert_eq!(fenced.differences, 2, "{causes:#?}");
+
+        // A documented giver hands nothing on; a malformed answer takes nothing.
+        let mut classified = undocumented(&rows);
+        classified[1].documented_by = Some("init-epoch");
+        let causes = group(&classified, &[], &classes(), &flows);
+        let documented = causes.iter().find(|c| c.documented_by.is_some()).unwrap();
+        assert_eq!(documented.consequences, 0, "{causes:#?}");
+        let fenced = causes
+            .iter()
+            .find(|c| c.signature.contains("47 INVALID_PRODUCER_EPOCH"))
+            .unwrap();
+        assert_eq!(
+            (fenced.differences, fenced.consequences),
+            (1, 1),
+            "a cause of its own now, and what it handed on follows it: {causes:#?}"
+        );
+        let malformed = [
+            row("s1", "init", 1, "producer_epoch", json!(1), json!(0)),
             row(
                 "s1",
-                "d",
+                "add",
                 1,
                 "outcome",
                 json!("malformed"),
                 json!("response"),
             ),
-            code("s2", "x", "51 CONCURRENT_TRANSACTIONS", "0 NONE"),
         ];
-        let causes = group(&undocumented(&rows), &[], &classes());
-        let first = causes
-            .iter()
-            .find(|c| c.signature.contains("50 INVALID_TXN_STATE"))
-            .unwrap();
-        assert_eq!(
-            (first.differences, first.consequences),
-            (1, 1),
-            "{causes:#?}"
-        );
-        assert_eq!(first.rows(), 2);
-        assert_eq!(first.consequence_signatures.len(), 1);
-        assert!(first.consequence_signatures[0].contains("high_watermark"));
-        let concurrent = causes
-            .iter()
-            .find(|c| c.signature.contains("51 CONCURRENT"))
-            .unwrap();
-        assert_eq!(
-            concurrent.differences, 2,
-            "first in s2, so a cause in s1 too"
-        );
-        assert_eq!(causes.len(), 3, "{causes:#?}");
-        let total: usize = causes.iter().map(Cause::rows).sum();
-        assert_eq!(total, rows.len());
-        // Documented first: nothing folds under it.
-        let mut classified = undocumented(&rows);
-        classified[0].documented_by = Some("invalid-transition-wire-50");
-        let causes = group(&classified, &[], &classes());
+        let causes = group(&undocumented(&malformed), &[], &classes(), &flows);
         assert!(causes.iter().all(|c| c.consequences == 0), "{causes:#?}");
-        assert_eq!(causes.len(), 4);
+    }
+
+    /// Among causes of one notice, the one that touches more scenarios comes first, whatever
+    /// their sizes.
+    #[test]
+    fn causes_rank_by_notice_then_by_scenarios_touched() {
+        let code = |scenario: &str, l: &str| {
+            row(scenario, "a", 1, "error_code", json!(l), json!("0 NONE"))
+        };
+        let mut rows: Vec<DiffRow> = (0..5).map(|_| code("big", "3 UNKNOWN")).collect();
+        rows.extend(["s1", "s2"].map(|s| code(s, "48 INVALID_TXN_STATE")));
+        let causes = group(&undocumented(&rows), &[], &classes(), &Flows::default());
+        assert!(causes[0].signature.contains("48"), "{causes:#?}");
+        assert_eq!(causes[0].scenarios.len(), 2);
     }
 }

@@ -1,10 +1,13 @@
 //! The compare stage: transcripts of two brokers made comparable ([`normalise`]: run-specific
 //! values as symbols), compared field by field ([`diff`]), and each difference classified against
-//! the kaas documentation's deviations ([`ledger`]), then grouped into root causes ([`causes`]).
+//! the kaas documentation's deviations ([`ledger`]), then grouped into root causes ([`causes`]),
+//! a later difference under an earlier one only where the earlier value flowed into it
+//! ([`flow`]).
 
 pub mod causes;
 pub mod consequence;
 pub mod diff;
+pub mod flow;
 pub mod ledger;
 pub mod normalise;
 pub mod signature;

@@ -135,6 +135,23 @@ pub(crate) fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, Strin
     (notice, format!("{} {path}: {l} | {r}", row.api))
 }
 
+/// What a report calls a row's cause: its signature, except that a malformed answer's keeps
+/// the words of its diagnosis (`the response header is v1, but FindCoordinator v2 answers with
+/// header v0`), which the signature shapes to what every API shares (`vN`, `<API>`) so that one
+/// defect is one cause and a baseline keys it alike.
+pub(crate) fn title(row: &DiffRow, classes: &FieldClasses) -> String {
+    let (_, signature) = signature(row, classes);
+    match (framing(row), row.detail.as_deref()) {
+        (true, Some(detail)) => {
+            let kinds = format!("{} | {}", text(&row.left), text(&row.right));
+            let words = first_reading(detail);
+            let words = words.split(" (as sent: ").next().unwrap_or(words);
+            format!("malformed ({kinds}): {words}")
+        }
+        _ => signature,
+    }
+}
+
 /// A path without its array indices: `topics.0.partitions.1.error_code` →
 /// `topics[].partitions[].error_code`.
 pub(crate) fn indexless(path: &str) -> String {

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::compare::causes::{self as grouping, Cause, Classified, FieldClasses};
+use crate::compare::flow::Flows;
 
 use super::junit::Case;
 use super::{md, Report, Tone};
@@ -16,8 +17,9 @@ const NAMED: usize = 3;
 
 impl Report {
     /// Groups the differences into root causes (`classes`: which fields clients only log),
-    /// each step skipped after a stop folded under the cause that stopped its scenario.
-    pub fn group_causes(&mut self, classes: &FieldClasses) {
+    /// each step skipped after a stop folded under the cause that stopped its scenario, each
+    /// difference a differing value flowed into (`flows`) under the cause of that value's.
+    pub fn group_causes(&mut self, classes: &FieldClasses, flows: &Flows) {
         let classified: Vec<Classified<'_>> = self
             .differences
             .iter()
@@ -38,7 +40,7 @@ impl Report {
                 })
             })
             .collect();
-        self.causes = grouping::group(&classified, &stops, classes);
+        self.causes = grouping::group(&classified, &stops, classes, flows);
         self.mark_kept_from_reach();
     }
 
@@ -169,7 +171,7 @@ impl Report {
                         "{} {} {}{versions}: {count} in {}",
                         paint(Tone::Warn, &format!("{} {id}", self.documented_label(id))),
                         c.notice.label(),
-                        c.signature,
+                        c.title,
                         scenarios(&c.scenarios)
                     );
                 }
@@ -189,7 +191,7 @@ impl Report {
                         "{} {} {}{versions}: {count} in {}{configured}; e.g. {} '{}' {}: {}; {}",
                         paint(Tone::Bad, label),
                         c.notice.label(),
-                        c.signature,
+                        c.title,
                         scenarios(&c.scenarios),
                         e.scenario,
                         e.step,
@@ -211,8 +213,9 @@ impl Report {
                         );
                     }
                     if verbose {
-                        for consequence in &c.consequence_signatures {
-                            let _ = writeln!(out, "  then: {consequence}");
+                        for chain in &c.consequence_chains {
+                            let _ =
+                                writeln!(out, "  then: {} ({})", chain.signature, chain.words());
                         }
                     }
                 }
@@ -259,7 +262,7 @@ impl Report {
                     (None, None) => "**undocumented**".to_owned(),
                 },
                 c.notice.label(),
-                md(&c.signature),
+                md(&c.title),
                 c.versions,
                 c.differences,
                 c.folded,
@@ -387,7 +390,7 @@ mod tests {
             &Verdict::Documented("wire-50".into()),
             None,
         );
-        r.group_causes(&FieldClasses::default());
+        r.group_causes(&FieldClasses::default(), &Flows::default());
         assert_eq!(r.causes.len(), 2, "{:#?}", r.causes);
         assert_eq!(
             r.causes.iter().map(Cause::rows).sum::<usize>(),
@@ -397,7 +400,12 @@ mod tests {
             .terminal(false)
             .contains("DOCUMENTED wire-50: 1 difference(s), 1 cause(s), in s<1>"));
         let text = r.terminal(true);
-        assert!(text.contains("UNDOCUMENTED unreadable malformed (malformed | response): the response header is vN, but <API> answers with header vN (v3)"), "{text}");
+        // Shown in its diagnosis's words, versions kept; signed (and keyed) shaped.
+        assert!(text.contains("UNDOCUMENTED unreadable malformed (malformed | response): the response header is v1, but EndTxn v3 answers with header v0 (v3)"), "{text}");
+        assert_eq!(
+            r.causes[0].signature,
+            "malformed (malformed | response): the response header is vN, but <API> answers with header vN"
+        );
         assert!(
             text.contains("1 + 2 skipped after its stops in s"),
             "{text}"

@@ -139,11 +139,23 @@ fn cause(out: &mut String, report: &Report, transcripts: &[Transcript], c: &Caus
     let _ = write!(
         out,
         "<details class=\"cause {class}\"><summary><span class=\"sig\">{}</span> <span class=\"dim\">{}</span> · {} difference(s), {} consequence(s) · {verdict}</summary>",
-        esc(&c.signature),
+        esc(&c.title),
         esc(&c.versions),
         c.differences,
         c.consequences
     );
+    if !c.consequence_chains.is_empty() {
+        out.push_str("<p class=\"dim\">its consequences, each where the differing value flowed:</p><ul class=\"chains\">");
+        for chain in &c.consequence_chains {
+            let _ = write!(
+                out,
+                "<li><code>{}</code> <span class=\"dim\">{}</span></li>",
+                esc(&chain.signature),
+                esc(&chain.words())
+            );
+        }
+        out.push_str("</ul>");
+    }
     let mine: Vec<&Difference> = report
         .differences
         .iter()

@@ -636,7 +636,7 @@ mod tests {
                 ledger.changes.first(),
             );
             r.add_difference(row("50"), &Verdict::Documented("wire-50".into()), None);
-            r.group_causes(&Default::default());
+            r.group_causes(&Default::default(), &Default::default());
             let text = r.terminal(false);
             assert!(text.contains("APACHE 4.0 since-4.0"), "{text}");
             assert!(text.contains("DOCUMENTED wire-50"), "{text}");

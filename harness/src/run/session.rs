@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::compare::causes::{FieldClasses, FieldClassesError};
 use crate::compare::diff::{self, DiffRow};
+use crate::compare::flow::Flows;
 use crate::compare::ledger::{Ledger, LedgerError, Verdict};
 use crate::report::progress::Progress;
 use crate::report::{NotReached, Report, Stale};
@@ -355,7 +356,7 @@ impl Session<'_> {
             let (stale, unreached) =
                 not_reached(&ledger, stale, [(&names[0], &all[0]), (&names[1], &all[1])]);
             (report.stale, report.not_reached) = (stale, unreached);
-            report.group_causes(&classes);
+            report.group_causes(&classes, &Flows::of(chosen));
             report.mark_configuration(chosen, &misconfigured);
         }
         Ok((report, all))

@@ -186,8 +186,7 @@ pub(super) fn requests(steps: &[Step], unique: &[String]) -> Result<(), String> 
                 "step '{name}': renames '{var}', which is not in `unique`"
             ));
         }
-        let mut used = Vec::new();
-        variables_in(&toml::Value::Table(request.fields.clone()), &mut used);
+        let used = request.variables();
         if let Some(missing) = used.iter().find(|v| !defined.contains(*v)) {
             return Err(format!(
                 "step '{name}': ${{{missing}}} is not defined here (define it in `unique`, or capture it in an earlier step)"
@@ -202,25 +201,6 @@ pub(super) fn requests(steps: &[Step], unique: &[String]) -> Result<(), String> 
         }
     }
     Ok(())
-}
-
-/// Every `${name}` in a request's strings.
-fn variables_in(value: &toml::Value, out: &mut Vec<String>) {
-    match value {
-        toml::Value::String(s) => {
-            let mut rest = s.as_str();
-            while let Some(start) = rest.find("${") {
-                let Some(len) = rest[start..].find('}') else {
-                    break;
-                };
-                out.push(rest[start + 2..start + len].to_owned());
-                rest = &rest[start + len..];
-            }
-        }
-        toml::Value::Array(a) => a.iter().for_each(|v| variables_in(v, out)),
-        toml::Value::Table(t) => t.values().for_each(|v| variables_in(v, out)),
-        _ => {}
-    }
 }
 
 /// A security scenario names known users, one per connection, mechanisms both targets

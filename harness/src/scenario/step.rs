@@ -113,6 +113,35 @@ pub struct Request {
     pub mechanism: Option<String>,
 }
 
+impl Request {
+    /// The variables its request fields name (`${pid}`), each as often as named, in the order
+    /// written: what it takes from the unique names and from earlier steps' captures.
+    pub fn variables(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        variables_in(&toml::Value::Table(self.fields.clone()), &mut out);
+        out
+    }
+}
+
+/// Every `${name}` in a request's strings.
+fn variables_in(value: &toml::Value, out: &mut Vec<String>) {
+    match value {
+        toml::Value::String(s) => {
+            let mut rest = s.as_str();
+            while let Some(start) = rest.find("${") {
+                let Some(len) = rest[start..].find('}') else {
+                    break;
+                };
+                out.push(rest[start + 2..start + len].to_owned());
+                rest = &rest[start + len..];
+            }
+        }
+        toml::Value::Array(a) => a.iter().for_each(|v| variables_in(v, out)),
+        toml::Value::Table(t) => t.values().for_each(|v| variables_in(v, out)),
+        _ => {}
+    }
+}
+
 /// A broker of a cluster as a step names it: a role bound by an earlier step's `roles`
 /// (`"coordinator"`), any other broker (`"not-coordinator"`: the lowest node id that does not
 /// hold the role), or a node id (`0`).

@@ -623,7 +623,7 @@ pub struct ProxyArgs {
     /// How: insert:PATH (a byte where that field begins; insert:end after the last),
     /// drop-last-byte, cut:PATH (the frame ends inside that field), error-code:PATH
     /// (becomes 99, or CODE with error-code:PATH=CODE; error-code:* every one),
-    /// add-one:PATH, correlation, header-version (the answer framed with the other response
+    /// add-one:PATH, null-text:PATH (a nullable string becomes null), correlation, header-version (the answer framed with the other response
     /// header version), close or stall; or an equivalent mutation, which
     /// changes bytes but not meaning and must change no verdict: tags-at-default (every
     /// tagged field written, at its default where the answer left it out), unknown-tag
