@@ -259,3 +259,63 @@ fn on_a_broker_that_refuses_create_topics_chaos_runs_on_provisioned_topics() {
         assert!(report.passed);
     }
 }
+
+/// A broker whose FindCoordinator v2 answers librdkafka cannot read (a tagged-field section
+/// where header v0 is due, as a real kaas build wrote it), behind `kconform proxy`: no worker
+/// begins a transaction, and the run says INCONCLUSIVE with what stopped them, never
+/// "anomalies: none". (Seen before: "0 transactions, 0 records checked, anomalies: none".)
+#[test]
+fn a_run_where_no_transaction_began_is_inconclusive_and_says_why() {
+    use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let free = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let listen = free.local_addr().unwrap();
+    drop(free);
+    let mutant = Mutant {
+        api: kafka_protocol::messages::ApiKey::FindCoordinator,
+        version: 2,
+        mutation: Mutation::HeaderVersion,
+    };
+    let report = runtime.block_on(async {
+        let proxy = Proxy::start("127.0.0.1:0".parse().unwrap(), listen, Scope::One(mutant))
+            .await
+            .expect("the proxy starts");
+        let _broker = Broker::start(BrokerConfig {
+            listen,
+            advertise: Some(proxy.addr),
+            ..BrokerConfig::for_tests()
+        })
+        .await
+        .expect("kaas-ref starts");
+        let options = ChaosOptions {
+            workers: 1,
+            ..options(7, 5, &[])
+        };
+        chaos::run(
+            &[TargetSpec::external(proxy.addr)],
+            &options,
+            Arc::new(Quiet),
+        )
+        .await
+        .expect("chaos runs")
+    });
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    let text = report.terminal();
+    eprintln!("{text}");
+    assert!(!report.passed, "{text}");
+    assert!(!text.contains("anomalies: none"), "{text}");
+    let why = report.targets[0]
+        .inconclusive
+        .as_deref()
+        .unwrap_or_default();
+    assert!(
+        why.contains("0 transaction(s) ended")
+            && why.contains("worker 0 never began a transaction (init_transactions: ")
+            && why.contains("FindCoordinator v2: answer unreadable: the response header is v1, but FindCoordinator v2 answers with header v0"),
+        "{text}"
+    );
+}

@@ -219,7 +219,7 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
     );
     // The root cause: the diagnosis, what it stands for, and the command that shows it.
     assert!(
-        out.contains("UNDOCUMENTED unreadable malformed (malformed | response): a stray byte xx at byte N, before error_code: without it the answer is well-formed (v3)"),
+        out.contains("UNDOCUMENTED unreadable malformed (malformed | response): a stray byte 2a at byte 9, before error_code: without it the answer is well-formed (v3)"),
         "{out}"
     );
     assert!(
@@ -855,6 +855,14 @@ fn a_header_version_defect_is_one_cause_and_hides_no_step() {
             .contains("the response header is vN, but <API> answers with header vN"),
         "{header}"
     );
+    // What a reader is shown keeps the versions of its first difference; the signature that a
+    // baseline keys does not.
+    let title = header["title"].as_str().unwrap();
+    assert!(
+        title.contains("the response header is v0, but FindCoordinator v3 answers with header v1"),
+        "{header}"
+    );
+    assert!(out.contains(title), "{out}");
     let versions = header["versions"].as_str().unwrap();
     assert!(
         versions.contains("EndTxn v") && versions.contains("InitProducerId v"),

@@ -89,10 +89,11 @@ impl Broker {
                     addr: config.listen,
                     source,
                 })?;
-        let advertised = listener.local_addr().map_err(|source| StartError::Bind {
+        let bound = listener.local_addr().map_err(|source| StartError::Bind {
             addr: config.listen,
             source,
         })?;
+        let advertised = config.advertise.unwrap_or(bound);
         let state = Arc::new(open_state(config, advertised, authorizer)?);
         let (shutdown, shutdown_rx) = watch::channel(false);
         tokio::spawn(run_group_timers(state.clone(), shutdown_rx.clone()));

@@ -11,6 +11,10 @@ pub struct BrokerConfig {
     pub planted: crate::planted::Planted,
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
+    /// The address Metadata and FindCoordinator name for this broker, when clients reach it
+    /// through something in front of it (a relay that changes its answers); `None`: the
+    /// address it listens on.
+    pub advertise: Option<SocketAddr>,
     /// Data directory; `None` makes a fresh one under the OS temp dir, removed when the
     /// broker's state goes (a directory given here is kept).
     pub data_dir: Option<PathBuf>,
@@ -88,6 +92,7 @@ impl Default for BrokerConfig {
     fn default() -> Self {
         BrokerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 9092)),
+            advertise: None,
             data_dir: None,
             broker_id: 0,
             max_frame_bytes: 100 * 1024 * 1024,

@@ -26,6 +26,11 @@ struct Args {
     /// Address to listen on. Port 0 picks a free port; the bound address is printed.
     #[arg(long, default_value = "127.0.0.1:9092")]
     listen: SocketAddr,
+    /// The address Metadata and FindCoordinator name for this broker, when clients reach it
+    /// through a relay in front of it (`kconform proxy`, to see what clients make of changed
+    /// answers). Default: the address it listens on.
+    #[arg(long, value_name = "HOST:PORT")]
+    advertise: Option<SocketAddr>,
     /// Data directory (partition logs, topics, and the kaas `__cluster/` files).
     /// Default: a fresh directory under the OS temp dir, printed at start and removed at exit.
     #[arg(long)]
@@ -198,6 +203,7 @@ async fn run() -> anyhow::Result<()> {
     let config = BrokerConfig {
         planted,
         listen: args.listen,
+        advertise: args.advertise,
         data_dir: args.data_dir,
         broker_id: args.broker_id,
         max_frame_bytes: args.max_frame_bytes,

@@ -144,9 +144,10 @@ pub(crate) fn title(row: &DiffRow, classes: &FieldClasses) -> String {
     match (framing(row), row.detail.as_deref()) {
         (true, Some(detail)) => {
             let kinds = format!("{} | {}", text(&row.left), text(&row.right));
-            let words = first_reading(detail);
-            let words = words.split(" (as sent: ").next().unwrap_or(words);
-            format!("malformed ({kinds}): {words}")
+            format!(
+                "malformed ({kinds}): {}",
+                without_asides(first_reading(detail))
+            )
         }
         _ => signature,
     }
@@ -233,22 +234,23 @@ pub(crate) fn symbol_class(s: &str) -> Option<String> {
     })
 }
 
+/// A diagnosis without its asides: what follows "(as sent: ", and "(so it is without byte 3,
+/// 7 or 12 others)", where else a stray byte might be.
+fn without_asides(text: &str) -> String {
+    let text = text.split(" (as sent: ").next().unwrap_or(text);
+    match text.split_once(" (so it is without ") {
+        Some((before, after)) => format!(
+            "{before}{}",
+            after.split_once(')').map_or("", |(_, rest)| rest)
+        ),
+        None => text.to_owned(),
+    }
+}
+
 /// Text as grouping sees it: what is particular to one place (an API and version named, a
 /// number, a quoted name, what follows "as sent:") taken out, at most 120 characters.
 pub fn shape(text: &str) -> String {
-    let text = text.split(" (as sent: ").next().unwrap_or(text);
-    // "(so it is without byte 3, 7 or 12 others)": where else the stray byte might be.
-    let owned;
-    let text = match text.split_once(" (so it is without ") {
-        Some((before, after)) => {
-            owned = format!(
-                "{before}{}",
-                after.split_once(')').map_or("", |(_, rest)| rest)
-            );
-            owned.as_str()
-        }
-        None => text,
-    };
+    let text = without_asides(text);
     let words: Vec<&str> = text.split(' ').collect();
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     let mut i = 0;

@@ -158,8 +158,12 @@ fn target(out: &mut String, report: &ChaosReport, t: &TargetChaos) {
         "<h3>What the checker found ({})</h3>",
         t.anomalies.len()
     );
-    if t.anomalies.is_empty() {
-        out.push_str("<p class=\"good\">no anomaly</p>");
+    match (&t.inconclusive, t.anomalies.is_empty()) {
+        (Some(why), _) => {
+            let _ = write!(out, "<p class=\"bad\">INCONCLUSIVE: {}</p>", esc(why));
+        }
+        (None, true) => out.push_str("<p class=\"good\">no anomaly</p>"),
+        (None, false) => {}
     }
     for a in &t.anomalies {
         let new = !t.control && !control.contains(&a.kind);
@@ -183,7 +187,10 @@ fn target(out: &mut String, report: &ChaosReport, t: &TargetChaos) {
 
 /// The page of `report`.
 pub fn page(report: &ChaosReport) -> String {
-    let verdict = crate::report::html::verdict(report.passed);
+    let verdict = match report.verdict {
+        super::report::Verdict::Inconclusive => "<span class=\"bad\">INCONCLUSIVE</span>",
+        _ => crate::report::html::verdict(report.passed),
+    };
     let mut out = String::new();
     let _ = write!(
         out,

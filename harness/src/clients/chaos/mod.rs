@@ -11,6 +11,7 @@ pub mod checker;
 pub mod history;
 pub mod html;
 pub mod placement;
+pub mod probe;
 pub mod readback;
 pub mod report;
 pub mod schedule;
@@ -163,6 +164,8 @@ async fn run_target(
         workers: Vec::new(),
         records_checked: 0,
         anomalies: Vec::new(),
+        inconclusive: None,
+        probe: Vec::new(),
         timeline: Vec::new(),
         wall_secs: 0.0,
     };
@@ -177,6 +180,10 @@ async fn run_target(
     report.origin = target.origin.clone();
     if let Err(e) = on_target(&target, options, shape, progress, &mut report).await {
         report.error = Some(e);
+    }
+    if report.ended() < report::floor(shape.workers as usize) {
+        // Too little to judge: what kconform's own first requests find says why.
+        report.probe = probe::first_calls(target.addr, Duration::from_secs(5)).await;
     }
     target.stop().await;
     report.wall_secs = started.elapsed().as_secs_f64();

@@ -40,6 +40,13 @@ pub struct TargetChaos {
     pub records_checked: usize,
     /// Every anomaly found.
     pub anomalies: Vec<Anomaly>,
+    /// Why nothing can be said of this cluster although its run finished: fewer transactions
+    /// ended on it than the floor ([`floor`]), so "no anomaly" would mean nothing was looked
+    /// at. Set by [`ChaosReport::judge`].
+    pub inconclusive: Option<String>,
+    /// When too few transactions ended: what kconform's own first requests found wrong on the
+    /// target (an answer it cannot read, a refusal), one line each ([`super::probe`]).
+    pub probe: Vec<String>,
     /// Per second of the workload, the transactions that ended in it.
     pub timeline: Vec<super::history::Second>,
     /// Seconds from starting the target to its report.
@@ -60,6 +67,76 @@ impl TargetChaos {
 
     fn total(&self, f: fn(&WorkerStats) -> u64) -> u64 {
         self.workers.iter().map(f).sum()
+    }
+
+    /// Transactions that ended, however (committed or aborted; not those whose outcome the
+    /// client could not tell).
+    pub fn ended(&self) -> u64 {
+        self.total(|w| w.committed + w.aborted_on_purpose + w.aborted_after_error)
+    }
+
+    /// Why its run says nothing, when fewer transactions ended than the floor: how many did,
+    /// and what kept each worker that never began from beginning (said of a run that did not
+    /// finish too: its "no anomaly" means as little).
+    fn why_inconclusive(&self) -> Option<String> {
+        let floor = floor(self.workers.len());
+        let ended = self.ended();
+        if ended >= floor {
+            return None;
+        }
+        let never: Vec<String> = self
+            .workers
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.committed + w.aborted_on_purpose + w.aborted_after_error == 0)
+            .map(|(i, w)| match &w.before_first {
+                Some(why) => format!("worker {i} never began a transaction ({why})"),
+                None => format!("worker {i} never began a transaction (no client error)"),
+            })
+            .collect();
+        let mut why = format!(
+            "{ended} transaction(s) ended, fewer than the {floor} needed to judge (one per worker): no anomaly found means nothing was checked"
+        );
+        if !never.is_empty() {
+            why.push_str(&format!("; {}", never.join("; ")));
+        }
+        if !self.probe.is_empty() {
+            why.push_str(&format!(
+                "; what a transactional client asks first, asked by kconform: {}",
+                self.probe.join("; ")
+            ));
+        }
+        Some(why)
+    }
+}
+
+/// How many transactions must end on a cluster for its run to be judged: one per worker. A
+/// cluster on which fewer ended is INCONCLUSIVE, never clean.
+pub fn floor(workers: usize) -> u64 {
+    workers.max(1) as u64
+}
+
+/// What a chaos run concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every cluster ran, checked, and no target under test showed an anomaly of a kind the
+    /// control did not.
+    Passed,
+    /// A cluster did not finish, or a target under test showed an anomaly the control did not.
+    Failed,
+    /// Nothing failed, but on some cluster too few transactions ended to say anything.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The word the reports use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Passed => "PASSED",
+            Verdict::Failed => "FAILED",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+        }
     }
 }
 
@@ -89,9 +166,12 @@ pub struct ChaosReport {
     pub replay: String,
     /// Each cluster.
     pub targets: Vec<TargetChaos>,
-    /// Whether the run passed: every cluster ran and checked, and no target under test shows an
-    /// anomaly of a kind the control did not show.
+    /// Whether the run passed: every cluster ran and checked enough transactions, and no target
+    /// under test shows an anomaly of a kind the control did not show.
     pub passed: bool,
+    /// Passed, failed, or inconclusive (nothing failed, but on some cluster fewer transactions
+    /// ended than the floor).
+    pub verdict: Verdict,
 }
 
 impl ChaosReport {
@@ -102,10 +182,20 @@ impl ChaosReport {
         shape: Shape,
         placement: Placement,
         replay: String,
-        targets: Vec<TargetChaos>,
+        mut targets: Vec<TargetChaos>,
     ) -> ChaosReport {
+        for t in &mut targets {
+            t.inconclusive = t.why_inconclusive();
+        }
         let control = control_kinds(&targets);
-        let passed = !targets.iter().any(|t| t.fails(&control));
+        let verdict = match (
+            targets.iter().any(|t| t.fails(&control)),
+            targets.iter().any(|t| t.inconclusive.is_some()),
+        ) {
+            (true, _) => Verdict::Failed,
+            (false, true) => Verdict::Inconclusive,
+            (false, false) => Verdict::Passed,
+        };
         ChaosReport {
             schema_version: 1,
             seed,
@@ -114,7 +204,8 @@ impl ChaosReport {
             placement,
             replay,
             targets,
-            passed,
+            passed: verdict == Verdict::Passed,
+            verdict,
         }
     }
 
@@ -208,8 +299,14 @@ impl ChaosReport {
                 }
             }
             let _ = writeln!(s, "  records checked: {}", t.records_checked);
-            if t.anomalies.is_empty() {
-                let _ = writeln!(s, "  anomalies: none");
+            match (&t.inconclusive, t.anomalies.is_empty()) {
+                (Some(why), _) => {
+                    let _ = writeln!(s, "  INCONCLUSIVE: {why}");
+                }
+                (None, true) => {
+                    let _ = writeln!(s, "  anomalies: none");
+                }
+                (None, false) => {}
             }
             for kind in Kind::ALL {
                 let of: Vec<&Anomaly> = t.anomalies.iter().filter(|a| a.kind == kind).collect();
@@ -234,11 +331,7 @@ impl ChaosReport {
                 }
             }
         }
-        let verdict = match self.passed {
-            true => "PASSED",
-            false => "FAILED",
-        };
-        let _ = writeln!(s, "\n{verdict}");
+        let _ = writeln!(s, "\n{}", self.verdict.label());
         s
     }
 
@@ -267,6 +360,10 @@ impl ChaosReport {
                 esc(&t.name),
                 t.wall_secs
             );
+            if let (Some(why), false) = (&t.inconclusive, failing.iter().any(|f| f.name == t.name))
+            {
+                let _ = write!(s, "<skipped message=\"INCONCLUSIVE: {}\"/>", esc(why));
+            }
             if failing.iter().any(|f| f.name == t.name) {
                 let what: Vec<String> = t
                     .error
@@ -299,6 +396,10 @@ mod tests {
     use super::*;
 
     fn target(name: &str, control: bool, kinds: &[Kind]) -> TargetChaos {
+        let ended = WorkerStats {
+            committed: 3,
+            ..WorkerStats::default()
+        };
         TargetChaos {
             name: name.into(),
             origin: "test".into(),
@@ -307,7 +408,7 @@ mod tests {
             no_faults_because: None,
             faults: Vec::new(),
             input_per_worker: 0,
-            workers: vec![WorkerStats::default()],
+            workers: vec![ended],
             records_checked: 0,
             anomalies: kinds
                 .iter()
@@ -316,6 +417,8 @@ mod tests {
                     detail: "x".into(),
                 })
                 .collect(),
+            inconclusive: None,
+            probe: Vec::new(),
             timeline: Vec::new(),
             wall_secs: 0.0,
         }
@@ -384,5 +487,49 @@ mod tests {
             json["targets"][0]["workers"][0]["hung"]["call"],
             "send_offsets_to_transaction"
         );
+    }
+
+    /// A cluster on which no transaction ended says so, with what kept each worker from
+    /// beginning, and the run is INCONCLUSIVE, never "anomalies: none" and passed.
+    #[test]
+    fn a_cluster_where_nothing_ended_is_inconclusive_never_clean() {
+        let mut nothing = target("external:3", false, &[]);
+        nothing.workers = vec![
+            WorkerStats {
+                before_first: Some(
+                    "init_transactions: Transaction error: Failed to initialize Producer ID: Local: Timed out".into(),
+                ),
+                errors: [("OperationTimedOut".to_owned(), 12)].into_iter().collect(),
+                ..WorkerStats::default()
+            },
+            WorkerStats::default(),
+        ];
+        nothing.probe = vec!["FindCoordinator v2: answer unreadable: the response header is v1, but FindCoordinator v2 answers with header v0".into()];
+        let r = judged(vec![nothing, target("apache:3", true, &[])]);
+        assert!(!r.passed);
+        assert_eq!(r.verdict, Verdict::Inconclusive);
+        let text = r.terminal();
+        assert!(!text.contains("anomalies: none\n  \n"), "{text}");
+        assert!(
+            text.contains("INCONCLUSIVE: 0 transaction(s) ended, fewer than the 2 needed")
+                && text.contains(
+                    "worker 0 never began a transaction (init_transactions: Transaction error"
+                )
+                && text.contains("asked by kconform: FindCoordinator v2: answer unreadable")
+                && text.trim_end().ends_with("INCONCLUSIVE"),
+            "{text}"
+        );
+        assert!(
+            r.junit().contains("<skipped message=\"INCONCLUSIVE"),
+            "{}",
+            r.junit()
+        );
+        let json: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(json["verdict"], "inconclusive");
+        // A failure elsewhere still fails the run.
+        let mut broken = target("ref:3", false, &[]);
+        broken.workers = vec![WorkerStats::default()];
+        let failed = judged(vec![broken, target("other", false, &[Kind::LostWrite])]);
+        assert_eq!(failed.verdict, Verdict::Failed);
     }
 }

@@ -276,6 +276,11 @@ pub struct WorkerStats {
     pub new_producers: u64,
     /// Each error librdkafka raised, by code, and how often.
     pub errors: BTreeMap<String, u64>,
+    /// While the worker had begun no transaction: the first error that kept it from one, with
+    /// the client call that raised it and librdkafka's words (`init_transactions: ...`), so
+    /// that a worker that never began says what stopped it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_first: Option<String>,
     /// The client call the worker was still in when it was given up, long after the workload
     /// ended (librdkafka's `send_offsets_to_transaction` can wait for ever when the group
     /// coordinator goes down: confluentinc/librdkafka#5456), and since when.
@@ -336,7 +341,16 @@ impl Worker<'_> {
     }
 
     fn error(&mut self, e: &KafkaError) {
-        *self.run().stats.errors.entry(code_of(e)).or_default() += 1;
+        self.error_in("a client call", e);
+    }
+
+    /// Counts `e`, raised by `call`; the first one before any transaction began is kept whole.
+    fn error_in(&mut self, call: &str, e: &KafkaError) {
+        let mut run = self.run();
+        *run.stats.errors.entry(code_of(e)).or_default() += 1;
+        if run.history.is_empty() && run.stats.before_first.is_none() {
+            run.stats.before_first = Some(format!("{call}: {e}"));
+        }
     }
 
     /// Makes a client call that may block, noting it while it is in progress.
@@ -381,7 +395,7 @@ impl Worker<'_> {
                     self.producer = Some(p);
                 }
                 Err(e) => {
-                    self.error(&e);
+                    self.error_in("init_transactions", &e);
                     std::thread::sleep(Duration::from_millis(500));
                     return None;
                 }

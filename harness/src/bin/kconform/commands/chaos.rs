@@ -52,7 +52,11 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         let page = kconform::clients::chaos::html::page(&report);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(super::verdict(report.passed))
+    // Inconclusive is a run that could not judge: exit 2, as one that could not run.
+    Ok(match report.verdict {
+        kconform::clients::chaos::report::Verdict::Inconclusive => ExitCode::from(2),
+        _ => super::verdict(report.passed),
+    })
 }
 
 /// The command line that repeats the run's schedule on the same targets, as the report
