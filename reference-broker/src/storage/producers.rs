@@ -101,12 +101,15 @@ impl ProducerState {
     }
 
     /// Fences the producer below `epoch`: later batches with an older epoch are refused and
-    /// the duplicate window is cleared.
-    pub(super) fn fence(&mut self, epoch: i16) {
+    /// the duplicate window is cleared. `known`: the partition knew the producer before (a
+    /// batch or a marker of it): Apache's partition, which a rejoin does not reach, then meets
+    /// the new epoch with the producer's first batch of it, which must start at sequence 0
+    /// (45 otherwise); a producer it never knew may start anywhere, there as here.
+    pub(super) fn fence(&mut self, epoch: i16, known: bool) {
         if epoch > self.epoch {
             self.epoch = epoch;
             self.recent.clear();
-            self.awaits_first_sequence = false;
+            self.awaits_first_sequence = known;
         }
     }
 
@@ -181,5 +184,47 @@ impl ProducerState {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(epoch: i16, base_sequence: i32) -> BatchHeader {
+        BatchHeader {
+            base_offset: 0,
+            size: 0,
+            attributes: 0,
+            last_offset_delta: 0,
+            max_timestamp: 0,
+            producer_id: 7,
+            producer_epoch: epoch,
+            base_sequence,
+            record_count: 1,
+            control_type: None,
+            coordinator_epoch: None,
+        }
+    }
+
+    /// A rejoin fences a producer the partition knew: the first batch of the new epoch must
+    /// start at 0, as Apache's partition (which meets the new epoch only with that batch)
+    /// requires. One it never knew may start anywhere, there as here. (Found by kconform
+    /// fuzz: kaas-ref took sequence 3; scenario records-produce-first-sequence-after-rejoin.)
+    #[test]
+    fn a_fenced_producer_starts_its_new_epoch_at_sequence_zero_where_it_was_known() {
+        let mut known = ProducerState::default();
+        known.on_batch(&batch(0, 0));
+        known.fence(1, true);
+        let (code, why) = known.check(&batch(1, 3)).unwrap_err();
+        assert_eq!(code, errors::OUT_OF_ORDER_SEQUENCE_NUMBER, "{why}");
+        assert_eq!(known.check(&batch(1, 0)), Ok(None));
+        assert_eq!(
+            known.check(&batch(0, 1)).unwrap_err().0,
+            errors::INVALID_PRODUCER_EPOCH
+        );
+        let mut never = ProducerState::default();
+        never.fence(1, false);
+        assert_eq!(never.check(&batch(1, 3)), Ok(None));
     }
 }
