@@ -16,7 +16,8 @@ pub struct JudgedDiff {
     pub diff: ClientDiff,
     /// The ledger entry's id; none when undocumented.
     pub documented_by: Option<String>,
-    /// What the difference does to the application, as the claim that documents it says.
+    /// What the difference does to the application, as the claim that documents it says, or,
+    /// undocumented, as what the client read back shows ([`Consequence::observed`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consequence: Option<Consequence>,
 }
@@ -68,9 +69,13 @@ pub fn judge(ledger: &Ledger, diffs: Vec<ClientDiff>) -> Vec<JudgedDiff> {
         .into_iter()
         .map(|diff| {
             let claim = claims(ledger).find(|(_, c)| matches(c, &diff));
+            let consequence = match claim {
+                Some((_, c)) => Some(c.consequence()),
+                None => Consequence::observed(&diff.field, &diff.left, &diff.right),
+            };
             JudgedDiff {
                 documented_by: claim.map(|(d, _)| d.id.clone()),
-                consequence: claim.map(|(_, c)| c.consequence()),
+                consequence,
                 diff,
             }
         })

@@ -315,6 +315,15 @@ impl ClientsReport {
             .count();
         let mut words = Vec::new();
         let undocumented = mine.iter().filter(|d| d.documented_by.is_none()).count();
+        let worst = mine
+            .iter()
+            .filter(|d| d.documented_by.is_none())
+            .filter_map(|d| d.consequence)
+            .filter(|c| c.breaks_exactly_once())
+            .min();
+        if let Some(c) = worst {
+            words.push(format!("BREAKS EXACTLY-ONCE ({})", c.name()));
+        }
         if undocumented > 0 {
             words.push(format!("UNDOCUMENTED x{undocumented}"));
         }
@@ -368,6 +377,31 @@ impl ClientsReport {
             }
             out.push('\n');
         }
+        let broken: Vec<&JudgedDiff> = self
+            .differences
+            .iter()
+            .filter(|d| d.documented_by.is_none())
+            .filter(|d| d.consequence.is_some_and(Consequence::breaks_exactly_once))
+            .collect();
+        if !broken.is_empty() {
+            out.push_str("What the undocumented differences did to the clients:\n");
+            for d in broken {
+                let c = d.consequence.expect("filtered");
+                let _ = writeln!(
+                    out,
+                    "  BREAKS EXACTLY-ONCE (undocumented): {} ({}) for {} (workload {}{}: '{}' {} | {})",
+                    c.name(),
+                    c.about(),
+                    d.diff.client,
+                    d.diff.workload,
+                    placed(d.diff.coordinators.map(Placement::name)),
+                    d.diff.field,
+                    d.diff.left,
+                    d.diff.right
+                );
+            }
+            out.push('\n');
+        }
         let _ = write!(out, "{:36} {:11}", "workload", "client");
         for t in &self.targets {
             let _ = write!(out, " {:>12}", t.name);
@@ -392,6 +426,9 @@ impl ClientsReport {
                     format!("DOCUMENTED by {id} ({})", c.name())
                 }
                 (Some(id), _) => format!("DOCUMENTED by {id}"),
+                (None, Some(c)) if c.breaks_exactly_once() => {
+                    format!("UNDOCUMENTED, BREAKS EXACTLY-ONCE ({})", c.name())
+                }
                 (None, _) => "UNDOCUMENTED".into(),
             };
             let _ = writeln!(
@@ -640,5 +677,43 @@ mod tests {
         assert!(report
             .terminal()
             .contains("note: a 4.4 client\nnote: Apache 4.4\n"));
+    }
+
+    /// An undocumented difference whose read-back breaks exactly-once heads the report as
+    /// such (seen on a real kaas cluster: the Java client's abort-redo read the aborted
+    /// records, one UNDOCUMENTED row among ten, nothing saying what it meant).
+    #[test]
+    fn an_undocumented_aborted_read_heads_the_report_as_breaking_exactly_once() {
+        let seen = |target: &str, read: &str| {
+            let mut r = row("java", target, "ok");
+            r.workload = "abort-redo".into();
+            let t = r.transcript.as_mut().unwrap();
+            t.workload = "abort-redo".into();
+            t.observed = [(
+                "read_committed".to_string(),
+                serde_json::from_str(read).unwrap(),
+            )]
+            .into();
+            r
+        };
+        let report = ClientsReport::judge(
+            vec![target("kaas"), target("apache")],
+            Some("apache".into()),
+            vec![
+                seen("kaas", r#"["a0","a1","r0","r1"]"#),
+                seen("apache", r#"["r0","r1"]"#),
+            ],
+            &Ledger::default(),
+        );
+        assert!(!report.passed());
+        let text = report.terminal();
+        assert!(
+            text.contains("BREAKS EXACTLY-ONCE (undocumented): aborted-read")
+                && text.contains("UNDOCUMENTED, BREAKS EXACTLY-ONCE (aborted-read): java abort-redo 'read_committed'")
+                && text.contains("BREAKS EXACTLY-ONCE (aborted-read); UNDOCUMENTED x1"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
+        assert_eq!(json["differences"][0]["consequence"], "aborted-read");
     }
 }

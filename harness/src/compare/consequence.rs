@@ -1,7 +1,8 @@
-//! What a documented deviation does to a client, as the ledger's client claims classify it:
-//! the words a kaas engineer triages by. A deviation that lets a fenced producer's records
-//! commit is documented and still breaks exactly-once; the report ranks documented deviations
-//! by these, worst first, and `--fail-on-consequence` lets a team gate on them.
+//! What a deviation does to a client, as the ledger's client claims classify it, or, for a
+//! difference no entry documents, as what the client read back shows ([`observed`]): the words
+//! a kaas engineer triages by. A deviation that lets a fenced producer's records commit is
+//! documented and still breaks exactly-once; the report ranks deviations by these, worst
+//! first, and `--fail-on-consequence` lets a team gate on them.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +10,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Consequence {
+    /// Records whose transaction committed on Apache are not there for a read_committed
+    /// consumer on kaas: data lost.
+    CommittedLost,
+    /// A read_committed consumer on kaas reads records that it does not read on Apache (their
+    /// transaction aborted, or never committed there).
+    AbortedRead,
     /// A zombie's work commits: a fenced producer's records, or a stale group member's
     /// offsets, are committed where Apache aborts or refuses them.
     ZombieCommitted,
@@ -31,7 +38,9 @@ pub enum Consequence {
 
 impl Consequence {
     /// Every consequence, worst first.
-    pub const ALL: [Consequence; 7] = [
+    pub const ALL: [Consequence; 9] = [
+        Consequence::CommittedLost,
+        Consequence::AbortedRead,
         Consequence::ZombieCommitted,
         Consequence::LiveProducerFenced,
         Consequence::Duplicates,
@@ -44,6 +53,8 @@ impl Consequence {
     /// Its name in the ledger and the reports.
     pub fn name(self) -> &'static str {
         match self {
+            Consequence::CommittedLost => "committed-lost",
+            Consequence::AbortedRead => "aborted-read",
             Consequence::ZombieCommitted => "zombie-committed",
             Consequence::LiveProducerFenced => "live-producer-fenced",
             Consequence::Duplicates => "duplicates",
@@ -57,6 +68,12 @@ impl Consequence {
     /// What it means, for a reader.
     pub fn about(self) -> &'static str {
         match self {
+            Consequence::CommittedLost => {
+                "committed records lost: a read_committed consumer misses what Apache's reads"
+            }
+            Consequence::AbortedRead => {
+                "aborted records read: a read_committed consumer reads what Apache's does not"
+            }
             Consequence::ZombieCommitted => {
                 "a fenced producer's records, or a stale member's offsets, committed"
             }
@@ -80,6 +97,35 @@ impl Consequence {
         self <= Consequence::UnknownError
     }
 
+    /// What a difference no ledger entry documents does to the application, read from what
+    /// the client observed (`field`, kaas's value, Apache's): a read_committed view missing
+    /// records Apache's has is committed-lost, one holding records Apache's has not is
+    /// aborted-read; a group's committed offset missing or behind Apache's is duplicates
+    /// (the group reprocesses). `None` where the values say nothing of the data (a call's
+    /// result: a different outcome, no stated harm).
+    pub fn observed(field: &str, kaas: &str, apache: &str) -> Option<Consequence> {
+        match field {
+            "read_committed" => {
+                let (kaas, apache) = (strings(kaas)?, strings(apache)?);
+                let missing = apache.iter().any(|r| !kaas.contains(r));
+                let extra = kaas.iter().any(|r| !apache.contains(r));
+                match (missing, extra) {
+                    (true, _) => Some(Consequence::CommittedLost),
+                    (false, true) => Some(Consequence::AbortedRead),
+                    (false, false) => None,
+                }
+            }
+            "group_offsets" => {
+                let (kaas, apache) = (offsets(kaas)?, offsets(apache)?);
+                let behind = apache
+                    .iter()
+                    .any(|(p, o)| kaas.get(p).is_none_or(|k| k < o));
+                behind.then_some(Consequence::Duplicates)
+            }
+            _ => None,
+        }
+    }
+
     /// The consequence a claim that names none has: unchanged where the client sees the same,
     /// else a difference of no stated harm.
     pub fn of_unclassified(kaas: &str, apache: &str) -> Consequence {
@@ -88,6 +134,16 @@ impl Consequence {
             false => Consequence::Differs,
         }
     }
+}
+
+/// A JSON array of record values (`["a0","r0"]`), as the clients' transcripts write a view.
+fn strings(json: &str) -> Option<Vec<String>> {
+    serde_json::from_str(json).ok()
+}
+
+/// A JSON object of partition → committed offset (`{"partition 0":1}`).
+fn offsets(json: &str) -> Option<std::collections::BTreeMap<String, i64>> {
+    serde_json::from_str(json).ok()
 }
 
 #[cfg(test)]
@@ -138,5 +194,46 @@ mod tests {
         assert!(!Consequence::ClientStops.breaks_exactly_once());
         assert!(Consequence::UnknownError.harms());
         assert!(!Consequence::Differs.harms());
+    }
+
+    /// What the client read back names the harm of an undocumented difference: aborted
+    /// records visible (the loss real kaas showed with coordinator and leader apart), committed
+    /// ones missing, a group behind; a call's different result names none.
+    #[test]
+    fn what_a_client_read_back_names_an_undocumented_differences_harm() {
+        let read = |kaas: &str, apache: &str| Consequence::observed("read_committed", kaas, apache);
+        assert_eq!(
+            read(r#"["a0","a1","r0","r1"]"#, r#"["r0","r1"]"#),
+            Some(Consequence::AbortedRead)
+        );
+        assert_eq!(
+            read(r#"["r1"]"#, r#"["r0","r1"]"#),
+            Some(Consequence::CommittedLost)
+        );
+        assert_eq!(
+            read(r#"["r1","x"]"#, r#"["r0","r1"]"#),
+            Some(Consequence::CommittedLost)
+        );
+        assert_eq!(
+            read(r#"["r1","r0"]"#, r#"["r0","r1"]"#),
+            None,
+            "the same records"
+        );
+        assert_eq!(read("(absent)", r#"["r0"]"#), None, "no view: nothing said");
+        assert_eq!(
+            Consequence::observed("group_offsets", "{}", r#"{"partition 0":1}"#),
+            Some(Consequence::Duplicates)
+        );
+        assert_eq!(
+            Consequence::observed(
+                "group_offsets",
+                r#"{"partition 0":2}"#,
+                r#"{"partition 0":1}"#
+            ),
+            None
+        );
+        assert_eq!(Consequence::observed("commitTransaction", "ok", "E"), None);
+        assert!(Consequence::CommittedLost.breaks_exactly_once());
+        assert!(Consequence::AbortedRead.breaks_exactly_once());
     }
 }
