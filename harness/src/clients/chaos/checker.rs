@@ -171,9 +171,27 @@ fn ranges(offsets: &[i64]) -> String {
 /// Checks `read` against `history`.
 pub fn check(history: &[Txn], read: &Readback) -> Checked {
     let mut anomalies = Vec::new();
+    let (seen, records_checked) = partitions(history, read, &mut anomalies);
+    duplicate_records(&seen, &mut anomalies);
+    transactions(history, &seen, &mut anomalies);
+    let by_input = inputs(&seen, &mut anomalies);
+    group_offsets(history, read, &by_input, &mut anomalies);
+    Checked {
+        records_checked,
+        anomalies,
+    }
+}
+
+/// Where each visible record of the workload was seen (`out-P@O`), by its value.
+type Seen = BTreeMap<OutValue, Vec<String>>;
+
+/// Each output partition read back, record by record: what no worker wrote (foreign), a
+/// worker's records out of their order, a read_committed reader that stalls, a last stable
+/// offset pinned below the high watermark. The visible records, and how many were read.
+fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) -> (Seen, usize) {
     let txns: BTreeMap<(u32, u64), &Txn> = history.iter().map(|t| ((t.worker, t.seq), t)).collect();
     // Each visible record of the workload: where it was seen.
-    let mut seen: BTreeMap<OutValue, Vec<String>> = BTreeMap::new();
+    let mut seen: Seen = BTreeMap::new();
     let mut records_checked = 0;
     for (&partition, part) in &read.outputs {
         // (worker) → the last (seq, index) seen in this partition, and where.
@@ -257,8 +275,12 @@ pub fn check(history: &[Txn], read: &Readback) -> Checked {
             });
         }
     }
-    // The same record twice.
-    for (value, places) in &seen {
+    (seen, records_checked)
+}
+
+/// The same record visible twice.
+fn duplicate_records(seen: &Seen, anomalies: &mut Vec<Anomaly>) {
+    for (value, places) in seen {
         if places.len() > 1 {
             anomalies.push(Anomaly {
                 kind: Kind::Duplicate,
@@ -273,7 +295,11 @@ pub fn check(history: &[Txn], read: &Readback) -> Checked {
             });
         }
     }
-    // Per transaction: how much of it is visible.
+}
+
+/// Per transaction, how much of it is visible against how it ended: an aborted one read, a
+/// committed one lost, one torn.
+fn transactions(history: &[Txn], seen: &Seen, anomalies: &mut Vec<Anomaly>) {
     let mut visible: BTreeMap<(u32, u64), BTreeSet<u32>> = BTreeMap::new();
     for value in seen.keys() {
         visible
@@ -311,7 +337,11 @@ pub fn check(history: &[Txn], read: &Readback) -> Checked {
             });
         }
     }
-    // Per input record: the transactions whose output of it is visible.
+}
+
+/// Per input record, the transactions whose output of it is visible; an input transformed by
+/// more than one, each visible, is a duplicate.
+fn inputs(seen: &Seen, anomalies: &mut Vec<Anomaly>) -> BTreeMap<(i32, i64), BTreeSet<(u32, u64)>> {
     let mut by_input: BTreeMap<(i32, i64), BTreeSet<(u32, u64)>> = BTreeMap::new();
     for value in seen.keys() {
         by_input
@@ -332,6 +362,17 @@ pub fn check(history: &[Txn], read: &Readback) -> Checked {
             });
         }
     }
+    by_input
+}
+
+/// The groups' offsets: pending for good, or against the input records whose output is
+/// visible (offsets without records, records without offsets).
+fn group_offsets(
+    history: &[Txn],
+    read: &Readback,
+    by_input: &BTreeMap<(i32, i64), BTreeSet<(u32, u64)>>,
+    anomalies: &mut Vec<Anomaly>,
+) {
     for w in &read.pending_groups {
         anomalies.push(Anomaly {
             kind: Kind::OffsetsPending,
@@ -374,10 +415,6 @@ pub fn check(history: &[Txn], read: &Readback) -> Checked {
                 ),
             });
         }
-    }
-    Checked {
-        records_checked,
-        anomalies,
     }
 }
 
