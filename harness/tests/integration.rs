@@ -21,6 +21,7 @@ mod broker_faults;
 mod causes_by_flow;
 mod chaos;
 mod cli;
+mod cli_fuzz;
 mod clients;
 mod consequences;
 mod external_sasl;
