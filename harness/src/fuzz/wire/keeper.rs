@@ -220,6 +220,11 @@ impl Keeper {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
+        // A Rust broker prints a stack backtrace as it dies, which signs its crash by the
+        // site in its own code ([`super::last_words`]); a setting of the user's stands.
+        if std::env::var_os("RUST_BACKTRACE").is_none() {
+            cmd.env("RUST_BACKTRACE", "1");
+        }
         {
             use std::os::unix::process::CommandExt;
             // Its own process group, so that a kill reaches what the shell started too.
