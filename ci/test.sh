@@ -10,6 +10,17 @@ for tool in cargo rustfmt cargo-clippy clippy-driver; do
 done
 echo "test: $(cargo --version), $(rustc --version)"
 
+# Seconds per step, printed at the end: where a run's time went (a cold cache, a slow install).
+started=$(date +%s)
+step_began=$started
+step_times=()
+step_done() {
+  local now
+  now=$(date +%s)
+  step_times+=("$1 $((now - step_began)) s")
+  step_began=$now
+}
+
 # Scratch space on tmpfs where there is one with room (KCONFORM_CI_TMPDIR=keep leaves $TMPDIR
 # alone). Every broker the tests start keeps its data under $TMPDIR (kaas-ref's data
 # directories, Apache's KRaft storage), and kaas-ref makes each acknowledged write durable
@@ -37,6 +48,7 @@ fi
 echo "test: cargo fmt --check"
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+step_done "fmt"
 
 if ! cargo insta --version >/dev/null 2>&1; then
   echo "test: installing cargo-insta (once per machine)"
@@ -58,12 +70,15 @@ if ! command -v chromium >/dev/null 2>&1; then
     { $sudo_ apt-get update -qq && $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null; } ||
     { echo "test: could not install chromium (apt-get install chromium)" >&2; exit 1; }
 fi
+step_done "tools (cargo-insta, mdbook, chromium: installed once a machine)"
 echo "test: mdbook build docs ($(mdbook --version))"
 if ! mdbook build docs 2>&1 | sed 's/^/  /'; then
   echo "test: mdbook build docs failed" >&2
   exit 1
 fi
 echo "test: the book has $(grep -c '\](' docs/src/SUMMARY.md) chapters: $(grep -o '\[[^]]*\]' docs/src/SUMMARY.md | tr -d '[]' | paste -sd ';' | sed 's/;/; /g')"
+
+step_done "book"
 
 # Clippy runs inside the test build rather than as a build of its own: clippy-driver is the
 # compiler of the workspace's crates (RUSTC_WORKSPACE_WRAPPER, what `cargo clippy` sets), so
@@ -89,6 +104,7 @@ lint_build=(env "RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)" "RUSTFLAGS
   "CARGO_TARGET_DIR=$ci_target")
 echo "test: clippy -D warnings on every target, while building the tests"
 "${lint_build[@]}" cargo test --workspace --all-targets --locked --no-run
+step_done "build with clippy"
 
 # The fuzz targets build while the tests run: most of a test's time is spent waiting on
 # brokers (the run leaves about 40% of two cores idle), so the build, at the lowest priority,
@@ -111,6 +127,7 @@ figures=$ci_target/tmp
 rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,request-agreement-4.4,kfake-judge}.txt
 log=$(mktemp)
 RUST_TEST_THREADS=3 "${lint_build[@]}" cargo insta test --workspace --check --unreferenced=reject 2>&1 | tee "$log"
+step_done "tests"
 
 if ! wait "$fuzz_build"; then
   fuzz_build=
@@ -122,10 +139,15 @@ fuzz_build=
 echo "test: fuzz targets built in the background"
 echo "test: FUZZ_JOBS=2 ci/fuzz.sh 10 (one target a core)"
 FUZZ_JOBS=2 ci/fuzz.sh 10
+step_done "fuzz (build waited for, then 10 s a target)"
 
 # One closing line for the whole run: cargo test's counts (the fuzz run above passed, or we
 # would have stopped).
 for figure in mutation-score equivalent-score apache-parser-agreement request-agreement request-agreement-4.4 kfake-judge; do
   if [ -f "$figures/$figure.txt" ]; then echo "test: $(cat "$figures/$figure.txt")"; fi
 done
+slow=$(grep -o "^test [^ ]* has been running for over 60 seconds" "$log" | awk '{ print $2 }' | sort -u | paste -sd ' ')
+echo "test: tests that ran over 60 s: ${slow:-none}"
+summary=$(printf '%s; ' "${step_times[@]}")
+echo "test: seconds per step: ${summary%; } (total $(( $(date +%s) - started )) s)"
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
