@@ -33,6 +33,14 @@ pub mod text;
 
 pub use rng::Rng;
 
+/// The API keys a [`check::Case`] names (`case.api`), re-exported so that the `decode` a
+/// decoder crate fills in matches on them with no dependency of its own on kafka-protocol.
+pub use kafka_protocol::messages::ApiKey;
+/// The JSON values a decoder gives as [`check::Decoded::Values`] (`serde_json::json!`),
+/// re-exported so that its crate needs no serde_json of its own: the manifest `kconform fuzz
+/// init-decoders` writes builds as it is.
+pub use serde_json::{self, Value};
+
 /// Apache's name for an API key (`EndTxn`), `api{key}` for a key Apache does not define.
 pub fn api_name(key: i16) -> String {
     use kafka_protocol::messages::ApiKey;

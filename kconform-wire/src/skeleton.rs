@@ -138,6 +138,10 @@ static ALLOC: Watch = Watch::system();
 ///   you give are compared);
 /// - `Decoded::Refused(reason)`: your decoder refused the body;
 /// - `Decoded::NotServed`: you do not decode this API, direction or version.
+///
+/// `case.api` is a `kconform_wire::ApiKey` (`kconform_wire::ApiKey::EndTxn`), and
+/// `kconform_wire::serde_json::json!` builds the values: this crate needs neither
+/// kafka-protocol nor serde_json of its own.
 pub fn decode(case: &Case) -> Decoded {
     match case.direction {
         Direction::Request => Decoded::NotServed,
