@@ -39,6 +39,9 @@ pub struct ProducerState {
     /// here, or an epoch a marker moved it to): its first batch must start at sequence 0,
     /// as Apache's producer state requires.
     awaits_first_sequence: bool,
+    /// A batch or a marker of the producer was read or appended here: the partition knows it
+    /// (a fence alone makes an entry, not an acquaintance).
+    seen: bool,
 }
 
 impl Default for ProducerState {
@@ -47,6 +50,7 @@ impl Default for ProducerState {
             epoch: 0,
             coordinator_epoch: -1,
             awaits_first_sequence: false,
+            seen: false,
             recent: VecDeque::new(),
         }
     }
@@ -62,6 +66,7 @@ impl ProducerState {
     /// known here before it. A marker moves the producer to its epoch (a bumped one starts a
     /// new sequence window) and records the coordinator epoch that wrote it.
     pub(super) fn on_marker(&mut self, epoch: i16, coordinator_epoch: Option<i32>, fresh: bool) {
+        self.seen = true;
         if epoch > self.epoch {
             self.recent.clear();
             self.awaits_first_sequence = true;
@@ -82,6 +87,7 @@ impl ProducerState {
     /// A data batch of the producer, read or appended: its epoch, and its sequences in the
     /// window of recent batches.
     pub(super) fn on_batch(&mut self, h: &BatchHeader) {
+        self.seen = true;
         if h.producer_epoch != self.epoch {
             self.recent.clear();
         }
@@ -101,15 +107,16 @@ impl ProducerState {
     }
 
     /// Fences the producer below `epoch`: later batches with an older epoch are refused and
-    /// the duplicate window is cleared. `known`: the partition knew the producer before (a
-    /// batch or a marker of it): Apache's partition, which a rejoin does not reach, then meets
-    /// the new epoch with the producer's first batch of it, which must start at sequence 0
-    /// (45 otherwise); a producer it never knew may start anywhere, there as here.
-    pub(super) fn fence(&mut self, epoch: i16, known: bool) {
+    /// the duplicate window is cleared. Where the partition knew the producer (a batch or a
+    /// marker of it, not an earlier fence), Apache's partition, which a rejoin does not reach,
+    /// meets the new epoch with the producer's first batch of it, which must start at sequence
+    /// 0 (45 otherwise); a producer it never knew may start anywhere, there as here, however
+    /// many rejoins fenced it.
+    pub(super) fn fence(&mut self, epoch: i16) {
         if epoch > self.epoch {
             self.epoch = epoch;
             self.recent.clear();
-            self.awaits_first_sequence = known;
+            self.awaits_first_sequence = self.seen;
         }
     }
 
@@ -209,13 +216,14 @@ mod tests {
 
     /// A rejoin fences a producer the partition knew: the first batch of the new epoch must
     /// start at 0, as Apache's partition (which meets the new epoch only with that batch)
-    /// requires. One it never knew may start anywhere, there as here. (Found by kconform
-    /// fuzz: kaas-ref took sequence 3; scenario records-produce-first-sequence-after-rejoin.)
+    /// requires. One it never knew may start anywhere, there as here, however often fenced.
+    /// (Both found by the long fuzz; scenarios records-produce-first-sequence-after-rejoin and
+    /// records-produce-any-sequence-after-rejoins-unknown-here.)
     #[test]
     fn a_fenced_producer_starts_its_new_epoch_at_sequence_zero_where_it_was_known() {
         let mut known = ProducerState::default();
         known.on_batch(&batch(0, 0));
-        known.fence(1, true);
+        known.fence(1);
         let (code, why) = known.check(&batch(1, 3)).unwrap_err();
         assert_eq!(code, errors::OUT_OF_ORDER_SEQUENCE_NUMBER, "{why}");
         assert_eq!(known.check(&batch(1, 0)), Ok(None));
@@ -223,8 +231,19 @@ mod tests {
             known.check(&batch(0, 1)).unwrap_err().0,
             errors::INVALID_PRODUCER_EPOCH
         );
+        // Never known here, fenced by two rejoins: still no acquaintance (found by the long
+        // fuzz, seed 2: three InitProducerIds, then sequence 3, which Apache takes).
         let mut never = ProducerState::default();
-        never.fence(1, false);
-        assert_eq!(never.check(&batch(1, 3)), Ok(None));
+        never.fence(1);
+        never.fence(2);
+        assert_eq!(never.check(&batch(2, 3)), Ok(None));
+        // Known from a marker alone, then fenced: sequence 0 first.
+        let mut marked = ProducerState::default();
+        marked.on_marker(0, None, true);
+        marked.fence(1);
+        assert_eq!(
+            marked.check(&batch(1, 3)).unwrap_err().0,
+            errors::OUT_OF_ORDER_SEQUENCE_NUMBER
+        );
     }
 }

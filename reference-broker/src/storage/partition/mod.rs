@@ -656,11 +656,7 @@ impl PartitionLog {
     /// Fences `producer_id` below `epoch`: later batches with an older epoch are refused and
     /// the duplicate window is cleared.
     pub fn fence_producer(&mut self, producer_id: i64, epoch: i16) {
-        let known = self.producers.contains_key(&producer_id);
-        self.producers
-            .entry(producer_id)
-            .or_default()
-            .fence(epoch, known);
+        self.producers.entry(producer_id).or_default().fence(epoch);
     }
 }
 
