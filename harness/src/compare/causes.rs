@@ -17,11 +17,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::compare::diff::DiffRow;
-use crate::compare::flow::{step_of, Flows};
+use crate::compare::flow::Flows;
 pub use crate::compare::signature::{
     first_reading, shape, FieldClasses, FieldClassesError, LoggedField, Notice, FIELD_CLASSES,
 };
 use crate::compare::signature::{framing, signature, title};
+use crate::scenario::step_of;
 
 /// One difference as grouping sees it: the row, and the ledger entry that documents it.
 #[derive(Debug, Clone, Copy)]
@@ -198,7 +199,7 @@ pub fn group(
         let key = key_of(i);
         let cause = causes
             .entry(key.clone())
-            .or_insert_with(|| Cause::new(*notice, signature.clone(), title(d.row, classes), d));
+            .or_insert_with(|| Cause::new(*notice, signature.clone(), title(d.row, signature), d));
         cause.differences += 1;
         cause
             .steps
@@ -342,9 +343,9 @@ impl Flowed {
                 continue;
             };
             let scenario = d.row.scenario.as_str();
-            let takes = d.documented_by.is_none()
-                && !framing(d.row)
-                && !firsts.contains(signature.as_str());
+            // Undocumented behaviour: what can take a value, or hand one on.
+            let plain = d.documented_by.is_none() && !framing(d.row);
+            let takes = plain && !firsts.contains(signature.as_str());
             let flowed = takes
                 .then(|| {
                     flows.takes(scenario, &d.row.step).iter().find_map(|taken| {
@@ -364,8 +365,7 @@ impl Flowed {
                     })
                 })
                 .flatten();
-            let gives = d.documented_by.is_none() && !framing(d.row) && *notice != Notice::Logged;
-            if gives {
+            if plain && *notice != Notice::Logged {
                 givers
                     .entry((scenario, step_of(&d.row.step)))
                     .or_default()

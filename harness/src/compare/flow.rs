@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::scenario::{Action, Scenario};
+use crate::scenario::{step_of, Action, Scenario};
 
 /// What one step takes from an earlier step's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,13 +90,9 @@ impl Flows {
     }
 }
 
-/// The step a record's label names: `init@v3` → `init`.
-pub fn step_of(label: &str) -> &str {
-    match label.rsplit_once("@v") {
-        Some((step, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => step,
-        _ => label,
-    }
-}
+/// What a topic's creation hands on to the steps that name the topic: the error code of each
+/// topic of its answer, which says whether the topic exists.
+const CREATED: &str = "topics.*.error_code";
 
 /// Per step of `s`, what it takes from earlier answers, in step order: a variable a step uses
 /// comes from the last step before it that captured that name (a sweep's or a repeat's last
@@ -106,8 +102,8 @@ fn takes(s: &Scenario) -> BTreeMap<String, Vec<Taken>> {
     // var → (recording step, path); role → (recording step, path)
     let mut captured: BTreeMap<&str, (String, &str)> = BTreeMap::new();
     let mut roles: BTreeMap<&str, (String, &str)> = BTreeMap::new();
-    // topic variable → (creating step, the path of its error code)
-    let mut topics: BTreeMap<String, (String, String)> = BTreeMap::new();
+    // topic variable → the step that created it
+    let mut topics: BTreeMap<String, String> = BTreeMap::new();
     let mut background: BTreeMap<&str, Vec<Taken>> = BTreeMap::new();
     let mut out: BTreeMap<String, Vec<Taken>> = BTreeMap::new();
     for step in &s.steps {
@@ -129,7 +125,7 @@ fn takes(s: &Scenario) -> BTreeMap<String, Vec<Taken>> {
         for var in request.variables() {
             let from = match (captured.get(var.as_str()), topics.get(&var)) {
                 (Some((from, path)), _) => Some((from.clone(), (*path).to_owned(), "")),
-                (None, Some((from, path))) => Some((from.clone(), path.clone(), "topic ")),
+                (None, Some(from)) => Some((from.clone(), CREATED.to_owned(), "topic ")),
                 (None, None) => None,
             };
             if let Some((from, path, kind)) = from {
@@ -160,16 +156,16 @@ fn takes(s: &Scenario) -> BTreeMap<String, Vec<Taken>> {
                 hand_on(request, records_at, &mut captured, &mut roles);
             }
         }
-        if request.creates_topics || request.api == "CreateTopics" {
+        // A set-up step (`creates_topics`) is a CreateTopics too.
+        if request.api == "CreateTopics" {
             let named = request.fields.get("topics").and_then(toml::Value::as_array);
             for topic in named.into_iter().flatten() {
                 if let Some(var) = crate::scenario::topic_var(topic) {
-                    let at = (records_at.to_owned(), "topics.*.error_code".to_owned());
-                    topics.insert(var.to_owned(), at);
+                    topics.insert(var.to_owned(), records_at.to_owned());
                     // A sweep's earlier versions made the topic its later ones name again.
                     let again = Taken {
                         from: records_at.to_owned(),
-                        path: "topics.*.error_code".to_owned(),
+                        path: CREATED.to_owned(),
                         how: format!("topic ${{{var}}}"),
                     };
                     if let Some(taken) = out.get_mut(records_at).filter(|t| !t.contains(&again)) {

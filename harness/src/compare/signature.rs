@@ -135,12 +135,12 @@ pub(crate) fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, Strin
     (notice, format!("{} {path}: {l} | {r}", row.api))
 }
 
-/// What a report calls a row's cause: its signature, except that a malformed answer's keeps
+/// What a report calls a row's cause, given its `signature`: the signature, except that a
+/// malformed answer's keeps
 /// the words of its diagnosis (`the response header is v1, but FindCoordinator v2 answers with
 /// header v0`), which the signature shapes to what every API shares (`vN`, `<API>`) so that one
 /// defect is one cause and a baseline keys it alike.
-pub(crate) fn title(row: &DiffRow, classes: &FieldClasses) -> String {
-    let (_, signature) = signature(row, classes);
+pub(crate) fn title(row: &DiffRow, signature: &str) -> String {
     match (framing(row), row.detail.as_deref()) {
         (true, Some(detail)) => {
             let kinds = format!("{} | {}", text(&row.left), text(&row.right));
@@ -149,7 +149,7 @@ pub(crate) fn title(row: &DiffRow, classes: &FieldClasses) -> String {
                 without_asides(first_reading(detail))
             )
         }
-        _ => signature,
+        _ => signature.to_owned(),
     }
 }
 

@@ -402,12 +402,11 @@ pub fn mask_timing(scenario: &Scenario, transcript: &mut Transcript) {
         let Some(why) = step.request().and_then(|r| r.timing.as_deref()) else {
             continue;
         };
-        for record in transcript.steps.iter_mut().filter(|r| {
-            r.step == step.name
-                || r.step
-                    .strip_prefix(&step.name)
-                    .is_some_and(|v| v.starts_with("@v"))
-        }) {
+        for record in transcript
+            .steps
+            .iter_mut()
+            .filter(|r| crate::scenario::step_of(&r.step) == step.name)
+        {
             if matches!(record.outcome, Outcome::Response(_)) {
                 record.outcome = Outcome::Skipped(format!(
                     "not recorded: the answer depends on timing ({why})"

@@ -37,7 +37,7 @@ use sha2::{Digest, Sha256};
 use crate::data::Source;
 pub use acl::AclSpec;
 pub use names::Shape;
-pub use step::{Action, BrokerAct, BrokerRef, Request, Step};
+pub use step::{step_of, Action, BrokerAct, BrokerRef, Request, Step};
 
 /// Why a scenario file is not usable.
 #[derive(Debug, thiserror::Error)]

@@ -118,8 +118,17 @@ impl Request {
     /// written: what it takes from the unique names and from earlier steps' captures.
     pub fn variables(&self) -> Vec<String> {
         let mut out = Vec::new();
-        variables_in(&toml::Value::Table(self.fields.clone()), &mut out);
+        self.fields.values().for_each(|v| variables_in(v, &mut out));
         out
+    }
+}
+
+/// The step a record's label names: `init`, or `init@v3` for one version of a sweep (the
+/// labels the runner gives a step sent at several versions) → `init`.
+pub fn step_of(label: &str) -> &str {
+    match label.rsplit_once("@v") {
+        Some((step, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => step,
+        _ => label,
     }
 }
 
