@@ -22,6 +22,15 @@ pub struct JudgedDiff {
     pub consequence: Option<Consequence>,
 }
 
+impl JudgedDiff {
+    /// What it does to the application when no ledger entry documents it and it breaks
+    /// exactly-once (committed records lost, aborted ones read, ...): what heads the report.
+    pub fn breaks_undocumented(&self) -> Option<Consequence> {
+        self.consequence
+            .filter(|c| self.documented_by.is_none() && c.breaks_exactly_once())
+    }
+}
+
 /// A claim no difference confirmed.
 #[derive(Debug, Clone, Serialize)]
 pub struct StaleClaim {

@@ -315,12 +315,7 @@ impl ClientsReport {
             .count();
         let mut words = Vec::new();
         let undocumented = mine.iter().filter(|d| d.documented_by.is_none()).count();
-        let worst = mine
-            .iter()
-            .filter(|d| d.documented_by.is_none())
-            .filter_map(|d| d.consequence)
-            .filter(|c| c.breaks_exactly_once())
-            .min();
+        let worst = mine.iter().filter_map(|d| d.breaks_undocumented()).min();
         if let Some(c) = worst {
             words.push(format!("BREAKS EXACTLY-ONCE ({})", c.name()));
         }
@@ -377,16 +372,14 @@ impl ClientsReport {
             }
             out.push('\n');
         }
-        let broken: Vec<&JudgedDiff> = self
+        let broken: Vec<(&JudgedDiff, Consequence)> = self
             .differences
             .iter()
-            .filter(|d| d.documented_by.is_none())
-            .filter(|d| d.consequence.is_some_and(Consequence::breaks_exactly_once))
+            .filter_map(|d| Some((d, d.breaks_undocumented()?)))
             .collect();
         if !broken.is_empty() {
             out.push_str("What the undocumented differences did to the clients:\n");
-            for d in broken {
-                let c = d.consequence.expect("filtered");
+            for (d, c) in broken {
                 let _ = writeln!(
                     out,
                     "  BREAKS EXACTLY-ONCE (undocumented): {} ({}) for {} (workload {}{}: '{}' {} | {})",

@@ -181,7 +181,7 @@ async fn run_target(
     if let Err(e) = on_target(&target, options, shape, progress, &mut report).await {
         report.error = Some(e);
     }
-    if report.ended() < report::floor(shape.workers as usize) {
+    if report.too_few_ended() {
         // Too little to judge: what kconform's own first requests find says why.
         report.probe = probe::first_calls(target.addr, Duration::from_secs(5)).await;
     }

@@ -72,23 +72,27 @@ impl TargetChaos {
     /// Transactions that ended, however (committed or aborted; not those whose outcome the
     /// client could not tell).
     pub fn ended(&self) -> u64 {
-        self.total(|w| w.committed + w.aborted_on_purpose + w.aborted_after_error)
+        self.total(WorkerStats::ended)
+    }
+
+    /// Whether fewer transactions ended on it than the floor ([`floor`]): too few to judge.
+    pub fn too_few_ended(&self) -> bool {
+        self.ended() < floor(self.workers.len())
     }
 
     /// Why its run says nothing, when fewer transactions ended than the floor: how many did,
     /// and what kept each worker that never began from beginning (said of a run that did not
     /// finish too: its "no anomaly" means as little).
     fn why_inconclusive(&self) -> Option<String> {
-        let floor = floor(self.workers.len());
-        let ended = self.ended();
-        if ended >= floor {
+        if !self.too_few_ended() {
             return None;
         }
+        let (ended, floor) = (self.ended(), floor(self.workers.len()));
         let never: Vec<String> = self
             .workers
             .iter()
             .enumerate()
-            .filter(|(_, w)| w.committed + w.aborted_on_purpose + w.aborted_after_error == 0)
+            .filter(|(_, w)| w.ended() == 0)
             .map(|(i, w)| match &w.before_first {
                 Some(why) => format!("worker {i} never began a transaction ({why})"),
                 None => format!("worker {i} never began a transaction (no client error)"),
@@ -509,7 +513,10 @@ mod tests {
         assert!(!r.passed);
         assert_eq!(r.verdict, Verdict::Inconclusive);
         let text = r.terminal();
-        assert!(!text.contains("anomalies: none\n  \n"), "{text}");
+        // The cluster where nothing ended says no "none" (the control, which ran, does).
+        let nothing_part = text.split("\napache:3").next().unwrap_or_default();
+        assert!(!nothing_part.contains("anomalies: none"), "{text}");
+        assert!(text.contains("anomalies: none"), "the control's: {text}");
         assert!(
             text.contains("INCONCLUSIVE: 0 transaction(s) ended, fewer than the 2 needed")
                 && text.contains(

@@ -288,6 +288,14 @@ pub struct WorkerStats {
     pub hung: Option<ClientCall>,
 }
 
+impl WorkerStats {
+    /// The transactions this worker ended, however (committed or aborted; not those whose
+    /// outcome it could not tell).
+    pub fn ended(&self) -> u64 {
+        self.committed + self.aborted_on_purpose + self.aborted_after_error
+    }
+}
+
 /// A client call and when it was made: the one in progress, and, once the worker is given up,
 /// the one that never returned.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]

@@ -40,15 +40,13 @@ pub fn last_words(log: &str) -> Option<String> {
 }
 
 /// Crates whose frames say nothing of where the broker went wrong: the standard library, the
-/// unwinder, the async runtime and its helpers.
-const NOT_ITS_OWN: [&str; 14] = [
+/// unwinder, the async runtime and its helpers (and any `__`-named symbol, the runtime's too).
+const NOT_ITS_OWN: [&str; 12] = [
     "std",
     "core",
     "alloc",
     "rust_begin_unwind",
     "rust_panic",
-    "__rustc",
-    "__rust_alloc_error_handler",
     "panic_unwind",
     "backtrace",
     "tokio",
