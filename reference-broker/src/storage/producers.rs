@@ -62,10 +62,12 @@ fn fail<T>(code: i16, message: String) -> Result<T, Refusal> {
 
 impl ProducerState {
     /// A marker of the producer at `epoch`, written by coordinator epoch `coordinator_epoch`
-    /// (none in a marker that carries none), read or appended; `fresh`: the producer was not
-    /// known here before it. A marker moves the producer to its epoch (a bumped one starts a
-    /// new sequence window) and records the coordinator epoch that wrote it.
-    pub(super) fn on_marker(&mut self, epoch: i16, coordinator_epoch: Option<i32>, fresh: bool) {
+    /// (none in a marker that carries none), read or appended. A marker moves the producer to
+    /// its epoch (a bumped one starts a new sequence window) and records the coordinator epoch
+    /// that wrote it; the first a partition sees of a producer (a fence is not seeing it) leaves
+    /// it no sequence, so its first batch starts at 0.
+    pub(super) fn on_marker(&mut self, epoch: i16, coordinator_epoch: Option<i32>) {
+        let fresh = !self.seen;
         self.seen = true;
         if epoch > self.epoch {
             self.recent.clear();
@@ -239,11 +241,28 @@ mod tests {
         assert_eq!(never.check(&batch(2, 3)), Ok(None));
         // Known from a marker alone, then fenced: sequence 0 first.
         let mut marked = ProducerState::default();
-        marked.on_marker(0, None, true);
+        marked.on_marker(0, None);
         marked.fence(1);
         assert_eq!(
             marked.check(&batch(1, 3)).unwrap_err().0,
             errors::OUT_OF_ORDER_SEQUENCE_NUMBER
         );
+    }
+
+    /// A rejoin's fence reaches a partition before the producer wrote there; then the
+    /// transaction that added the partition and wrote nothing ends, and its marker, of the
+    /// fenced epoch, is the first the partition sees of the producer: as on Apache, its first
+    /// batch must start at sequence 0 (the fence's entry had passed for an acquaintance, and
+    /// the marker for nothing new).
+    #[test]
+    fn a_marker_after_a_fence_alone_is_the_first_the_partition_sees() {
+        let mut p = ProducerState::default();
+        p.fence(1);
+        p.on_marker(1, None);
+        assert_eq!(
+            p.check(&batch(1, 3)).unwrap_err().0,
+            errors::OUT_OF_ORDER_SEQUENCE_NUMBER
+        );
+        assert_eq!(p.check(&batch(1, 0)), Ok(None));
     }
 }

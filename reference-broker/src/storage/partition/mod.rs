@@ -252,10 +252,9 @@ impl PartitionLog {
             self.open_txns.entry(h.producer_id).or_insert(h.base_offset);
         }
         if h.producer_id >= 0 {
-            let fresh = !self.producers.contains_key(&h.producer_id);
             let p = self.producers.entry(h.producer_id).or_default();
             match h.is_control() {
-                true => p.on_marker(h.producer_epoch, h.coordinator_epoch, fresh),
+                true => p.on_marker(h.producer_epoch, h.coordinator_epoch),
                 false => p.on_batch(h),
             }
         }
