@@ -186,6 +186,44 @@ fn a_peer_marker_applied_twice_is_found_as_an_aborted_read() {
     );
 }
 
+/// Real kaas's cluster defect, planted: a peer's queued marker written over by the same
+/// producer's next one before the peer applied it. Found without faults, from the workers'
+/// pace alone (a transaction ends well inside the peers' 2 s marker poll), as committed
+/// records lost or aborted ones read; each anomaly names the transaction's coordinator and
+/// the partition's leader, which differ.
+#[test]
+fn a_peer_marker_written_over_is_found_as_lost_writes_naming_coordinator_and_leader() {
+    // The control: the same run on the clean broker, which waits for a peer's markers of the
+    // producer's last transaction before its next begins (CONCURRENT_TRANSACTIONS meanwhile).
+    let clean = chaos_on(Planted::NONE, &options(1, 15, &[]));
+    assert_eq!(clean.targets[0].anomalies, vec![], "{}", clean.terminal());
+    assert!(clean.passed);
+    let planted = Planted::default().with(Bug::PeerMarkerOverwritten);
+    let report = chaos_on(planted, &options(1, 15, &[]));
+    assert!(!report.passed);
+    let found = kinds(&report);
+    assert!(
+        found.contains(&Kind::LostWrite) || found.contains(&Kind::AbortedRead),
+        "{}",
+        report.terminal()
+    );
+    let t = &report.targets[0];
+    let named = t
+        .anomalies
+        .iter()
+        .filter(|a| matches!(a.kind, Kind::LostWrite | Kind::AbortedRead))
+        .all(|a| {
+            a.placement.as_ref().is_some_and(|p| {
+                !p.leaders.is_empty() && p.leaders.values().all(|&l| l != p.coordinator)
+            })
+        });
+    assert!(
+        named,
+        "each names a coordinator apart from the leader: {:?}",
+        t.anomalies
+    );
+}
+
 /// Needs kills: the broker that restarts loses the markers queued for it meanwhile. A dropped
 /// COMMIT marker leaves part of a committed transaction unread (torn); a dropped ABORT marker
 /// shows its records once the producer's next marker there ends their transaction (aborted

@@ -59,11 +59,18 @@ pub enum Bug {
     /// kept per version, its v0 row shifted): the transaction is committed, and only a client
     /// that still sends v0 (aiokafka) is told it failed.
     EndTxnV0CommitAnswersInvalidState,
+    /// A producer's next transaction may begin while a peer still holds the last one's
+    /// queued marker (EndTxn answered once the marker is queued, as before), and the next
+    /// marker, queued under the same producer id and epoch, is written over it: the peer
+    /// applies only the later marker, so a committed transaction's records there end with an
+    /// ABORT (committed records lost) or an aborted one's with a COMMIT (aborted records read),
+    /// as real kaas did when coordinator and leader were different brokers.
+    PeerMarkerOverwritten,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 15] = [
+    pub const ALL: [Bug; 16] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -79,6 +86,7 @@ impl Bug {
         Bug::AbortAfterArmedTimeout,
         Bug::HangOnEmptyGroupId,
         Bug::EndTxnV0CommitAnswersInvalidState,
+        Bug::PeerMarkerOverwritten,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.
@@ -87,14 +95,14 @@ impl Bug {
     }
 
     #[cfg(feature = "planted-bugs")]
-    fn bit(self) -> u16 {
+    fn bit(self) -> u32 {
         1 << self as u8
     }
 }
 
 /// The bugs planted in a broker: none, unless a `planted-bugs` build said otherwise.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Planted(#[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))] u16);
+pub struct Planted(#[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))] u32);
 
 impl Planted {
     /// No bug planted (what [`Planted::default`] gives, usable where a constant is needed).
@@ -169,7 +177,7 @@ pub fn armed() -> bool {
 
 #[cfg(feature = "planted-bugs")]
 thread_local! {
-    static IN_CODEC: std::cell::Cell<u16> = const { std::cell::Cell::new(0) };
+    static IN_CODEC: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether `bug` is planted in the decoding running on this thread ([`Planted::decoding`];

@@ -116,12 +116,28 @@ pub async fn partition_count(
     secured: bool,
     topic: &str,
 ) -> Result<i32, String> {
+    Ok(leaders(bootstrap, deadline, secured, topic).await?.len() as i32)
+}
+
+/// The leader of each partition of `topic` (partition → node id, -1 for none), as the broker
+/// at `bootstrap` lists them: where an exactly-once finding says which broker wrote a
+/// partition's markers, beside the transaction's coordinator.
+pub async fn leaders(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+    topic: &str,
+) -> Result<BTreeMap<i32, i32>, String> {
     use kafka_protocol::messages::{metadata_request::MetadataRequestTopic, TopicName};
     let asked =
         vec![MetadataRequestTopic::default().with_name(Some(TopicName(topic.to_owned().into())))];
     let metadata = metadata(bootstrap, deadline, secured, Some(asked)).await?;
     match metadata.topics.first() {
-        Some(t) if t.error_code == 0 && !t.partitions.is_empty() => Ok(t.partitions.len() as i32),
+        Some(t) if t.error_code == 0 && !t.partitions.is_empty() => Ok(t
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.leader_id.0))
+            .collect()),
         Some(t) => Err(format!(
             "Metadata of {topic}: {}",
             crate::wire::error_codes::label(t.error_code)

@@ -22,6 +22,11 @@ pub struct Readback {
     /// Where each input partition began for this run (none: 0), on provisioned topics what
     /// earlier runs left before it.
     pub input_base: BTreeMap<i32, i64>,
+    /// Each worker's transaction coordinator (node id), as FindCoordinator named it at
+    /// read-back; empty where it could not be asked.
+    pub coordinators: BTreeMap<u32, i32>,
+    /// Each output partition's leader (node id) at read-back; empty where it could not be asked.
+    pub leaders: BTreeMap<i32, i32>,
 }
 
 /// One output partition, read.
@@ -121,6 +126,47 @@ pub struct Anomaly {
     /// What is wrong, naming transactions, records and offsets (`out-1@57` is offset 57 of
     /// output partition 1).
     pub detail: String,
+    /// For a transaction's finding (aborted read, lost write, torn), its coordinator and the
+    /// leaders of the partitions the finding is about: whether the markers there were the
+    /// coordinator's own to write or queued for a peer.
+    pub placement: Option<Placed>,
+}
+
+/// Where a transaction was coordinated and the partitions of a finding were led, as the
+/// cluster named them at read-back (every fault undone): a marker its coordinator wrote
+/// itself, or one it handed to a peer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Placed {
+    /// The node id of the transaction's coordinator.
+    pub coordinator: i32,
+    /// The partitions of the finding, each with its leader's node id.
+    pub leaders: BTreeMap<i32, i32>,
+}
+
+impl Placed {
+    /// How it reads after a finding: `coordinator broker 0; out-1 led by broker 2 (apart)`.
+    pub fn words(&self) -> String {
+        let led: Vec<String> = self
+            .leaders
+            .iter()
+            .map(|(p, l)| format!("out-{p} led by broker {l}"))
+            .collect();
+        let apart = self
+            .leaders
+            .values()
+            .filter(|&&l| l != self.coordinator)
+            .count();
+        let how = match (apart, self.leaders.len()) {
+            (0, _) => "the same broker",
+            (a, n) if a == n => "apart",
+            _ => "some apart",
+        };
+        format!(
+            "coordinator broker {}; {} ({how})",
+            self.coordinator,
+            led.join(", ")
+        )
+    }
 }
 
 /// What the checker found.
@@ -173,7 +219,7 @@ pub fn check(history: &[Txn], read: &Readback) -> Checked {
     let mut anomalies = Vec::new();
     let (seen, records_checked) = partitions(history, read, &mut anomalies);
     duplicate_records(&seen, &mut anomalies);
-    transactions(history, &seen, &mut anomalies);
+    transactions(history, &seen, read, &mut anomalies);
     let by_input = inputs(&seen, &mut anomalies);
     group_offsets(history, read, &by_input, &mut anomalies);
     Checked {
@@ -200,6 +246,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
             records_checked += 1;
             let Some(value) = OutValue::decode(payload) else {
                 anomalies.push(Anomaly {
+                    placement: None,
                     kind: Kind::Foreign,
                     detail: format!(
                         "{} holds '{payload}', which no worker wrote",
@@ -211,6 +258,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
             let here = at(partition, *offset);
             match txns.get(&(value.worker, value.seq)) {
                 None => anomalies.push(Anomaly {
+                    placement: None,
                     kind: Kind::Foreign,
                     detail: format!(
                         "{here} holds w{}.t{}, a transaction no worker began",
@@ -219,6 +267,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
                 }),
                 Some(t) if t.outputs.get(value.index as usize) != Some(&partition) => anomalies
                     .push(Anomaly {
+                        placement: None,
                         kind: Kind::Foreign,
                         detail: format!(
                             "{here} holds record {} of {}, which was sent to {}",
@@ -234,6 +283,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
             if let Some(&(before, where_before)) = last.get(&value.worker) {
                 if (value.seq, value.index) <= before {
                     anomalies.push(Anomaly {
+                        placement: None,
                         kind: Kind::OutOfOrder,
                         detail: format!(
                             "{here} holds w{}.t{} record {} after {} held w{}.t{} record {}",
@@ -253,6 +303,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
         }
         if let Some(stall) = &part.stalled {
             anomalies.push(Anomaly {
+                placement: None,
                 kind: Kind::ReadStalled,
                 detail: format!(
                     "out-{partition}: a read_committed reader stays at offset {} below the last stable offset {}, getting nothing more (read_uncommitted past its last record: {}); what lies past it counts as not visible below",
@@ -267,6 +318,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
         }
         if part.last_stable < part.high_watermark {
             anomalies.push(Anomaly {
+                placement: None,
                 kind: Kind::StableOffsetPinned,
                 detail: format!(
                     "out-{partition}: the last stable offset stays at {} below the high watermark {} after every transaction ended",
@@ -283,6 +335,7 @@ fn duplicate_records(seen: &Seen, anomalies: &mut Vec<Anomaly>) {
     for (value, places) in seen {
         if places.len() > 1 {
             anomalies.push(Anomaly {
+                placement: None,
                 kind: Kind::Duplicate,
                 detail: format!(
                     "record {} of w{}.t{} is visible {} times: {}",
@@ -298,8 +351,8 @@ fn duplicate_records(seen: &Seen, anomalies: &mut Vec<Anomaly>) {
 }
 
 /// Per transaction, how much of it is visible against how it ended: an aborted one read, a
-/// committed one lost, one torn.
-fn transactions(history: &[Txn], seen: &Seen, anomalies: &mut Vec<Anomaly>) {
+/// committed one lost, one torn; each with where it was coordinated and led.
+fn transactions(history: &[Txn], seen: &Seen, read: &Readback, anomalies: &mut Vec<Anomaly>) {
     let mut visible: BTreeMap<(u32, u64), BTreeSet<u32>> = BTreeMap::new();
     for value in seen.keys() {
         visible
@@ -307,10 +360,11 @@ fn transactions(history: &[Txn], seen: &Seen, anomalies: &mut Vec<Anomaly>) {
             .or_default()
             .insert(value.index);
     }
+    let none = BTreeSet::new();
     for t in history {
-        let shown = visible.get(&(t.worker, t.seq)).map_or(0, BTreeSet::len);
+        let shown = visible.get(&(t.worker, t.seq)).unwrap_or(&none);
         let total = t.outputs.len();
-        let kind = match (t.outcome, shown) {
+        let kind = match (t.outcome, shown.len()) {
             (Outcome::Aborted, n) if n > 0 => Some(Kind::AbortedRead),
             (Outcome::Committed, 0) if total > 0 => Some(Kind::LostWrite),
             (Outcome::Committed | Outcome::Unknown, n) if n > 0 && n < total => {
@@ -318,24 +372,44 @@ fn transactions(history: &[Txn], seen: &Seen, anomalies: &mut Vec<Anomaly>) {
             }
             _ => None,
         };
-        if let Some(kind) = kind {
-            let places: Vec<&str> = seen
+        let Some(kind) = kind else { continue };
+        let places: Vec<&str> = seen
+            .iter()
+            .filter(|(v, _)| (v.worker, v.seq) == (t.worker, t.seq))
+            .flat_map(|(_, p)| p.iter().map(String::as_str))
+            .collect();
+        // An aborted read is about where its records show; a lost or torn one, where not.
+        let about: BTreeSet<i32> = t
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| shown.contains(&(*i as u32)) == (kind == Kind::AbortedRead))
+            .map(|(_, &p)| p)
+            .collect();
+        let placement = read.coordinators.get(&t.worker).map(|&coordinator| Placed {
+            coordinator,
+            leaders: about
                 .iter()
-                .filter(|(v, _)| (v.worker, v.seq) == (t.worker, t.seq))
-                .flat_map(|(_, p)| p.iter().map(String::as_str))
-                .collect();
-            anomalies.push(Anomaly {
-                kind,
-                detail: match places.is_empty() {
-                    true => format!("{}: none of its {total} records is visible", t.label()),
-                    false => format!(
-                        "{}: {shown} of its {total} records visible ({})",
-                        t.label(),
-                        places.join(", ")
-                    ),
-                },
-            });
+                .filter_map(|p| read.leaders.get(p).map(|&l| (*p, l)))
+                .collect(),
+        });
+        let mut detail = match places.is_empty() {
+            true => format!("{}: none of its {total} records is visible", t.label()),
+            false => format!(
+                "{}: {} of its {total} records visible ({})",
+                t.label(),
+                shown.len(),
+                places.join(", ")
+            ),
+        };
+        if let Some(p) = &placement {
+            detail = format!("{detail}; {}", p.words());
         }
+        anomalies.push(Anomaly {
+            placement,
+            kind,
+            detail,
+        });
     }
 }
 
@@ -353,6 +427,7 @@ fn inputs(seen: &Seen, anomalies: &mut Vec<Anomaly>) -> BTreeMap<(i32, i64), BTr
         if by.len() > 1 {
             let names: Vec<String> = by.iter().map(|(w, s)| format!("w{w}.t{s}")).collect();
             anomalies.push(Anomaly {
+                placement: None,
                 kind: Kind::Duplicate,
                 detail: format!(
                     "input {partition}@{offset} was transformed by {} transactions, all visible: {}",
@@ -375,6 +450,7 @@ fn group_offsets(
 ) {
     for w in &read.pending_groups {
         anomalies.push(Anomaly {
+            placement: None,
             kind: Kind::OffsetsPending,
             detail: format!(
                 "w{w}'s group answers UNSTABLE_OFFSET_COMMIT after every transaction ended: its committed offset, read uncommitted, is {}",
@@ -398,6 +474,7 @@ fn group_offsets(
         let missing: Vec<i64> = (base..upto).filter(|o| !done.contains(o)).collect();
         if !missing.is_empty() {
             anomalies.push(Anomaly {
+                placement: None,
                 kind: Kind::OffsetsWithoutRecords,
                 detail: format!(
                     "w{worker}'s group committed input {partition} up to {upto}, and no output of input {partition}@{} is visible",
@@ -408,6 +485,7 @@ fn group_offsets(
         let beyond: Vec<i64> = done.range(upto..).copied().collect();
         if !beyond.is_empty() {
             anomalies.push(Anomaly {
+                placement: None,
                 kind: Kind::RecordsWithoutOffsets,
                 detail: format!(
                     "output of input {partition}@{} is visible, and w{worker}'s group committed input {partition} only up to {upto}",
@@ -569,6 +647,39 @@ mod tests {
         assert!(found.anomalies[1]
             .detail
             .contains("input 0@2..5 is visible"));
+    }
+
+    #[test]
+    fn a_transaction_finding_names_its_coordinator_and_the_leaders_of_what_it_is_about() {
+        let mut read = correct(&history(), true);
+        read.outputs
+            .get_mut(&0)
+            .unwrap()
+            .records
+            .retain(|(_, v)| !v.starts_with("0:2:"));
+        read.coordinators.insert(0, 0);
+        read.leaders = BTreeMap::from([(0, 2), (1, 0)]);
+        let found = check(&history(), &read);
+        let torn = &found.anomalies[0];
+        assert_eq!(torn.kind, Kind::TornTransaction);
+        // About the partition where its records are missing only, led apart from its
+        // coordinator.
+        assert_eq!(
+            torn.placement,
+            Some(Placed {
+                coordinator: 0,
+                leaders: BTreeMap::from([(0, 2)]),
+            })
+        );
+        assert!(
+            torn.detail
+                .ends_with("; coordinator broker 0; out-0 led by broker 2 (apart)"),
+            "{}",
+            torn.detail
+        );
+        // Nothing asked, nothing said.
+        read.coordinators.clear();
+        assert_eq!(check(&history(), &read).anomalies[0].placement, None);
     }
 
     #[test]

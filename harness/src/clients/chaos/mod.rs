@@ -351,16 +351,53 @@ async fn on_target(
         return Err(e.clone());
     }
     progress.note(&format!("{name}: reading back and checking"));
-    let read = {
+    let mut read = {
         let (bootstrap, names) = (bootstrap.clone(), names.clone());
         let settle = workload::TRANSACTION_TIMEOUT + Duration::from_secs(30);
         tokio::task::spawn_blocking(move || readback::read_back(&bootstrap, &names, shape, settle))
             .await
             .map_err(|e| format!("the read-back ended: {e}"))??
     };
+    placed(target, &names, shape, &mut read).await;
     report.timeline = history::timeline(&history);
     let checked = checker::check(&history, &read);
     report.records_checked = checked.records_checked;
     report.anomalies = checked.anomalies;
     Ok(())
+}
+
+/// Where each worker's transactions are coordinated and each output partition is led, as the
+/// cluster names them once every fault is undone, for the findings to say whether a marker was
+/// the coordinator's own to write or handed to a peer. What cannot be asked is left out (the
+/// findings then say nothing of it), and logged.
+async fn placed(target: &Running, names: &Names, shape: Shape, read: &mut checker::Readback) {
+    const ASK: Duration = Duration::from_secs(10);
+    let nodes = match crate::targets::brokers::of(target.addr, ASK, target.secured).await {
+        Ok(nodes) => nodes,
+        Err(e) => {
+            tracing::warn!(target = %target.name, error = %e, "chaos: brokers not listed");
+            return;
+        }
+    };
+    for (w, id) in names
+        .transactional_ids
+        .iter()
+        .enumerate()
+        .take(shape.workers as usize)
+    {
+        match target.coordinator_of(id, true, ASK).await {
+            Ok(addr) => {
+                if let Some((&node, _)) = nodes.iter().find(|(_, &a)| a == addr) {
+                    read.coordinators.insert(w as u32, node);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(target = %target.name, error = %e, "chaos: coordinator not named")
+            }
+        }
+    }
+    match crate::targets::brokers::leaders(target.addr, ASK, target.secured, &names.output).await {
+        Ok(leaders) => read.leaders = leaders,
+        Err(e) => tracing::warn!(target = %target.name, error = %e, "chaos: leaders not listed"),
+    }
 }

@@ -148,6 +148,8 @@ pub fn read_back(
         input_base: (0..shape.workers as i32)
             .map(|p| (p, names.input_base(p)))
             .collect(),
+        coordinators: BTreeMap::new(),
+        leaders: BTreeMap::new(),
     })
 }
 

@@ -417,6 +417,7 @@ mod tests {
             anomalies: kinds
                 .iter()
                 .map(|&kind| Anomaly {
+                    placement: None,
                     kind,
                     detail: "x".into(),
                 })
