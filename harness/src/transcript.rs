@@ -84,6 +84,83 @@ pub struct Transcript {
     /// how. Later steps are recorded as skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Where a scenario that wrote transactional records stopped: what each of its
+    /// transactions left in the log, read back from where the scenario began (empty where it
+    /// did not stop, wrote no transactional record, or its answers are recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readback: Vec<TxnRead>,
+}
+
+/// One transaction of a scenario, read back: how its producer ended it, and what a reader of
+/// each partition it wrote sees of its records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnRead {
+    /// Its name in the scenario: `t<n>`, the n-th transaction begun, from 1.
+    pub name: String,
+    /// Its transactional id, as the scenario names it (`${txn}`).
+    pub transactional_id: String,
+    /// How the scenario ended it: `committed`, `aborted` (an EndTxn answered NONE), or `open`.
+    pub ended: String,
+    /// What its records show against how it ended.
+    pub verdict: ReadVerdict,
+    /// Each partition it wrote.
+    pub partitions: Vec<PartitionRead>,
+    /// The node id of its coordinator at read-back, where one was named.
+    pub coordinator: Option<i32>,
+    /// The verdict in words, naming partitions, leaders and coordinator: what a cause line says.
+    pub words: String,
+}
+
+/// What a transaction's records show against how it ended: the exactly-once verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadVerdict {
+    /// Committed, and every record of it visible to read_committed: as it must be.
+    CommittedVisible,
+    /// Aborted, and no record of it visible: as it must be.
+    AbortedHidden,
+    /// Committed, and some record of it read as aborted or gone: committed records lost.
+    CommittedLost,
+    /// Aborted, and some record of it read as committed: aborted records read.
+    AbortedVisible,
+    /// Some record of it has no marker yet (or the transaction never ended): it holds the last
+    /// stable offset back.
+    Open,
+}
+
+impl ReadVerdict {
+    /// How a report says it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ReadVerdict::CommittedVisible => "committed, visible",
+            ReadVerdict::AbortedHidden => "aborted, not visible",
+            ReadVerdict::CommittedLost => "committed, LOST",
+            ReadVerdict::AbortedVisible => "aborted, VISIBLE",
+            ReadVerdict::Open => "open",
+        }
+    }
+
+    /// Whether it breaks exactly-once (a committed record lost, an aborted one read).
+    pub fn breaks_exactly_once(self) -> bool {
+        matches!(
+            self,
+            ReadVerdict::CommittedLost | ReadVerdict::AbortedVisible
+        )
+    }
+}
+
+/// What a reader sees of one transaction's records in one partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionRead {
+    /// The partition, as the scenario names its topic (`${topic}-1`).
+    pub partition: String,
+    /// The node id of its leader at read-back.
+    pub leader: Option<i32>,
+    /// How many records the transaction sent there.
+    pub records: usize,
+    /// How they read: `committed`, `aborted`, `open` (no marker), `gone` (not in the log), or
+    /// several of these joined by `+`.
+    pub reads: String,
 }
 
 impl Transcript {
@@ -148,6 +225,7 @@ mod tests {
             steps: vec![step("plain", 0), step("long", 1)],
             failed_expectations: Vec::new(),
             stopped: None,
+            readback: Vec::new(),
         };
         t.hold_to_canonical_encoding();
         assert_eq!(

@@ -24,6 +24,7 @@ mod cli;
 mod cli_fuzz;
 mod clients;
 mod consequences;
+mod exactly_once;
 mod external_sasl;
 mod fuzz_planted;
 mod hostile_brokers;

@@ -256,6 +256,7 @@ mod tests {
             ],
             failed_expectations: vec![],
             stopped: None,
+            readback: Vec::new(),
         };
         let mut c = Coverage::default();
         c.add(&t);
@@ -293,6 +294,7 @@ mod tests {
                 )],
                 failed_expectations: vec![],
                 stopped: None,
+                readback: Vec::new(),
             });
         }
         assert_eq!(
@@ -320,6 +322,7 @@ mod tests {
                 )],
                 failed_expectations: vec![],
                 stopped: None,
+                readback: Vec::new(),
             });
         }
         assert_eq!(c.targets, ["ref", "apache@4.4.0+tv2"]);
@@ -340,6 +343,7 @@ mod tests {
             steps: vec![],
             failed_expectations: vec![],
             stopped: None,
+            readback: Vec::new(),
         });
         assert!(!old.never_produced("AddPartitionsToTxn").contains(&120));
         assert_eq!(release_of("apache-recorded"), Some(Release::CLAIMED));

@@ -238,8 +238,12 @@ pub fn group(
         let stop = stops
             .iter()
             .find(|s| s.scenario == d.row.scenario && s.side == side);
+        // A stop whose read-back names a transaction it broke folds under that verdict; else
+        // under the difference at the step that stopped it.
+        let read_back = at.get(&(d.row.scenario.as_str(), crate::compare::diff::READ_BACK));
         let stopped_at = stop.and_then(|s| stopping_step(s.why));
-        let key = match stopped_at.and_then(|step| at.get(&(d.row.scenario.as_str(), step))) {
+        let at_stop = stopped_at.and_then(|step| at.get(&(d.row.scenario.as_str(), step)));
+        let key = match read_back.or(at_stop) {
             Some(key) => key.clone(),
             None => {
                 let why = stop.map_or("a step was not sent", |s| s.why);

@@ -160,6 +160,60 @@ pub fn diff(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
         });
     }
     out.extend(relational(left, right));
+    out.extend(read_back(left, right));
+    out
+}
+
+/// The step label a read-back's differences are recorded at: not a step of any scenario, so
+/// nothing flows from it, and the steps its stop left unsent fold under it.
+pub const READ_BACK: &str = "read-back";
+
+/// The API name a read-back's differences carry.
+pub const READ_BACK_API: &str = "ReadBack";
+
+/// Each transaction whose read-back verdict differs between the sides, where one side's
+/// breaks exactly-once or is left open: a row at [`READ_BACK`] whose values are the verdicts
+/// (a side not read back did not stop: every read it made held) and whose detail is the bad
+/// side's verdict in words.
+fn read_back(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
+    use crate::transcript::ReadVerdict;
+    let bad = |v: ReadVerdict| v.breaks_exactly_once() || v == ReadVerdict::Open;
+    let mut names: Vec<&str> = left
+        .readback
+        .iter()
+        .chain(&right.readback)
+        .map(|t| t.name.as_str())
+        .collect();
+    names.sort_by_key(|n| n[1..].parse::<u32>().unwrap_or(u32::MAX));
+    names.dedup();
+    let mut out = Vec::new();
+    for name in names {
+        let l = left.readback.iter().find(|t| t.name == name);
+        let r = right.readback.iter().find(|t| t.name == name);
+        let (lv, rv) = (l.map(|t| t.verdict), r.map(|t| t.verdict));
+        if lv == rv || !(lv.is_some_and(bad) || rv.is_some_and(bad)) {
+            continue;
+        }
+        let label = |v: Option<ReadVerdict>| match v {
+            Some(v) => Value::String(v.label().to_owned()),
+            None => Value::String("not read back (its reads held)".to_owned()),
+        };
+        let words = [l, r]
+            .into_iter()
+            .flatten()
+            .find(|t| bad(t.verdict))
+            .map(|t| t.words.clone());
+        out.push(DiffRow {
+            scenario: left.scenario.clone(),
+            step: READ_BACK.to_owned(),
+            api: READ_BACK_API.to_owned(),
+            version: None,
+            path: name.to_owned(),
+            left: label(lv),
+            right: label(rv),
+            detail: words,
+        });
+    }
     out
 }
 
@@ -383,6 +437,7 @@ mod tests {
                 .collect(),
             failed_expectations: Vec::new(),
             stopped: None,
+            readback: Vec::new(),
         }
     }
 

@@ -14,6 +14,9 @@ use crate::compare::diff::{text, DiffRow};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Notice {
+    /// A transaction whose records, read back, break exactly-once (a committed one lost, an
+    /// aborted one read) or stay open: worst of all, whatever the answers said.
+    ExactlyOnce,
     /// An answer a client cannot read: malformed, none at all, or missing.
     Unreadable,
     /// What a client acts on: error codes and state (ids, epochs, offsets, records, versions
@@ -27,6 +30,7 @@ impl Notice {
     /// The word the reports use.
     pub fn label(self) -> &'static str {
         match self {
+            Notice::ExactlyOnce => "exactly-once",
             Notice::Unreadable => "unreadable",
             Notice::State => "state",
             Notice::Logged => "logged",
@@ -103,6 +107,13 @@ pub fn first_reading(diagnosis: &str) -> &str {
 
 /// A row's notice and signature.
 pub(crate) fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, String) {
+    if row.api == crate::compare::diff::READ_BACK_API {
+        // The verdicts alone: which transaction of which scenario is in the title.
+        return (
+            Notice::ExactlyOnce,
+            format!("exactly-once: {} | {}", text(&row.left), text(&row.right)),
+        );
+    }
     if framing(row) {
         // One framing defect shows on every API: the diagnosis alone, and of it the first
         // reading (a header version that reads the frame whole), not the alternative whose
@@ -136,11 +147,18 @@ pub(crate) fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, Strin
 }
 
 /// What a report calls a row's cause, given its `signature`: the signature, except that a
-/// malformed answer's keeps
-/// the words of its diagnosis (`the response header is v1, but FindCoordinator v2 answers with
-/// header v0`), which the signature shapes to what every API shares (`vN`, `<API>`) so that one
-/// defect is one cause and a baseline keys it alike.
+/// malformed answer's keeps the words of its diagnosis (`the response header is v1, but
+/// FindCoordinator v2 answers with header v0`), which the signature shapes to what every API
+/// shares (`vN`, `<API>`) so that one defect is one cause and a baseline keys it alike; and a
+/// read-back's is its verdict in words (`t2 committed, its records LOST: ${topic}-1 reads
+/// aborted (1 record), led by broker 2; its coordinator is broker 0`).
 pub(crate) fn title(row: &DiffRow, signature: &str) -> String {
+    if let (true, Some(words)) = (
+        row.api == crate::compare::diff::READ_BACK_API,
+        row.detail.as_deref(),
+    ) {
+        return words.to_owned();
+    }
     match (framing(row), row.detail.as_deref()) {
         (true, Some(detail)) => {
             let kinds = format!("{} | {}", text(&row.left), text(&row.right));

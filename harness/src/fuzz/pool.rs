@@ -271,6 +271,7 @@ mod tests {
             steps,
             failed_expectations: Vec::new(),
             stopped: None,
+            readback: Vec::new(),
         }
     }
 

@@ -72,6 +72,15 @@ impl Cluster {
         }
     }
 
+    /// The node id of the broker at `addr`, once the cluster's brokers are known.
+    pub(super) fn node_at(&self, addr: SocketAddr) -> Option<i32> {
+        self.nodes
+            .as_ref()?
+            .iter()
+            .find(|(_, &a)| a == addr)
+            .map(|(&n, _)| n)
+    }
+
     /// The address of a broker, once the cluster's brokers are known.
     pub(super) fn addr(&self, node: i32) -> Option<SocketAddr> {
         self.nodes.as_ref()?.get(&node).copied()

@@ -14,6 +14,7 @@ mod exchange;
 mod many;
 pub mod plan;
 mod provisioned;
+mod readback;
 pub mod scope;
 pub mod session;
 mod slot;
@@ -107,6 +108,8 @@ struct Log {
     records: Vec<StepRecord>,
     failed: Vec<String>,
     stopped: Option<String>,
+    /// What a stopped transactional scenario's transactions left in the log ([`readback`]).
+    readback: Vec<crate::transcript::TxnRead>,
 }
 
 impl Log {
@@ -251,6 +254,11 @@ async fn run_in_slot(
             ));
         }
     }
+    // A scenario that stopped after writing transactional records: what each of its
+    // transactions left, read back once the cluster is whole again.
+    if run.log.stopped.is_some() {
+        run.read_back().await;
+    }
     // Where a run's time goes (RUST_LOG=kconform=debug): the slowest scenarios of each target.
     tracing::debug!(scenario = %scenario.name, target = %target.name, elapsed_ms = began.elapsed().as_millis() as u64, "scenario done");
     run.transcript(scenario)
@@ -366,6 +374,7 @@ impl<'a> Run<'a> {
             steps: self.log.records,
             failed_expectations: self.log.failed,
             stopped: self.log.stopped,
+            readback: self.log.readback,
         }
     }
 }

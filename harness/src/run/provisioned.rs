@@ -52,6 +52,15 @@ impl Provisioned {
         self.provisioning.as_ref()?.refused.as_deref()
     }
 
+    /// Where `topic`-`partition` ended when the scenario began (0 where topics are not
+    /// provisioned): where a read-back starts.
+    pub(super) fn base_of(&self, topic: &str, partition: i32) -> i64 {
+        self.bases
+            .get(&(topic.to_owned(), partition))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// A Fetch's offsets made absolute ([`topics::rebase_fetch`]).
     pub(super) fn rebase_fetch(&self, fields: &mut toml::Table) {
         if !self.bases.is_empty() {

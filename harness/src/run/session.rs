@@ -397,6 +397,7 @@ mod tests {
             ],
             failed_expectations: Vec::new(),
             stopped: stopped.then(|| "step 'init' got no answer: closed".into()),
+            readback: Vec::new(),
         }
     }
 
