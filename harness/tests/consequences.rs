@@ -183,3 +183,38 @@ fn every_deviation_states_what_the_ecosystems_clients_see() {
     broken.deviations[claimed].ecosystem_clients = Some("Not reached: planted".into());
     assert_eq!(unstated(&broken).len(), 2, "{:?}", unstated(&broken));
 }
+
+/// Real kaas's cluster defect planted on a kaas-ref cluster (a peer's queued marker written
+/// over by the same producer's next one), against the clean cluster: the Java client's
+/// abort-redo aborts a transaction and commits its redo at once, so the redo's COMMIT replaces
+/// the abort's ABORT on the partition a peer leads, and read_committed reads the aborted
+/// records. The row says so as the worst thing a client can meet, with no ledger entry asked.
+#[test]
+fn an_aborted_read_on_a_planted_cluster_reads_as_breaking_exactly_once() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let planted = TargetSpec {
+        planted: Planted::default().with(Bug::PeerMarkerOverwritten),
+        ..TargetSpec::REF.cluster(3)
+    };
+    let report = runtime
+        .block_on(clients::run(
+            &[planted, TargetSpec::REF.cluster(3)],
+            &ClientsOptions {
+                workloads: vec!["abort-redo".into()],
+                ..options(vec![Client::Java])
+            },
+            &Ledger::default(),
+            Arc::new(Quiet),
+        ))
+        .expect("clients run");
+    let text = report.terminal();
+    println!("{text}");
+    assert!(report.runs.iter().all(|r| r.error.is_none()), "{text}");
+    assert!(!report.passed());
+    assert!(
+        text.contains(
+            "UNDOCUMENTED, BREAKS EXACTLY-ONCE (aborted-read): java abort-redo 'read_committed'"
+        ),
+        "{text}"
+    );
+}

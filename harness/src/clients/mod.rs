@@ -242,6 +242,9 @@ struct Job {
     workload: &'static str,
     coordinators: Option<Placement>,
     run_id: Result<String, String>,
+    /// The topic kconform made for it, on a cluster: one partition led apart from its
+    /// transaction coordinator ([`placement::place_apart_from_leader`]).
+    topic: Option<String>,
 }
 
 /// Each run `client` makes on `target`: every workload once, or on a cluster a workload with
@@ -264,12 +267,27 @@ async fn plan(
             }
             _ => vec![None],
         };
+        if target.brokers > 1 && group == GroupUse::None && !options.provisioned_topics {
+            match placement::place_apart_from_leader(target, client, name).await {
+                Ok((run_id, topic)) => {
+                    jobs.push(Job {
+                        workload: name,
+                        coordinators: None,
+                        run_id: Ok(run_id),
+                        topic: Some(topic),
+                    });
+                    continue;
+                }
+                Err(why) => tracing::warn!(workload = name, %why, "clients: run left to chance"),
+            }
+        }
         for coordinators in placements {
             let placement = coordinators.unwrap_or(Placement::Any);
             jobs.push(Job {
                 workload: name,
                 coordinators,
                 run_id: placement::place_run(target, client, group, placement).await,
+                topic: None,
             });
         }
     }
@@ -298,7 +316,8 @@ fn run_client(
         let workload = job.workload;
         let topic = options
             .provisioned_topics
-            .then(|| provisioned_topic(client, workload));
+            .then(|| provisioned_topic(client, workload))
+            .or(job.topic.clone());
         let started = Instant::now();
         let runner = runners.java.as_ref();
         let result: Result<ClientTranscript, String> = match (&job.run_id, client, runner) {

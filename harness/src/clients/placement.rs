@@ -146,6 +146,60 @@ pub async fn place_run(
     place_run_on(target, client, group, placement).await
 }
 
+/// On a cluster, a run of a workload without a group on a topic of its own that kconform
+/// creates (one partition), its run id drawn until its transactional id's coordinator is
+/// another broker than the partition's leader: the coordinator then hands its markers to a
+/// peer, the path on which real kaas lost committed records and showed aborted ones (a run left
+/// to chance met it two times in three). The run id and the topic; why not, where the topic
+/// cannot be made or no id would do (the caller then runs as before).
+pub async fn place_apart_from_leader(
+    target: &Running,
+    client: Client,
+    workload: &str,
+) -> Result<(String, String), String> {
+    const ASK: Duration = Duration::from_secs(35);
+    let prefix = WorkloadNames::of(client, "").transactional_id;
+    let prefix = prefix.trim_end_matches("-tx-");
+    let topic = format!(
+        "{prefix}-{workload}-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let made = target
+        .provision(
+            &[crate::run::topics::Needed {
+                name: topic.clone(),
+                partitions: 1,
+                configs: Default::default(),
+            }],
+            ASK,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(why) = made.refused.or_else(|| made.failed.first().cloned()) {
+        return Err(format!("its topic could not be made: {why}"));
+    }
+    let leader = crate::targets::brokers::leaders(target.addr, ASK, target.secured, &topic)
+        .await?
+        .get(&0)
+        .copied()
+        .ok_or("its topic has no partition 0")?;
+    let nodes = crate::targets::brokers::of(target.addr, ASK, target.secured).await?;
+    let leader_at = nodes
+        .get(&leader)
+        .copied()
+        .ok_or_else(|| format!("the leader {leader} is not among the brokers listed"))?;
+    for _ in 0..TRIES {
+        let run = uuid::Uuid::new_v4().simple().to_string();
+        let names = WorkloadNames::of(client, &run);
+        if Coordinators::coordinator_of(target, &names.transactional_id, true).await? != leader_at {
+            return Ok((run, topic));
+        }
+    }
+    Err(format!(
+        "no run id of {TRIES} drawn put the transaction coordinator apart from broker {leader}, its topic's leader"
+    ))
+}
+
 async fn place_run_on(
     target: &impl Coordinators,
     client: Client,

@@ -222,7 +222,12 @@ impl TargetSpec {
             n => format!(":{n}"),
         };
         let security = if self.secured { "+sasl" } else { "" };
-        format!("{base}{size}{security}")
+        // A test's kaas-ref with bugs planted is another broker than the clean one beside it.
+        let planted = match self.planted == reference_broker::planted::Planted::NONE {
+            true => "",
+            false => "+planted",
+        };
+        format!("{base}{size}{security}{planted}")
     }
 
     /// What `--target` takes to name this target again: [`TargetSpec::name`], with an external
