@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use kconform::clients::chaos::checker::Kind;
 use kconform::clients::chaos::report::ChaosReport;
-use kconform::clients::chaos::{self, ChaosOptions};
+use kconform::clients::chaos::{self, ChaosClient, ChaosOptions};
 use kconform::clients::placement::Placement;
 use kconform::targets::faults::{BrokerAct, FaultCommands};
 use kconform::targets::TargetSpec;
@@ -29,6 +29,7 @@ fn options(seed: u64, secs: u64, faults: &[BrokerAct]) -> ChaosOptions {
         fault_commands: FaultCommands::default(),
         replay: String::new(),
         provisioned_topics: false,
+        clients: vec![ChaosClient::Librdkafka],
     }
 }
 
@@ -304,6 +305,29 @@ fn on_a_broker_that_refuses_create_topics_chaos_runs_on_provisioned_topics() {
 /// "anomalies: none". (Seen before: "0 transactions, 0 records checked, anomalies: none".)
 #[test]
 fn a_run_where_no_transaction_began_is_inconclusive_and_says_why() {
+    let report = behind_unreadable_find_coordinator(ChaosOptions {
+        workers: 1,
+        ..options(7, 5, &[])
+    });
+    let text = report.terminal();
+    eprintln!("{text}");
+    assert!(!report.passed, "{text}");
+    assert!(!text.contains("anomalies: none"), "{text}");
+    let why = report.targets[0]
+        .inconclusive
+        .as_deref()
+        .unwrap_or_default();
+    assert!(
+        why.contains("0 transaction(s) ended")
+            && why.contains("worker 0 never began a transaction (init_transactions: ")
+            && why.contains("FindCoordinator v2: answer unreadable: the response header is v1, but FindCoordinator v2 answers with header v0"),
+        "{text}"
+    );
+}
+
+/// kaas-ref behind a proxy that writes FindCoordinator v2's answers with a header librdkafka
+/// cannot read, run with `options`.
+fn behind_unreadable_find_coordinator(options: ChaosOptions) -> ChaosReport {
     use kconform::mutation::{Mutant, Mutation, Proxy, Scope};
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -329,10 +353,6 @@ fn a_run_where_no_transaction_began_is_inconclusive_and_says_why() {
         })
         .await
         .expect("kaas-ref starts");
-        let options = ChaosOptions {
-            workers: 1,
-            ..options(7, 5, &[])
-        };
         chaos::run(
             &[TargetSpec::external(proxy.addr)],
             &options,
@@ -342,18 +362,41 @@ fn a_run_where_no_transaction_began_is_inconclusive_and_says_why() {
         .expect("chaos runs")
     });
     runtime.shutdown_timeout(Duration::from_secs(2));
+    report
+}
+
+/// The same broker with a worker on each client: librdkafka's never begins, and the run says
+/// so as INCONCLUSIVE on librdkafka with what stopped it; the Java client, which asks
+/// FindCoordinator v4, runs its transactions there and they are checked.
+#[test]
+fn a_client_that_cannot_begin_is_inconclusive_and_the_java_client_runs() {
+    let report = behind_unreadable_find_coordinator(ChaosOptions {
+        workers: 2,
+        clients: vec![ChaosClient::Librdkafka, ChaosClient::Java],
+        ..options(7, 8, &[])
+    });
     let text = report.terminal();
     eprintln!("{text}");
-    assert!(!report.passed, "{text}");
-    assert!(!text.contains("anomalies: none"), "{text}");
-    let why = report.targets[0]
-        .inconclusive
-        .as_deref()
-        .unwrap_or_default();
-    assert!(
-        why.contains("0 transaction(s) ended")
-            && why.contains("worker 0 never began a transaction (init_transactions: ")
-            && why.contains("FindCoordinator v2: answer unreadable: the response header is v1, but FindCoordinator v2 answers with header v0"),
+    let t = &report.targets[0];
+    let clients: Vec<&str> = t.workers.iter().map(|w| w.client).collect();
+    assert_eq!(clients, ["librdkafka", "java"]);
+    assert!(t.workers[1].ended() > 0, "the Java worker ran: {text}");
+    assert!(t.records_checked > 0, "{text}");
+    assert_eq!(t.workers[0].ended(), 0, "{text}");
+    assert_eq!(
+        report.verdict,
+        chaos::report::Verdict::Inconclusive,
         "{text}"
+    );
+    let why = t.inconclusive.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("on librdkafka, 0 transaction(s) ended")
+            && why.contains("worker 0 never began a transaction (init_transactions: ")
+            && !why.contains("on java"),
+        "{text}"
+    );
+    crate::util::assert_follows_schema(
+        include_str!("../chaos-report.schema.json"),
+        &serde_json::from_str(&report.json()).unwrap(),
     );
 }

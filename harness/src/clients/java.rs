@@ -64,12 +64,18 @@ pub struct Runner {
 /// The runner compiled against `release`'s kafka-clients, compiling it first when this source
 /// has not been compiled against them yet.
 pub fn compile(release: Release) -> Result<Runner, JavaError> {
-    let classes =
-        apache::javac::compile("KconformClient", SOURCE, &release).map_err(|e| match e {
-            CompileError::Setup(e) => JavaError::Setup(e),
-            CompileError::Javac(e) => JavaError::Compile(e),
-            CompileError::Io(e) => JavaError::Io(e),
-        })?;
+    compile_program("KconformClient", SOURCE, release)
+}
+
+/// The program `class` (its `source`) compiled against `release`'s kafka-clients, compiling it
+/// first when this source has not been compiled against them yet: the workload runner, or the
+/// chaos worker (`harness/java/KconformChaos.java`).
+pub fn compile_program(class: &str, source: &str, release: Release) -> Result<Runner, JavaError> {
+    let classes = apache::javac::compile(class, source, &release).map_err(|e| match e {
+        CompileError::Setup(e) => JavaError::Setup(e),
+        CompileError::Javac(e) => JavaError::Compile(e),
+        CompileError::Io(e) => JavaError::Io(e),
+    })?;
     let logging = match release.logging() {
         Logging::Log4j1 => vec![
             "-Dlog4j.configuration=file:/dev/null".to_owned(),
@@ -88,6 +94,21 @@ pub fn compile(release: Release) -> Result<Runner, JavaError> {
     })
 }
 
+impl Runner {
+    /// The command that runs `class` of these classes, its client's logging kept off its
+    /// standard output.
+    pub fn command(&self, class: &str) -> Result<Command, JavaError> {
+        let class_path = apache::javac::class_path(&self.classes, &self.release)?;
+        let mut command = Command::new("java");
+        command
+            .args(&self.logging)
+            .arg("-cp")
+            .arg(class_path)
+            .arg(class);
+        Ok(command)
+    }
+}
+
 /// Runs `workload` against `bootstrap` with the transactional id and group of `names` (its
 /// other names made unique by `run_id`; on `topic` when one is provisioned), killing it after
 /// `deadline`; the transcript it printed.
@@ -100,17 +121,13 @@ pub fn run(
     topic: Option<&str>,
     deadline: Duration,
 ) -> Result<ClientTranscript, JavaError> {
-    let class_path = apache::javac::class_path(&runner.classes, &runner.release)?;
     let failed = |reason: String| JavaError::Run {
         workload: workload.into(),
         reason,
     };
-    let mut command = Command::new("java");
+    let mut command = runner.command("KconformClient")?;
     command
-        .args(&runner.logging)
-        .arg("-cp")
-        .arg(class_path)
-        .args(["KconformClient", workload, bootstrap, run_id])
+        .args([workload, bootstrap, run_id])
         .args([&names.transactional_id, &names.group])
         .args(topic);
     let (printed, tail) = process::output(command, deadline).map_err(|e| match e {

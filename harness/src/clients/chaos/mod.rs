@@ -10,6 +10,7 @@
 pub mod checker;
 pub mod history;
 pub mod html;
+pub mod java_worker;
 pub mod placement;
 pub mod probe;
 pub mod readback;
@@ -61,6 +62,67 @@ pub struct ChaosOptions {
     /// [`workload::PROVISIONED_OUTPUT`], `kconform topics --chaos`) instead of creating two
     /// per run: for a broker that refuses CreateTopics.
     pub provisioned_topics: bool,
+    /// The clients the workers run on, worker `w` on the `w % n`-th (empty: librdkafka and
+    /// Java, where the Java client starts; librdkafka alone, with a note, where it does not).
+    pub clients: Vec<ChaosClient>,
+}
+
+/// A client the chaos workers run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChaosClient {
+    /// librdkafka, through rdkafka ([`workload`]).
+    Librdkafka,
+    /// The Java kafka-clients of the release kaas claims ([`java_worker`]).
+    Java,
+}
+
+/// The clients a run's workers run on, and the Java runner where Java is among them.
+#[derive(Debug, Clone)]
+struct Clients {
+    each: Vec<ChaosClient>,
+    java: Option<crate::clients::java::Runner>,
+}
+
+impl Clients {
+    /// The client worker `w` runs on.
+    fn of(&self, w: u32) -> ChaosClient {
+        self.each[w as usize % self.each.len()]
+    }
+}
+
+/// The clients asked for, the Java runner compiled where Java is among them: an error where
+/// Java was named and cannot run; librdkafka alone, and why, where it was only the default.
+async fn clients(asked: &[ChaosClient]) -> Result<(Clients, Option<String>), ChaosError> {
+    let named = !asked.is_empty();
+    let each = match named {
+        true => asked.to_vec(),
+        false => vec![ChaosClient::Librdkafka, ChaosClient::Java],
+    };
+    if !each.contains(&ChaosClient::Java) {
+        return Ok((Clients { each, java: None }, None));
+    }
+    let compiled = tokio::task::spawn_blocking(java_worker::compile)
+        .await
+        .map_err(|e| ChaosError::Java(e.to_string()))?;
+    match (compiled, named) {
+        (Ok(runner), _) => Ok((
+            Clients {
+                each,
+                java: Some(runner),
+            },
+            None,
+        )),
+        (Err(e), true) => Err(ChaosError::Java(e.to_string())),
+        (Err(e), false) => Ok((
+            Clients {
+                each: vec![ChaosClient::Librdkafka],
+                java: None,
+            },
+            Some(format!(
+                "every worker runs on librdkafka: the Java client cannot run here ({e})"
+            )),
+        )),
+    }
 }
 
 /// The provisioned topics `kconform chaos --provisioned-topics` runs on, for `kconform topics
@@ -96,6 +158,9 @@ pub enum ChaosError {
     /// Nothing to run on.
     #[error("no target to run chaos on")]
     NoTarget,
+    /// The Java client was asked for and cannot run.
+    #[error("the Java client cannot run here: {0} (--client librdkafka runs without it)")]
+    Java(String),
 }
 
 /// Runs the workload on each target side by side and judges the anomalies.
@@ -124,24 +189,28 @@ pub async fn run(
         true => specs.iter().position(TargetSpec::is_apache),
         false => None,
     };
+    let (clients, note) = clients(&options.clients).await?;
+    let clients = &clients;
     let runs = futures::future::join_all(specs.iter().enumerate().map(|(i, spec)| {
         let progress = progress.clone();
         async move {
-            let mut t = run_target(spec, options, shape, progress.as_ref()).await;
+            let mut t = run_target(spec, options, shape, clients, progress.as_ref()).await;
             t.control = control == Some(i);
             progress.finished(&t.name);
             t
         }
     }))
     .await;
-    Ok(ChaosReport::judge(
+    let mut report = ChaosReport::judge(
         options.seed,
         options.duration.as_secs(),
         shape,
         options.placement,
         options.replay.clone(),
         runs,
-    ))
+    );
+    report.notes.extend(note);
+    Ok(report)
 }
 
 /// The run on one target, whatever happened: a failure is the report's `error`.
@@ -149,6 +218,7 @@ async fn run_target(
     spec: &TargetSpec,
     options: &ChaosOptions,
     shape: Shape,
+    clients: &Clients,
     progress: &dyn Progress,
 ) -> TargetChaos {
     let name = spec.name();
@@ -165,6 +235,7 @@ async fn run_target(
         records_checked: 0,
         anomalies: Vec::new(),
         inconclusive: None,
+        unchecked: Vec::new(),
         probe: Vec::new(),
         timeline: Vec::new(),
         wall_secs: 0.0,
@@ -178,7 +249,7 @@ async fn run_target(
         }
     };
     report.origin = target.origin.clone();
-    if let Err(e) = on_target(&target, options, shape, progress, &mut report).await {
+    if let Err(e) = on_target(&target, options, (shape, clients), progress, &mut report).await {
         report.error = Some(e);
     }
     if report.too_few_ended() {
@@ -228,7 +299,7 @@ async fn ready_topics(
 async fn on_target(
     target: &Running,
     options: &ChaosOptions,
-    shape: Shape,
+    (shape, clients): (Shape, &Clients),
     progress: &dyn Progress,
     report: &mut TargetChaos,
 ) -> Result<(), String> {
@@ -282,10 +353,17 @@ async fn on_target(
                 run.clone(),
             );
             let seed = options.seed;
-            let thread = tokio::task::spawn_blocking(move || {
-                workload::work(
+            let java = match clients.of(w) {
+                ChaosClient::Java => clients.java.clone(),
+                ChaosClient::Librdkafka => None,
+            };
+            let thread = tokio::task::spawn_blocking(move || match java {
+                Some(runner) => java_worker::work(
+                    &runner, w, &bootstrap, &names, shape, seed, started, stop, committed, shared,
+                ),
+                None => workload::work(
                     w, &bootstrap, &names, shape, seed, started, stop, committed, shared,
-                )
+                ),
             });
             (thread, run)
         })
@@ -351,17 +429,27 @@ async fn on_target(
         return Err(e.clone());
     }
     progress.note(&format!("{name}: reading back and checking"));
+    let began: std::collections::BTreeSet<u32> = history.iter().map(|t| t.worker).collect();
     let mut read = {
         let (bootstrap, names) = (bootstrap.clone(), names.clone());
         let settle = workload::TRANSACTION_TIMEOUT + Duration::from_secs(30);
-        tokio::task::spawn_blocking(move || readback::read_back(&bootstrap, &names, shape, settle))
-            .await
-            .map_err(|e| format!("the read-back ended: {e}"))??
+        tokio::task::spawn_blocking(move || {
+            readback::read_back(&bootstrap, &names, shape, settle, &began)
+        })
+        .await
+        .map_err(|e| format!("the read-back ended: {e}"))??
     };
     placed(target, &names, shape, &mut read).await;
     report.timeline = history::timeline(&history);
     let checked = checker::check(&history, &read);
     report.records_checked = checked.records_checked;
+    report.unchecked = read
+        .unread_groups
+        .iter()
+        .map(|(w, why)| {
+            format!("w{w}'s group offsets (the reader, librdkafka, could not read them: {why})")
+        })
+        .collect();
     report.anomalies = checked.anomalies;
     Ok(())
 }

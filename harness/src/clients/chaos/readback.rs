@@ -50,12 +50,13 @@ fn ends(c: &BaseConsumer, topic: &str, partitions: i32) -> Result<Vec<i64>, Stri
 
 /// Reads the cluster at `bootstrap` back, waiting up to `settle` for every output partition's
 /// last stable offset to reach its high watermark (transactions a fault left open end at their
-/// timeout) before reading.
+/// timeout) before reading; the group offsets of the workers that `began` a transaction.
 pub fn read_back(
     bootstrap: &str,
     names: &Names,
     shape: Shape,
     settle: Duration,
+    began: &BTreeSet<u32>,
 ) -> Result<Readback, String> {
     let reader_group = format!("{}-reader", names.prefix);
     let uncommitted = consumer(bootstrap, &reader_group, "read_uncommitted")?;
@@ -127,19 +128,35 @@ pub fn read_back(
     }
     let mut group_offsets = BTreeMap::new();
     let mut pending_groups = Vec::new();
+    let mut unread_groups = BTreeMap::new();
     for w in 0..shape.workers {
+        // A worker that began no transaction committed no offset (and its client may be the
+        // one that cannot reach the group's coordinator at all).
+        if !began.contains(&w) {
+            group_offsets.insert(w, None);
+            continue;
+        }
         // A read_committed client asks for stable offsets (UNSTABLE_OFFSET_COMMIT while a
         // transaction's offsets are pending, asked again until CALL); when they never settle,
         // the offsets committed so far are read as a read_uncommitted client reads them.
         let at = match committed_offset(bootstrap, names, w, "read_committed") {
-            Ok(at) => at,
+            Ok(at) => Ok(at),
             Err(stable) => {
                 tracing::debug!(worker = w, error = %stable, "chaos: group offsets not stable");
-                pending_groups.push(w);
-                committed_offset(bootstrap, names, w, "read_uncommitted")?
+                committed_offset(bootstrap, names, w, "read_uncommitted")
+                    .inspect(|_| pending_groups.push(w))
             }
         };
-        group_offsets.insert(w, at);
+        // A group librdkafka cannot read (its coordinator's answers unreadable to it, while
+        // another client's worker ran): its offsets go unchecked, and the report says so.
+        match at {
+            Ok(at) => {
+                group_offsets.insert(w, at);
+            }
+            Err(e) => {
+                unread_groups.insert(w, e);
+            }
+        }
     }
     Ok(Readback {
         outputs,
@@ -150,6 +167,7 @@ pub fn read_back(
             .collect(),
         coordinators: BTreeMap::new(),
         leaders: BTreeMap::new(),
+        unread_groups,
     })
 }
 

@@ -3,7 +3,7 @@
 //! Apache's, or the workload's, not kaas's); and how to run the same schedule again. As text,
 //! and as JSON following `harness/chaos-report.schema.json`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -44,6 +44,9 @@ pub struct TargetChaos {
     /// ended on it than the floor ([`floor`]), so "no anomaly" would mean nothing was looked
     /// at. Set by [`ChaosReport::judge`].
     pub inconclusive: Option<String>,
+    /// What the checker could not check, and why (a worker's group offsets the reader could
+    /// not read).
+    pub unchecked: Vec<String>,
     /// When too few transactions ended: what kconform's own first requests found wrong on the
     /// target (an answer it cannot read, a refusal), one line each ([`super::probe`]).
     pub probe: Vec<String>,
@@ -75,35 +78,66 @@ impl TargetChaos {
         self.total(WorkerStats::ended)
     }
 
-    /// Whether fewer transactions ended on it than the floor ([`floor`]): too few to judge.
+    /// Whether fewer transactions ended on it than the floor ([`floor`]), on any one client's
+    /// workers: too few to judge what that client met.
     pub fn too_few_ended(&self) -> bool {
-        self.ended() < floor(self.workers.len())
+        !self.short_clients().is_empty()
     }
 
-    /// Why its run says nothing, when fewer transactions ended than the floor: how many did,
-    /// and what kept each worker that never began from beginning (said of a run that did not
-    /// finish too: its "no anomaly" means as little).
+    /// The clients whose workers ended fewer transactions, together, than the floor for as
+    /// many workers: each with how many ended and how many workers it had.
+    fn short_clients(&self) -> Vec<(&'static str, u64, usize)> {
+        let mut by_client: BTreeMap<&'static str, (u64, usize)> = BTreeMap::new();
+        for w in &self.workers {
+            let entry = by_client.entry(w.client).or_default();
+            entry.0 += w.ended();
+            entry.1 += 1;
+        }
+        if by_client.is_empty() {
+            by_client.insert("", (0, 0));
+        }
+        by_client
+            .into_iter()
+            .filter(|(_, (ended, workers))| *ended < floor(*workers))
+            .map(|(client, (ended, workers))| (client, ended, workers))
+            .collect()
+    }
+
+    /// Why its run says nothing (of one client, or of all), when fewer transactions ended than
+    /// the floor: how many did, and what kept each worker that never began from beginning
+    /// (said of a run that did not finish too: its "no anomaly" means as little).
     fn why_inconclusive(&self) -> Option<String> {
-        if !self.too_few_ended() {
+        let short = self.short_clients();
+        if short.is_empty() {
             return None;
         }
-        let (ended, floor) = (self.ended(), floor(self.workers.len()));
-        let never: Vec<String> = self
-            .workers
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.ended() == 0)
-            .map(|(i, w)| match &w.before_first {
-                Some(why) => format!("worker {i} never began a transaction ({why})"),
-                None => format!("worker {i} never began a transaction (no client error)"),
-            })
-            .collect();
-        let mut why = format!(
-            "{ended} transaction(s) ended, fewer than the {floor} needed to judge (one per worker): no anomaly found means nothing was checked"
-        );
-        if !never.is_empty() {
-            why.push_str(&format!("; {}", never.join("; ")));
+        let clients: BTreeSet<&str> = self.workers.iter().map(|w| w.client).collect();
+        let mut parts = Vec::new();
+        for (client, ended, workers) in short {
+            let never: Vec<String> = self
+                .workers
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.client == client && w.ended() == 0)
+                .map(|(i, w)| match &w.before_first {
+                    Some(why) => format!("worker {i} never began a transaction ({why})"),
+                    None => format!("worker {i} never began a transaction (no client error)"),
+                })
+                .collect();
+            let whose = match clients.len() > 1 {
+                true => format!("on {client}, "),
+                false => String::new(),
+            };
+            let mut why = format!(
+                "{whose}{ended} transaction(s) ended, fewer than the {} needed to judge (one per worker): no anomaly found means nothing was checked",
+                floor(workers)
+            );
+            if !never.is_empty() {
+                why.push_str(&format!("; {}", never.join("; ")));
+            }
+            parts.push(why);
         }
+        let mut why = parts.join("; ");
         if !self.probe.is_empty() {
             why.push_str(&format!(
                 "; what a transactional client asks first, asked by kconform: {}",
@@ -176,6 +210,8 @@ pub struct ChaosReport {
     /// Passed, failed, or inconclusive (nothing failed, but on some cluster fewer transactions
     /// ended than the floor).
     pub verdict: Verdict,
+    /// What the run could not do as asked, and did instead (a client that could not start).
+    pub notes: Vec<String>,
 }
 
 impl ChaosReport {
@@ -210,6 +246,7 @@ impl ChaosReport {
             targets,
             passed: verdict == Verdict::Passed,
             verdict,
+            notes: Vec::new(),
         }
     }
 
@@ -227,6 +264,9 @@ impl ChaosReport {
             self.placement.name()
         );
         let _ = writeln!(s, "replay: {}", self.replay);
+        for note in &self.notes {
+            let _ = writeln!(s, "note: {note}");
+        }
         let control = control_kinds(&self.targets);
         let has_control = self.targets.iter().any(|t| t.control);
         for t in &self.targets {
@@ -303,6 +343,9 @@ impl ChaosReport {
                 }
             }
             let _ = writeln!(s, "  records checked: {}", t.records_checked);
+            for what in &t.unchecked {
+                let _ = writeln!(s, "  not checked: {what}");
+            }
             match (&t.inconclusive, t.anomalies.is_empty()) {
                 (Some(why), _) => {
                     let _ = writeln!(s, "  INCONCLUSIVE: {why}");
@@ -423,6 +466,7 @@ mod tests {
                 })
                 .collect(),
             inconclusive: None,
+            unchecked: Vec::new(),
             probe: Vec::new(),
             timeline: Vec::new(),
             wall_secs: 0.0,

@@ -1,4 +1,5 @@
-//! The chaos workload, through librdkafka: input records loaded into one partition per worker,
+//! The chaos workload, through librdkafka (and the same on the Java client:
+//! [`super::java_worker`]): input records loaded into one partition per worker,
 //! then each worker consumes its partition (read_committed), writes one record per input record
 //! to the output partitions a seed picks, and sends its offsets in the same transaction, as a
 //! Kafka Streams task does. Some transactions are aborted on purpose (each worker's second, then
@@ -264,6 +265,8 @@ pub fn load_input(
 /// What one worker did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct WorkerStats {
+    /// The client it runs on: `librdkafka` or `java`.
+    pub client: &'static str,
     /// Transactions committed.
     pub committed: u64,
     /// Transactions aborted on purpose.
@@ -654,6 +657,7 @@ pub fn work(
         .set("auto.offset.reset", "earliest")
         .create()
         .map_err(|e| format!("worker {w}'s consumer: {e}"))?;
+    run.lock().unwrap_or_else(|e| e.into_inner()).stats.client = "librdkafka";
     let worker = Worker {
         w,
         bootstrap,

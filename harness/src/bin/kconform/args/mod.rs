@@ -516,6 +516,25 @@ impl PlacementArg {
     }
 }
 
+/// `--client` of `kconform chaos`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChaosClientArg {
+    /// librdkafka (rdkafka, vendored).
+    Librdkafka,
+    /// The Java kafka-clients 3.7.2 (the jars the Apache target caches; Java 17).
+    Java,
+}
+
+impl From<ChaosClientArg> for kconform::clients::chaos::ChaosClient {
+    fn from(c: ChaosClientArg) -> Self {
+        use kconform::clients::chaos::ChaosClient;
+        match c {
+            ChaosClientArg::Librdkafka => ChaosClient::Librdkafka,
+            ChaosClientArg::Java => ChaosClient::Java,
+        }
+    }
+}
+
 impl From<PlacementArg> for kconform::clients::placement::Placement {
     fn from(p: PlacementArg) -> Self {
         use kconform::clients::placement::Placement;
@@ -558,6 +577,10 @@ pub struct ChaosArgs {
     /// or wherever the names fall (`any`).
     #[arg(long, value_enum, default_value_t = PlacementArg::Together)]
     pub coordinators: PlacementArg,
+    /// The clients the workers run on, comma-separated, worker w on the (w mod n)-th. Default:
+    /// librdkafka and Java, or librdkafka alone (said in a note) where Java cannot run.
+    #[arg(long = "client", value_enum, value_delimiter = ',')]
+    pub clients: Vec<ChaosClientArg>,
     /// The faults the schedule draws from, comma-separated: `kill` (SIGKILL, then a restart),
     /// `pause` (SIGSTOP, then SIGCONT), `hold-markers` (the transaction markers sent to a
     /// broker held, then let through) and `move-coordinator` (a worker's transaction

@@ -44,6 +44,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         fault_commands,
         replay,
         provisioned_topics: a.provisioned_topics,
+        clients: a.clients.iter().map(|&c| c.into()).collect(),
     };
     let report = kconform::clients::chaos::run(&specs, &options, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
@@ -88,6 +89,15 @@ fn replay_line(a: &ChaosArgs, specs: &[kconform::targets::TargetSpec], seed: u64
     }
     if a.provisioned_topics {
         replay.push_str(" --provisioned-topics");
+    }
+    if !a.clients.is_empty() {
+        let names: Vec<String> = a
+            .clients
+            .iter()
+            .filter_map(|c| c.to_possible_value())
+            .map(|v| v.get_name().to_owned())
+            .collect();
+        replay.push_str(&format!(" --client {}", names.join(",")));
     }
     if !a.fault_cmds.is_empty() {
         replay.push_str(" (and the same --fault-cmd)");
