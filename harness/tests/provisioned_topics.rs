@@ -243,3 +243,57 @@ async fn any_error_to_a_validate_only_create_topics_is_a_refusal() {
     );
     broker.shutdown().await;
 }
+
+/// A kaas-ref cluster that refuses CreateTopics, judged three times in a row on one set of
+/// provisioned topics: the same verdicts each time. Before, every scenario stopped at its
+/// set-up on the partitions the bootstrap broker does not lead ("found no provisioned
+/// partition ... (6 NOT_LEADER_OR_FOLLOWER)"): each partition's end is now asked of its leader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_on_provisioned_topics_gives_the_same_verdicts_three_runs_in_a_row() {
+    let scenarios = Scenario::load_dir(&root().join("scenarios")).expect("scenarios load");
+    let chosen: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.brokers == 3 && !s.slow && !kconform::run::disrupts(s))
+        .filter(|s| {
+            s.apache
+                .contains(&kconform::targets::apache::Release::CLAIMED)
+        })
+        .collect();
+    assert!(chosen.len() >= 8, "{} scenarios", chosen.len());
+    let topics: Vec<TopicSpec> = crate::util::topic_specs(kconform::run::topics::needed(&chosen));
+    let cluster = reference_broker::local_cluster::LocalCluster::start(
+        3,
+        BrokerConfig {
+            topics,
+            refuse_create_topics: true,
+            member_timeout: Duration::from_secs(3),
+            ..BrokerConfig::for_tests()
+        },
+    )
+    .await
+    .expect("a kaas-ref cluster starts with its topics");
+    let targets = [
+        TargetSpec::external(cluster.addrs()[0]).cluster(3),
+        TargetSpec::RECORDED.cluster(3),
+    ];
+    let mut runs = Vec::new();
+    for run in 1..=3 {
+        let (report, all) =
+            crate::util::run_in_repository(&chosen, &targets, 4, Duration::from_secs(10))
+                .await
+                .expect("a report");
+        let stopped: Vec<_> = all[0].iter().filter_map(|t| t.stopped.clone()).collect();
+        assert!(stopped.is_empty(), "run {run}: {stopped:#?}");
+        assert!(report.passed(), "run {run}:\n{}", report.terminal(false));
+        runs.push(verdicts(&report));
+    }
+    assert_eq!(
+        runs[0], runs[1],
+        "the second run's verdicts are the first's"
+    );
+    assert_eq!(
+        runs[1], runs[2],
+        "the third run's verdicts are the second's"
+    );
+    cluster.shutdown().await;
+}

@@ -12,6 +12,9 @@ use crate::scenario::{Request, Scenario};
 use crate::wire::client::Body;
 use crate::wire::error_codes;
 
+/// The longest a provisioned partition's base waits for an earlier transaction's markers.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// What a run does where topics are provisioned; nothing where they are not.
 pub(super) struct Provisioned {
     /// How the target treats CreateTopics; `None` where topics are not provisioned.
@@ -110,10 +113,33 @@ impl Run<'_> {
                 )
             }
         };
+        // On a cluster each partition is asked of its leader (another broker answers
+        // NOT_LEADER_OR_FOLLOWER), on a connection of the step's own, routed there.
+        let base = step
+            .connection
+            .split('@')
+            .next()
+            .unwrap_or(&step.connection);
+        let clustered = self.target.brokers > 1 && self.nodes().await.is_ok();
         for n in needed {
+            let leaders = match clustered {
+                true => crate::targets::brokers::leaders(
+                    self.target.addr,
+                    self.deadline,
+                    self.target.secured,
+                    &n.name,
+                )
+                .await
+                .unwrap_or_default(),
+                false => Default::default(),
+            };
             for partition in 0..n.partitions {
+                let connection = match leaders.get(&partition) {
+                    Some(node) if *node >= 0 => format!("{base}@{node}"),
+                    _ => step.connection.clone(),
+                };
                 if let Err(e) = self
-                    .learn_base(&step.connection, &n.name, partition, version)
+                    .learn_base(&connection, &n.name, partition, version)
                     .await
                 {
                     return self.log.stop(name, e);
@@ -123,7 +149,12 @@ impl Run<'_> {
     }
 
     /// Asks where one provisioned partition's log ends (ListOffsets, latest) and keeps it as
-    /// the partition's base.
+    /// the partition's base, once no earlier transaction holds it open: where the last stable
+    /// offset is below the high watermark (an earlier scenario's or run's markers still to come,
+    /// as a kaas cluster writes a peer's markers up to a poll later), the base would be taken
+    /// before those markers and every offset after it read too high ("LSO 4, expected 2" on a
+    /// second run). It waits up to [`SETTLE`] for the two to meet, then takes the high
+    /// watermark.
     async fn learn_base(
         &mut self,
         connection: &str,
@@ -131,45 +162,29 @@ impl Run<'_> {
         partition: i32,
         version: i16,
     ) -> Result<(), String> {
-        let fields: toml::Table = [
-            ("topic".to_owned(), toml::Value::String(topic.to_owned())),
-            (
-                "partition".to_owned(),
-                toml::Value::Integer(partition.into()),
-            ),
-            ("timestamp".to_owned(), toml::Value::Integer(-1)),
-        ]
-        .into_iter()
-        .collect();
-        let request = request::build(ApiKey::ListOffsets, version, &fields)
-            .map_err(|e| format!("cannot ask where {topic} ends: {e}"))?;
         // A topic created a moment ago has a leader before the leader serves it (Apache
         // answers NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_OR_PARTITION meanwhile).
         let give_up = std::time::Instant::now() + self.deadline;
+        let settled_by = std::time::Instant::now() + SETTLE;
         let (code, offset) = loop {
-            let answer = self
-                .send_on(
-                    connection,
-                    ApiKey::ListOffsets,
-                    version,
-                    Body::Typed(&request),
-                )
-                .await;
-            let raw = match answer {
-                Ok(d) => response::tree(&d, ApiKey::ListOffsets, version),
-                Err(e) => {
-                    self.connections.forget(connection);
-                    return Err(format!("could not learn where {topic} ends: {e}"));
-                }
-            };
-            let code =
-                response::at(&raw, "topics.0.partitions.0.error_code").and_then(Value::as_i64);
-            let offset = response::at(&raw, "topics.0.partitions.0.offset").and_then(Value::as_i64);
-            let not_yet = matches!(code, Some(3 | 5 | 6));
-            if !not_yet || std::time::Instant::now() >= give_up {
-                break (code, offset);
+            let (code, offset) = self
+                .end_of(connection, (topic, partition), version, "read_uncommitted")
+                .await?;
+            let now = std::time::Instant::now();
+            if matches!(code, Some(3 | 5 | 6)) && now < give_up {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            if code == Some(0) && version >= 2 && now < settled_by {
+                let (stable_code, stable) = self
+                    .end_of(connection, (topic, partition), version, "read_committed")
+                    .await?;
+                if stable_code == Some(0) && stable < offset {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            }
+            break (code, offset);
         };
         match (code, offset) {
             (Some(0), Some(offset)) if offset >= 0 => {
@@ -183,5 +198,54 @@ impl Run<'_> {
                 Err(format!("found no provisioned partition {topic} {partition} ({code}): create the topics `kconform topics` lists"))
             }
         }
+    }
+
+    /// Where `topic`-`partition` ends for a reader of `isolation` (ListOffsets, latest): the
+    /// error code and offset of the answer.
+    async fn end_of(
+        &mut self,
+        connection: &str,
+        (topic, partition): (&str, i32),
+        version: i16,
+        isolation: &str,
+    ) -> Result<(Option<i64>, Option<i64>), String> {
+        let mut fields: toml::Table = [
+            ("topic".to_owned(), toml::Value::String(topic.to_owned())),
+            (
+                "partition".to_owned(),
+                toml::Value::Integer(partition.into()),
+            ),
+            ("timestamp".to_owned(), toml::Value::Integer(-1)),
+        ]
+        .into_iter()
+        .collect();
+        // ListOffsets v2 is the first with an isolation level (before it, read_uncommitted).
+        if version >= 2 {
+            fields.insert(
+                "isolation_level".to_owned(),
+                toml::Value::String(isolation.to_owned()),
+            );
+        }
+        let request = request::build(ApiKey::ListOffsets, version, &fields)
+            .map_err(|e| format!("cannot ask where {topic} ends: {e}"))?;
+        let answer = self
+            .send_on(
+                connection,
+                ApiKey::ListOffsets,
+                version,
+                Body::Typed(&request),
+            )
+            .await;
+        let raw = match answer {
+            Ok(d) => response::tree(&d, ApiKey::ListOffsets, version),
+            Err(e) => {
+                self.connections.forget(connection);
+                return Err(format!("could not learn where {topic} ends: {e}"));
+            }
+        };
+        Ok((
+            response::at(&raw, "topics.0.partitions.0.error_code").and_then(Value::as_i64),
+            response::at(&raw, "topics.0.partitions.0.offset").and_then(Value::as_i64),
+        ))
     }
 }
