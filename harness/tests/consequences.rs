@@ -190,7 +190,7 @@ fn every_deviation_states_what_the_ecosystems_clients_see() {
 /// the abort's ABORT on the partition a peer leads, and read_committed reads the aborted
 /// records. The row says so as the worst thing a client can meet, with no ledger entry asked.
 #[test]
-fn an_aborted_read_on_a_planted_cluster_reads_as_breaking_exactly_once() {
+fn a_marker_overwritten_on_a_planted_cluster_reads_as_breaking_exactly_once() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let planted = TargetSpec {
         planted: Planted::default().with(Bug::PeerMarkerOverwritten),
@@ -211,10 +211,12 @@ fn an_aborted_read_on_a_planted_cluster_reads_as_breaking_exactly_once() {
     println!("{text}");
     assert!(report.runs.iter().all(|r| r.error.is_none()), "{text}");
     assert!(!report.passed());
-    assert!(
-        text.contains(
-            "UNDOCUMENTED, BREAKS EXACTLY-ONCE (aborted-read): java abort-redo 'read_committed'"
-        ),
-        "{text}"
-    );
+    // The redo's COMMIT over the abort's ABORT shows the aborted records; where the peer took
+    // the ABORT between and a later overwrite went the other way, the redo's are lost.
+    let breaks = |kind: &str| {
+        text.contains(&format!(
+            "UNDOCUMENTED, BREAKS EXACTLY-ONCE ({kind}): java abort-redo 'read_committed'"
+        ))
+    };
+    assert!(breaks("aborted-read") || breaks("committed-lost"), "{text}");
 }
