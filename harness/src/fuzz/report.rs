@@ -263,6 +263,12 @@ impl FuzzReport {
                 self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced
             ));
         }
+        if f.confirmed_in_batches > 0 {
+            out.push(format!(
+                "{} close(s) and silence(s) confirmed on a freshly started broker in batches, {} restart(s) for that alone (the rest rode on a crash's restart); every other finding confirmed on the running broker",
+                f.confirmed_in_batches, f.confirm_restarts
+            ));
+        }
         if f.avoided > 0 {
             out.push(format!(
                 "{} frames not sent: broken as a pinned crash's frame is ({})",

@@ -121,6 +121,7 @@ pub async fn run(
             frames: Vec::new(),
             avoid: Vec::new(),
             aliases: BTreeMap::new(),
+            pending: Vec::new(),
         }),
         life: Mutex::new(Life::default()),
     };
@@ -167,7 +168,15 @@ pub async fn run(
             if !answered && target.reachable(options.deadline).await.is_err() {
                 conn = None;
                 let mut keeper = gate.write().await;
+                let restarts = keeper.restarts;
                 if crash::crashed(&run, &mut keeper, life).await? {
+                    ended.store(true, Ordering::SeqCst);
+                    stop.store(true, Ordering::SeqCst);
+                } else if keeper.restarts > restarts
+                    && verify::confirm_pending(&run, &mut keeper, false).await?
+                {
+                    // The crash's restart left a freshly started broker: the closes and
+                    // silences waiting for one are confirmed there, in one batch.
                     ended.store(true, Ordering::SeqCst);
                     stop.store(true, Ordering::SeqCst);
                 }
@@ -202,6 +211,11 @@ pub async fn run(
     let results = futures::future::join_all((0..options.jobs.max(1)).map(|_| worker())).await;
     for r in results {
         r?;
+    }
+    // The closes and silences no crash's restart came to confirm: one restart, one batch.
+    if !ended.load(Ordering::SeqCst) {
+        let mut keeper = gate.write().await;
+        verify::confirm_pending(&run, &mut keeper, true).await?;
     }
     let next = next.load(Ordering::SeqCst);
     let progress = run.progress.clone();

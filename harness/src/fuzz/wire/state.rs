@@ -107,8 +107,14 @@ pub struct FramesSummary {
     pub crashes: u64,
     /// Crashes no frame sent reproduced on a broker brought back: not findings.
     pub not_reproduced: u64,
-    /// Restarts of the target (after crashes, and while pinning and shrinking them).
+    /// Restarts of the target (after crashes, while pinning and shrinking them, and to confirm
+    /// closes and silences on a freshly started broker).
     pub restarts: u64,
+    /// Of those, the restarts made only to confirm closes and silences (one per batch: at the
+    /// end of the run, where no crash's restart came first).
+    pub confirm_restarts: u64,
+    /// Closes and silences confirmed in a batch on a freshly started broker.
+    pub confirmed_in_batches: u64,
     /// Seconds spent restarting the target.
     pub restart_secs: f64,
     /// Seconds the fuzzing waited on crashes (pinning, shrinking, restarting).
@@ -268,6 +274,23 @@ pub(super) struct Shared {
     /// a later frame the judge words so is checked against it without a restart. With whether
     /// that signature is the broker's last words (else there is nothing to check it by).
     pub(super) aliases: BTreeMap<String, (String, bool)>,
+    /// Closes and silences seen again on the running broker, waiting to be confirmed on a
+    /// freshly started one: at the next restart a crash needs anyway, or at the end of the
+    /// run, all in one batch ([`super::verify::confirm_pending`]).
+    pub(super) pending: Vec<Pending>,
+}
+
+/// A close or silence waiting for a freshly started broker to be confirmed on.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    /// The judge's word on it.
+    pub(super) judged: super::judge::Judged,
+    /// The frame.
+    pub(super) frame: Vec<u8>,
+    /// How it was made.
+    pub(super) mutations: Vec<String>,
+    /// Its number.
+    pub(super) n: u64,
 }
 
 impl Shared {
@@ -431,6 +454,7 @@ mod tests {
             frames: Vec::new(),
             avoid: Vec::new(),
             aliases: BTreeMap::new(),
+            pending: Vec::new(),
         };
         // WriteTxnMarkers v0, no client id, a marker count of 2^31 - 1 and nothing after.
         let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];

@@ -13,12 +13,16 @@ use super::last_words::last_words;
 use super::minimise::{self, Check};
 use super::pin::{Fate, Probe, Sent};
 use super::send::exchange;
-use super::state::Run;
+use super::state::{Pending, Run};
 use crate::fuzz::FuzzError;
 
 /// Confirms the judge's finding on `frame` (number `n`) and writes it, or counts it as flaky
 /// or as one the oracle shares; true when the frame crashed the target and it could not be
-/// brought back (the run ends).
+/// brought back (the run ends). Only a close or a silence wants a freshly started broker (a
+/// panic's close, a hang, may be an earlier frame's doing): seen again on the broker as it is,
+/// it waits for the next restart a crash needs anyway, or the end of the run, and is confirmed
+/// then with the others in one batch ([`confirm_pending`]). Every other finding is confirmed on
+/// a fresh connection to the running broker: no restart.
 pub(super) async fn confirm(
     run: &Run<'_>,
     keeper: &mut Keeper,
@@ -33,18 +37,24 @@ pub(super) async fn confirm(
     if seen_as_written(run, keeper, &judged, frame).await {
         return Ok(false);
     }
-    let first_word = judged.signature.clone();
-    let found = Sent {
-        n,
-        frame: frame.to_vec(),
-        mutations,
-        answered: false,
-    };
-    let fresh = keeper.can_revive();
-    if fresh {
-        // A look first on the broker as it is: what does not show again there is no finding and
-        // costs no restart (closes on other connections at the moment a panic closed one came
-        // to 213 restarts in 30 s).
+    let waiting = |p: &Pending| p.judged.signature == judged.signature;
+    if run.shared().pending.iter().any(waiting) {
+        // Already waiting for the batch: one look is enough.
+        return Ok(false);
+    }
+    // A hang is confirmed at once (until it is, frames like it hold a connection for the
+    // deadline each, as they did: 28 frames/s); a close waits for a batch.
+    let waits = judged.kind == Kind::ClosedWellFormed;
+    if keeper.can_revive() && waits {
+        // A look first on the broker as it is: what does not show again there is no finding
+        // (closes on other connections at the moment a panic closed one came to 213 restarts
+        // in 30 s).
+        let found = Sent {
+            n,
+            frame: frame.to_vec(),
+            mutations: mutations.clone(),
+            answered: false,
+        };
         let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
         let still = judged_as(run, frame, &happened, judged.kind);
         if run.target.reachable(run.options.deadline).await.is_err() {
@@ -56,7 +66,126 @@ pub(super) async fn confirm(
             run.shared().summary.flaky += 1;
             return Ok(false);
         }
+        let enough = wait_for_a_batch(run, judged, frame, mutations, n);
+        if enough {
+            return confirm_pending(run, keeper, true).await;
+        }
+        return Ok(false);
     }
+    let on = match keeper.can_revive() && judged.kind == Kind::Silent {
+        true => On::FreshNow,
+        false => On::Running,
+    };
+    confirm_now(run, keeper, judged, frame, mutations, n, on).await
+}
+
+/// Puts a close on the list of those waiting for a freshly started broker (once per first
+/// word); whether a run told to stop after so many findings has them now, waiting ones
+/// counted (it does not wait for its end to count them).
+fn wait_for_a_batch(
+    run: &Run<'_>,
+    judged: Judged,
+    frame: &[u8],
+    mutations: Vec<String>,
+    n: u64,
+) -> bool {
+    let mut shared = run.shared();
+    if !shared
+        .pending
+        .iter()
+        .any(|p| p.judged.signature == judged.signature)
+    {
+        shared.pending.push(Pending {
+            judged,
+            frame: frame.to_vec(),
+            mutations,
+            n,
+        });
+    }
+    run.options
+        .stop_after_findings
+        .is_some_and(|k| shared.summary.findings.len() + shared.pending.len() >= k)
+}
+
+/// Where a finding is confirmed.
+#[derive(Debug, Clone, Copy)]
+enum On {
+    /// The broker as it runs.
+    Running,
+    /// A broker restarted for this finding alone (a hang).
+    FreshNow,
+    /// A broker started fresh for a batch of this many closes.
+    Batch(usize),
+}
+
+/// Confirms each close and silence waiting for a freshly started broker, one after the other:
+/// on the broker a crash's restart just brought back, or (`restart`, at the end of the run)
+/// after one restart of its own. True when one killed the broker and it could not be brought
+/// back.
+pub(super) async fn confirm_pending(
+    run: &Run<'_>,
+    keeper: &mut Keeper,
+    restart: bool,
+) -> Result<bool, FuzzError> {
+    let pending = std::mem::take(&mut run.shared().pending);
+    if pending.is_empty() {
+        return Ok(false);
+    }
+    if restart {
+        run.progress.counters(
+            "frames",
+            &format!(
+                "restarting {} to confirm {} close(s) and silence(s) on a fresh broker",
+                run.target.name,
+                pending.len()
+            ),
+        );
+        if keeper.revive().await.is_err() {
+            return Ok(false);
+        }
+        run.shared().summary.confirm_restarts += 1;
+    }
+    let batch = pending.len();
+    for p in pending {
+        run.shared().summary.confirmed_in_batches += 1;
+        let ended = Box::pin(confirm_now(
+            run,
+            keeper,
+            p.judged,
+            &p.frame,
+            p.mutations,
+            p.n,
+            On::Batch(batch),
+        ))
+        .await?;
+        if ended {
+            return Ok(true);
+        }
+        // One that killed the broker was pinned as a crash, and the broker brought back
+        // fresh: the rest go on there.
+    }
+    Ok(false)
+}
+
+/// The confirmation proper: `frame` sent again alone on a fresh connection, its last words
+/// matched, a close or silence shrunk, the finding written; `on` the running broker, one
+/// restarted for it, or one started fresh for a batch.
+async fn confirm_now(
+    run: &Run<'_>,
+    keeper: &mut Keeper,
+    judged: Judged,
+    frame: &[u8],
+    mutations: Vec<String>,
+    n: u64,
+    on: On,
+) -> Result<bool, FuzzError> {
+    let first_word = judged.signature.clone();
+    let found = Sent {
+        n,
+        frame: frame.to_vec(),
+        mutations,
+        answered: false,
+    };
     let mut again = SeenAgain {
         run,
         probe: Probe::new(run.target, keeper, run.options.deadline),
@@ -64,7 +193,7 @@ pub(super) async fn confirm(
         words: None,
         died: false,
     };
-    if fresh && again.probe.up(true).await.is_err() {
+    if again.probe.up(matches!(on, On::FreshNow)).await.is_err() {
         // Not brought back: the next frame finds it down and ends the run, saying why.
         return Ok(false);
     }
@@ -143,24 +272,21 @@ pub(super) async fn confirm(
         }
         _ => judged,
     };
-    let reproduces = match fresh {
-        true => "alone, on a fresh connection to a freshly started broker",
-        false => "alone, on a fresh connection",
+    let reproduces = match on {
+        On::FreshNow | On::Batch(1) => {
+            "alone, on a fresh connection to a freshly started broker".to_owned()
+        }
+        On::Batch(n) => format!(
+            "alone, on a fresh connection to a broker started fresh for a batch of {n} finding(s)"
+        ),
+        On::Running => "alone, on a fresh connection to the running broker".to_owned(),
     };
     let by_words = words.is_some();
     if judged.kind == Kind::Silent {
         // A hang holds a connection for the deadline each time it is sent again.
         run.shared().avoid(&shrunk.frame, &shrunk.matters);
     }
-    crash::write(
-        run,
-        &judged,
-        &[],
-        &found,
-        &shrunk,
-        reproduces.to_owned(),
-        words,
-    )?;
+    crash::write(run, &judged, &[], &found, &shrunk, reproduces, words)?;
     if judged.signature != first_word {
         run.shared()
             .aliases
