@@ -182,6 +182,17 @@ async fn handle_frame(
             return encode(api, 0, correlation_id, &ResponseKind::ApiVersions(body))
                 .map(|r| Reply::Now(Some(r)));
         }
+        if codec::ApiKey::from_key(key).is_ok()
+            && state
+                .config
+                .planted
+                .has(crate::planted::Bug::AnswersUnlistedVersions)
+        {
+            // A bare header and UNSUPPORTED_VERSION, where Apache closes the connection.
+            let mut out = correlation_id.to_be_bytes().to_vec();
+            out.extend_from_slice(&crate::errors::UNSUPPORTED_VERSION.to_be_bytes());
+            return Ok(Reply::Now(Some(out)));
+        }
         return Err(FrameError::UnsupportedVersion { api, version });
     }
     state.sync_topics();

@@ -119,6 +119,11 @@ struct Args {
     #[cfg(feature = "faults")]
     #[arg(long, value_name = "PATH", help_heading = "Faults")]
     disk_full_while: Option<PathBuf>,
+    /// Waits this long before listening, in milliseconds: a broker that takes seconds to come
+    /// back, as a real kaas build (1.5 to 3.6 s) and a JVM broker do, for measuring how a fuzz
+    /// run that restarts it fares.
+    #[arg(long, default_value_t = 0, value_name = "MS", help_heading = "Testing")]
+    start_delay_ms: u64,
     /// Plants a bug on purpose, by name (repeatable): MarkerCountAllocates,
     /// PanicOnMinLeaderEpoch, AbortAfterArmedTimeout, HangOnEmptyGroupId, or any other of
     /// `reference_broker::planted::Bug`. For proving that kconform's fuzzers find and pin
@@ -232,6 +237,9 @@ async fn run() -> anyhow::Result<()> {
     // not find the signal's default action (the process ends) still in place.
     #[cfg(unix)]
     let signals = marker_signals().context("listening for SIGUSR1/SIGUSR2")?;
+    if args.start_delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(args.start_delay_ms)).await;
+    }
     let broker = Broker::start(config).await.context("could not start")?;
     // A closed stdout (a parent that read the address and went away) must not stop the broker.
     {

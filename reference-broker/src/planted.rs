@@ -66,11 +66,20 @@ pub enum Bug {
     /// ABORT (committed records lost) or an aborted one's with a COMMIT (aborted records read),
     /// as real kaas did when coordinator and leader were different brokers.
     PeerMarkerOverwritten,
+    /// TxnOffsetCommit v1's decoder reserves a 1 MiB scratch buffer per topic the count on the
+    /// wire claims, before reading one: a count of 2^27 or more (or -1, read unsigned) asks
+    /// for more address space than the machine has, and the process aborts (the real kaas
+    /// build's second allocation site: a 47-byte TxnOffsetCommit v1 killed it).
+    TopicCountAllocates,
+    /// A transaction API asked at a version this broker does not list is answered (a bare
+    /// header and UNSUPPORTED_VERSION) where Apache closes the connection: the real kaas
+    /// build answered InitProducerId v7, EndTxn v-1, v131 and v32767.
+    AnswersUnlistedVersions,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 16] = [
+    pub const ALL: [Bug; 18] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -87,6 +96,8 @@ impl Bug {
         Bug::HangOnEmptyGroupId,
         Bug::EndTxnV0CommitAnswersInvalidState,
         Bug::PeerMarkerOverwritten,
+        Bug::TopicCountAllocates,
+        Bug::AnswersUnlistedVersions,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.

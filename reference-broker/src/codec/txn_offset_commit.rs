@@ -108,6 +108,56 @@ fn planted_panic(epoch: i32) {
     }
 }
 
+/// One topic of a TxnOffsetCommit request at `version`.
+fn topic(r: &mut Reader<'_>, version: i16) -> Result<TxnOffsetCommitRequestTopic> {
+    Ok(TxnOffsetCommitRequestTopic {
+        name: r.string("TxnOffsetCommitRequest.topics[].name")?,
+        partitions: r.array_of(
+            "TxnOffsetCommitRequest.topics[].partitions",
+            MIN_PARTITION_SIZE,
+            |r| {
+                let mut p = TxnOffsetCommitRequestPartition {
+                    partition_index: r
+                        .i32("TxnOffsetCommitRequest.topics[].partitions[].partition_index")?,
+                    committed_offset: r
+                        .i64("TxnOffsetCommitRequest.topics[].partitions[].committed_offset")?,
+                    ..Default::default()
+                };
+                if version >= 2 {
+                    p.committed_leader_epoch = r.i32(
+                        "TxnOffsetCommitRequest.topics[].partitions[].committed_leader_epoch",
+                    )?;
+                    planted_panic(p.committed_leader_epoch);
+                }
+                p.committed_metadata = r.nullable_string(
+                    "TxnOffsetCommitRequest.topics[].partitions[].committed_metadata",
+                )?;
+                p.unknown_tagged_fields =
+                    r.tagged_fields("TxnOffsetCommitRequest.topics[].partitions[]._tagged_fields")?;
+                Ok(p)
+            },
+        )?,
+        unknown_tagged_fields: r.tagged_fields("TxnOffsetCommitRequest.topics[]._tagged_fields")?,
+    })
+}
+
+/// The planted allocation ([`crate::planted::Bug::TopicCountAllocates`], only in a
+/// `planted-bugs` build): a 1 MiB scratch buffer reserved per topic the v1 count claims,
+/// before any is read.
+fn topics_with_scratch(
+    r: &mut Reader<'_>,
+    version: i16,
+) -> Result<Vec<TxnOffsetCommitRequestTopic>> {
+    let count = r.i32("TxnOffsetCommitRequest.topics")? as u32 as usize;
+    let scratch: Vec<[u8; 1 << 20]> = Vec::with_capacity(count);
+    std::hint::black_box(&scratch);
+    let mut topics = Vec::new();
+    for _ in 0..count {
+        topics.push(topic(r, version)?);
+    }
+    Ok(topics)
+}
+
 impl Message for TxnOffsetCommitRequest {
     const API: ApiKey = ApiKey::TxnOffsetCommit;
     const DIRECTION: Direction = Direction::Request;
@@ -125,40 +175,14 @@ impl Message for TxnOffsetCommitRequest {
             m.member_id = r.string("TxnOffsetCommitRequest.member_id")?;
             m.group_instance_id = r.nullable_string("TxnOffsetCommitRequest.group_instance_id")?;
         }
-        m.topics = r.array_of("TxnOffsetCommitRequest.topics", MIN_TOPIC_SIZE, |r| {
-            Ok(TxnOffsetCommitRequestTopic {
-                name: r.string("TxnOffsetCommitRequest.topics[].name")?,
-                partitions: r.array_of(
-                    "TxnOffsetCommitRequest.topics[].partitions",
-                    MIN_PARTITION_SIZE,
-                    |r| {
-                        let mut p = TxnOffsetCommitRequestPartition {
-                            partition_index: r
-                                .i32("TxnOffsetCommitRequest.topics[].partitions[].partition_index")?,
-                            committed_offset: r.i64(
-                                "TxnOffsetCommitRequest.topics[].partitions[].committed_offset",
-                            )?,
-                            ..Default::default()
-                        };
-                        if version >= 2 {
-                            p.committed_leader_epoch = r.i32(
-                                "TxnOffsetCommitRequest.topics[].partitions[].committed_leader_epoch",
-                            )?;
-                            planted_panic(p.committed_leader_epoch);
-                        }
-                        p.committed_metadata = r.nullable_string(
-                            "TxnOffsetCommitRequest.topics[].partitions[].committed_metadata",
-                        )?;
-                        p.unknown_tagged_fields = r.tagged_fields(
-                            "TxnOffsetCommitRequest.topics[].partitions[]._tagged_fields",
-                        )?;
-                        Ok(p)
-                    },
-                )?,
-                unknown_tagged_fields: r
-                    .tagged_fields("TxnOffsetCommitRequest.topics[]._tagged_fields")?,
-            })
-        })?;
+        let planted =
+            version == 1 && crate::planted::in_codec(crate::planted::Bug::TopicCountAllocates);
+        m.topics = match planted {
+            true => topics_with_scratch(r, version)?,
+            false => r.array_of("TxnOffsetCommitRequest.topics", MIN_TOPIC_SIZE, |r| {
+                topic(r, version)
+            })?,
+        };
         m.unknown_tagged_fields = r.tagged_fields("TxnOffsetCommitRequest._tagged_fields")?;
         Ok(m)
     }
