@@ -41,6 +41,20 @@ fn options(dir: &Path, duration: Duration, stop_after: Option<usize>) -> WireOpt
     }
 }
 
+/// A planted kaas-ref process with `bugs`, owned by a keeper that logs it into `dir`, started.
+async fn planted_process(bugs: &[Bug], dir: &Path) -> (Keeper, Running) {
+    let addr = planted::free_addr();
+    let mut keeper = Keeper::new(
+        Revive::Own(planted::command(bugs, addr)),
+        addr,
+        Some(dir.join("broker.log")),
+        Duration::from_secs(30),
+    );
+    keeper.start().await.expect("the planted broker starts");
+    let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
+    (keeper, target)
+}
+
 async fn broker(planted: Planted) -> (BrokerHandle, Running) {
     let broker = Broker::start(BrokerConfig {
         planted,
@@ -226,16 +240,8 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
         Bug::PanicOnMinLeaderEpoch,
         Bug::HangOnEmptyGroupId,
     ];
-    let addr = planted::free_addr();
     let dir = tempfile::tempdir().unwrap();
-    let mut keeper = Keeper::new(
-        Revive::Own(planted::command(&bugs, addr)),
-        addr,
-        Some(dir.path().join("broker.log")),
-        Duration::from_secs(30),
-    );
-    keeper.start().await.expect("the planted broker starts");
-    let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
+    let (mut keeper, target) = planted_process(&bugs, dir.path()).await;
     let options = WireOptions {
         jobs: 16,
         deadline: Duration::from_secs(2),
@@ -340,6 +346,7 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
 
     // Each replays from its files: the crashes kill a freshly started planted broker again,
     // the close and the silence show again; a clean broker shows none of them.
+    let addr = target.addr;
     let mut planted = Keeper::new(
         Revive::Own(planted::command(&bugs, addr)),
         addr,
@@ -385,16 +392,8 @@ async fn closes_are_confirmed_in_one_batch_with_one_restart() {
         Bug::PanicOnLastPartitionIndex,
         Bug::PanicOnMinLeaderEpoch,
     ];
-    let addr = planted::free_addr();
     let dir = tempfile::tempdir().unwrap();
-    let mut keeper = Keeper::new(
-        Revive::Own(planted::command(&bugs, addr)),
-        addr,
-        Some(dir.path().join("broker.log")),
-        Duration::from_secs(30),
-    );
-    keeper.start().await.expect("the planted broker starts");
-    let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
+    let (mut keeper, target) = planted_process(&bugs, dir.path()).await;
     let options = WireOptions {
         jobs: 4,
         ..options(dir.path(), Duration::from_secs(20), None)

@@ -7,14 +7,13 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::history::{Outcome, Txn};
-use super::workload::{ClientCall, Names, Shape, SharedRun, TRANSACTION_TIMEOUT};
+use super::workload::{Assignment, ClientCall, SharedRun, TRANSACTION_TIMEOUT};
 use crate::clients::java::{self, JavaError, Runner};
 use crate::targets::apache::Release;
 
@@ -108,28 +107,27 @@ fn take(line: &Value, w: u32, started: Instant, run: &SharedRun, committed: &Ato
     }
 }
 
-/// Runs worker `w` on the Java client until `stop`, keeping what it does in `run`: its JVM
-/// started, its lines read as they come; told to stop, it ends its transaction and exits, or is
-/// killed [`EXIT`] later.
-#[allow(clippy::too_many_arguments)]
-pub fn work(
-    runner: &Runner,
-    w: u32,
-    bootstrap: &str,
-    names: &Names,
-    shape: Shape,
-    seed: u64,
-    started: Instant,
-    stop: Arc<AtomicBool>,
-    committed: Arc<AtomicU64>,
-    run: SharedRun,
-) -> Result<(), String> {
+/// Runs the worker of `a` on the Java client until it is told to stop, keeping what it does in
+/// its run: its JVM started, its lines read as they come; told to stop, it ends its
+/// transaction and exits, or is killed [`EXIT`] later.
+pub fn work(runner: &Runner, a: Assignment) -> Result<(), String> {
+    let Assignment {
+        w,
+        bootstrap,
+        names,
+        shape,
+        seed,
+        started,
+        stop,
+        committed,
+        run,
+    } = a;
     run.lock().unwrap_or_else(|e| e.into_inner()).stats.client = "java";
     let mut command = runner
         .command("KconformChaos")
         .map_err(|e| format!("worker {w}'s JVM: {e}"))?;
     command
-        .args([bootstrap, &names.input, &names.output])
+        .args([&bootstrap, &names.input, &names.output])
         .arg(shape.outputs.to_string())
         .arg(w.to_string())
         .args([names.group(w), names.transactional_id(w)])

@@ -345,25 +345,24 @@ async fn on_target(
     let workers: Vec<_> = (0..shape.workers)
         .map(|w| {
             let run = workload::SharedRun::default();
-            let (bootstrap, names, stop, committed, shared) = (
-                bootstrap.clone(),
-                names.clone(),
-                stop.clone(),
-                committed.clone(),
-                run.clone(),
-            );
-            let seed = options.seed;
+            let assignment = workload::Assignment {
+                w,
+                bootstrap: bootstrap.clone(),
+                names: names.clone(),
+                shape,
+                seed: options.seed,
+                started,
+                stop: stop.clone(),
+                committed: committed.clone(),
+                run: run.clone(),
+            };
             let java = match clients.of(w) {
                 ChaosClient::Java => clients.java.clone(),
                 ChaosClient::Librdkafka => None,
             };
             let thread = tokio::task::spawn_blocking(move || match java {
-                Some(runner) => java_worker::work(
-                    &runner, w, &bootstrap, &names, shape, seed, started, stop, committed, shared,
-                ),
-                None => workload::work(
-                    w, &bootstrap, &names, shape, seed, started, stop, committed, shared,
-                ),
+                Some(runner) => java_worker::work(&runner, assignment),
+                None => workload::work(assignment),
             });
             (thread, run)
         })

@@ -637,19 +637,46 @@ impl Worker<'_> {
     }
 }
 
-/// Runs worker `w` until `stop`, keeping what it does in `run`.
-#[allow(clippy::too_many_arguments)]
-pub fn work(
-    w: u32,
-    bootstrap: &str,
-    names: &Names,
-    shape: Shape,
-    seed: u64,
-    started: Instant,
-    stop: Arc<AtomicBool>,
-    committed: Arc<AtomicU64>,
-    run: SharedRun,
-) -> Result<(), String> {
+/// What one worker is given, whatever its client: its number, the cluster, the run's names
+/// and shape, the seed, when the workload began, when to stop, the run-wide count of commits
+/// (for progress) and where it keeps what it did.
+#[derive(Clone)]
+pub struct Assignment {
+    /// The worker's number (its input partition).
+    pub w: u32,
+    /// The cluster's bootstrap servers.
+    pub bootstrap: String,
+    /// The run's names.
+    pub names: Names,
+    /// The run's shape.
+    pub shape: Shape,
+    /// The seed of its choices.
+    pub seed: u64,
+    /// When the workload began.
+    pub started: Instant,
+    /// Set when the workload ends.
+    pub stop: Arc<AtomicBool>,
+    /// Transactions committed by every worker so far.
+    pub committed: Arc<AtomicU64>,
+    /// Where it keeps its history and counts.
+    pub run: SharedRun,
+}
+
+/// Runs the worker of `a` on librdkafka until it is told to stop, keeping what it does in its
+/// run.
+pub fn work(a: Assignment) -> Result<(), String> {
+    let Assignment {
+        w,
+        bootstrap,
+        names,
+        shape,
+        seed,
+        started,
+        stop,
+        committed,
+        run,
+    } = a;
+    let (bootstrap, names) = (bootstrap.as_str(), &names);
     let consumer: BaseConsumer = config(bootstrap)
         .set("group.id", names.group(w))
         .set("isolation.level", "read_committed")

@@ -201,7 +201,13 @@ pub async fn run(
                 continue;
             }
             let mut keeper = gate.write().await;
-            if verify::confirm(&run, &mut keeper, judged, &frame, mutations, n).await? {
+            let seen = state::Seen {
+                judged,
+                frame,
+                mutations,
+                n,
+            };
+            if verify::confirm(&run, &mut keeper, seen).await? {
                 ended.store(true, Ordering::SeqCst);
                 stop.store(true, Ordering::SeqCst);
             }

@@ -277,12 +277,13 @@ pub(super) struct Shared {
     /// Closes and silences seen again on the running broker, waiting to be confirmed on a
     /// freshly started one: at the next restart a crash needs anyway, or at the end of the
     /// run, all in one batch ([`super::verify::confirm_pending`]).
-    pub(super) pending: Vec<Pending>,
+    pub(super) pending: Vec<Seen>,
 }
 
-/// A close or silence waiting for a freshly started broker to be confirmed on.
+/// A finding seen once, to be confirmed: at once, or (a close) waiting for a freshly started
+/// broker.
 #[derive(Debug, Clone)]
-pub(super) struct Pending {
+pub(super) struct Seen {
     /// The judge's word on it.
     pub(super) judged: super::judge::Judged,
     /// The frame.

@@ -13,7 +13,7 @@ use super::last_words::last_words;
 use super::minimise::{self, Check};
 use super::pin::{Fate, Probe, Sent};
 use super::send::exchange;
-use super::state::{Pending, Run};
+use super::state::{Run, Seen};
 use crate::fuzz::FuzzError;
 
 /// Confirms the judge's finding on `frame` (number `n`) and writes it, or counts it as flaky
@@ -26,18 +26,16 @@ use crate::fuzz::FuzzError;
 pub(super) async fn confirm(
     run: &Run<'_>,
     keeper: &mut Keeper,
-    judged: Judged,
-    frame: &[u8],
-    mutations: Vec<String>,
-    n: u64,
+    seen: Seen,
 ) -> Result<bool, FuzzError> {
+    let (judged, frame) = (&seen.judged, seen.frame.as_slice());
     if run.shared().seen_again(&judged.signature, Some(frame)) {
         return Ok(false);
     }
-    if seen_as_written(run, keeper, &judged, frame).await {
+    if seen_as_written(run, keeper, judged, frame).await {
         return Ok(false);
     }
-    let waiting = |p: &Pending| p.judged.signature == judged.signature;
+    let waiting = |p: &Seen| p.judged.signature == judged.signature;
     if run.shared().pending.iter().any(waiting) {
         // Already waiting for the batch: one look is enough.
         return Ok(false);
@@ -50,9 +48,9 @@ pub(super) async fn confirm(
         // (closes on other connections at the moment a panic closed one came to 213 restarts
         // in 30 s).
         let found = Sent {
-            n,
+            n: seen.n,
             frame: frame.to_vec(),
-            mutations: mutations.clone(),
+            mutations: seen.mutations.clone(),
             answered: false,
         };
         let happened = exchange(&mut None, run.target.addr, frame, run.options.deadline).await;
@@ -66,7 +64,7 @@ pub(super) async fn confirm(
             run.shared().summary.flaky += 1;
             return Ok(false);
         }
-        let enough = wait_for_a_batch(run, judged, frame, mutations, n);
+        let enough = wait_for_a_batch(run, seen);
         if enough {
             return confirm_pending(run, keeper, true).await;
         }
@@ -76,31 +74,20 @@ pub(super) async fn confirm(
         true => On::FreshNow,
         false => On::Running,
     };
-    confirm_now(run, keeper, judged, frame, mutations, n, on).await
+    confirm_now(run, keeper, seen, on).await
 }
 
 /// Puts a close on the list of those waiting for a freshly started broker (once per first
 /// word); whether a run told to stop after so many findings has them now, waiting ones
 /// counted (it does not wait for its end to count them).
-fn wait_for_a_batch(
-    run: &Run<'_>,
-    judged: Judged,
-    frame: &[u8],
-    mutations: Vec<String>,
-    n: u64,
-) -> bool {
+fn wait_for_a_batch(run: &Run<'_>, seen: Seen) -> bool {
     let mut shared = run.shared();
     if !shared
         .pending
         .iter()
-        .any(|p| p.judged.signature == judged.signature)
+        .any(|p| p.judged.signature == seen.judged.signature)
     {
-        shared.pending.push(Pending {
-            judged,
-            frame: frame.to_vec(),
-            mutations,
-            n,
-        });
+        shared.pending.push(seen);
     }
     run.options
         .stop_after_findings
@@ -148,16 +135,7 @@ pub(super) async fn confirm_pending(
     let batch = pending.len();
     for p in pending {
         run.shared().summary.confirmed_in_batches += 1;
-        let ended = Box::pin(confirm_now(
-            run,
-            keeper,
-            p.judged,
-            &p.frame,
-            p.mutations,
-            p.n,
-            On::Batch(batch),
-        ))
-        .await?;
+        let ended = Box::pin(confirm_now(run, keeper, p, On::Batch(batch))).await?;
         if ended {
             return Ok(true);
         }
@@ -173,12 +151,16 @@ pub(super) async fn confirm_pending(
 async fn confirm_now(
     run: &Run<'_>,
     keeper: &mut Keeper,
-    judged: Judged,
-    frame: &[u8],
-    mutations: Vec<String>,
-    n: u64,
+    seen: Seen,
     on: On,
 ) -> Result<bool, FuzzError> {
+    let Seen {
+        judged,
+        frame,
+        mutations,
+        n,
+    } = seen;
+    let frame = frame.as_slice();
     let first_word = judged.signature.clone();
     let found = Sent {
         n,
