@@ -360,14 +360,28 @@ impl Shared {
         if let Some(f) = at.and_then(|i| self.summary.findings.get_mut(i)) {
             f.seen += 1;
             if let Some(named) = frame.map(judge::named) {
-                if !f.seen_on.contains(&named) {
+                let listed = f.seen_on.len() >= SEEN_ON_LISTED;
+                if !listed && !f.seen_on.contains(&named) {
                     f.seen_on.push(named);
+                } else if listed
+                    && !f.seen_on.contains(&named)
+                    && f.seen_on.last().map(String::as_str) != Some(MORE)
+                {
+                    f.seen_on.push(MORE.to_owned());
                 }
             }
         }
         true
     }
 }
+
+/// How many APIs and versions a finding lists as showing it: an answer to unlisted versions
+/// showed on thousands in ten minutes, and a list of them all is a line no one reads and a
+/// report that grows all night.
+const SEEN_ON_LISTED: usize = 24;
+
+/// What ends a finding's list of APIs and versions when more showed it.
+const MORE: &str = "… (more not listed)";
 
 /// What one run's workers and its crash handling see.
 pub(super) struct Run<'a> {
@@ -442,6 +456,51 @@ mod tests {
         );
         assert!(life.end().is_empty());
         assert_eq!(life.number, 2);
+    }
+
+    /// A finding that shows on thousands of versions lists the first 24 and says more did.
+    #[test]
+    fn a_finding_lists_a_bounded_number_of_the_versions_it_showed_on() {
+        let finding = FrameFinding {
+            signature: "answered an unknown version: answers API versions it does not list".into(),
+            kind: judge::Kind::AnsweredUnknown,
+            file: "f.bin".into(),
+            detail: String::new(),
+            mutations: Vec::new(),
+            found_after_secs: 0.0,
+            frame_number: 0,
+            reproduces: String::new(),
+            needs: Vec::new(),
+            found_bytes: 0,
+            bytes: 0,
+            matters: Vec::new(),
+            seen_on: vec!["EndTxn v99".into()],
+            seen: 1,
+            broker_said: None,
+        };
+        let mut shared = Shared {
+            known: BTreeMap::from([(finding.signature.clone(), Some(0))]),
+            summary: FramesSummary {
+                findings: vec![finding.clone()],
+                ..FramesSummary::default()
+            },
+            stats: FrameStats::default(),
+            frames: Vec::new(),
+            avoid: Vec::new(),
+            aliases: BTreeMap::new(),
+            pending: Vec::new(),
+        };
+        for version in 100..1100i16 {
+            // EndTxn (26) at `version`, correlation 1, no client id.
+            let mut frame = vec![0, 26];
+            frame.extend_from_slice(&version.to_be_bytes());
+            frame.extend_from_slice(&[0, 0, 0, 1, 0xff, 0xff]);
+            assert!(shared.seen_again(&finding.signature, Some(&frame)));
+        }
+        let listed = &shared.summary.findings[0].seen_on;
+        assert_eq!(listed.len(), SEEN_ON_LISTED + 1, "{listed:?}");
+        assert_eq!(listed.last().map(String::as_str), Some(MORE));
+        assert_eq!(shared.summary.findings[0].seen, 1001);
     }
 
     /// A pinned crash's malformed frame keeps frames broken at the same field of the same API
