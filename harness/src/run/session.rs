@@ -154,7 +154,7 @@ impl Session<'_> {
         let transcripts = chosen
             .iter()
             .map(|s| {
-                let mut t = recorded::read(self.snapshots, s, &label)?;
+                let mut t = recorded::read(self.snapshots, (&s.name, &s.digest), &label)?;
                 t.target = spec.name();
                 Ok(t)
             })

@@ -8,13 +8,12 @@
 
 use std::path::Path;
 
-use crate::scenario::Scenario;
 use crate::targets::apache::Release;
 use crate::targets::{Kind, TargetSpec};
 use crate::transcript::Transcript;
 
 /// The key of a recorded snapshot's `info` header that holds the digest of the scenario text
-/// it was recorded from ([`Scenario::digest`]).
+/// it was recorded from (the scenario's `digest`).
 pub const DIGEST_KEY: &str = "scenario_digest";
 
 /// The releases whose answers are recorded beside 3.7.2's (`ci/record-release.sh`), of every
@@ -141,14 +140,17 @@ pub fn parse(text: &str) -> Result<Transcript, String> {
     parse_recording(text).map(|r| r.transcript)
 }
 
-/// The recorded transcript of `scenario` on `target` (`apache`, `apache@4.4.0-tv2`), from a
-/// source (built in, or a directory); refused if recorded from another text of the scenario.
+/// The recorded transcript of the scenario `named` (its name and the digest of its text) on
+/// `target` (`apache`, `apache@4.4.0-tv2`), from a source (built in, or a directory); refused
+/// if recorded from another text of the scenario. Names, not the scenario: targets sit beside
+/// the pipeline and import none of its stages.
 pub fn read(
     snapshots: &crate::data::Source,
-    scenario: &Scenario,
+    named: (&str, &str),
     target: &str,
 ) -> Result<Transcript, RecordedError> {
-    let name = format!("{}__{target}.snap", scenario.name);
+    let (scenario, digest) = named;
+    let name = format!("{scenario}__{target}.snap");
     let text = snapshots.read(&name).map_err(|e| RecordedError::Missing {
         path: e.place.clone(),
         reason: e.reason,
@@ -158,11 +160,11 @@ pub fn read(
         reason,
     })?;
     match recording.digest {
-        Some(recorded) if recorded != scenario.digest => Err(RecordedError::Stale {
+        Some(recorded) if recorded != digest => Err(RecordedError::Stale {
             path: snapshots.place(&name),
-            scenario: scenario.name.clone(),
+            scenario: scenario.to_owned(),
             recorded,
-            now: scenario.digest.clone(),
+            now: digest.to_owned(),
         }),
         _ => Ok(recording.transcript),
     }
@@ -184,6 +186,7 @@ pub fn load(snapshots: &Path, scenario: &str, target: &str) -> Result<Transcript
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Scenario;
     use crate::transcript::Outcome;
 
     #[test]
@@ -321,7 +324,7 @@ mod tests {
             (Some("0123456789abcdef"), false),
         ] {
             write("s__apache@4.4.0.snap", &recording(digest));
-            let read = read(&source, &scenario, "apache@4.4.0");
+            let read = read(&source, (&scenario.name, &scenario.digest), "apache@4.4.0");
             assert_eq!(read.is_ok(), used, "{digest:?}: {read:?}");
             if let Err(e) = read {
                 let e = e.to_string();
