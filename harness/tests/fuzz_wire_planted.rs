@@ -278,6 +278,10 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
     }
     assert!(!summary.target_died, "{:?}", summary.ended_early);
     assert!(summary.crashes >= 2 && summary.restarts >= 2, "{summary:?}");
+    // Every restart is said why, and the reasons add up to them all.
+    let counted: u64 = summary.restarts_why.iter().map(|w| w.restarts).sum();
+    assert_eq!(counted, summary.restarts, "{:?}", summary.restarts_why);
+    println!("restarts by why: {:?}", summary.restarts_why);
     let signatures: Vec<&str> = summary
         .findings
         .iter()
@@ -428,6 +432,12 @@ async fn closes_are_confirmed_in_one_batch_with_one_restart() {
         "one restart for the batch: {summary:?}"
     );
     assert_eq!(summary.confirm_restarts, 1);
+    let why: Vec<(&str, u64)> = summary
+        .restarts_why
+        .iter()
+        .map(|w| (w.why.as_str(), w.restarts))
+        .collect();
+    assert_eq!(why, [("closes confirmed in a batch on a fresh broker", 1)]);
     assert!(summary.confirmed_in_batches as usize >= closes);
     assert!(summary
         .findings

@@ -263,6 +263,18 @@ impl FuzzReport {
                 self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced
             ));
         }
+        if !f.restarts_why.is_empty() {
+            let why: Vec<String> = f
+                .restarts_why
+                .iter()
+                .map(|w| format!("{} x{} ({:.1} s)", w.why, w.restarts, w.secs))
+                .collect();
+            out.push(format!(
+                "restarts of {}, by why: {}",
+                self.target,
+                why.join("; ")
+            ));
+        }
         if f.confirmed_in_batches > 0 {
             out.push(format!(
                 "{} close(s) and silence(s) confirmed on a freshly started broker in batches, {} restart(s) for that alone (the rest rode on a crash's restart); every other finding confirmed on the running broker",

@@ -75,10 +75,15 @@ pub(super) async fn died(
             }
         ),
     );
+    keeper.purpose = match known {
+        Some(_) => "a crash already pinned: the broker brought back",
+        None => "a crash: brought back, pinned and its frames shrunk",
+    };
     let outcome = match known {
         Some(_) => keeper.revive().await.map(|_| ()),
         None => pin_and_write(run, keeper, history, words).await,
     };
+    keeper.purpose = super::keeper::STOPPED_ANSWERING;
     run.shared().summary.down_secs += began.elapsed().as_secs_f64();
     if let Err(e) = outcome {
         give_up(

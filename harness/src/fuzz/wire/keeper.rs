@@ -88,7 +88,14 @@ pub struct Keeper {
     pub restarts: u64,
     /// Time spent bringing the broker back.
     pub restarting: Duration,
+    /// Why the next restart is made (the caller says so before it asks for one).
+    pub purpose: &'static str,
+    /// Restarts and their time, by why they were made: what a run's time restarting went on.
+    pub why: std::collections::BTreeMap<&'static str, (u64, Duration)>,
 }
+
+/// Why a restart is made when nobody said otherwise: the broker stopped answering.
+pub const STOPPED_ANSWERING: &str = "the broker stopped answering";
 
 impl Keeper {
     /// A keeper of the broker at `addr`, reviving it `how`, waiting up to `wait` for it to
@@ -105,6 +112,8 @@ impl Keeper {
             ended: None,
             restarts: 0,
             restarting: Duration::ZERO,
+            purpose: STOPPED_ANSWERING,
+            why: Default::default(),
         }
     }
 
@@ -166,6 +175,9 @@ impl Keeper {
         self.life_from = self.log_len();
         self.restarts += 1;
         self.restarting += started.elapsed();
+        let why = self.why.entry(self.purpose).or_default();
+        why.0 += 1;
+        why.1 += started.elapsed();
         Ok(())
     }
 

@@ -266,6 +266,15 @@ fn finish(
     summary.next_frame = next;
     summary.restarts = keeper.restarts;
     summary.restart_secs = keeper.restarting.as_secs_f64();
+    summary.restarts_why = keeper
+        .why
+        .iter()
+        .map(|(why, (restarts, time))| state::RestartsWhy {
+            why: (*why).to_owned(),
+            restarts: *restarts,
+            secs: time.as_secs_f64(),
+        })
+        .collect();
     summary.replay_target = target.arg();
     super::resume::save(
         &options.findings,

@@ -77,6 +77,17 @@ impl FrameStats {
     }
 }
 
+/// Restarts made for one reason.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RestartsWhy {
+    /// Why.
+    pub why: String,
+    /// How many.
+    pub restarts: u64,
+    /// Their seconds.
+    pub secs: f64,
+}
+
 /// The live-wire part of a fuzz report.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FramesSummary {
@@ -117,6 +128,8 @@ pub struct FramesSummary {
     pub confirmed_in_batches: u64,
     /// Seconds spent restarting the target.
     pub restart_secs: f64,
+    /// The restarts by why they were made, each with how many and their seconds.
+    pub restarts_why: Vec<RestartsWhy>,
     /// Seconds the fuzzing waited on crashes (pinning, shrinking, restarting).
     pub down_secs: f64,
     /// Seconds into the run of the first crash, and the frames sent before it.

@@ -127,7 +127,10 @@ pub(super) async fn confirm_pending(
                 pending.len()
             ),
         );
-        if keeper.revive().await.is_err() {
+        keeper.purpose = "closes confirmed in a batch on a fresh broker";
+        let revived = keeper.revive().await;
+        keeper.purpose = super::keeper::STOPPED_ANSWERING;
+        if revived.is_err() {
             return Ok(false);
         }
         run.shared().summary.confirm_restarts += 1;
@@ -175,7 +178,12 @@ async fn confirm_now(
         words: None,
         died: false,
     };
-    if again.probe.up(matches!(on, On::FreshNow)).await.is_err() {
+    if matches!(on, On::FreshNow) {
+        again.probe.keeper.purpose = "a hang confirmed on a fresh broker";
+    }
+    let up = again.probe.up(matches!(on, On::FreshNow)).await;
+    again.probe.keeper.purpose = super::keeper::STOPPED_ANSWERING;
+    if up.is_err() {
         // Not brought back: the next frame finds it down and ends the run, saying why.
         return Ok(false);
     }
