@@ -46,6 +46,8 @@ pub mod data;
 #[doc(hidden)]
 pub mod mutation;
 #[doc(hidden)]
+pub mod release;
+#[doc(hidden)]
 pub mod security;
 #[doc(hidden)]
 pub mod wire;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::targets::apache::Release;
+use crate::release::Release;
 use crate::transcript::{Outcome, Transcript};
 use crate::wire::error_codes;
 

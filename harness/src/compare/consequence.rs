@@ -1,5 +1,5 @@
 //! What a deviation does to a client, as the ledger's client claims classify it, or, for a
-//! difference no entry documents, as what the client read back shows ([`observed`]): the words
+//! difference no entry documents, as what the client read back shows ([`Consequence::observed`]): the words
 //! a kaas engineer triages by. A deviation that lets a fenced producer's records commit is
 //! documented and still breaks exactly-once; the report ranks deviations by these, worst
 //! first, and `--fail-on-consequence` lets a team gate on them.

@@ -378,7 +378,7 @@ impl Running {
 
     /// Whether the target refuses CreateTopics, and how: asked with a validate-only CreateTopics
     /// (nothing is created) of a probe topic. `Some` when the API is not served or the answer is
-    /// any error but one a client waits out or "already exists" ([`probe_refused`]). A target that does not answer ApiVersions first is
+    /// any error but one a client waits out or "already exists" (`probe_refused`). A target that does not answer ApiVersions first is
     /// [`TargetError::Unreachable`], as with [`Running::reachable`].
     pub async fn create_topics_refused(
         &self,

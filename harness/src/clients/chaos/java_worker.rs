@@ -109,7 +109,7 @@ fn take(line: &Value, w: u32, started: Instant, run: &SharedRun, committed: &Ato
 
 /// Runs the worker of `a` on the Java client until it is told to stop, keeping what it does in
 /// its run: its JVM started, its lines read as they come; told to stop, it ends its
-/// transaction and exits, or is killed [`EXIT`] later.
+/// transaction and exits, or is killed 45 s later.
 pub fn work(runner: &Runner, a: Assignment) -> Result<(), String> {
     let Assignment {
         w,

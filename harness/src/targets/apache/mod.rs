@@ -19,7 +19,9 @@ pub mod javac;
 pub mod jvm;
 pub mod marker_gate;
 pub mod parser;
-pub mod release;
+/// The release type lives below every stage (`crate::release`): targets, APIs and reports all
+/// name releases.
+pub use crate::release;
 
 use std::process::{Command, Stdio};
 
