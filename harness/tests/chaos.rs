@@ -395,6 +395,10 @@ fn a_client_that_cannot_begin_is_inconclusive_and_the_java_client_runs() {
         chaos::report::Verdict::Inconclusive,
         "{text}"
     );
+    assert!(
+        text.contains("  clients: java w1 (") && text.contains(", librdkafka w0 (0 ended)"),
+        "{text}"
+    );
     let why = t.inconclusive.as_deref().unwrap_or_default();
     assert!(
         why.starts_with("on librdkafka, 0 transaction(s) ended")

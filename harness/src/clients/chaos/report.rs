@@ -78,6 +78,26 @@ impl TargetChaos {
         self.total(WorkerStats::ended)
     }
 
+    /// Which client each worker ran on and what each client's workers ended, where there was
+    /// more than one client: `clients: librdkafka w0 w2 (12 ended), java w1 (9 ended)`.
+    fn clients_line(&self) -> Option<String> {
+        let mut by: BTreeMap<&str, (Vec<String>, u64)> = BTreeMap::new();
+        for (i, w) in self.workers.iter().enumerate() {
+            let entry = by.entry(w.client).or_default();
+            entry.0.push(format!("w{i}"));
+            entry.1 += w.ended();
+        }
+        (by.len() > 1).then(|| {
+            let parts: Vec<String> = by
+                .iter()
+                .map(|(client, (workers, ended))| {
+                    format!("{client} {} ({ended} ended)", workers.join(" "))
+                })
+                .collect();
+            format!("clients: {}", parts.join(", "))
+        })
+    }
+
     /// Whether fewer transactions ended on it than the floor ([`floor`]), on any one client's
     /// workers: too few to judge what that client met.
     pub fn too_few_ended(&self) -> bool {
@@ -317,6 +337,9 @@ impl ChaosReport {
                 t.total(|w| w.unknown),
                 t.total(|w| w.new_producers),
             );
+            if let Some(line) = t.clients_line() {
+                let _ = writeln!(s, "  {line}");
+            }
             let mut errors = std::collections::BTreeMap::<&str, u64>::new();
             for w in &t.workers {
                 for (code, n) in &w.errors {
