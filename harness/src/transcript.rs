@@ -111,6 +111,14 @@ pub struct TxnRead {
     pub words: String,
 }
 
+/// Where a transaction named `t<n>` comes in a scenario: `n` (past every number, a name not
+/// so made), for lists in the order transactions began.
+pub fn txn_number(name: &str) -> u32 {
+    name.strip_prefix('t')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
 /// What a transaction's records show against how it ended: the exactly-once verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

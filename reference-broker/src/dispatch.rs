@@ -160,6 +160,34 @@ fn null_the_version_forbids(request: &RequestKind, version: i16) -> Option<Strin
     }
 }
 
+/// A request at a version this broker does not list: ApiVersions answered at v0 with
+/// UNSUPPORTED_VERSION (KIP-511), every other API refused (the connection closes, as Apache
+/// closes it), but where a planted bug answers it.
+fn unlisted_version(
+    state: &Arc<State>,
+    (api, version): (ApiKey, i16),
+    correlation_id: i32,
+) -> Result<Reply, FrameError> {
+    if api == ApiKey::ApiVersions {
+        // KIP-511: answer an unknown ApiVersions version with v0 and UNSUPPORTED_VERSION.
+        let body = handlers::api_versions::unsupported_version();
+        return encode(api, 0, correlation_id, &ResponseKind::ApiVersions(body))
+            .map(|r| Reply::Now(Some(r)));
+    }
+    if codec::ApiKey::from_key(api as i16).is_ok()
+        && state
+            .config
+            .planted
+            .has(crate::planted::Bug::AnswersUnlistedVersions)
+    {
+        // A bare header and UNSUPPORTED_VERSION, where Apache closes the connection.
+        let mut out = correlation_id.to_be_bytes().to_vec();
+        out.extend_from_slice(&crate::errors::UNSUPPORTED_VERSION.to_be_bytes());
+        return Ok(Reply::Now(Some(out)));
+    }
+    Err(FrameError::UnsupportedVersion { api, version })
+}
+
 async fn handle_frame(
     state: &Arc<State>,
     principal: Arc<str>,
@@ -176,24 +204,7 @@ async fn handle_frame(
         return Err(FrameError::UnknownApi(key));
     };
     if !(min..=max).contains(&version) {
-        if api == ApiKey::ApiVersions {
-            // KIP-511: answer an unknown ApiVersions version with v0 and UNSUPPORTED_VERSION.
-            let body = handlers::api_versions::unsupported_version();
-            return encode(api, 0, correlation_id, &ResponseKind::ApiVersions(body))
-                .map(|r| Reply::Now(Some(r)));
-        }
-        if codec::ApiKey::from_key(key).is_ok()
-            && state
-                .config
-                .planted
-                .has(crate::planted::Bug::AnswersUnlistedVersions)
-        {
-            // A bare header and UNSUPPORTED_VERSION, where Apache closes the connection.
-            let mut out = correlation_id.to_be_bytes().to_vec();
-            out.extend_from_slice(&crate::errors::UNSUPPORTED_VERSION.to_be_bytes());
-            return Ok(Reply::Now(Some(out)));
-        }
-        return Err(FrameError::UnsupportedVersion { api, version });
+        return unlisted_version(state, (api, version), correlation_id);
     }
     state.sync_topics();
     let malformed = |reason: String| FrameError::Malformed {

@@ -184,7 +184,7 @@ fn read_back(left: &Transcript, right: &Transcript) -> Vec<DiffRow> {
         .chain(&right.readback)
         .map(|t| t.name.as_str())
         .collect();
-    names.sort_by_key(|n| n[1..].parse::<u32>().unwrap_or(u32::MAX));
+    names.sort_by_key(|n| crate::transcript::txn_number(n));
     names.dedup();
     let mut out = Vec::new();
     for name in names {

@@ -96,12 +96,18 @@ fn i32_at(b: &[u8], at: usize) -> Option<i32> {
     Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
+/// A control record's type, from its key (version, type): 0 ABORT, 1 COMMIT, as the
+/// transaction-marker schema defines them; none where the key is too short.
+pub fn control_type(key: &[u8]) -> Option<i16> {
+    i16_at(key, 2)
+}
+
 /// A control record's key (version, type) and value (version, coordinator epoch), as the
 /// transaction-marker schema defines them.
 fn control(record: &Record) -> Value {
     let key = record.key.as_deref().unwrap_or_default();
     let value = record.value.as_deref().unwrap_or_default();
-    let kind = match i16_at(key, 2) {
+    let kind = match control_type(key) {
         Some(0) => json!("ABORT"),
         Some(1) => json!("COMMIT"),
         Some(other) => json!(other),

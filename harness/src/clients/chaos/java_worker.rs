@@ -111,27 +111,17 @@ fn take(line: &Value, w: u32, started: Instant, run: &SharedRun, committed: &Ato
 /// its run: its JVM started, its lines read as they come; told to stop, it ends its
 /// transaction and exits, or is killed 45 s later.
 pub fn work(runner: &Runner, a: Assignment) -> Result<(), String> {
-    let Assignment {
-        w,
-        bootstrap,
-        names,
-        shape,
-        seed,
-        started,
-        stop,
-        committed,
-        run,
-    } = a;
-    run.lock().unwrap_or_else(|e| e.into_inner()).stats.client = "java";
+    let (w, names) = (a.w, &a.names);
+    a.run.lock().unwrap_or_else(|e| e.into_inner()).stats.client = "java";
     let mut command = runner
         .command("KconformChaos")
         .map_err(|e| format!("worker {w}'s JVM: {e}"))?;
     command
-        .args([&bootstrap, &names.input, &names.output])
-        .arg(shape.outputs.to_string())
+        .args([&a.bootstrap, &names.input, &names.output])
+        .arg(a.shape.outputs.to_string())
         .arg(w.to_string())
         .args([names.group(w), names.transactional_id(w)])
-        .arg(seed.to_string())
+        .arg(a.seed.to_string())
         .arg(names.input_base(w as i32).to_string())
         .arg(TRANSACTION_TIMEOUT.as_millis().to_string())
         .stdin(Stdio::piped())
@@ -143,7 +133,7 @@ pub fn work(runner: &Runner, a: Assignment) -> Result<(), String> {
     let stdin = child.stdin.take();
     let stdout = child.stdout.take().expect("piped");
     let reader = {
-        let (run, committed) = (run.clone(), committed.clone());
+        let (run, committed, started) = (a.run.clone(), a.committed.clone(), a.started);
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
@@ -154,7 +144,7 @@ pub fn work(runner: &Runner, a: Assignment) -> Result<(), String> {
             }
         })
     };
-    while !stop.load(Ordering::Relaxed) {
+    while !a.stop.load(Ordering::Relaxed) {
         if let Ok(Some(status)) = child.try_wait() {
             let _ = reader.join();
             return Err(format!("worker {w}'s JVM ended early ({status})"));

@@ -342,7 +342,7 @@ async fn on_target(
     let started = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let committed = Arc::new(AtomicU64::new(0));
-    let workers: Vec<_> = (0..shape.workers)
+    let workers: Vec<Worker> = (0..shape.workers)
         .map(|w| {
             let run = workload::SharedRun::default();
             let assignment = workload::Assignment {
@@ -399,34 +399,7 @@ async fn on_target(
     };
     report.faults = done;
     stop.store(true, Ordering::Relaxed);
-    let mut history = Vec::new();
-    let mut failed = Vec::new();
-    // Each worker ends the transaction it is in; one still in a client call a minute later
-    // is given up, its thread left behind, and what it did until then checked.
-    let given_up = tokio::time::Instant::now() + WORKER_STOP;
-    for (thread, shared) in workers {
-        let ended = tokio::time::timeout_at(given_up, thread).await;
-        let mut run = shared.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        match ended {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(e))) => failed.push(e),
-            Ok(Err(e)) => failed.push(format!("a worker's thread ended: {e}")),
-            Err(_) => {
-                run.stats.hung = Some(run.calling.unwrap_or(workload::ClientCall {
-                    call: "no client call",
-                    since_ms: 0,
-                }));
-                if run.history.last().is_some_and(|t| t.ended_ms == 0) {
-                    run.stats.unknown += 1;
-                }
-            }
-        }
-        history.extend(run.history);
-        report.workers.push(run.stats);
-    }
-    if let Some(e) = failed.first() {
-        return Err(e.clone());
-    }
+    let history = ended_workers(workers, report).await?;
     progress.note(&format!("{name}: reading back and checking"));
     let began: std::collections::BTreeSet<u32> = history.iter().map(|t| t.worker).collect();
     let mut read = {
@@ -451,6 +424,49 @@ async fn on_target(
         .collect();
     report.anomalies = checked.anomalies;
     Ok(())
+}
+
+/// A worker's thread, and where it keeps what it did.
+type Worker = (
+    tokio::task::JoinHandle<Result<(), String>>,
+    workload::SharedRun,
+);
+
+/// Waits for each worker to end the transaction it is in (told to stop already): one still in
+/// a client call a minute later is given up, its thread left behind, and what it did until then
+/// kept. Every worker's counts go into `report`; their histories come back, or the first error
+/// a worker ended with.
+async fn ended_workers(
+    workers: Vec<Worker>,
+    report: &mut TargetChaos,
+) -> Result<Vec<history::Txn>, String> {
+    let mut history = Vec::new();
+    let mut failed = Vec::new();
+    let given_up = tokio::time::Instant::now() + WORKER_STOP;
+    for (thread, shared) in workers {
+        let ended = tokio::time::timeout_at(given_up, thread).await;
+        let mut run = shared.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match ended {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => failed.push(e),
+            Ok(Err(e)) => failed.push(format!("a worker's thread ended: {e}")),
+            Err(_) => {
+                run.stats.hung = Some(run.calling.unwrap_or(workload::ClientCall {
+                    call: "no client call",
+                    since_ms: 0,
+                }));
+                if run.history.last().is_some_and(|t| t.ended_ms == 0) {
+                    run.stats.unknown += 1;
+                }
+            }
+        }
+        history.extend(run.history);
+        report.workers.push(run.stats);
+    }
+    match failed.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(history),
+    }
 }
 
 /// Where each worker's transactions are coordinated and each output partition is led, as the

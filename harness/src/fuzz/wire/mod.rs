@@ -41,7 +41,6 @@ mod verify;
 /// shares with users' own fuzz targets.
 pub use kconform_wire::{mutate, seeds, shape};
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -73,6 +72,29 @@ pub fn frame(seed: u64, n: u64, served: &[(ApiKey, i16, i16)]) -> (Vec<u8>, Vec<
     (frame, done)
 }
 
+/// The six transaction APIs `target` serves, each with the versions of it that both it serves
+/// and kconform can write; an error where it serves none.
+fn transaction_apis(
+    target: &Running,
+    raw_served: &[(i16, i16, i16)],
+) -> Result<Vec<(ApiKey, i16, i16)>, FuzzError> {
+    let served: Vec<(ApiKey, i16, i16)> = seeds::APIS
+        .iter()
+        .filter_map(|&api| {
+            let &(_, lo, hi) = raw_served.iter().find(|(k, _, _)| *k == api as i16)?;
+            let hi = hi.min(shape::highest_version(api));
+            (lo <= hi).then_some((api, lo.max(0), hi))
+        })
+        .collect();
+    match served.is_empty() {
+        true => Err(FuzzError::Target(format!(
+            "{} serves none of the six transaction APIs",
+            target.name
+        ))),
+        false => Ok(served),
+    }
+}
+
 /// Fuzzes `target`'s decoders until the duration passes, `stop` is set, enough findings are
 /// written, or the target stops answering and `keeper` cannot bring it back. `oracle`, when
 /// given, confirms that a well-formed frame the target closed on is one Apache answers.
@@ -90,20 +112,7 @@ pub async fn run(
         .served(options.deadline)
         .await
         .map_err(|e| FuzzError::Target(e.to_string()))?;
-    let served: Vec<(ApiKey, i16, i16)> = seeds::APIS
-        .iter()
-        .filter_map(|&api| {
-            let &(_, lo, hi) = raw_served.iter().find(|(k, _, _)| *k == api as i16)?;
-            let hi = hi.min(shape::highest_version(api));
-            (lo <= hi).then_some((api, lo.max(0), hi))
-        })
-        .collect();
-    if served.is_empty() {
-        return Err(FuzzError::Target(format!(
-            "{} serves none of the six transaction APIs",
-            target.name
-        )));
-    }
+    let served = transaction_apis(target, &raw_served)?;
     let run = Run {
         target,
         oracle,
@@ -111,18 +120,12 @@ pub async fn run(
         raw_served,
         progress,
         started: Instant::now(),
-        shared: Mutex::new(Shared {
-            known: super::known_signatures(&options.findings)
+        shared: Mutex::new(Shared::new(
+            super::known_signatures(&options.findings)
                 .into_iter()
                 .map(|s| (s, None))
                 .collect(),
-            summary: FramesSummary::default(),
-            stats: FrameStats::default(),
-            frames: Vec::new(),
-            avoid: Vec::new(),
-            aliases: BTreeMap::new(),
-            pending: Vec::new(),
-        }),
+        )),
         life: Mutex::new(Life::default()),
     };
     // Workers send under the read side; a crash's pinning and a finding's verification take

@@ -308,6 +308,20 @@ pub(super) struct Seen {
 }
 
 impl Shared {
+    /// A run's shared state before its first frame: the signatures found already (`known`,
+    /// by an earlier run into the same directory, or planted by a test), nothing else.
+    pub(super) fn new(known: BTreeMap<String, Option<usize>>) -> Shared {
+        Shared {
+            known,
+            summary: FramesSummary::default(),
+            stats: FrameStats::default(),
+            frames: Vec::new(),
+            avoid: Vec::new(),
+            aliases: BTreeMap::new(),
+            pending: Vec::new(),
+        }
+    }
+
     /// Remembers a pinned crash's frame, or a verified hang's (shrunk, with what of it
     /// `matters`), so that frames like it are not sent again: a night of one recurring crash
     /// would otherwise be a night of restarts, and of one hang a night of connections held for
@@ -491,18 +505,8 @@ mod tests {
             seen: 1,
             broker_said: None,
         };
-        let mut shared = Shared {
-            known: BTreeMap::from([(finding.signature.clone(), Some(0))]),
-            summary: FramesSummary {
-                findings: vec![finding.clone()],
-                ..FramesSummary::default()
-            },
-            stats: FrameStats::default(),
-            frames: Vec::new(),
-            avoid: Vec::new(),
-            aliases: BTreeMap::new(),
-            pending: Vec::new(),
-        };
+        let mut shared = Shared::new(BTreeMap::from([(finding.signature.clone(), Some(0))]));
+        shared.summary.findings.push(finding.clone());
         for version in 100..1100i16 {
             // EndTxn (26) at `version`, correlation 1, no client id.
             let mut frame = vec![0, 26];
@@ -520,15 +524,7 @@ mod tests {
     /// and version from being sent; others go.
     #[test]
     fn frames_broken_as_a_pinned_crash_are_not_sent_again() {
-        let mut shared = Shared {
-            known: BTreeMap::new(),
-            summary: FramesSummary::default(),
-            stats: FrameStats::default(),
-            frames: Vec::new(),
-            avoid: Vec::new(),
-            aliases: BTreeMap::new(),
-            pending: Vec::new(),
-        };
+        let mut shared = Shared::new(BTreeMap::new());
         // WriteTxnMarkers v0, no client id, a marker count of 2^31 - 1 and nothing after.
         let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];
         assert!(!shared.avoids(&killer));

@@ -101,7 +101,7 @@ pub fn transactions(records: &[StepRecord]) -> Vec<ScenarioTxn> {
         }
     }
     done.extend(open.into_values());
-    done.sort_by_key(|t| t.name[1..].parse::<u32>().unwrap_or(u32::MAX));
+    done.sort_by_key(|t| crate::transcript::txn_number(&t.name));
     done
 }
 

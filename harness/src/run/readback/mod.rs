@@ -18,7 +18,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::records::RecordBatchDecoder;
 
 use super::Run;
-use crate::api::request::Var;
+use crate::wire::record_batch::control_type;
 use judge::{Entry, Place, Placement};
 
 /// The Fetch version the read-back asks: one Apache 3.7 and kaas-ref serve that names topics
@@ -49,17 +49,10 @@ fn entries(records: Option<Bytes>) -> Result<(Vec<Entry>, Option<i64>), String> 
         for r in set.records {
             last = Some(r.offset);
             match r.control {
-                true => {
-                    let kind = r
-                        .key
-                        .as_ref()
-                        .and_then(|k| k.get(2..4))
-                        .map(|b| i16::from_be_bytes([b[0], b[1]]));
-                    out.push(Entry::Marker {
-                        producer_id: r.producer_id,
-                        commit: kind == Some(1),
-                    });
-                }
+                true => out.push(Entry::Marker {
+                    producer_id: r.producer_id,
+                    commit: control_type(r.key.as_deref().unwrap_or_default()) == Some(1),
+                }),
                 false => out.push(Entry::Data {
                     producer_id: r.producer_id,
                     transactional: r.transactional,
@@ -130,13 +123,14 @@ async fn fetch_log(
 }
 
 impl Run<'_> {
-    /// The value a scenario's name stands for (`${topic}` → this run's topic), or the text.
+    /// The value a scenario's name stands for (`${topic}` → this run's topic), as a request's
+    /// fields substitute it; the text where it stands for nothing.
     fn actual(&self, named: &str) -> String {
-        let var = named.strip_prefix("${").and_then(|n| n.strip_suffix('}'));
-        match var.and_then(|v| self.vars.get(v)) {
-            Some(Var::Str(s)) => s.clone(),
-            Some(Var::Int(i)) => i.to_string(),
-            None => named.to_owned(),
+        let value = toml::Value::String(named.to_owned());
+        match crate::api::request::substitute(&value, &self.vars) {
+            Ok(toml::Value::String(s)) => s,
+            Ok(other) => other.to_string(),
+            Err(_) => named.to_owned(),
         }
     }
 
@@ -156,13 +150,18 @@ impl Run<'_> {
         let mut placement = Placement::default();
         let mut logs = BTreeMap::new();
         let clustered = self.target.brokers > 1 && self.nodes().await.is_ok();
+        // Each topic's leaders, asked once.
+        let mut leaders: BTreeMap<String, BTreeMap<i32, i32>> = BTreeMap::new();
         for place in &places {
             let topic = self.actual(&place.0);
-            let leader =
-                crate::targets::brokers::leaders(self.target.addr, deadline, secured, &topic)
-                    .await
-                    .ok()
-                    .and_then(|l| l.get(&place.1).copied());
+            if !leaders.contains_key(&topic) {
+                let asked =
+                    crate::targets::brokers::leaders(self.target.addr, deadline, secured, &topic)
+                        .await
+                        .unwrap_or_default();
+                leaders.insert(topic.clone(), asked);
+            }
+            let leader = leaders[&topic].get(&place.1).copied();
             if let Some(l) = leader {
                 placement.leaders.insert(place.clone(), l);
             }
