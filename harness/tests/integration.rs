@@ -29,6 +29,7 @@ mod external_sasl;
 mod fuzz_planted;
 mod hostile_brokers;
 mod html_report;
+mod kaas_build;
 mod kfake_judge;
 mod module_cycles;
 mod mutation_score;

@@ -105,13 +105,65 @@ fn pick_by_slot(slot: usize, all: &[i32], alive: &[i32]) -> Option<i32> {
 /// that path; a stamp is written once a second, so a quarter second adds little staleness.
 pub const ALIVE_REFRESH: Duration = Duration::from_millis(250);
 
+/// Who is in the cluster and who is ready, as something outside the broker watches it: kaas
+/// reads both from its headless Service's EndpointSlices (`--membership kube`, the
+/// `kube_membership` module). Shared between that watch, which sets it, and the routing,
+/// which reads it on every coordinator request.
+#[derive(Debug, Default)]
+pub struct Watched {
+    /// The brokers listed (ready or not) and those ready, by id.
+    view: std::sync::RwLock<(Vec<Peer>, Vec<i32>)>,
+    /// Whether the first full listing has arrived: before it, routing knows only this broker.
+    listed: std::sync::atomic::AtomicBool,
+}
+
+impl Watched {
+    /// Replaces the view: every broker listed, and the ids of those ready. Whether it changed.
+    pub fn set(&self, mut peers: Vec<Peer>, mut ready: Vec<i32>) -> bool {
+        peers.sort_by_key(|p| p.id);
+        peers.dedup_by_key(|p| p.id);
+        ready.sort_unstable();
+        ready.dedup();
+        self.listed
+            .store(true, std::sync::atomic::Ordering::Release);
+        let mut view = self.view.write().unwrap_or_else(|e| e.into_inner());
+        let changed = view.0 != peers || view.1 != ready;
+        *view = (peers, ready);
+        changed
+    }
+
+    /// The brokers listed and the ids of those ready.
+    pub fn get(&self) -> (Vec<Peer>, Vec<i32>) {
+        self.view.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether a full listing has arrived.
+    pub fn listed(&self) -> bool {
+        self.listed.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// Where a broker learns who its peers are and which of them are up.
+#[derive(Debug)]
+enum Source {
+    /// A fixed set (`--peers`), each alive while its stamp under `members/` is fresh.
+    Stamps {
+        peers: Vec<Peer>,
+        members_dir: PathBuf,
+        timeout: Duration,
+    },
+    /// Set from outside ([`Watched`]): a Kubernetes API's EndpointSlices.
+    Watched(std::sync::Arc<Watched>),
+}
+
 /// This broker's view of its cluster.
 #[derive(Debug)]
 pub struct Membership {
     me: i32,
-    peers: Vec<Peer>,
-    members_dir: PathBuf,
-    timeout: Duration,
+    /// Its own address, which a watched view may not list yet.
+    me_addr: SocketAddr,
+    /// Where the peers and who is up come from.
+    source: Source,
     /// The last reading of who is alive, and when it was taken.
     seen: std::sync::Mutex<Option<(Instant, Vec<i32>)>>,
     /// Counts the changes of who is alive this broker has seen: leadership may have moved
@@ -136,9 +188,25 @@ impl Membership {
         peers.sort_by_key(|p| p.id);
         Membership {
             me: me.id,
-            peers,
-            members_dir: cluster_dir.join("members"),
-            timeout,
+            me_addr: me.addr,
+            source: Source::Stamps {
+                peers,
+                members_dir: cluster_dir.join("members"),
+                timeout,
+            },
+            seen: std::sync::Mutex::new(None),
+            generation: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Broker `me` of a cluster whose brokers `watched` lists as they come and go (a
+    /// Kubernetes API's EndpointSlices): never a cluster of one, whoever is listed; this
+    /// broker counts itself alive while it serves.
+    pub fn watched(me: Peer, watched: std::sync::Arc<Watched>) -> Membership {
+        Membership {
+            me: me.id,
+            me_addr: me.addr,
+            source: Source::Watched(watched),
             seen: std::sync::Mutex::new(None),
             generation: std::sync::atomic::AtomicU64::new(0),
         }
@@ -146,7 +214,10 @@ impl Membership {
 
     /// Whether the cluster is this broker alone.
     pub fn alone(&self) -> bool {
-        self.peers.len() == 1
+        match &self.source {
+            Source::Stamps { peers, .. } => peers.len() == 1,
+            Source::Watched(_) => false,
+        }
     }
 
     /// This broker's id.
@@ -154,24 +225,39 @@ impl Membership {
         self.me
     }
 
-    /// Every broker of the cluster, by id.
-    pub fn peers(&self) -> &[Peer] {
-        &self.peers
+    /// Every broker of the cluster, by id (watched: those listed now, and this one).
+    pub fn peers(&self) -> Vec<Peer> {
+        match &self.source {
+            Source::Stamps { peers, .. } => peers.clone(),
+            Source::Watched(watched) => {
+                let (mut peers, _) = watched.get();
+                if !peers.iter().any(|p| p.id == self.me) {
+                    peers.push(Peer {
+                        id: self.me,
+                        addr: self.me_addr,
+                    });
+                    peers.sort_by_key(|p| p.id);
+                }
+                peers
+            }
+        }
     }
 
     /// The broker of that id.
     pub fn peer(&self, id: i32) -> Option<Peer> {
-        self.peers.iter().copied().find(|p| p.id == id)
+        self.peers().into_iter().find(|p| p.id == id)
     }
 
-    /// Records that this broker is alive now.
+    /// Records that this broker is alive now (watched: nothing to record; the API's
+    /// readiness says it).
     pub fn stamp(&self) -> std::io::Result<()> {
+        let Source::Stamps { members_dir, .. } = &self.source else {
+            return Ok(());
+        };
         let stamp = Stamp {
             last_seen_ms: now_ms(),
         };
-        let path = self
-            .members_dir
-            .join(format!("{}.json", broker_name(self.me)));
+        let path = members_dir.join(format!("{}.json", broker_name(self.me)));
         write_atomic(
             &path,
             &serde_json::to_vec(&stamp).map_err(std::io::Error::other)?,
@@ -207,14 +293,29 @@ impl Membership {
 
     /// Reads every peer's stamp.
     fn read_alive(&self) -> Vec<i32> {
+        let (peers, members_dir, timeout) = match &self.source {
+            Source::Stamps {
+                peers,
+                members_dir,
+                timeout,
+            } => (peers, members_dir, timeout),
+            Source::Watched(watched) => {
+                let (_, mut ready) = watched.get();
+                if !ready.contains(&self.me) {
+                    ready.push(self.me);
+                    ready.sort_unstable();
+                }
+                return ready;
+            }
+        };
         let now = now_ms();
-        let timeout = self.timeout.as_millis() as i64;
-        self.peers
+        let timeout = timeout.as_millis() as i64;
+        peers
             .iter()
             .map(|p| p.id)
             .filter(|id| {
                 *id == self.me
-                    || read_if_present(&self.members_dir.join(format!("{}.json", broker_name(*id))))
+                    || read_if_present(&members_dir.join(format!("{}.json", broker_name(*id))))
                         .ok()
                         .flatten()
                         .and_then(|bytes| serde_json::from_slice::<Stamp>(&bytes).ok())
@@ -228,7 +329,7 @@ impl Membership {
         if self.alone() {
             return self.peer(self.me);
         }
-        let all: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
+        let all: Vec<i32> = self.peers().iter().map(|p| p.id).collect();
         pick_coordinator(key, &all, &self.alive()).and_then(|id| self.peer(id))
     }
 
@@ -242,7 +343,7 @@ impl Membership {
         if self.alone() {
             return self.peer(self.me);
         }
-        let all: Vec<i32> = self.peers.iter().map(|p| p.id).collect();
+        let all: Vec<i32> = self.peers().iter().map(|p| p.id).collect();
         let slot = (fnv1a32(topic.as_bytes()) as usize).wrapping_add(partition.max(0) as usize);
         pick_by_slot(slot, &all, &self.alive()).and_then(|id| self.peer(id))
     }

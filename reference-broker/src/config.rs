@@ -53,6 +53,10 @@ pub struct BrokerConfig {
     /// ownership), share the partitions' leadership, and pass markers and fences through the
     /// volume.
     pub peers: Vec<crate::cluster::Peer>,
+    /// Membership as something outside watches it (`--membership kube`: a Kubernetes API's
+    /// EndpointSlices, as kaas pods have it): when set, `peers` is not read and who is up is
+    /// what the watch last said.
+    pub watched: Option<std::sync::Arc<crate::cluster::Watched>>,
     /// How long a peer may go without stamping the shared volume before it counts as down.
     pub member_timeout: Duration,
     /// How often a cluster broker's MarkerWatcher and FenceWatcher poll the shared volume
@@ -106,6 +110,7 @@ impl Default for BrokerConfig {
             refuse_create_topics: false,
             limits: crate::limits::Limits::default(),
             peers: Vec::new(),
+            watched: None,
             member_timeout: Duration::from_secs(6),
             peer_poll: Duration::from_secs(2),
             security: None,

@@ -20,6 +20,10 @@ pub mod freeze;
 pub mod groups;
 pub mod handlers;
 pub mod hash;
+pub mod health;
+pub mod kaas_env;
+#[cfg(feature = "kube")]
+pub mod kube_membership;
 pub mod limits;
 pub mod local_cluster;
 pub mod lock_order;

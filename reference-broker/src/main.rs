@@ -80,6 +80,15 @@ struct Args {
     /// NOT_COORDINATOR). Default: a cluster of one, which coordinates everything.
     #[arg(long, value_name = "PEERS", value_delimiter = ',')]
     peers: Vec<reference_broker::cluster::Peer>,
+    /// How a cluster broker learns its peers and which are up: `files`, the stamps `--peers`
+    /// write on the shared volume; `kube`, a Kubernetes API as a kaas pod has it (the
+    /// EndpointSlices of `KAAS_HEADLESS_SVC`, the `kaas-controller` Lease, its pod's
+    /// PartitionsReady condition), read through KUBECONFIG, with the broker configured by
+    /// kaas's own variables (MY_POD_NAME, KAAS_LISTENERS, KAAS_DATA_DIR, KAAS_TOPICS,
+    /// KAAS_HEALTH_ADDR, KAAS_NAMESPACE...) so it starts as a kaas build does. Default: kube
+    /// where MY_POD_NAME is set, files elsewhere.
+    #[arg(long, value_enum)]
+    membership: Option<MembershipKind>,
     /// How long a peer may go without stamping the shared volume (every second) before it
     /// counts as down and its coordinators move, in milliseconds.
     #[arg(long, default_value_t = 6_000, value_parser = clap::value_parser!(u64).range(1_500..))]
@@ -131,6 +140,33 @@ struct Args {
     #[cfg(feature = "planted-bugs")]
     #[arg(long = "plant", value_name = "BUG", value_parser = planted_bug, help_heading = "Testing")]
     plant: Vec<reference_broker::planted::Bug>,
+}
+
+/// Where a cluster broker's membership comes from (`--membership`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MembershipKind {
+    /// Stamps on the shared volume, among the brokers of `--peers`.
+    Files,
+    /// A Kubernetes API, as kaas pods have it.
+    Kube,
+}
+
+/// kaas's environment where `--membership kube` (or MY_POD_NAME) asks for it: it then names
+/// the broker's id, address, data directory and topics, as it does a kaas build's.
+fn kaas_env(args: &Args) -> anyhow::Result<Option<reference_broker::kaas_env::KaasEnv>> {
+    use reference_broker::kaas_env::KaasEnv;
+    let env = KaasEnv::read(|k| std::env::var(k).ok())?;
+    match (args.membership, env) {
+        (Some(MembershipKind::Files), _) | (None, None) => Ok(None),
+        (Some(MembershipKind::Kube), None) => anyhow::bail!(
+            "--membership kube: MY_POD_NAME is not set (kaas's variables name the broker: MY_POD_NAME=kaas-N, KAAS_HEADLESS_SVC, KAAS_LISTENERS...)"
+        ),
+        (_, Some(env)) if !args.peers.is_empty() => anyhow::bail!(
+            "--peers and membership through Kubernetes ({}) are two ways of naming the cluster: give one",
+            env.pod
+        ),
+        (_, Some(env)) => Ok(Some(env)),
+    }
 }
 
 /// A bug of `--plant`, by its name.
@@ -205,7 +241,11 @@ async fn run() -> anyhow::Result<()> {
         });
     #[cfg(not(feature = "planted-bugs"))]
     let planted = reference_broker::planted::Planted::default();
-    let config = BrokerConfig {
+    let kaas = kaas_env(&args)?;
+    let watched = kaas
+        .as_ref()
+        .map(|_| std::sync::Arc::new(reference_broker::cluster::Watched::default()));
+    let mut config = BrokerConfig {
         planted,
         listen: args.listen,
         advertise: args.advertise,
@@ -222,6 +262,7 @@ async fn run() -> anyhow::Result<()> {
         refuse_create_topics: args.refuse_create_topics,
         limits: args.limits,
         peers: args.peers,
+        watched: watched.clone(),
         member_timeout: Duration::from_millis(args.member_timeout_ms),
         peer_poll: Duration::from_millis(args.peer_poll_ms),
         security: (!args.sasl_users.is_empty()).then(|| reference_broker::Security {
@@ -232,6 +273,16 @@ async fn run() -> anyhow::Result<()> {
                 .map(|u| format!("User:{u}"))
                 .collect(),
         }),
+    };
+    if let Some(kaas) = &kaas {
+        config.broker_id = kaas.broker_id;
+        config.listen = kaas.listen;
+        config.data_dir = kaas.data_dir.clone().or(config.data_dir);
+        config.topics.extend(kaas.topics.iter().cloned());
+    }
+    let client = match &kaas {
+        Some(_) => Some(reference_broker::kube_membership::client().await?),
+        None => None,
     };
     // Listened for before the broker listens: a script that signals it once it listens must
     // not find the signal's default action (the process ends) still in place.
@@ -248,6 +299,13 @@ async fn run() -> anyhow::Result<()> {
         let _ = writeln!(out, "kaas-ref listening on {}", broker.addr());
         let _ = writeln!(out, "kaas-ref data dir {}", broker.data_dir().display());
         let _ = out.flush();
+    }
+    if let (Some(kaas), Some(client), Some(watched)) = (&kaas, client, watched) {
+        let health = reference_broker::health::serve(kaas.health)
+            .await
+            .with_context(|| format!("KAAS_HEALTH_ADDR {}", kaas.health))?;
+        tracing::info!(pod = %kaas.pod, %health, "membership through the Kubernetes API");
+        reference_broker::kube_membership::spawn(client, kaas, watched);
     }
     #[cfg(unix)]
     hold_markers_on(signals, broker.state().clone());

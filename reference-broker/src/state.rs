@@ -370,8 +370,10 @@ fn open_in(
         id: config.broker_id,
         addr: advertised,
     };
-    let membership =
-        crate::cluster::Membership::new(me, &config.peers, &cluster, config.member_timeout);
+    let membership = match &config.watched {
+        Some(watched) => crate::cluster::Membership::watched(me, watched.clone()),
+        None => crate::cluster::Membership::new(me, &config.peers, &cluster, config.member_timeout),
+    };
     let mut txn =
         crate::txn::TxnCoordinator::new(&cluster, config.broker_id, config.limits.clone());
     txn.planted = config.planted;

@@ -25,6 +25,11 @@ pub struct Normaliser {
     roles: HashMap<i64, String>,
     /// In a cluster: port → the node id listening there.
     ports: HashMap<i64, i64>,
+    /// In a cluster: (advertised host, port) → the node id there.
+    addresses: HashMap<(String, i64), i64>,
+    /// Whether two brokers share a port (a kaas build: each broker on an address of its own,
+    /// one port): a broker is then told by its host and port together.
+    shared_port: bool,
 }
 
 /// Fields that list node ids as a set.
@@ -77,7 +82,36 @@ impl Normaliser {
 
     /// Node `node` listens on `port` (so the port reads as the node's role, when it has one).
     pub fn learn_port(&mut self, port: i64, node: i64) {
+        if self.ports.get(&port).is_some_and(|n| *n != node) {
+            self.shared_port = true;
+        }
         self.ports.insert(port, node);
+    }
+
+    /// Node `node` is advertised as `host`:`port`. Where every broker has a port of its own
+    /// (Apache, kaas-ref in process), the port tells them apart, as [`Normaliser::learn_port`];
+    /// where they share one (a kaas build), an answer's host and port read together as the
+    /// broker's: the host as the one host brokers are on, the port as the broker's role or
+    /// its number, so that both clusters' answers read alike.
+    pub fn learn_address(&mut self, host: &str, port: i64, node: i64) {
+        self.learn_port(port, node);
+        self.addresses.insert((host.to_owned(), port), node);
+    }
+
+    /// A `host` and `port` pair of a cluster whose brokers share a port, read as the broker
+    /// there: `None` when it is no broker's (then each field reads on its own).
+    fn broker_address(&mut self, map: &serde_json::Map<String, Value>) -> Option<(Value, Value)> {
+        if !self.shared_port {
+            return None;
+        }
+        let host = map.get("host")?.as_str()?;
+        let port = map.get("port")?.as_i64()?;
+        let node = *self.addresses.get(&(host.to_owned(), port))?;
+        let port = match self.roles.get(&node) {
+            Some(role) => Value::String(format!("port:{role}")),
+            None => self.symbol("port", format!("node {node}")),
+        };
+        Some((self.symbol("host", "a broker's host".into()), port))
     }
 
     /// A cluster's set of node ids (replicas, in-sync replicas): each as its role, or `node`
@@ -118,11 +152,18 @@ impl Normaliser {
     /// The normalised copy of a request or response tree.
     pub fn normalise(&mut self, value: &Value) -> Value {
         match value {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), self.field(k, v)))
-                    .collect(),
-            ),
+            Value::Object(map) => {
+                let address = self.broker_address(map);
+                Value::Object(
+                    map.iter()
+                        .map(|(k, v)| match (&address, k.as_str()) {
+                            (Some((host, _)), "host") => (k.clone(), host.clone()),
+                            (Some((_, port)), "port") => (k.clone(), port.clone()),
+                            _ => (k.clone(), self.field(k, v)),
+                        })
+                        .collect(),
+                )
+            }
             Value::Array(a) => Value::Array(a.iter().map(|v| self.normalise(v)).collect()),
             Value::String(s) => self.name(s),
             other => other.clone(),
@@ -272,6 +313,51 @@ mod tests {
         assert_eq!(
             n.normalise(&json!({"a": {"coordinator_epoch": 3}, "b": {"coordinator_epoch": 0}})),
             json!({"a": {"coordinator_epoch": "moved"}, "b": {"coordinator_epoch": 0}})
+        );
+    }
+
+    /// A kaas build's brokers share a port, each on its own address; Apache's share a host,
+    /// each on its own port. The same answers of each read alike, and a host that is no
+    /// broker's still reads as its own.
+    #[test]
+    fn brokers_told_apart_by_host_read_as_brokers_told_apart_by_port() {
+        let answers = |n: &mut Normaliser, addr: &dyn Fn(i64) -> (String, i64)| {
+            let found = |node| {
+                let (host, port) = addr(node);
+                json!({"node_id": node, "host": host, "port": port})
+            };
+            vec![
+                n.normalise(&found(2)),
+                n.normalise(&found(1)),
+                n.normalise(&found(2)),
+            ]
+        };
+        let apache = |node: i64| ("127.0.0.1".to_owned(), 9092 + node);
+        let build = |node: i64| (format!("127.77.1.{}", node + 1), 40000);
+        let mut read = Vec::new();
+        for addr in [&apache as &dyn Fn(i64) -> (String, i64), &build] {
+            let mut n = Normaliser::new(Vec::new());
+            for node in 0..3 {
+                let (host, port) = addr(node);
+                n.learn_address(&host, port, node);
+            }
+            n.bind_role(2, "coordinator");
+            read.push(answers(&mut n, addr));
+        }
+        assert_eq!(read[0], read[1]);
+        assert_eq!(
+            read[1][1],
+            json!({"node_id": "node#1", "host": "host#1", "port": "port#1"})
+        );
+        assert_eq!(read[1][0]["port"], "port:coordinator");
+        // Before this, a build's brokers read as three hosts on one port.
+        let mut n = Normaliser::new(Vec::new());
+        n.learn_address("127.77.1.1", 40000, 0);
+        n.learn_address("127.77.1.2", 40000, 1);
+        assert_eq!(
+            n.normalise(&json!({"host": "127.77.1.9", "port": 40000})),
+            json!({"host": "host#1", "port": "port#1"}),
+            "no broker's address: each field on its own"
         );
     }
 }

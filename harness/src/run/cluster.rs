@@ -93,13 +93,20 @@ impl Run<'_> {
         if self.cluster.nodes.is_some() {
             return Ok(());
         }
-        let nodes =
-            crate::targets::brokers::of(self.target.addr, self.deadline, self.target.secured)
-                .await?;
-        for (node, addr) in &nodes {
+        let advertised = crate::targets::brokers::advertised(
+            self.target.addr,
+            self.deadline,
+            self.target.secured,
+        )
+        .await?;
+        for (node, (host, addr)) in &advertised {
             self.normaliser
-                .learn_port(i64::from(addr.port()), i64::from(*node));
+                .learn_address(host, i64::from(addr.port()), i64::from(*node));
         }
+        let nodes: std::collections::BTreeMap<i32, SocketAddr> = advertised
+            .into_iter()
+            .map(|(node, (_, addr))| (node, addr))
+            .collect();
         if nodes.len() != self.target.brokers {
             return Err(format!(
                 "the target's Metadata lists {} brokers ({:?}), the scenario needs {}",

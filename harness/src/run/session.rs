@@ -234,6 +234,7 @@ impl Session<'_> {
         progress.finished(&target.name);
         // A launched broker that died mid-run: its last words go in the report.
         notes.extend(target.post_mortem());
+        notes.extend(target.notes());
         if let Ok(target) = Arc::try_unwrap(target) {
             target.stop().await;
         }

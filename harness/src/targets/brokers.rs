@@ -20,6 +20,20 @@ pub async fn of(
     deadline: Duration,
     secured: bool,
 ) -> Result<BTreeMap<i32, SocketAddr>, String> {
+    let listed = advertised(bootstrap, deadline, secured).await?;
+    Ok(listed
+        .into_iter()
+        .map(|(node, (_, addr))| (node, addr))
+        .collect())
+}
+
+/// [`of`], with the host each broker is advertised under as the answer gives it (a name
+/// where a kaas build advertises one: the answers a scenario reads name it so).
+pub async fn advertised(
+    bootstrap: SocketAddr,
+    deadline: Duration,
+    secured: bool,
+) -> Result<BTreeMap<i32, (String, SocketAddr)>, String> {
     // An empty topic list: brokers only.
     let metadata = metadata(bootstrap, deadline, secured, Some(Vec::new())).await?;
     let mut nodes = BTreeMap::new();
@@ -30,7 +44,7 @@ pub async fn of(
         let addr = resolve(&host, port, deadline)
             .await
             .map_err(|e| format!("broker {}: {e}", broker.node_id.0))?;
-        nodes.insert(broker.node_id.0, addr);
+        nodes.insert(broker.node_id.0, (host, addr));
     }
     Ok(nodes)
 }

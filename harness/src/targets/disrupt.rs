@@ -34,6 +34,19 @@ impl Running {
                 .into_iter()
                 .filter(|a| !a.needs_a_disk_switch())
                 .collect(),
+            // Processes: killed, started again, stopped and continued by kconform; kaas-ref's
+            // markers held by its signals; no disk switch in a release binary.
+            Held::Build(cluster) => faults::BrokerAct::ALL
+                .into_iter()
+                .filter(|a| !a.needs_a_disk_switch())
+                .filter(|a| {
+                    cluster.is_kaas_ref()
+                        || !matches!(
+                            a,
+                            faults::BrokerAct::HoldMarkers | faults::BrokerAct::ReleaseMarkers
+                        )
+                })
+                .collect(),
             _ => faults::BrokerAct::ALL
                 .into_iter()
                 .filter(|a| self.faults.has(*a))
@@ -114,6 +127,12 @@ impl Running {
                     faults::BrokerAct::FillDisk.key()
                 )))
             }
+            Held::Build(_) => {
+                return Err(self.refused(format!(
+                    "{} is not done to a build's brokers: a release binary has no disk switch, and no small filesystem can be mounted here",
+                    faults::BrokerAct::FillDisk.key()
+                )))
+            }
             _ => {
                 drop(guard);
                 let act = match full {
@@ -153,6 +172,9 @@ impl Running {
                 cluster.hold_markers(index, held);
                 Ok(())
             }
+            Held::Build(cluster) => cluster
+                .hold_markers(node, held)
+                .map_err(|e| self.refused(e.to_string())),
             _ => {
                 let act = match held {
                     true => faults::BrokerAct::HoldMarkers,
@@ -179,6 +201,10 @@ impl Running {
                 cluster.kill(index);
                 Ok(())
             }
+            Held::Build(cluster) => cluster
+                .kill(node)
+                .await
+                .map_err(|e| self.refused(e.to_string())),
             _ => self.by_command(faults::BrokerAct::Kill, node).await,
         }
     }
@@ -268,6 +294,9 @@ impl Running {
                     }
                 }
             }
+            Held::Build(cluster) => cluster
+                .signal(node, pause)
+                .map_err(|e| self.refused(format!("cannot {verb} broker {node}: {e}"))),
             _ => {
                 let act = match pause {
                     true => faults::BrokerAct::Pause,
@@ -347,6 +376,10 @@ impl Running {
                 .map_err(|e| self.refused(e.to_string()))?
                 .map_err(|e| self.refused(e.to_string()))
             }
+            Held::Build(cluster) => cluster
+                .restart(node)
+                .await
+                .map_err(|e| self.refused(e.to_string())),
             _ => self.by_command(faults::BrokerAct::Restart, node).await,
         }
     }

@@ -72,6 +72,68 @@ pub(super) async fn kaas_ref_cluster(spec: &TargetSpec, n: usize) -> Result<Star
     })
 }
 
+/// A kaas build (`bin`) as a cluster of `n` processes with the Kubernetes API it needs
+/// served beside them. The topics are those of kconform's own `KAAS_TOPICS`, where set
+/// (`kconform topics --json` prints what a run needs). A kaas-ref binary is given the settings
+/// kconform runs its kaas-ref with, as flags a kaas build would not take.
+pub(super) async fn kaas_build(
+    spec: &TargetSpec,
+    bin: &std::path::Path,
+    n: usize,
+) -> Result<Started, String> {
+    use super::kaas_build::{is_kaas_ref, BuildCluster};
+    if spec.secured {
+        return Err("a build cluster runs without SASL here (+sasl is not taken)".into());
+    }
+    let extra = match is_kaas_ref(bin).map_err(|e| e.to_string())? {
+        true => kaas_ref_flags(n),
+        false => Vec::new(),
+    };
+    let topics = std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into());
+    let cluster = BuildCluster::start(bin, n, &topics, extra)
+        .await
+        .map_err(|e| e.to_string())?;
+    let hosts = match cluster.is_kaas_ref() {
+        true => String::new(),
+        false => format!("; {}", cluster.resolve_names()),
+    };
+    Ok(Started {
+        addr: cluster.addrs()[0],
+        bootstrap: cluster.addrs(),
+        origin: format!(
+            "{} as a cluster of {n} processes on loopback addresses of their own, made one by kconform's stand-in Kubernetes API at {} (logs and kubeconfig in {}){hosts}",
+            bin.display(),
+            cluster.api().url(),
+            cluster.dir().display()
+        ),
+        held: Held::Build(Box::new(cluster)),
+    })
+}
+
+/// The flags that give a kaas-ref process the settings kconform's in-process kaas-ref has
+/// ([`ref_config`]): Apache's, as the scenarios assume them.
+pub fn kaas_ref_flags(n: usize) -> Vec<String> {
+    let config = ref_config(n);
+    vec![
+        format!(
+            "--txn-reaper-interval-ms={}",
+            config.txn_reaper_interval.as_millis()
+        ),
+        format!(
+            "--offsets-topic-partitions={}",
+            config.offsets_topic_partitions
+        ),
+        format!(
+            "--default-replication-factor={}",
+            config.default_replication_factor
+        ),
+        format!(
+            "--group-initial-rebalance-delay-ms={}",
+            config.group_initial_rebalance_delay.as_millis()
+        ),
+    ]
+}
+
 /// One Apache of `release`: the broker `kconform apache up` keeps when it runs that release
 /// (a plain target only: it has no SASL), else one launched by `backend`.
 pub(super) async fn apache(

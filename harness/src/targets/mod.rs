@@ -8,6 +8,8 @@ pub mod choice;
 mod coordinators;
 mod disrupt;
 pub mod faults;
+pub mod kaas_build;
+pub mod kube_api;
 mod launch;
 pub mod provision;
 pub mod recorded;
@@ -20,6 +22,7 @@ use reference_broker::local_cluster::LocalCluster;
 use reference_broker::{BrokerConfig, BrokerHandle};
 
 use crate::targets::apache::{cluster::ApacheCluster, container::ApacheContainer, ApacheJvm};
+pub use launch::kaas_ref_flags;
 pub use spec::{Kind, TargetSpec};
 
 /// Why a target could not be used.
@@ -44,7 +47,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A target specification that does not parse.
-    #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded (apache-recorded@4.4+tv2 for a release recorded too) or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
+    #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded (apache-recorded@4.4+tv2 for a release recorded too) or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; build:N=PATH for the kaas binary at PATH as a cluster of N processes; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
     /// `apache@` named a release kconform does not run.
     #[error("target '{target}': {reason}")]
@@ -150,6 +153,8 @@ pub struct Running {
     /// Every broker of a cluster by node id (launched: 0..N-1 on `bootstrap`; external: as
     /// its Metadata lists them).
     nodes: Vec<(i32, SocketAddr)>,
+    /// The binary of a build target, which naming it again needs.
+    build_bin: Option<&'static std::path::Path>,
     /// The commands that do those to an external cluster's brokers (`--fault-cmd`).
     faults: faults::FaultCommands,
     held: std::sync::Arc<tokio::sync::Mutex<Held>>,
@@ -172,6 +177,8 @@ enum Held {
     RefCluster(LocalCluster),
     /// An Apache cluster of JVMs.
     ApacheCluster(ApacheCluster),
+    /// A kaas build's processes and the Kubernetes API they read (boxed: it is large).
+    Build(Box<kaas_build::BuildCluster>),
 }
 
 impl Running {
@@ -190,6 +197,7 @@ impl Running {
                 Err("recorded answers are read from snapshots, not started".into())
             }
             (Kind::External(addr), _) => Ok(launch::external(spec, addr)),
+            (Kind::Build(bin), n) => launch::kaas_build(spec, bin, n).await,
         };
         let started = started.map_err(|reason| TargetError::Start {
             target: name.clone(),
@@ -202,7 +210,8 @@ impl Running {
         // An Apache just launched (by this run or by `kconform apache up`) names coordinators
         // before it can act as one.
         let launched_apache = matches!(spec.kind, Kind::Apache(..));
-        let starts_brokers = matches!(spec.kind, Kind::Ref | Kind::Apache(..)) && spec.brokers > 1;
+        let starts_brokers =
+            matches!(spec.kind, Kind::Ref | Kind::Apache(..) | Kind::Build(_)) && spec.brokers > 1;
         let mut nodes: Vec<(i32, SocketAddr)> = match starts_brokers {
             true => (0..).zip(bootstrap.iter().copied()).collect(),
             false => Vec::new(),
@@ -246,6 +255,10 @@ impl Running {
             bootstrap = nodes.iter().map(|(_, a)| *a).collect();
             disrupt::agreed(&name, &nodes, spec.secured).await?;
         }
+        if let (Kind::Build(_), true) = (spec.kind, spec.brokers > 1) {
+            // Every endpoint is ready; each broker's watch may not have said so to it yet.
+            disrupt::agreed(&name, &nodes, spec.secured).await?;
+        }
         let running = Running {
             name,
             addr: started.addr,
@@ -255,6 +268,10 @@ impl Running {
             bootstrap,
             answers_as: spec.answers_as(),
             nodes,
+            build_bin: match spec.kind {
+                Kind::Build(bin) => Some(bin),
+                _ => None,
+            },
             faults: faults::FaultCommands::default(),
             held: std::sync::Arc::new(started.held.into()),
         };
@@ -280,9 +297,10 @@ impl Running {
     /// What `--target` takes to name this target again: its name, with an external broker's
     /// address (`external=127.0.0.1:9092`): what a replay command says.
     pub fn arg(&self) -> String {
-        match self.name.starts_with("external") {
-            true => format!("{}={}", self.name, self.addr),
-            false => self.name.clone(),
+        match (self.name.starts_with("external"), &self.build_bin) {
+            (true, _) => format!("{}={}", self.name, self.addr),
+            (_, Some(bin)) => format!("{}={}", self.name, bin.display()),
+            _ => self.name.clone(),
         }
     }
 
@@ -420,7 +438,10 @@ impl Running {
     /// Why the target may have stopped answering: for a broker the harness launched that has
     /// exited, its exit status and the end of its log.
     pub fn post_mortem(&self) -> Option<String> {
-        let held = self.held.try_lock().ok()?;
+        let mut held = self.held.try_lock().ok()?;
+        if let Held::Build(cluster) = &mut *held {
+            return cluster.post_mortem();
+        }
         let Held::Jvm(jvm) = &*held else {
             return None;
         };
@@ -429,6 +450,28 @@ impl Running {
             "Apache exited ({status}); its log ends:\n{}",
             jvm.log_tail(40)
         ))
+    }
+
+    /// What a run's notes say of the target beyond its answers: for a kaas build, the requests
+    /// the stand-in Kubernetes API did not serve (a kaas release reading an object kconform
+    /// does not stand in for is named there, not a hang).
+    pub fn notes(&self) -> Vec<String> {
+        let Ok(held) = self.held.try_lock() else {
+            return Vec::new();
+        };
+        match &*held {
+            Held::Build(cluster) => cluster.api().unserved_note().into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The holder of a kaas build's controller Lease and its epoch, once one holds it; `None`
+    /// for any other target.
+    pub async fn controller(&self) -> Option<kube_api::LeaseHolder> {
+        match &*self.held.lock().await {
+            Held::Build(cluster) => cluster.controller(),
+            _ => None,
+        }
     }
 
     /// Stops the target if the harness started it.
@@ -448,6 +491,7 @@ impl Running {
                 let _ = tokio::task::spawn_blocking(move || drop(cluster)).await;
             }
             Held::Container(c) => c.stop().await,
+            Held::Build(cluster) => cluster.stop().await,
             Held::Jvm(mut jvm) => {
                 let _ = tokio::task::spawn_blocking(move || jvm.stop()).await;
             }

@@ -47,6 +47,10 @@ pub enum Kind {
     /// A Kafka-compatible broker that is already running; secured, it knows the users of
     /// [`crate::security::USERS`] with `admin` a super user.
     External(SocketAddr),
+    /// A kaas build (the binary at this path; kaas-ref's does too) run as a cluster of
+    /// processes with the Kubernetes API it needs served beside them
+    /// ([`super::kaas_build`]). The path is the command line's, kept for the process's life.
+    Build(&'static std::path::Path),
 }
 
 impl TargetSpec {
@@ -114,6 +118,9 @@ impl TargetSpec {
     /// `external:3+sasl=HOST:PORT`).
     pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
         let unknown = || TargetError::Unknown(s.to_owned());
+        if let Some(build) = TargetSpec::parse_build(s)? {
+            return Ok(build);
+        }
         if let Some((head, addr)) = s.split_once('=') {
             let (head, secured) = match head.strip_suffix("+sasl") {
                 Some(head) => (head, true),
@@ -203,6 +210,39 @@ impl TargetSpec {
         })
     }
 
+    /// `build:N=PATH` (`build=PATH` for one broker): a kaas build of N brokers. `None` for
+    /// any other target; an error for a path that names no file.
+    fn parse_build(s: &str) -> Result<Option<TargetSpec>, TargetError> {
+        let Some((head, path)) = s.split_once('=') else {
+            return Ok(None);
+        };
+        let brokers = match head {
+            "build" => 1,
+            _ => match head.strip_prefix("build:") {
+                Some(n) => n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=MAX_BROKERS).contains(n))
+                    .ok_or_else(|| TargetError::Unknown(s.to_owned()))?,
+                None => return Ok(None),
+            },
+        };
+        let path = std::path::Path::new(path);
+        if !path.is_file() {
+            return Err(TargetError::Start {
+                target: s.to_owned(),
+                reason: format!("{} is no file (the kaas binary to run)", path.display()),
+            });
+        }
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        // A target names its binary for the process's life; leaked once per `--target`.
+        let path: &'static std::path::Path = Box::leak(path.into_boxed_path());
+        Ok(Some(TargetSpec {
+            brokers,
+            ..TargetSpec::one(Kind::Build(path))
+        }))
+    }
+
     /// The short name used in reports and snapshot file names: the text [`TargetSpec::parse`]
     /// reads, without an external broker's address.
     pub fn name(&self) -> String {
@@ -212,6 +252,7 @@ impl TargetSpec {
             Kind::Apache(_, release) => format!("apache@{}", release.label()),
             Kind::Recorded(release) if release == Release::CLAIMED => "apache-recorded".to_owned(),
             Kind::Recorded(release) => format!("apache-recorded@{}", release.label()),
+            Kind::Build(_) => "build".to_owned(),
             Kind::External(_) => match self.claims {
                 Some(release) => format!("external@{}", release.label()),
                 None => "external".to_owned(),
@@ -235,6 +276,7 @@ impl TargetSpec {
     pub fn arg(&self) -> String {
         match self.kind {
             Kind::External(addr) => format!("{}={addr}", self.name()),
+            Kind::Build(path) => format!("{}={}", self.name(), path.display()),
             _ => self.name(),
         }
     }

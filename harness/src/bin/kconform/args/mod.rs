@@ -12,7 +12,9 @@ use kconform::report::forms::Files;
 use kconform::targets::apache::Backend;
 
 mod fuzz;
+mod kaas;
 pub use fuzz::{FuzzArgs, FuzzCommand, FuzzMode};
+pub use kaas::{KaasAction, KaasArgs, KaasUpArgs};
 
 /// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
 /// shows how their answers differ.
@@ -104,7 +106,9 @@ pub struct TargetArgs {
     /// `apache-recorded@4.4+tv2` for 4.4.0's) or `external=HOST:PORT` (any running
     /// broker); `external:3=HOST:PORT` for a running cluster of three (any broker's address;
     /// the others are read from its Metadata), with --fault-cmd for the scenarios that do
-    /// something to its brokers. Repeat for several, each once. Default: ref and
+    /// something to its brokers; `build:3=PATH` for the kaas binary at PATH run as a cluster
+    /// of three processes with the Kubernetes API its cluster mode reads served by kconform
+    /// (`kconform kaas up` runs one by hand). Repeat for several, each once. Default: ref and
     /// apache, or ref and apache-recorded where Apache cannot run (said so).
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
@@ -248,6 +252,9 @@ pub enum Command {
     /// runs (`status`). While it is up, `--target apache` uses it instead of starting one.
     /// `cluster` runs a cluster of several brokers in the foreground.
     Apache(ApacheArgs),
+    /// Run a kaas build as a cluster on this machine (`up`), with the Kubernetes API its
+    /// cluster mode needs served by kconform.
+    Kaas(KaasArgs),
     /// The broker settings the scenarios assume (Apache's property, its value, kaas-ref's flag,
     /// and why), so that a broker to judge can be started right; with --target, whether that
     /// broker has them (read with DescribeConfigs).
@@ -397,7 +404,8 @@ pub struct ClientsArgs {
     /// List the workloads and exit.
     #[arg(long)]
     pub list: bool,
-    /// Targets: ref, apache, ref:N, apache:N or external=HOST:PORT (default ref and apache).
+    /// Targets: ref, apache, ref:N, apache:N, build:N=PATH or external=HOST:PORT (default ref
+    /// and apache).
     /// The first Apache target is the one the other is judged against.
     #[arg(long = "target")]
     pub targets: Vec<String>,
@@ -549,8 +557,9 @@ impl From<PlacementArg> for kconform::clients::placement::Placement {
 /// The arguments of `kconform chaos`.
 #[derive(Debug, clap::Args)]
 pub struct ChaosArgs {
-    /// Targets: ref:N, apache:N or external:N=HOST:PORT (with --fault-cmd for its faults).
-    /// Default: ref:N and apache:N for --brokers N, the first Apache being the control.
+    /// Targets: ref:N, apache:N, build:N=PATH (a kaas build as N processes) or
+    /// external:N=HOST:PORT (with --fault-cmd for its faults). Default: ref:N and apache:N
+    /// for --brokers N, the first Apache being the control.
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
     /// Brokers of each default target.

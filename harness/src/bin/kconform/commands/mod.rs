@@ -7,6 +7,7 @@ mod chaos;
 mod clients;
 mod coverage;
 mod fuzz;
+mod kaas;
 mod list;
 mod peers;
 mod proxy;
@@ -39,6 +40,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Topics(a) => topics::run(a).await,
         Command::List(a) => list::run(a),
         Command::Apache(a) => apache::run(a).await,
+        Command::Kaas(a) => kaas::run(a).await,
         Command::Settings(a) => settings::run(a).await,
     }
 }

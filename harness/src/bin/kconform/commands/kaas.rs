@@ -1,0 +1,79 @@
+//! `kconform kaas up`: a kaas build as a cluster, in the foreground.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use kconform::targets::kaas_build::BuildCluster;
+
+use crate::args::{KaasAction, KaasArgs, KaasUpArgs};
+use crate::progress;
+
+/// Runs `kconform kaas`.
+pub async fn run(a: KaasArgs) -> anyhow::Result<ExitCode> {
+    match a.action {
+        KaasAction::Up(up) => self::up(up).await,
+    }
+}
+
+/// The topics of `--topics` (JSON, or a file of it), else kconform's own KAAS_TOPICS.
+fn topics(arg: Option<&str>) -> anyhow::Result<String> {
+    let text = match arg {
+        None => return Ok(std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into())),
+        Some(arg) if arg.trim_start().starts_with('[') => arg.to_owned(),
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--topics {path}: {e}"))?
+        }
+    };
+    serde_json::from_str::<Vec<serde_json::Value>>(&text).map_err(|e| {
+        anyhow::anyhow!("--topics: expected [{{\"name\": \"t\", \"partitions\": 3}}]: {e}")
+    })?;
+    Ok(text)
+}
+
+async fn up(a: KaasUpArgs) -> anyhow::Result<ExitCode> {
+    let topics = topics(a.topics.as_deref())?;
+    let kaas_ref = kconform::targets::kaas_build::is_kaas_ref(&a.bin)?;
+    let extra = match kaas_ref {
+        true => kconform::targets::kaas_ref_flags(usize::from(a.brokers)),
+        false => Vec::new(),
+    };
+    let spinner = progress::starting(&format!("{} as {} brokers", a.bin.display(), a.brokers));
+    let started = BuildCluster::start(&a.bin, usize::from(a.brokers), &topics, extra).await;
+    spinner.finish_and_clear();
+    let cluster = started?;
+    for (i, addr) in cluster.addrs().iter().enumerate() {
+        outln!("broker {i}: {addr}");
+    }
+    if !kaas_ref {
+        outln!("names: {}", cluster.resolve_names());
+    }
+    outln!(
+        "Kubernetes API: {} (KUBECONFIG={})",
+        cluster.api().url(),
+        cluster.dir().join("kubeconfig").display()
+    );
+    outln!("logs: {}", cluster.dir().display());
+    outln!("every endpoint ready; Ctrl-C stops the cluster");
+    let mut controller = None;
+    let stop = tokio::signal::ctrl_c();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+        }
+        let now = cluster.controller();
+        if now != controller {
+            if let Some(c) = &now {
+                outln!("controller: {} (epoch {})", c.holder, c.transitions);
+            }
+            controller = now;
+        }
+    }
+    match cluster.api().unserved_note() {
+        Some(note) => outln!("note: {note}"),
+        None => outln!("the stand-in Kubernetes API served every request"),
+    }
+    cluster.stop().await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,298 @@
+//! A kaas build as a cluster on one machine (`--target build:N=PATH`, `kconform kaas up`): N
+//! processes of the binary at PATH, each on a loopback address of its own and one port (a kaas
+//! Metadata answer gives each peer the port the request came in on), sharing one data volume,
+//! configured by kaas's own variables, and made one cluster by the Kubernetes API kconform
+//! serves beside them ([`super::kube_api`]). kconform kills, restarts, pauses and resumes the
+//! processes as a scenario or chaos asks.
+
+mod env;
+pub mod hosts;
+mod process;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::kube_api::{KubeApi, LeaseHolder, Seat};
+pub use hosts::{HostsOutcome, HOSTS_FILE};
+use process::Broker;
+
+/// The namespace the brokers are told they run in.
+pub const NAMESPACE: &str = "kconform";
+/// Their headless Service.
+pub const SERVICE: &str = "kaas";
+
+/// How long a cluster may take for every broker's endpoint to be ready.
+pub const READY_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Why a build cluster could not start or do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The binary cannot be run.
+    #[error("{0}: {1}")]
+    Binary(PathBuf, String),
+    /// No ports or addresses for the brokers.
+    #[error("no addresses for the brokers: {0}")]
+    Addresses(String),
+    /// The stand-in API, or a file of the cluster's, could not be made.
+    #[error("{0}")]
+    Setup(String),
+    /// A broker did not become ready in time.
+    #[error("{0}")]
+    NotReady(String),
+    /// No broker of that id, or one that cannot take the act.
+    #[error("{0}")]
+    Broker(String),
+}
+
+/// Whether the binary is kaas-ref (it says so when asked its version), which takes flags a
+/// kaas build does not: the settings kconform runs its kaas-ref with.
+pub fn is_kaas_ref(bin: &Path) -> Result<bool, BuildError> {
+    let out = std::process::Command::new(bin)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| BuildError::Binary(bin.into(), format!("cannot be run: {e}")))?;
+    Ok(String::from_utf8_lossy(&out.stdout).starts_with("kaas-ref"))
+}
+
+/// A running build cluster.
+#[derive(Debug)]
+pub struct BuildCluster {
+    api: KubeApi,
+    brokers: Vec<Broker>,
+    /// The cluster's folder: the volume (`data/`), the kubeconfig, each broker's log.
+    dir: PathBuf,
+    bin: PathBuf,
+    kaas_ref: bool,
+}
+
+impl BuildCluster {
+    /// Starts `n` brokers of `bin`, each told kaas's variables plus `extra_args` (kaas-ref's
+    /// settings; none for a kaas build) and the topics of `topics_json`, and returns once every
+    /// endpoint is ready ([`READY_DEADLINE`]).
+    pub async fn start(
+        bin: &Path,
+        n: usize,
+        topics_json: &str,
+        extra_args: Vec<String>,
+    ) -> Result<BuildCluster, BuildError> {
+        let kaas_ref = is_kaas_ref(bin)?;
+        let (ips, ports) = env::addresses(n).map_err(BuildError::Addresses)?;
+        let seats: Vec<Seat> = ips
+            .iter()
+            .enumerate()
+            .map(|(i, ip)| Seat {
+                pod: format!("kaas-{i}"),
+                kafka: SocketAddr::new(IpAddr::V4(*ip), ports.kafka),
+                health: SocketAddr::new(IpAddr::V4(*ip), ports.health),
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!(
+            "kconform-build-{}-{}",
+            std::process::id(),
+            ports.kafka
+        ));
+        let setup = |what: &str, e: std::io::Error| {
+            BuildError::Setup(format!("{what} in {}: {e}", dir.display()))
+        };
+        std::fs::create_dir_all(dir.join("data")).map_err(|e| setup("the volume", e))?;
+        let api = KubeApi::start(NAMESPACE, SERVICE, seats.clone())
+            .await
+            .map_err(|e| BuildError::Setup(e.to_string()))?;
+        api.write_kubeconfig(&dir.join("kubeconfig"))
+            .map_err(|e| setup("the kubeconfig", e))?;
+        let mut brokers = Vec::with_capacity(n);
+        for (i, seat) in seats.iter().enumerate() {
+            let env = env::broker_env(i, seat, &ports, &dir, topics_json);
+            brokers.push(Broker::new(
+                bin,
+                env,
+                extra_args.clone(),
+                dir.join(format!("kaas-{i}.log")),
+            ));
+        }
+        let mut cluster = BuildCluster {
+            api,
+            brokers,
+            dir,
+            bin: bin.into(),
+            kaas_ref,
+        };
+        for broker in &mut cluster.brokers {
+            broker
+                .spawn()
+                .map_err(|e| BuildError::Binary(bin.into(), e))?;
+        }
+        cluster.await_ready(None).await?;
+        Ok(cluster)
+    }
+
+    /// Every broker's Kafka address, by id.
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.brokers.iter().map(|b| b.kafka()).collect()
+    }
+
+    /// The names kaas advertises for its brokers (`kaas-0.kaas.kconform.svc.cluster.local`)
+    /// with the address each must resolve to.
+    pub fn names(&self) -> Vec<(String, IpAddr)> {
+        self.brokers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                (
+                    format!("kaas-{i}.{SERVICE}.{NAMESPACE}.svc.cluster.local"),
+                    b.kafka().ip(),
+                )
+            })
+            .collect()
+    }
+
+    /// Makes the names kaas advertises resolve ([`hosts::ensure`] on [`HOSTS_FILE`]), and says
+    /// what became of them in one line.
+    pub fn resolve_names(&self) -> String {
+        match hosts::ensure(&self.names(), std::path::Path::new(HOSTS_FILE)) {
+            HostsOutcome::Resolved => "its brokers' names resolve".into(),
+            HostsOutcome::Written(lines) => format!("{} line(s) added to {HOSTS_FILE} for its brokers' names", lines.len()),
+            HostsOutcome::Refused { command, why } => format!(
+                "its brokers' names do not resolve and {HOSTS_FILE} could not be written ({why}): run {command}"
+            ),
+        }
+    }
+
+    /// Whether the binary is kaas-ref.
+    pub fn is_kaas_ref(&self) -> bool {
+        self.kaas_ref
+    }
+
+    /// The binary.
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// The cluster's folder (the volume, the kubeconfig, the brokers' logs).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The Kubernetes API the brokers read.
+    pub fn api(&self) -> &KubeApi {
+        &self.api
+    }
+
+    /// The controller Lease's holder and epoch.
+    pub fn controller(&self) -> Option<LeaseHolder> {
+        self.api.controller()
+    }
+
+    fn broker(&mut self, id: i32) -> Result<&mut Broker, BuildError> {
+        let count = self.brokers.len();
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.brokers.get_mut(i))
+            .ok_or_else(|| {
+                BuildError::Broker(format!("no broker {id} (the cluster has 0..{count})"))
+            })
+    }
+
+    /// Kills broker `id` (SIGKILL); its pod is made anew, as a StatefulSet would.
+    pub async fn kill(&mut self, id: i32) -> Result<(), BuildError> {
+        self.broker(id)?.kill().await;
+        self.api.pod_replaced(&format!("kaas-{id}"));
+        Ok(())
+    }
+
+    /// Starts broker `id` again, and returns once its endpoint is ready.
+    pub async fn restart(&mut self, id: i32) -> Result<(), BuildError> {
+        let bin = self.bin.clone();
+        self.broker(id)?
+            .spawn()
+            .map_err(|e| BuildError::Binary(bin, e))?;
+        self.await_ready(Some(id)).await
+    }
+
+    /// Pauses (SIGSTOP) or resumes (SIGCONT) broker `id`.
+    pub fn signal(&mut self, id: i32, pause: bool) -> Result<(), BuildError> {
+        let signal = if pause { libc::SIGSTOP } else { libc::SIGCONT };
+        self.broker(id)?.signal(signal)
+    }
+
+    /// Holds (SIGUSR1) or lets through (SIGUSR2) the markers peers queue for broker `id`:
+    /// kaas-ref's signals; a kaas build has none, and is refused.
+    pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), BuildError> {
+        if !self.kaas_ref {
+            return Err(BuildError::Broker(
+                "a kaas build has no signal that holds its markers".into(),
+            ));
+        }
+        let signal = if held { libc::SIGUSR1 } else { libc::SIGUSR2 };
+        self.broker(id)?.signal(signal)
+    }
+
+    /// Waits until the endpoints of every running broker (or of broker `only`) are ready,
+    /// naming the last lines of the log of one that is not, or that exited.
+    async fn await_ready(&mut self, only: Option<i32>) -> Result<(), BuildError> {
+        let started = Instant::now();
+        loop {
+            let ready = self.api.ready();
+            let waiting: Vec<usize> = (0..self.brokers.len())
+                .filter(|i| only.is_none_or(|o| o as usize == *i))
+                .filter(|i| self.brokers[*i].running() && !ready.get(*i).copied().unwrap_or(false))
+                .collect();
+            if waiting.is_empty() {
+                return Ok(());
+            }
+            for i in &waiting {
+                if let Some(status) = self.brokers[*i].exited() {
+                    return Err(BuildError::NotReady(format!(
+                        "broker {i} exited ({status}); its log ({}) ends:\n{}",
+                        self.brokers[*i].log().display(),
+                        self.brokers[*i].log_tail(20)
+                    )));
+                }
+            }
+            if started.elapsed() > READY_DEADLINE {
+                let i = waiting[0];
+                return Err(BuildError::NotReady(format!(
+                    "broker(s) {waiting:?} not ready after {READY_DEADLINE:?} (Kafka port, /readyz and the pod's kaas.rs/PartitionsReady condition); broker {i}'s log ({}) ends:\n{}",
+                    self.brokers[i].log().display(),
+                    self.brokers[i].log_tail(20)
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The brokers that exited on their own (not killed by kconform), with how and the end
+    /// of each one's log: why the cluster may have stopped answering.
+    pub fn post_mortem(&mut self) -> Option<String> {
+        let dead: Vec<String> = self
+            .brokers
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let status = b.exited()?;
+                Some(format!(
+                    "broker {i} exited ({status}); its log ({}) ends:\n{}",
+                    b.log().display(),
+                    b.log_tail(20)
+                ))
+            })
+            .collect();
+        (!dead.is_empty()).then(|| dead.join("\n"))
+    }
+
+    /// Stops every broker and removes the volume; the logs and kubeconfig stay.
+    pub async fn stop(mut self) {
+        for broker in &mut self.brokers {
+            broker.kill().await;
+        }
+        let _ = std::fs::remove_dir_all(self.dir.join("data"));
+    }
+}
+
+/// The loopback addresses a cluster's brokers take: `127.77.<k>.<i+1>`, a third octet per
+/// cluster so that two on one machine do not meet.
+fn loopback(k: u8, i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(127, 77, k, (i + 1) as u8)
+}
