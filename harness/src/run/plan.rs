@@ -244,6 +244,15 @@ fn why_it_cannot(
         Kind::Apache(..) | Kind::Recorded(_) if act.needs_a_disk_switch() => {
             Some("Apache: its disk cannot be filled here")
         }
+        Kind::Build(_) if act.needs_a_disk_switch() => {
+            Some("a build's processes: a release binary has no disk switch")
+        }
+        Kind::Build(bin)
+            if matches!(act, BrokerAct::HoldMarkers | BrokerAct::ReleaseMarkers)
+                && !crate::targets::kaas_build::is_kaas_ref_once(bin) =>
+        {
+            Some("a kaas build: no signal holds its markers")
+        }
         _ => None,
     }
 }
@@ -602,6 +611,41 @@ mod tests {
             why_left_out(&beside, &none, &left),
             "an external cluster: no --fault-cmd given for the act; Apache: its disk cannot be filled here"
         );
+    }
+
+    /// A kaas build's processes are killed, restarted, paused and resumed by kconform; its
+    /// disk cannot be filled, and its markers held only where the binary is kaas-ref's (a
+    /// stand-in script here says which it is when asked its version).
+    #[test]
+    fn a_build_does_what_its_processes_can() {
+        use std::os::unix::fs::PermissionsExt;
+        let (all, _) = all();
+        let every: Vec<&Scenario> = all.iter().collect();
+        let dir = tempfile::tempdir().unwrap();
+        let none = FaultCommands::default();
+        let mut left = Vec::new();
+        for (name, says) in [("kaas", "kaas 0.0.0"), ("kaas-ref", "kaas-ref 0.1.0")] {
+            let bin = dir.path().join(name);
+            std::fs::write(&bin, format!("#!/bin/sh\necho '{says}'\n")).unwrap();
+            std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let spec = TargetSpec::parse(&format!("build:3={}", bin.display())).unwrap();
+            let mut p = plan(every.clone(), &[], &[spec], true).unwrap();
+            let out = p.leave_out_missing_faults(&[spec], &none);
+            assert!(p
+                .chosen
+                .iter()
+                .any(|s| s.name == "cluster-broker-restarted-rejoins"));
+            left.push((why_left_out(&[spec], &none, &out), out.len()));
+        }
+        assert_eq!(
+            left[0].0,
+            "a kaas build: no signal holds its markers; a build's processes: a release binary has no disk switch"
+        );
+        assert_eq!(
+            left[1].0,
+            "a build's processes: a release binary has no disk switch"
+        );
+        assert!(left[0].1 > left[1].1, "{left:?}");
     }
 
     #[test]

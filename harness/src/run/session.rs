@@ -176,12 +176,21 @@ impl Session<'_> {
         progress: &Arc<dyn Progress>,
     ) -> Result<Answers, SessionError> {
         progress.starting(&spec.name());
-        let target = Running::start(spec).await?.with_faults(self.faults.clone());
+        // A kaas build is told the run's topics at start (it creates none itself here).
+        let topics = match spec.kind {
+            crate::targets::Kind::Build(_) => {
+                serde_json::to_string(&run::topics::needed(chosen)).ok()
+            }
+            _ => None,
+        };
+        let target = Running::start_with_topics(spec, topics.as_deref())
+            .await?
+            .with_faults(self.faults.clone());
         // One probe says both whether the target answers ApiVersions (one that does not cannot
         // be judged at all: said at once, rather than as every scenario's first failure) and
         // whether it refuses CreateTopics (it then gets the topics provisioned for it).
         let refused = match target.create_topics_refused(self.deadline).await {
-            Ok(refused) => refused,
+            Ok(refused) => refused.or_else(|| target.topics_by_operator()),
             Err(e) => {
                 target.stop().await;
                 return Err(e.into());

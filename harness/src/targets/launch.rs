@@ -73,23 +73,27 @@ pub(super) async fn kaas_ref_cluster(spec: &TargetSpec, n: usize) -> Result<Star
 }
 
 /// A kaas build (`bin`) as a cluster of `n` processes with the Kubernetes API it needs
-/// served beside them. The topics are those of kconform's own `KAAS_TOPICS`, where set
-/// (`kconform topics --json` prints what a run needs). A kaas-ref binary is given the settings
-/// kconform runs its kaas-ref with, as flags a kaas build would not take.
+/// served beside them. The topics are those given (a run's), else those of kconform's own
+/// `KAAS_TOPICS` (`kconform topics --json` prints what a run needs). A kaas-ref binary is
+/// given the settings kconform runs its kaas-ref with, as flags a kaas build would not take.
 pub(super) async fn kaas_build(
     spec: &TargetSpec,
     bin: &std::path::Path,
     n: usize,
+    topics: Option<&str>,
 ) -> Result<Started, String> {
-    use super::kaas_build::{is_kaas_ref, BuildCluster};
+    use super::kaas_build::{is_kaas_ref_once, BuildCluster};
     if spec.secured {
         return Err("a build cluster runs without SASL here (+sasl is not taken)".into());
     }
-    let extra = match is_kaas_ref(bin).map_err(|e| e.to_string())? {
+    let extra = match is_kaas_ref_once(bin) {
         true => kaas_ref_flags(n),
         false => Vec::new(),
     };
-    let topics = std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into());
+    let topics = match topics {
+        Some(topics) => topics.to_owned(),
+        None => std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into()),
+    };
     let cluster = BuildCluster::start(bin, n, &topics, extra)
         .await
         .map_err(|e| e.to_string())?;

@@ -185,6 +185,17 @@ impl Running {
     /// Starts (or, for an external broker or a running `kconform apache up`, just names) a
     /// target.
     pub async fn start(spec: &TargetSpec) -> Result<Running, TargetError> {
+        Running::start_with_topics(spec, None).await
+    }
+
+    /// [`Running::start`], a kaas build told of `topics` (JSON, `[{"name": "t", "partitions":
+    /// 3}]`) in `KAAS_TOPICS`: a kaas build creates a topic through a KafkaTopic its operator
+    /// reconciles, and kconform stands in for no operator, so a run's topics are given to it
+    /// at start. Other targets ignore them.
+    pub async fn start_with_topics(
+        spec: &TargetSpec,
+        topics: Option<&str>,
+    ) -> Result<Running, TargetError> {
         let name = spec.name();
         let started = match (spec.kind, spec.brokers) {
             (Kind::Ref, 1) => launch::kaas_ref(spec).await,
@@ -197,7 +208,7 @@ impl Running {
                 Err("recorded answers are read from snapshots, not started".into())
             }
             (Kind::External(addr), _) => Ok(launch::external(spec, addr)),
-            (Kind::Build(bin), n) => launch::kaas_build(spec, bin, n).await,
+            (Kind::Build(bin), n) => launch::kaas_build(spec, bin, n, topics).await,
         };
         let started = started.map_err(|reason| TargetError::Start {
             target: name.clone(),
@@ -462,6 +473,19 @@ impl Running {
         match &*held {
             Held::Build(cluster) => cluster.api().unserved_note().into_iter().collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// Why CreateTopics cannot be judged on this target though it answers a validate-only
+    /// one: a kaas build (not kaas-ref's) creates topics through a KafkaTopic its operator
+    /// reconciles, and no operator runs beside it here. `None` for any other target.
+    pub fn topics_by_operator(&self) -> Option<String> {
+        let held = self.held.try_lock().ok()?;
+        match &*held {
+            Held::Build(cluster) if !cluster.is_kaas_ref() => Some(
+                "a kaas build creates a topic through a KafkaTopic its operator reconciles, and none runs beside it here: the run's topics were given to it in KAAS_TOPICS".into(),
+            ),
+            _ => None,
         }
     }
 

@@ -32,7 +32,40 @@ fn resolves(name: &str, ip: IpAddr) -> bool {
         .is_ok_and(|mut addrs| addrs.any(|a| a.ip() == ip))
 }
 
-/// Makes each name resolve to its address, in `file` where it may.
+/// The marker above the lines kconform writes.
+const MARKER: &str = "# kconform build cluster";
+
+/// Rewrites `file` in place (it may be a bind mount, which a rename would not reach) with the
+/// lines of an earlier cluster for these names, and its marker, left out, and `lines` added.
+fn rewrite(file: &Path, names: &[(String, IpAddr)], lines: &str) -> std::io::Result<()> {
+    let before = std::fs::read_to_string(file)?;
+    let ours = |line: &str| {
+        line == MARKER
+            || line
+                .split_whitespace()
+                .skip(1)
+                .any(|n| names.iter().any(|(name, _)| name == n))
+    };
+    let mut text: String = before
+        .lines()
+        .filter(|l| !ours(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    if !lines.is_empty() {
+        text.push_str(&format!("{MARKER}\n{lines}"));
+    }
+    std::fs::write(file, text)
+}
+
+/// Takes the lines for these names out of `file` again (a cluster stopped); what else the
+/// file says stays.
+pub fn remove(names: &[(String, IpAddr)], file: &Path) {
+    let _ = rewrite(file, names, "");
+}
+
+/// Makes each name resolve to its address, in `file` where it may (the lines an earlier
+/// cluster wrote for the same names are replaced: the first line for a name is the one that
+/// resolves).
 pub fn ensure(names: &[(String, IpAddr)], file: &Path) -> HostsOutcome {
     let missing: Vec<String> = names
         .iter()
@@ -44,15 +77,7 @@ pub fn ensure(names: &[(String, IpAddr)], file: &Path) -> HostsOutcome {
     }
     let mut text = missing.join("\n");
     text.push('\n');
-    let written = std::fs::OpenOptions::new()
-        .append(true)
-        .open(file)
-        .and_then(|mut f| {
-            std::io::Write::write_all(
-                &mut f,
-                format!("# kconform build cluster\n{text}").as_bytes(),
-            )
-        });
+    let written = rewrite(file, names, &text);
     match written {
         Ok(()) => HostsOutcome::Written(missing),
         Err(e) => HostsOutcome::Refused {
@@ -63,5 +88,38 @@ pub fn ensure(names: &[(String, IpAddr)], file: &Path) -> HostsOutcome {
             ),
             why: e.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_earlier_clusters_lines_are_replaced_and_removed_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
+        let name = "kaas-0.kaas.kconform.svc.cluster.local".to_owned();
+        std::fs::write(
+            &file,
+            format!("127.0.0.1 localhost\n{MARKER}\n127.77.9.1 {name}\n"),
+        )
+        .unwrap();
+        let names = vec![(name.clone(), "127.77.3.1".parse().unwrap())];
+        let outcome = ensure(&names, &file);
+        assert_eq!(
+            outcome,
+            HostsOutcome::Written(vec![format!("127.77.3.1 {name}")])
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            text,
+            format!("127.0.0.1 localhost\n{MARKER}\n127.77.3.1 {name}\n")
+        );
+        remove(&names, &file);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "127.0.0.1 localhost\n"
+        );
     }
 }

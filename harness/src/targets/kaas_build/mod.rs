@@ -45,15 +45,65 @@ pub enum BuildError {
     Broker(String),
 }
 
+/// How long the binary may take to say its version before it counts as a kaas build.
+const VERSION_DEADLINE: Duration = Duration::from_secs(3);
+
 /// Whether the binary is kaas-ref (it says so when asked its version), which takes flags a
-/// kaas build does not: the settings kconform runs its kaas-ref with.
+/// kaas build does not: the settings kconform runs its kaas-ref with. A kaas build reads no
+/// flags and starts serving instead: it is given throwaway addresses and killed after
+/// [`VERSION_DEADLINE`].
 pub fn is_kaas_ref(bin: &Path) -> Result<bool, BuildError> {
-    let out = std::process::Command::new(bin)
+    use std::io::Read;
+    let mut command = std::process::Command::new(bin);
+    reference_broker::child::dies_with_its_thread(&mut command);
+    let mut child = command
         .arg("--version")
+        .env(
+            "KAAS_LISTENERS",
+            r#"[{"name":"probe","addr":"127.0.0.1:0"}]"#,
+        )
+        .env("KAAS_HEALTH_ADDR", "127.0.0.1:0")
+        .env("KAAS_CONTROLLER_HEARTBEAT_ADDR", "127.0.0.1:0")
+        .env_remove("MY_POD_NAME")
+        .env_remove("KAAS_DATA_DIR")
         .stdin(std::process::Stdio::null())
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .map_err(|e| BuildError::Binary(bin.into(), format!("cannot be run: {e}")))?;
-    Ok(String::from_utf8_lossy(&out.stdout).starts_with("kaas-ref"))
+    let started = Instant::now();
+    let exited = loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break true,
+            Ok(None) if started.elapsed() < VERSION_DEADLINE => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => break false,
+        }
+    };
+    if !exited {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Ok(false);
+    }
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    Ok(out.starts_with("kaas-ref"))
+}
+
+/// [`is_kaas_ref`], asked once a binary for the process's life (a kaas build takes
+/// [`VERSION_DEADLINE`] to answer it); a binary that cannot be run counts as no kaas-ref.
+pub fn is_kaas_ref_once(bin: &Path) -> bool {
+    static SEEN: std::sync::Mutex<Vec<(PathBuf, bool)>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, is)) = seen.iter().find(|(b, _)| b == bin) {
+        return *is;
+    }
+    let is = is_kaas_ref(bin).unwrap_or(false);
+    seen.push((bin.to_owned(), is));
+    is
 }
 
 /// A running build cluster.
@@ -77,7 +127,7 @@ impl BuildCluster {
         topics_json: &str,
         extra_args: Vec<String>,
     ) -> Result<BuildCluster, BuildError> {
-        let kaas_ref = is_kaas_ref(bin)?;
+        let kaas_ref = is_kaas_ref_once(bin);
         let (ips, ports) = env::addresses(n).map_err(BuildError::Addresses)?;
         let seats: Vec<Seat> = ips
             .iter()
@@ -286,6 +336,9 @@ impl BuildCluster {
     pub async fn stop(mut self) {
         for broker in &mut self.brokers {
             broker.kill().await;
+        }
+        if !self.kaas_ref {
+            hosts::remove(&self.names(), Path::new(HOSTS_FILE));
         }
         let _ = std::fs::remove_dir_all(self.dir.join("data"));
     }

@@ -32,7 +32,7 @@ fn topics(arg: Option<&str>) -> anyhow::Result<String> {
 
 async fn up(a: KaasUpArgs) -> anyhow::Result<ExitCode> {
     let topics = topics(a.topics.as_deref())?;
-    let kaas_ref = kconform::targets::kaas_build::is_kaas_ref(&a.bin)?;
+    let kaas_ref = kconform::targets::kaas_build::is_kaas_ref_once(&a.bin);
     let extra = match kaas_ref {
         true => kconform::targets::kaas_ref_flags(usize::from(a.brokers)),
         false => Vec::new(),
