@@ -97,10 +97,13 @@ pub(super) async fn kaas_build(
     let cluster = BuildCluster::start(bin, n, &topics, extra)
         .await
         .map_err(|e| e.to_string())?;
-    let hosts = match cluster.is_kaas_ref() {
+    let mut hosts = match cluster.is_kaas_ref() {
         true => String::new(),
         false => format!("; {}", cluster.resolve_names()),
     };
+    if let Some(note) = super::kaas_build::kubeconfig_note() {
+        hosts.push_str(&format!("; {note}"));
+    }
     Ok(Started {
         addr: cluster.addrs()[0],
         bootstrap: cluster.addrs(),

@@ -93,6 +93,16 @@ pub fn is_kaas_ref(bin: &Path) -> Result<bool, BuildError> {
     Ok(out.starts_with("kaas-ref"))
 }
 
+/// What a build cluster says when kconform's own environment names a Kubernetes cluster
+/// (`KUBECONFIG`): its brokers are local processes, no pods of it, so they are given the
+/// stand-in's kubeconfig all the same, and the user is told. `None` when none is named.
+pub fn kubeconfig_note() -> Option<String> {
+    let named = std::env::var("KUBECONFIG").ok().filter(|k| !k.is_empty())?;
+    Some(format!(
+        "KUBECONFIG ({named}) is not given to the brokers: they are processes on this machine, no pods of that cluster, so they read kconform's stand-in API (run kaas in that cluster and name it with --target external:N=HOST:PORT to judge it there)"
+    ))
+}
+
 /// [`is_kaas_ref`], asked once a binary for the process's life (a kaas build takes
 /// [`VERSION_DEADLINE`] to answer it); a binary that cannot be run counts as no kaas-ref.
 pub fn is_kaas_ref_once(bin: &Path) -> bool {

@@ -53,6 +53,9 @@ async fn up(a: KaasUpArgs) -> anyhow::Result<ExitCode> {
         cluster.dir().join("kubeconfig").display()
     );
     outln!("logs: {}", cluster.dir().display());
+    if let Some(note) = kconform::targets::kaas_build::kubeconfig_note() {
+        outln!("note: {note}");
+    }
     outln!("every endpoint ready; Ctrl-C stops the cluster");
     let mut controller = None;
     let stop = tokio::signal::ctrl_c();
