@@ -334,8 +334,11 @@ fn open_in(
         false => authorizer,
     };
     // Brokers sharing the data directory leave its debris alone: it may be a peer's creation
-    // in progress.
-    let mut topics = match config.peers.len() > 1 {
+    // in progress. A broker whose peers a Kubernetes API names shares it too, whoever is
+    // listed yet (it removed the partitions its peers were creating at start: seen when three
+    // started at once with the same topics).
+    let shared = config.peers.len() > 1 || config.watched.is_some();
+    let mut topics = match shared {
         true => TopicRegistry::open_shared(&data_dir),
         false => TopicRegistry::open(&data_dir),
     }

@@ -287,3 +287,24 @@ async fn markers_held_wait_in_the_inbox_until_let_go() {
     }
     cluster.shutdown().await;
 }
+
+/// A broker whose peers a Kubernetes API names (`--membership kube`) shares its data directory
+/// as one given `--peers` does: a partition directory no topic file names yet is a peer's
+/// creation in progress, and is left alone at start. Opened as a lone broker's, it was removed,
+/// and three kaas-ref processes started at once with the same topics failed to start.
+#[tokio::test]
+async fn a_broker_with_watched_peers_leaves_a_peers_creation_in_progress_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_progress = dir.path().join("logs").join("made-by-a-peer-0");
+    for watched in [true, false] {
+        std::fs::create_dir_all(&in_progress).unwrap();
+        let config = BrokerConfig {
+            data_dir: Some(dir.path().to_owned()),
+            watched: watched.then(|| Arc::new(reference_broker::cluster::Watched::default())),
+            ..BrokerConfig::for_tests()
+        };
+        let broker = reference_broker::Broker::start(config).await.unwrap();
+        assert_eq!(in_progress.exists(), watched, "watched peers: {watched}");
+        broker.shutdown().await;
+    }
+}
