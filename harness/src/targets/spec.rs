@@ -355,6 +355,27 @@ mod tests {
         assert!(TargetSpec::parse("external@9.9=127.0.0.1:9092").is_err());
     }
 
+    /// A build names a binary that must exist; its name keeps the path, as a replay needs.
+    #[test]
+    fn a_build_target_names_its_binary() {
+        let bin = std::env::current_exe().unwrap();
+        let spec = TargetSpec::parse(&format!("build:3={}", bin.display())).unwrap();
+        assert_eq!((spec.name(), spec.brokers), ("build:3".to_owned(), 3));
+        assert_eq!(TargetSpec::parse(&spec.arg()).unwrap(), spec);
+        assert_eq!(
+            TargetSpec::parse(&format!("build={}", bin.display()))
+                .unwrap()
+                .brokers,
+            1
+        );
+        let e = TargetSpec::parse("build:3=/no/such/kaas")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/no/such/kaas is no file"), "{e}");
+        assert!(TargetSpec::parse(&format!("build:0={}", bin.display())).is_err());
+        assert!(TargetSpec::parse(&format!("build:10={}", bin.display())).is_err());
+    }
+
     #[test]
     fn an_external_target_is_named_again_with_its_address() {
         let spec = TargetSpec::parse("external+sasl=127.0.0.1:9092").unwrap();

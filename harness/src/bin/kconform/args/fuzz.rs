@@ -68,7 +68,8 @@ pub struct FuzzArgs {
     /// `kconform fuzz merge`, instead of a run.
     #[command(subcommand)]
     pub then: Option<FuzzCommand>,
-    /// The target under test: ref, ref:N, external=HOST:PORT...
+    /// The target under test: ref, ref:N, build:N=PATH (a kaas build as N processes),
+    /// external=HOST:PORT...
     #[arg(long, default_value = "ref")]
     pub target: String,
     /// The oracle: apache (kept up by `kconform apache up`, else launched); `none` with
