@@ -133,7 +133,7 @@ async fn three_processes_are_one_cluster_through_kconforms_kubernetes_api() {
 /// The rows and causes of a run of `scenarios` on `target` beside Apache's recorded answers,
 /// the target's name taken out.
 fn rows(target: &str, scenarios: &[&str]) -> Vec<String> {
-    let out = kconform_cmd()
+    let out = crate::util::kconform()
         .arg("run")
         .args(scenarios)
         .args(["--target", target, "--target", "apache-recorded:3"])
@@ -151,12 +151,6 @@ fn rows(target: &str, scenarios: &[&str]) -> Vec<String> {
         })
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect()
-}
-
-fn kconform_cmd() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kconform"));
-    reference_broker::child::dies_with_its_thread(&mut cmd);
-    cmd
 }
 
 /// Kills, restarts, pauses, resumes and held markers on the processes, routing and read-back
