@@ -16,8 +16,9 @@ pub enum KaasAction {
     /// Run a kaas build as a cluster in the foreground: N processes of the binary, each on a
     /// loopback address of its own, sharing one volume, made one cluster by a Kubernetes API
     /// kconform serves (a Lease, the EndpointSlices of its Service, its pods' status,
-    /// KafkaTopics). Prints each broker's address, the controller Lease's holder as it moves,
-    /// and, when stopped (Ctrl-C), the requests the API did not serve. The same cluster
+    /// KafkaTopics). Prints each broker's address, each endpoint's readiness and the
+    /// controller Lease's holder as they change, and, when stopped (Ctrl-C), the requests the
+    /// API did not serve. The same cluster
     /// `--target build:N=PATH` starts for a run.
     Up(KaasUpArgs),
 }

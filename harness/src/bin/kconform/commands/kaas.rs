@@ -56,8 +56,9 @@ async fn up(a: KaasUpArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = kconform::targets::kaas_build::kubeconfig_note() {
         outln!("note: {note}");
     }
-    outln!("every endpoint ready; Ctrl-C stops the cluster");
+    outln!("every endpoint ready (changes are printed as they come); Ctrl-C stops the cluster");
     let mut controller = None;
+    let mut ready = cluster.api().ready();
     let stop = tokio::signal::ctrl_c();
     tokio::pin!(stop);
     loop {
@@ -65,6 +66,13 @@ async fn up(a: KaasUpArgs) -> anyhow::Result<ExitCode> {
             _ = &mut stop => break,
             _ = tokio::time::sleep(Duration::from_millis(250)) => {}
         }
+        let seen = cluster.api().ready();
+        for (i, (was, is)) in ready.iter().zip(&seen).enumerate() {
+            if was != is {
+                outln!("broker {i}: {}", if *is { "ready" } else { "not ready" });
+            }
+        }
+        ready = seen;
         let now = cluster.controller();
         if now != controller {
             if let Some(c) = &now {
