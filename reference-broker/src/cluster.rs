@@ -329,8 +329,10 @@ impl Membership {
         if self.alone() {
             return self.peer(self.me);
         }
-        let all: Vec<i32> = self.peers().iter().map(|p| p.id).collect();
-        pick_coordinator(key, &all, &self.alive()).and_then(|id| self.peer(id))
+        let peers = self.peers();
+        let all: Vec<i32> = peers.iter().map(|p| p.id).collect();
+        pick_coordinator(key, &all, &self.alive())
+            .and_then(|id| peers.into_iter().find(|p| p.id == id))
     }
 
     /// The broker that leads `partition` of `topic` now: the partitions of a topic go round
@@ -343,9 +345,11 @@ impl Membership {
         if self.alone() {
             return self.peer(self.me);
         }
-        let all: Vec<i32> = self.peers().iter().map(|p| p.id).collect();
+        let peers = self.peers();
+        let all: Vec<i32> = peers.iter().map(|p| p.id).collect();
         let slot = (fnv1a32(topic.as_bytes()) as usize).wrapping_add(partition.max(0) as usize);
-        pick_by_slot(slot, &all, &self.alive()).and_then(|id| self.peer(id))
+        pick_by_slot(slot, &all, &self.alive())
+            .and_then(|id| peers.into_iter().find(|p| p.id == id))
     }
 
     /// Whether this broker leads `partition` of `topic` now.

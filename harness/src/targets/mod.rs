@@ -153,8 +153,8 @@ pub struct Running {
     /// Every broker of a cluster by node id (launched: 0..N-1 on `bootstrap`; external: as
     /// its Metadata lists them).
     nodes: Vec<(i32, SocketAddr)>,
-    /// The binary of a build target, which naming it again needs.
-    build_bin: Option<&'static std::path::Path>,
+    /// What `--target` takes to name it again ([`TargetSpec::arg`]).
+    arg: String,
     /// The commands that do those to an external cluster's brokers (`--fault-cmd`).
     faults: faults::FaultCommands,
     held: std::sync::Arc<tokio::sync::Mutex<Held>>,
@@ -264,10 +264,11 @@ impl Running {
             }
             nodes = listed.into_iter().collect();
             bootstrap = nodes.iter().map(|(_, a)| *a).collect();
-            disrupt::agreed(&name, &nodes, spec.secured).await?;
         }
-        if let (Kind::Build(_), true) = (spec.kind, spec.brokers > 1) {
-            // Every endpoint is ready; each broker's watch may not have said so to it yet.
+        // Brokers that find each other through something outside kconform (an external
+        // cluster's own means; a build's Kubernetes API, whose readiness each broker's watch
+        // may not have heard yet) are waited for until they agree.
+        if matches!(spec.kind, Kind::External(_) | Kind::Build(_)) && spec.brokers > 1 {
             disrupt::agreed(&name, &nodes, spec.secured).await?;
         }
         let running = Running {
@@ -279,10 +280,7 @@ impl Running {
             bootstrap,
             answers_as: spec.answers_as(),
             nodes,
-            build_bin: match spec.kind {
-                Kind::Build(bin) => Some(bin),
-                _ => None,
-            },
+            arg: spec.arg(),
             faults: faults::FaultCommands::default(),
             held: std::sync::Arc::new(started.held.into()),
         };
@@ -308,11 +306,7 @@ impl Running {
     /// What `--target` takes to name this target again: its name, with an external broker's
     /// address (`external=127.0.0.1:9092`): what a replay command says.
     pub fn arg(&self) -> String {
-        match (self.name.starts_with("external"), &self.build_bin) {
-            (true, _) => format!("{}={}", self.name, self.addr),
-            (_, Some(bin)) => format!("{}={}", self.name, bin.display()),
-            _ => self.name.clone(),
-        }
+        self.arg.clone()
     }
 
     /// The bootstrap list a client is given: every broker, comma-separated.
