@@ -244,15 +244,9 @@ fn why_it_cannot(
         Kind::Apache(..) | Kind::Recorded(_) if act.needs_a_disk_switch() => {
             Some("Apache: its disk cannot be filled here")
         }
-        Kind::Build(_) if act.needs_a_disk_switch() => {
-            Some("a build's processes: a release binary has no disk switch")
-        }
-        Kind::Build(bin)
-            if matches!(act, BrokerAct::HoldMarkers | BrokerAct::ReleaseMarkers)
-                && !crate::targets::kaas_build::is_kaas_ref_once(bin) =>
-        {
-            Some("a kaas build: no signal holds its markers")
-        }
+        Kind::Build(bin) => crate::targets::kaas_build::refusal(act, || {
+            crate::targets::kaas_build::is_kaas_ref_once(bin)
+        }),
         _ => None,
     }
 }

@@ -38,14 +38,7 @@ impl Running {
             // markers held by its signals; no disk switch in a release binary.
             Held::Build(cluster) => faults::BrokerAct::ALL
                 .into_iter()
-                .filter(|a| !a.needs_a_disk_switch())
-                .filter(|a| {
-                    cluster.is_kaas_ref()
-                        || !matches!(
-                            a,
-                            faults::BrokerAct::HoldMarkers | faults::BrokerAct::ReleaseMarkers
-                        )
-                })
+                .filter(|a| cluster.refusal(*a).is_none())
                 .collect(),
             _ => faults::BrokerAct::ALL
                 .into_iter()
@@ -127,11 +120,14 @@ impl Running {
                     faults::BrokerAct::FillDisk.key()
                 )))
             }
-            Held::Build(_) => {
+            Held::Build(cluster) => {
+                let why = cluster
+                    .refusal(faults::BrokerAct::FillDisk)
+                    .unwrap_or_default();
                 return Err(self.refused(format!(
-                    "{} is not done to a build's brokers: a release binary has no disk switch, and no small filesystem can be mounted here",
+                    "{} is not done to a build's brokers: {why}",
                     faults::BrokerAct::FillDisk.key()
-                )))
+                )));
             }
             _ => {
                 drop(guard);

@@ -73,34 +73,24 @@ pub(super) async fn kaas_ref_cluster(spec: &TargetSpec, n: usize) -> Result<Star
 }
 
 /// A kaas build (`bin`) as a cluster of `n` processes with the Kubernetes API it needs
-/// served beside them. The topics are those given (a run's), else those of kconform's own
-/// `KAAS_TOPICS` (`kconform topics --json` prints what a run needs). A kaas-ref binary is
-/// given the settings kconform runs its kaas-ref with, as flags a kaas build would not take.
+/// served beside them, told of `topics` (a run's; else kconform's own `KAAS_TOPICS`). A
+/// kaas-ref binary is given the settings kconform runs its kaas-ref with ([`kaas_ref_flags`]).
 pub(super) async fn kaas_build(
     spec: &TargetSpec,
     bin: &std::path::Path,
     n: usize,
     topics: Option<&str>,
 ) -> Result<Started, String> {
-    use super::kaas_build::{is_kaas_ref_once, BuildCluster};
     if spec.secured {
         return Err("a build cluster runs without SASL here (+sasl is not taken)".into());
     }
-    let extra = match is_kaas_ref_once(bin) {
-        true => kaas_ref_flags(n),
-        false => Vec::new(),
-    };
-    let topics = match topics {
-        Some(topics) => topics.to_owned(),
-        None => std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into()),
-    };
-    let cluster = BuildCluster::start(bin, n, &topics, extra)
+    let cluster = super::kaas_build::BuildCluster::start(bin, n, topics, kaas_ref_flags(n))
         .await
         .map_err(|e| e.to_string())?;
-    let mut hosts = match cluster.is_kaas_ref() {
-        true => String::new(),
-        false => format!("; {}", cluster.resolve_names()),
-    };
+    let mut hosts: String = cluster
+        .names_note()
+        .map(|note| format!("; {note}"))
+        .unwrap_or_default();
     if let Some(note) = super::kaas_build::kubeconfig_note() {
         hosts.push_str(&format!("; {note}"));
     }

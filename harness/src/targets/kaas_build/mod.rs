@@ -13,6 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::faults::BrokerAct;
 use super::kube_api::{KubeApi, LeaseHolder, Seat};
 pub use hosts::{HostsOutcome, HOSTS_FILE};
 use process::Broker;
@@ -43,6 +44,18 @@ pub enum BuildError {
     /// No broker of that id, or one that cannot take the act.
     #[error("{0}")]
     Broker(String),
+}
+
+/// Why a build's brokers cannot take `act`, when they cannot: no disk is filled (a release
+/// binary has no switch), and markers are held only on kaas-ref's binary (by its signals).
+/// `kaas_ref` is asked only where it matters (asking a kaas build takes seconds). The one
+/// answer the plan, a target's acts and the acts themselves give.
+pub fn refusal(act: BrokerAct, kaas_ref: impl FnOnce() -> bool) -> Option<&'static str> {
+    if act.needs_a_disk_switch() {
+        return Some("a build's processes: a release binary has no disk switch");
+    }
+    let holds = matches!(act, BrokerAct::HoldMarkers | BrokerAct::ReleaseMarkers);
+    (holds && !kaas_ref()).then_some("a kaas build: no signal holds its markers")
 }
 
 /// How long the binary may take to say its version before it counts as a kaas build.
@@ -125,19 +138,31 @@ pub struct BuildCluster {
     dir: PathBuf,
     bin: PathBuf,
     kaas_ref: bool,
+    /// What became of the names a kaas build advertises ([`BuildCluster::resolve_names`]);
+    /// none for kaas-ref, which advertises addresses.
+    names_note: Option<String>,
 }
 
 impl BuildCluster {
-    /// Starts `n` brokers of `bin`, each told kaas's variables plus `extra_args` (kaas-ref's
-    /// settings; none for a kaas build) and the topics of `topics_json`, and returns once every
-    /// endpoint is ready ([`READY_DEADLINE`]).
+    /// Starts `n` brokers of `bin`, each told kaas's variables and the topics of
+    /// `topics_json` (else kconform's own `KAAS_TOPICS`, else none), with `kaas_ref_args` where
+    /// the binary is kaas-ref's (flags a kaas build does not take); makes the names a kaas
+    /// build advertises resolve; and returns once every endpoint is ready ([`READY_DEADLINE`]).
     pub async fn start(
         bin: &Path,
         n: usize,
-        topics_json: &str,
-        extra_args: Vec<String>,
+        topics_json: Option<&str>,
+        kaas_ref_args: Vec<String>,
     ) -> Result<BuildCluster, BuildError> {
         let kaas_ref = is_kaas_ref_once(bin);
+        let extra_args = match kaas_ref {
+            true => kaas_ref_args,
+            false => Vec::new(),
+        };
+        let topics_json = match topics_json {
+            Some(topics) => topics.to_owned(),
+            None => std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into()),
+        };
         let (ips, ports) = env::addresses(n).map_err(BuildError::Addresses)?;
         let seats: Vec<Seat> = ips
             .iter()
@@ -164,7 +189,7 @@ impl BuildCluster {
             .map_err(|e| setup("the kubeconfig", e))?;
         let mut brokers = Vec::with_capacity(n);
         for (i, seat) in seats.iter().enumerate() {
-            let env = env::broker_env(i, seat, &ports, &dir, topics_json);
+            let env = env::broker_env(i, seat, &ports, &dir, &topics_json);
             brokers.push(Broker::new(
                 bin,
                 env,
@@ -178,7 +203,11 @@ impl BuildCluster {
             dir,
             bin: bin.into(),
             kaas_ref,
+            names_note: None,
         };
+        if !kaas_ref {
+            cluster.names_note = Some(cluster.resolve_names());
+        }
         for broker in &mut cluster.brokers {
             broker
                 .spawn()
@@ -208,9 +237,14 @@ impl BuildCluster {
             .collect()
     }
 
+    /// What became of the names a kaas build advertises, in one line; none for kaas-ref.
+    pub fn names_note(&self) -> Option<&str> {
+        self.names_note.as_deref()
+    }
+
     /// Makes the names kaas advertises resolve ([`hosts::ensure`] on [`HOSTS_FILE`]), and says
     /// what became of them in one line.
-    pub fn resolve_names(&self) -> String {
+    fn resolve_names(&self) -> String {
         match hosts::ensure(&self.names(), std::path::Path::new(HOSTS_FILE)) {
             HostsOutcome::Resolved => "its brokers' names resolve".into(),
             HostsOutcome::Written(lines) => format!("{} line(s) added to {HOSTS_FILE} for its brokers' names", lines.len()),
@@ -277,13 +311,16 @@ impl BuildCluster {
         self.broker(id)?.signal(signal)
     }
 
+    /// Why its brokers cannot take `act` ([`refusal`]), when they cannot.
+    pub fn refusal(&self, act: BrokerAct) -> Option<&'static str> {
+        refusal(act, || self.kaas_ref)
+    }
+
     /// Holds (SIGUSR1) or lets through (SIGUSR2) the markers peers queue for broker `id`:
     /// kaas-ref's signals; a kaas build has none, and is refused.
     pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), BuildError> {
-        if !self.kaas_ref {
-            return Err(BuildError::Broker(
-                "a kaas build has no signal that holds its markers".into(),
-            ));
+        if let Some(why) = self.refusal(BrokerAct::HoldMarkers) {
+            return Err(BuildError::Broker(why.into()));
         }
         let signal = if held { libc::SIGUSR1 } else { libc::SIGUSR2 };
         self.broker(id)?.signal(signal)

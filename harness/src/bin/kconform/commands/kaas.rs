@@ -15,10 +15,11 @@ pub async fn run(a: KaasArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The topics of `--topics` (JSON, or a file of it), else kconform's own KAAS_TOPICS.
-fn topics(arg: Option<&str>) -> anyhow::Result<String> {
+/// The topics of `--topics` (JSON, or a file of it); none given, the cluster reads
+/// kconform's own KAAS_TOPICS.
+fn topics(arg: Option<&str>) -> anyhow::Result<Option<String>> {
     let text = match arg {
-        None => return Ok(std::env::var("KAAS_TOPICS").unwrap_or_else(|_| "[]".into())),
+        None => return Ok(None),
         Some(arg) if arg.trim_start().starts_with('[') => arg.to_owned(),
         Some(path) => {
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--topics {path}: {e}"))?
@@ -27,25 +28,22 @@ fn topics(arg: Option<&str>) -> anyhow::Result<String> {
     serde_json::from_str::<Vec<serde_json::Value>>(&text).map_err(|e| {
         anyhow::anyhow!("--topics: expected [{{\"name\": \"t\", \"partitions\": 3}}]: {e}")
     })?;
-    Ok(text)
+    Ok(Some(text))
 }
 
 async fn up(a: KaasUpArgs) -> anyhow::Result<ExitCode> {
     let topics = topics(a.topics.as_deref())?;
-    let kaas_ref = kconform::targets::kaas_build::is_kaas_ref_once(&a.bin);
-    let extra = match kaas_ref {
-        true => kconform::targets::kaas_ref_flags(usize::from(a.brokers)),
-        false => Vec::new(),
-    };
+    let flags = kconform::targets::kaas_ref_flags(usize::from(a.brokers));
     let spinner = progress::starting(&format!("{} as {} brokers", a.bin.display(), a.brokers));
-    let started = BuildCluster::start(&a.bin, usize::from(a.brokers), &topics, extra).await;
+    let started =
+        BuildCluster::start(&a.bin, usize::from(a.brokers), topics.as_deref(), flags).await;
     spinner.finish_and_clear();
     let cluster = started?;
     for (i, addr) in cluster.addrs().iter().enumerate() {
         outln!("broker {i}: {addr}");
     }
-    if !kaas_ref {
-        outln!("names: {}", cluster.resolve_names());
+    if let Some(note) = cluster.names_note() {
+        outln!("names: {note}");
     }
     outln!(
         "Kubernetes API: {} (KUBECONFIG={})",
