@@ -41,6 +41,20 @@ fn options(dir: &Path, duration: Duration, stop_after: Option<usize>) -> WireOpt
     }
 }
 
+/// One live-wire run on `target`: no oracle, no progress shown, never stopped from outside.
+async fn fuzz(target: &Running, options: &WireOptions, keeper: &mut Keeper) -> wire::FramesSummary {
+    wire::run(
+        target,
+        None,
+        options,
+        keeper,
+        Arc::new(kconform::report::progress::Quiet),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .await
+    .expect("the wire fuzzer runs")
+}
+
 /// A planted kaas-ref process with `bugs`, owned by a keeper that logs it into `dir`, started.
 async fn planted_process(bugs: &[Bug], dir: &Path) -> (Keeper, Running) {
     let addr = planted::free_addr();
@@ -78,7 +92,6 @@ async fn every_planted_decoder_and_handler_bug_is_found_as_one_frame() {
         }
     }));
     let (_clean, clean) = broker(Planted::default()).await;
-    let quiet = Arc::new(kconform::report::progress::Quiet);
     for (bug, signature) in [
         (
             Bug::GroupIdLengthOneByte,
@@ -92,16 +105,12 @@ async fn every_planted_decoder_and_handler_bug_is_found_as_one_frame() {
         let (_broker, target) = broker(Planted::default().with(bug)).await;
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        let summary = wire::run(
+        let summary = fuzz(
             &target,
-            None,
             &options(dir.path(), BUDGET, Some(1)),
             &mut Keeper::cannot(target.addr),
-            quiet.clone(),
-            Arc::new(AtomicBool::new(false)),
         )
-        .await
-        .expect("the wire fuzzer runs");
+        .await;
         let took = started.elapsed();
         let finding = summary.findings.first().unwrap_or_else(|| {
             panic!(
@@ -149,16 +158,12 @@ async fn every_planted_decoder_and_handler_bug_is_found_as_one_frame() {
     }
     // The clean broker over the same seed's frames: nothing.
     let dir = tempfile::tempdir().unwrap();
-    let summary = wire::run(
+    let summary = fuzz(
         &clean,
-        None,
         &options(dir.path(), Duration::from_secs(8), None),
         &mut Keeper::cannot(clean.addr),
-        quiet,
-        Arc::new(AtomicBool::new(false)),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(summary.frames > 1000, "{} frames", summary.frames);
     assert!(
         summary.findings.is_empty(),
@@ -200,16 +205,12 @@ async fn a_target_that_closes_every_connection_ends_the_run_with_suspects() {
     });
     let target = Running::start(&TargetSpec::external(addr)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let summary = wire::run(
+    let summary = fuzz(
         &target,
-        None,
         &options(dir.path(), BUDGET, None),
         &mut Keeper::cannot(addr),
-        Arc::new(kconform::report::progress::Quiet),
-        Arc::new(AtomicBool::new(false)),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(summary.target_died, "{summary:?}");
     assert!(summary.frames <= 2, "{} frames", summary.frames);
     // Nothing could be replayed on it: no finding, the frames in flight kept as suspects.
@@ -248,16 +249,7 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
         ..options(dir.path(), Duration::from_secs(240), Some(4))
     };
     let started = Instant::now();
-    let summary = wire::run(
-        &target,
-        None,
-        &options,
-        &mut keeper,
-        Arc::new(kconform::report::progress::Quiet),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
-    .expect("the wire fuzzer runs");
+    let summary = fuzz(&target, &options, &mut keeper).await;
     keeper.stop().await;
     println!(
         "{} frames in {:.0} s: {} crashes, {} restarts ({:.1} s), {:.1} s down, {} not reproduced; rates {:?}",
@@ -402,16 +394,7 @@ async fn closes_are_confirmed_in_one_batch_with_one_restart() {
         jobs: 4,
         ..options(dir.path(), Duration::from_secs(20), None)
     };
-    let summary = wire::run(
-        &target,
-        None,
-        &options,
-        &mut keeper,
-        Arc::new(kconform::report::progress::Quiet),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
-    .expect("the wire fuzzer runs");
+    let summary = fuzz(&target, &options, &mut keeper).await;
     keeper.stop().await;
     println!(
         "{} frames, {} restarts ({:.1} s)",
