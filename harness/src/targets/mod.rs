@@ -15,6 +15,7 @@ pub mod provision;
 pub mod recorded;
 pub mod settings;
 mod spec;
+mod stop_signal;
 
 use std::net::SocketAddr;
 

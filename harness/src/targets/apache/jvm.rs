@@ -465,7 +465,11 @@ impl ApacheJvm {
     /// SIGSTOP: the JVM stops where it is, its sockets open, until [`ApacheJvm::resume`]. `false`
     /// when it does not run.
     pub fn pause(&self) -> bool {
-        self.signal(libc::SIGSTOP)
+        let child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        // Paused only once every thread is: a request sent next must wait.
+        child
+            .as_ref()
+            .is_some_and(|c| crate::targets::stop_signal::stop_and_wait(c.id()).is_ok())
     }
 
     /// SIGCONT: a paused JVM goes on. `false` when it does not run.

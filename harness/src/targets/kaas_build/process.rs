@@ -92,15 +92,16 @@ impl Broker {
         let Some(child) = self.child.as_ref() else {
             return Err(BuildError::Broker("it does not run".into()));
         };
-        // SAFETY: kill(2) on a child's pid, which is ours until we wait for it.
-        let rc = unsafe { libc::kill(child.id() as i32, signal) };
-        match rc {
-            0 => Ok(()),
-            _ => Err(BuildError::Broker(format!(
-                "signal {signal}: {}",
-                std::io::Error::last_os_error()
-            ))),
-        }
+        let sent = match signal {
+            // Paused only once every thread is: a request sent next must wait.
+            libc::SIGSTOP => crate::targets::stop_signal::stop_and_wait(child.id()),
+            // SAFETY: kill(2) on a child's pid, which is ours until we wait for it.
+            _ => match unsafe { libc::kill(child.id() as i32, signal) } {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            },
+        };
+        sent.map_err(|e| BuildError::Broker(format!("signal {signal}: {e}")))
     }
 
     /// The last `lines` lines of its log.
