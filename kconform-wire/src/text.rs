@@ -57,6 +57,34 @@ pub fn reason_out(text: &str) -> String {
     }
 }
 
+/// Apache's words for a kind of refusal, whatever the input and version: numbers out and a
+/// version (`v3`) as `vN`, so that "null (length -1), which v3 does not allow here" on one array
+/// and "null (length -7), which v0 does not allow here" on another read as one.
+pub fn kind_out(text: &str) -> String {
+    let numbers = numbers_out(text);
+    let mut out = String::with_capacity(numbers.len());
+    let mut chars = numbers.chars().peekable();
+    while let Some(c) = chars.next() {
+        let word_start = !out.ends_with(|p: char| p.is_alphanumeric() || p == '_');
+        if c == 'v' && word_start && chars.peek().is_some_and(char::is_ascii_digit) {
+            let mut digits = String::new();
+            while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                digits.push(d);
+            }
+            match chars
+                .peek()
+                .is_some_and(|n| n.is_alphanumeric() || *n == '_')
+            {
+                true => out.push_str(&format!("v{digits}")),
+                false => out.push_str("vN"),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +104,9 @@ mod tests {
             "FromUtf8(FromUtf8Error { bytes: [N], error: Utf8Error { valid_up_to: N } })"
         );
         assert!(reason_out(&"x".repeat(500)).ends_with("..."));
+        assert_eq!(
+            kind_out("null (length -7), which v12 does not allow here (level v2x, nv3)"),
+            "null (length N), which vN does not allow here (level v2x, nv3)"
+        );
     }
 }

@@ -159,3 +159,31 @@ fn a_fuzzer_input_reads_back_as_the_case_it_was_written_from() {
     }
     assert!(Case::from_fuzz_input(&[1]).is_none());
 }
+
+/// One reader that takes a negative length for an empty array, wherever the definition allows
+/// no null: Apache's reader names it alike on every array, so it is one defect with its
+/// fields listed, not one per array, API and direction.
+#[test]
+fn one_reader_wrong_on_every_array_is_one_finding_with_its_fields() {
+    let negative_length_reader = |c: &Case| match check::verdict(c) {
+        Verdict::Refuses(r) if r.problem.starts_with("null (length") => {
+            Decoded::Values(Value::Object(Default::default()))
+        }
+        Verdict::Accepts { values, .. } => Decoded::Values(values),
+        Verdict::Refuses(r) => Decoded::Refused(r.to_string()),
+    };
+    let report = session_with(negative_length_reader, 20_000).report();
+    assert_eq!(report.findings.len(), 1, "{report}");
+    let (signature, seen) = &report.findings[0];
+    assert_eq!(
+        signature,
+        "accepts what Apache refuses: null (length N), which vN does not allow here"
+    );
+    let apis: std::collections::BTreeSet<&str> = seen
+        .fields
+        .iter()
+        .map(|f| f.split(':').next().unwrap())
+        .collect();
+    assert!(seen.fields.len() >= 4 && apis.len() >= 3, "{report}");
+    assert!(report.to_string().contains(" field(s): "), "{report}");
+}

@@ -30,7 +30,7 @@ pub use compare::{first_difference, Difference};
 pub use panics::quiet_panics;
 pub use session::{Report, Seen, Session};
 
-use crate::text::{indexes_out, numbers_out, reason_out};
+use crate::text::{indexes_out, kind_out, numbers_out, reason_out};
 use crate::{alloc, api_name};
 
 /// What a decoder made of a body, as its adapter says.
@@ -135,9 +135,11 @@ impl Finding {
         let at = match &self.problem {
             Problem::Panicked(m) => numbers_out(m),
             Problem::Allocated { .. } => String::new(),
-            Problem::AcceptsWhatApacheRefuses(r) | Problem::ReencodedUnreadable(r) => {
-                numbers_out(&indexes_out(&r.field))
-            }
+            // Apache's reader names the kind (a null where the definition allows none): one
+            // defect in one reader of the decoder, on whichever field it shows; the session
+            // lists the fields ([`Finding::field`]).
+            Problem::AcceptsWhatApacheRefuses(r) => kind_out(&r.problem),
+            Problem::ReencodedUnreadable(r) => numbers_out(&indexes_out(&r.field)),
             // The decoder's own reason names the defect (a string that is not UTF-8, the bytes
             // after the message); its first line, numbers out.
             Problem::RefusesWhatApacheAccepts { theirs, .. } => {
@@ -148,7 +150,9 @@ impl Finding {
         // A panic or a refusal is one defect on every API it shows on (the string reader that
         // refuses what is not UTF-8 is shared); the session lists the APIs.
         let api = match &self.problem {
-            Problem::Panicked(_) | Problem::RefusesWhatApacheAccepts { .. } => String::new(),
+            Problem::Panicked(_)
+            | Problem::RefusesWhatApacheAccepts { .. }
+            | Problem::AcceptsWhatApacheRefuses(_) => String::new(),
             _ => format!("{} {}", api_name(self.case.api as i16), self.case.direction),
         };
         [self.problem.word(), &api, &at]
@@ -157,6 +161,22 @@ impl Finding {
             .copied()
             .collect::<Vec<&str>>()
             .join(": ")
+    }
+}
+
+impl Finding {
+    /// Where a defect signed without its field showed (`EndTxn request: topics[] (count)`):
+    /// the session lists each, as the fields one fix in one reader mends.
+    pub fn field(&self) -> Option<String> {
+        match &self.problem {
+            Problem::AcceptsWhatApacheRefuses(r) => Some(format!(
+                "{} {}: {}",
+                api_name(self.case.api as i16),
+                self.case.direction,
+                indexes_out(&r.field)
+            )),
+            _ => None,
+        }
     }
 }
 

@@ -18,6 +18,8 @@ pub struct Seen {
     pub times: u64,
     /// The APIs (by key), directions and versions it showed on.
     pub versions: BTreeSet<(i16, Direction, i16)>,
+    /// The fields it showed on, for a defect signed without them ([`Finding::field`]).
+    pub fields: BTreeSet<String>,
     /// How many inputs had been checked when it was first seen (1 for the first input).
     pub after_cases: u64,
     /// And how long after the session started.
@@ -91,17 +93,26 @@ impl Session {
             }
             Err(f) => f,
         };
+        self.record(*finding)
+    }
+
+    /// Counts `finding` under its signature; the defect when it is the first of it.
+    fn record(&mut self, finding: Finding) -> Option<&Seen> {
         let signature = finding.signature();
+        let case = &finding.case;
         let version = (case.api as i16, case.direction, case.version);
+        let field = finding.field();
         if let Some(seen) = self.seen.get_mut(&signature) {
             seen.times += 1;
             seen.versions.insert(version);
+            seen.fields.extend(field);
             return None;
         }
         let seen = Seen {
-            first: *finding,
+            first: finding,
             times: 1,
             versions: BTreeSet::from([version]),
+            fields: field.into_iter().collect(),
             after_cases: self.cases,
             after: self.started.elapsed(),
         };
@@ -187,9 +198,17 @@ impl fmt::Display for Report {
         for (signature, seen) in &self.findings {
             writeln!(
                 f,
-                "- {signature}\n  seen {} time(s) on {}, first after {} input(s) ({:.2} s)\n  {}",
+                "- {signature}\n  seen {} time(s) on {}{}, first after {} input(s) ({:.2} s)\n  {}",
                 seen.times,
                 seen.shown_on(),
+                match seen.fields.is_empty() {
+                    true => String::new(),
+                    false => format!(
+                        "\n  on {} field(s): {}",
+                        seen.fields.len(),
+                        seen.fields.iter().cloned().collect::<Vec<_>>().join("; ")
+                    ),
+                },
                 seen.after_cases,
                 seen.after.as_secs_f64(),
                 seen.first.to_string().replace('\n', "\n  "),
