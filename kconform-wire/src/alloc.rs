@@ -23,7 +23,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// Requests at least this large are served from address-space reservations.
 pub const RESERVE_THRESHOLD: usize = 64 << 20;
@@ -55,6 +55,27 @@ pub fn decoding<R>(decoding: Decoding, f: impl FnOnce() -> R) -> R {
     let out = f();
     DECODING.with(|d| d.set(outer));
     out
+}
+
+/// Where the size of a request that cannot be served is written before the process aborts:
+/// memory an isolated session shares with the child that checks (`check::isolated`), which
+/// reads it once the child is gone.
+static UNSERVED: AtomicPtr<AtomicUsize> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Has the size of a request that cannot be served written to `slot` (see [`UNSERVED`]).
+pub(crate) fn note_unserved_in(slot: &'static AtomicUsize) {
+    UNSERVED.store(std::ptr::from_ref(slot).cast_mut(), Ordering::Relaxed);
+}
+
+/// A request of `size` bytes that cannot be served: its size where a session reads it, and the
+/// finding on stderr.
+fn unserved(size: usize) {
+    let slot = UNSERVED.load(Ordering::Relaxed);
+    if !slot.is_null() {
+        // SAFETY: only `note_unserved_in` sets it, from a `'static` reference.
+        unsafe { (*slot).store(size, Ordering::Relaxed) };
+    }
+    last_words(size);
 }
 
 /// Set once any allocation has gone through a [`Watch`]: whether one is installed.
@@ -229,7 +250,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Watch<A> {
             false => unsafe { self.inner.alloc(layout) },
         };
         if p.is_null() {
-            last_words(layout.size());
+            unserved(layout.size());
         }
         p
     }
@@ -244,7 +265,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Watch<A> {
             false => unsafe { self.inner.alloc_zeroed(layout) },
         };
         if p.is_null() {
-            last_words(layout.size());
+            unserved(layout.size());
         }
         p
     }

@@ -139,3 +139,57 @@ fn the_planted_allocation_is_said_before_the_process_aborts() {
         "a count the address space cannot hold: {count}"
     );
 }
+
+/// Run by `one_isolated_session_finds_every_planted_codec_defect_through_its_aborts` in a
+/// child process: a session forks, which is safe only where no other test runs beside it.
+#[test]
+#[ignore = "forks: run alone by one_isolated_session_finds_every_planted_codec_defect_through_its_aborts"]
+fn isolated_session_child() {
+    let planted = Planted::default()
+        .with(Bug::MarkerCountAllocates)
+        .with(Bug::TopicCountAllocates)
+        .with(Bug::NegativeArrayReadsEmpty);
+    let mut session = Session::new();
+    session.run_isolated(20261204, 20_000, |c| kaas_ref(c, planted));
+    println!("{}", session.report());
+}
+
+#[test]
+fn one_isolated_session_finds_every_planted_codec_defect_through_its_aborts() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "isolated_session_child",
+            "--nocapture",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("20000 input(s) in "), "{stdout}");
+    let defects: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .collect();
+    assert_eq!(
+        defects,
+        [
+            "accepts what Apache refuses: null (length N), which vN does not allow here",
+            "allocates past the bound: TxnOffsetCommit request",
+            "allocates past the bound: WriteTxnMarkers request",
+        ],
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout
+            .matches("which no address space holds: the process aborted")
+            .count(),
+        2,
+        "each allocation site aborted, and the session went on:\n{stdout}"
+    );
+}

@@ -75,11 +75,15 @@ pub enum Bug {
     /// header and UNSUPPORTED_VERSION) where Apache closes the connection: the real kaas
     /// build answered InitProducerId v7, EndTxn v-1, v131 and v32767.
     AnswersUnlistedVersions,
+    /// The codec's one array reader takes a negative count (null, where the definition allows
+    /// none) for an empty array where Apache's parser refuses it: one reader, wrong on every
+    /// array of every API, as real kaas's was (14 lines of a check before they were grouped).
+    NegativeArrayReadsEmpty,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 18] = [
+    pub const ALL: [Bug; 19] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -98,6 +102,7 @@ impl Bug {
         Bug::PeerMarkerOverwritten,
         Bug::TopicCountAllocates,
         Bug::AnswersUnlistedVersions,
+        Bug::NegativeArrayReadsEmpty,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.

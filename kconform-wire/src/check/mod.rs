@@ -16,6 +16,7 @@
 mod apache;
 mod case;
 mod compare;
+mod isolated;
 mod panics;
 mod session;
 
@@ -61,6 +62,17 @@ pub enum Problem {
         /// The bound for this input.
         bound: usize,
     },
+    /// It asked for one allocation that no address space holds, and the process aborted (seen
+    /// by an isolated session, [`Session::run_isolated`]).
+    Aborted {
+        /// The request, in bytes.
+        bytes: usize,
+        /// The bound for this input.
+        bound: usize,
+    },
+    /// The process checking it died of a signal (a stack overflow, a bad address) while it
+    /// decoded (seen by an isolated session).
+    Died(String),
     /// It read a message from a body Apache's parser refuses.
     AcceptsWhatApacheRefuses(Refusal),
     /// It refused a body Apache's parser reads.
@@ -81,7 +93,8 @@ impl Problem {
     pub fn word(&self) -> &'static str {
         match self {
             Problem::Panicked(_) => "panics",
-            Problem::Allocated { .. } => "allocates past the bound",
+            Problem::Allocated { .. } | Problem::Aborted { .. } => "allocates past the bound",
+            Problem::Died(_) => "dies",
             Problem::AcceptsWhatApacheRefuses(_) => "accepts what Apache refuses",
             Problem::RefusesWhatApacheAccepts { .. } => "refuses what Apache accepts",
             Problem::ValuesDiffer(_) => "reads other values than Apache",
@@ -97,6 +110,11 @@ impl fmt::Display for Problem {
             Problem::Allocated { bytes, bound } => {
                 write!(f, "asked for {bytes} bytes at once (bound {bound})")
             }
+            Problem::Aborted { bytes, bound } => write!(
+                f,
+                "asked for {bytes} bytes at once (bound {bound}), which no address space holds: the process aborted"
+            ),
+            Problem::Died(how) => write!(f, "the process died: {how}"),
             Problem::AcceptsWhatApacheRefuses(r) => write!(f, "Apache refuses it: {r}"),
             Problem::RefusesWhatApacheAccepts { theirs, trailing } => {
                 write!(f, "refused it ({theirs}); Apache reads it")?;
@@ -134,7 +152,8 @@ impl Finding {
     pub fn signature(&self) -> String {
         let at = match &self.problem {
             Problem::Panicked(m) => numbers_out(m),
-            Problem::Allocated { .. } => String::new(),
+            Problem::Allocated { .. } | Problem::Aborted { .. } => String::new(),
+            Problem::Died(how) => how.clone(),
             // Apache's reader names the kind (a null where the definition allows none): one
             // defect in one reader of the decoder, on whichever field it shows; the session
             // lists the fields ([`Finding::field`]).

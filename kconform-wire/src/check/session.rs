@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::{check, Case, Decoded, Direction, Finding, Verdict};
+use super::{check, Case, Decoded, Direction, Finding, Problem, Verdict};
 use crate::{alloc, api_name, Rng};
 
 /// One defect: its first finding and how often it showed.
@@ -54,9 +54,9 @@ impl Seen {
 #[derive(Debug)]
 pub struct Session {
     seen: BTreeMap<String, Seen>,
-    cases: u64,
-    apache_accepted: u64,
-    not_served: u64,
+    pub(super) cases: u64,
+    pub(super) apache_accepted: u64,
+    pub(super) not_served: u64,
     started: Instant,
 }
 
@@ -96,8 +96,25 @@ impl Session {
         self.record(*finding)
     }
 
+    /// Counts one more showing of a defect already seen (`false` when `signature` is new):
+    /// what an isolated session's child reports, without the body.
+    pub(super) fn again(
+        &mut self,
+        signature: &str,
+        version: (i16, Direction, i16),
+        field: Option<String>,
+    ) -> bool {
+        let Some(seen) = self.seen.get_mut(signature) else {
+            return false;
+        };
+        seen.times += 1;
+        seen.versions.insert(version);
+        seen.fields.extend(field);
+        true
+    }
+
     /// Counts `finding` under its signature; the defect when it is the first of it.
-    fn record(&mut self, finding: Finding) -> Option<&Seen> {
+    pub(super) fn record(&mut self, finding: Finding) -> Option<&Seen> {
         let signature = finding.signature();
         let case = &finding.case;
         let version = (case.api as i16, case.direction, case.version);
@@ -106,6 +123,12 @@ impl Session {
             seen.times += 1;
             seen.versions.insert(version);
             seen.fields.extend(field);
+            // A site that also kills the process is shown by an input that does: the worst
+            // of what the defect does is what a reader of the report must see.
+            let kills = |p: &Problem| matches!(p, Problem::Aborted { .. } | Problem::Died(_));
+            if kills(&finding.problem) && !kills(&seen.first.problem) {
+                seen.first = finding;
+            }
             return None;
         }
         let seen = Seen {

@@ -302,6 +302,9 @@ impl<'a> Reader<'a> {
         mut element: impl FnMut(&mut Self) -> Result<T>,
     ) -> Result<Vec<T>> {
         let count = self.length_prefix(field, true)?;
+        if count < 0 && crate::planted::in_codec(crate::planted::Bug::NegativeArrayReadsEmpty) {
+            return Ok(Vec::new());
+        }
         if count == -1 {
             return Err(CodecError::UnexpectedNull { field });
         }
