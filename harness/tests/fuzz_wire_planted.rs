@@ -428,3 +428,77 @@ async fn closes_are_confirmed_in_one_batch_with_one_restart() {
         .all(|f| f.reproduces.contains("started fresh for a batch of")
             || f.reproduces.contains("freshly started")));
 }
+
+/// Kills (SIGKILL) the planted broker process listening on `addr`: a death no frame caused.
+fn kill_the_broker_on(addr: std::net::SocketAddr) -> usize {
+    let wanted = format!("KCONFORM_PLANTED_LISTEN={addr}");
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+            // SAFETY: kill(2) on a process found by its environment; no memory is passed.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed += 1;
+        }
+    }
+    killed
+}
+
+/// A broker that dies of something no frame did (killed from outside) is not a finding: the
+/// crash keeps its frames in flight and its last words under `unpinned/crash-0/`, is pinned
+/// again once in the batch at the end of the run (one restart, said why), and, reproduced by
+/// no frame then either, stays there, listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_death_no_frame_caused_is_kept_with_its_frames_and_tried_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut keeper, target) = planted_process(&[], dir.path()).await;
+    let addr = target.bootstrap[0];
+    let options = WireOptions {
+        jobs: 4,
+        deadline: Duration::from_secs(2),
+        shrink_budget: 20,
+        ..options(dir.path(), Duration::from_secs(6), None)
+    };
+    let killer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        kill_the_broker_on(addr)
+    });
+    let summary = fuzz(&target, &options, &mut keeper).await;
+    keeper.stop().await;
+    assert_eq!(
+        killer.await.unwrap(),
+        1,
+        "the broker process was found and killed"
+    );
+    println!("{summary:#?}");
+    assert!(!summary.target_died, "{:?}", summary.ended_early);
+    assert_eq!(summary.crashes, 1);
+    assert_eq!(summary.not_reproduced, 1);
+    assert_eq!(summary.pinned_on_retry, 0);
+    assert!(summary.findings.is_empty(), "{:?}", summary.findings);
+    assert_eq!(summary.unpinned, ["unpinned/crash-0"]);
+    let folder = dir.path().join("unpinned/crash-0");
+    assert!(folder.join("last-words.txt").exists());
+    let frames = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("frame-")
+        })
+        .count();
+    assert!(frames >= 1, "the frames in flight are kept");
+    assert!(
+        summary
+            .restarts_why
+            .iter()
+            .any(|w| w.why == "a fresh broker for crashes not reproduced at first"),
+        "{:?}",
+        summary.restarts_why
+    );
+}

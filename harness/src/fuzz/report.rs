@@ -259,8 +259,8 @@ impl FuzzReport {
                 None => String::new(),
             };
             out.push(format!(
-                "{} stopped answering {} time(s): {} restart(s) ({:.1} s restarting, {:.1} s waiting on crashes in all), {} crash(es) not reproduced{rates}",
-                self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced
+                "{} stopped answering {} time(s): {} restart(s) ({:.1} s restarting, {:.1} s waiting on crashes in all), {} crash(es) not reproduced at first ({} pinned when tried again){rates}",
+                self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced, f.pinned_on_retry
             ));
         }
         if !f.restarts_why.is_empty() {
@@ -293,7 +293,7 @@ impl FuzzReport {
         }
         if !f.unpinned.is_empty() {
             out.push(format!(
-                "frames in flight when it stopped (suspects, not findings): {}",
+                "not pinned (suspects, not findings: frames in flight and last words): {}",
                 f.unpinned.join(", ")
             ));
         }

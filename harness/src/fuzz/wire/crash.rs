@@ -80,30 +80,37 @@ pub(super) async fn died(
         None => "a crash: brought back, pinned and its frames shrunk",
     };
     let outcome = match known {
-        Some(_) => keeper.revive().await.map(|_| ()),
-        None => pin_and_write(run, keeper, history, words).await,
+        Some(_) => keeper.revive().await.map(|_| true),
+        None => pin_and_write(run, keeper, history, words.clone()).await,
     };
     keeper.purpose = super::keeper::STOPPED_ANSWERING;
     run.shared().summary.down_secs += began.elapsed().as_secs_f64();
-    if let Err(e) = outcome {
-        give_up(
-            run,
-            history,
-            &format!("it stopped answering and could not be brought back: {e}"),
-        )?;
-        return Ok(true);
+    match outcome {
+        Err(e) => {
+            give_up(
+                run,
+                history,
+                &format!("it stopped answering and could not be brought back: {e}"),
+            )?;
+            Ok(true)
+        }
+        Ok(true) => Ok(false),
+        Ok(false) => {
+            run.shared().summary.not_reproduced += 1;
+            super::unpinned::keep(run, history, words, keeper.restarts)?;
+            Ok(false)
+        }
     }
-    Ok(false)
 }
 
-/// Pins the crash, shrinks its killer, writes it (or counts it as not reproduced), and leaves
-/// the target answering.
-async fn pin_and_write(
+/// Pins the crash, shrinks its killer and writes it, and leaves the target answering: false
+/// when no frame of `history` reproduced it.
+pub(super) async fn pin_and_write(
     run: &Run<'_>,
     keeper: &mut Keeper,
     history: &[pin::Sent],
     words: Option<String>,
-) -> Result<(), super::keeper::KeeperError> {
+) -> Result<bool, super::keeper::KeeperError> {
     let options = run.options;
     let mut probe = Probe::new(run.target, keeper, options.deadline);
     let budget = options.shrink_budget;
@@ -121,9 +128,8 @@ async fn pin_and_write(
             said = words.as_deref().unwrap_or("nothing in its log"),
             "the target stopped answering, and no frame sent in its last life made it do so again"
         );
-        run.shared().summary.not_reproduced += 1;
         probe.up(true).await?;
-        return Ok(());
+        return Ok(false);
     };
     let frames: Vec<&[u8]> = pinned.frames.iter().map(|s| s.frame.as_slice()).collect();
     let words = match probe.send(&frames, true).await? {
@@ -200,7 +206,7 @@ async fn pin_and_write(
         Some((armer, matters)) => shared.avoid(armer, matters),
         None => shared.avoid(&shrunk.frame, &shrunk.matters),
     }
-    Ok(())
+    Ok(true)
 }
 
 /// A crash seen again with one of the frames it needs replaced: the frames in order, then the
@@ -292,6 +298,6 @@ fn give_up(run: &Run<'_>, history: &[pin::Sent], why: &str) -> Result<(), FuzzEr
     let mut shared = run.shared();
     shared.summary.target_died = true;
     shared.summary.ended_early = Some(format!("{} {why}", run.target.name));
-    shared.summary.unpinned = files;
+    shared.summary.unpinned.extend(files);
     Ok(())
 }

@@ -35,6 +35,7 @@ pub mod pin;
 mod replay;
 mod send;
 mod state;
+mod unpinned;
 mod verify;
 
 /// The frames and their reading, from the in-process library (`kconform-wire`) this fuzzer

@@ -116,8 +116,11 @@ pub struct FramesSummary {
     pub ended_early: Option<String>,
     /// Times the target stopped answering (crashed, or hung whole).
     pub crashes: u64,
-    /// Crashes no frame sent reproduced on a broker brought back: not findings.
+    /// Crashes no frame sent reproduced on the broker brought back at first: kept under
+    /// `unpinned/` and pinned again at the next batch.
     pub not_reproduced: u64,
+    /// Of those, the ones pinned when tried again in a batch (findings now).
+    pub pinned_on_retry: u64,
     /// Restarts of the target (after crashes, while pinning and shrinking them, and to confirm
     /// closes and silences on a freshly started broker).
     pub restarts: u64,
@@ -134,8 +137,10 @@ pub struct FramesSummary {
     pub down_secs: f64,
     /// Seconds into the run of the first crash, and the frames sent before it.
     pub first_crash: Option<(f64, u64)>,
-    /// The frames in flight when a target that could not be brought back stopped answering
-    /// (files in the findings directory): suspects, not findings.
+    /// Suspects, not findings (in the findings directory): the folders of crashes not pinned
+    /// even when tried again (`unpinned/crash-<k>`: their frames in flight and last words),
+    /// and the frames in flight when a target that could not be brought back stopped
+    /// answering (`unpinned/suspect-<n>.bin`).
     pub unpinned: Vec<String>,
     /// Frames not sent because they are broken as a pinned crash's frame is.
     pub avoided: u64,
@@ -291,6 +296,10 @@ pub(super) struct Shared {
     /// freshly started one: at the next restart a crash needs anyway, or at the end of the
     /// run, all in one batch ([`super::verify::confirm_pending`]).
     pub(super) pending: Vec<Seen>,
+    /// Crashes not reproduced at first, waiting to be pinned again in a batch.
+    pub(super) unpinned_crashes: Vec<super::unpinned::Unpinned>,
+    /// How many crashes were kept so (the next one's number).
+    pub(super) unpinned_crashes_kept: usize,
 }
 
 /// A finding seen once, to be confirmed: at once, or (a close) waiting for a freshly started
@@ -319,6 +328,8 @@ impl Shared {
             avoid: Vec::new(),
             aliases: BTreeMap::new(),
             pending: Vec::new(),
+            unpinned_crashes: Vec::new(),
+            unpinned_crashes_kept: 0,
         }
     }
 

@@ -115,25 +115,38 @@ pub(super) async fn confirm_pending(
     restart: bool,
 ) -> Result<bool, FuzzError> {
     let pending = std::mem::take(&mut run.shared().pending);
-    if pending.is_empty() {
+    let unpinned = run
+        .shared()
+        .unpinned_crashes
+        .iter()
+        .filter(|u| !u.retried)
+        .count();
+    if pending.is_empty() && unpinned == 0 {
         return Ok(false);
     }
     if restart {
         run.progress.counters(
             "frames",
             &format!(
-                "restarting {} to confirm {} close(s) and silence(s) on a fresh broker",
+                "restarting {} to confirm {} close(s) and silence(s) and pin {unpinned} crash(es) again on a fresh broker",
                 run.target.name,
                 pending.len()
             ),
         );
-        keeper.purpose = "closes confirmed in a batch on a fresh broker";
+        keeper.purpose = match (pending.is_empty(), unpinned) {
+            (false, 0) => "closes confirmed in a batch on a fresh broker",
+            (true, _) => "a fresh broker for crashes not reproduced at first",
+            (false, _) => "closes confirmed and crashes pinned again in a batch on a fresh broker",
+        };
         let revived = keeper.revive().await;
         keeper.purpose = super::keeper::STOPPED_ANSWERING;
         if revived.is_err() {
             return Ok(false);
         }
         run.shared().summary.confirm_restarts += 1;
+    }
+    if super::unpinned::retry(run, keeper).await? {
+        return Ok(true);
     }
     let batch = pending.len();
     for p in pending {
