@@ -16,6 +16,8 @@
 # BUG: MarkerCountAllocates, AbortAfterArmedTimeout, PanicOnMinLeaderEpoch, HangOnEmptyGroupId,
 # TopicCountAllocates, AnswersUnlistedVersions. START_DELAY_MS=3000 makes each broker start
 # take 3 s, as a real kaas build's (1.5 to 3.6 s) and a JVM broker's do.
+# BROKERS=4 runs four planted brokers beside each other (kconform fuzz --brokers 4, the
+# command listening on {port}), the connections spread over them.
 # Findings go to $OUT (default: a temporary directory, printed); each run prints kconform's
 # summary and one line of figures.
 set -euo pipefail
@@ -94,8 +96,13 @@ run() {
   mkdir -p "$dir"
   local extra=()
   [[ $stop_after == 0 ]] || extra=(--stop-after-findings "$stop_after")
+  local brokers="${BROKERS:-1}" cmd
+  case "$brokers" in
+    1) cmd="$(broker_cmd "$port" "$@")" ;;
+    *) cmd="$(broker_cmd '{port}' "$@")" ;;
+  esac
   "$kconform" fuzz --mode frames --oracle none --target "external=127.0.0.1:$port" \
-    --broker-cmd "$(broker_cmd "$port" "$@")" --duration "$duration" --jobs "$jobs" \
+    --broker-cmd "$cmd" --brokers "$brokers" --duration "$duration" --jobs "$jobs" \
     --deadline-ms 3000 --findings "$dir" --json "$dir/report.json" "${extra[@]}" \
     >"$dir/summary.txt" 2>"$dir/stderr.txt" || status=$?
   cat "$dir/summary.txt"
@@ -110,7 +117,8 @@ if f["first_crash"]:
     rates = f", {before / max(at, 0.001):.0f} frames/s before the first crash, {after:.0f}/s after"
 print(f"figures: {f['frames']} frames in {r['secs']:.0f} s ({f['frames_per_sec']:.0f}/s), "
       f"{f['crashes']} crashes, {f['restarts']} restarts ({f['restart_secs']:.1f} s), "
-      f"{f['down_secs']:.1f} s down, {f['not_reproduced']} not reproduced, "
+      f"{f['down_secs']:.1f} s down, {f['not_reproduced']} not reproduced at first "
+      f"({f['pinned_on_retry']} pinned when tried again), "
       f"{len(f['findings'])} findings{rates}")
 for x in f["findings"]:
     print(f"  {x['signature']}: {x['reproduces']}, {x['found_bytes']} -> {x['bytes']} bytes, "

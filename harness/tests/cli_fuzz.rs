@@ -268,3 +268,78 @@ fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
         "{err}"
     );
 }
+
+/// `--brokers 2`: two instances of the planted broker beside each other (the command told
+/// its port), the frames spread over both, the crash pinned on the one it killed, one finding;
+/// each instance logs apart. Misuse is refused in one line.
+#[test]
+fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
+    use reference_broker::planted::Bug;
+    let dir = tempfile::tempdir().unwrap();
+    let findings = dir.path().join("findings");
+    let addr = crate::util::planted::free_addr();
+    let target = format!("external={addr}");
+    let broker = crate::util::planted::command(&[Bug::MarkerCountAllocates], addr)
+        .replace(&format!(":{} ", addr.port()), ":{port} ");
+    assert!(broker.contains(":{port} "), "{broker}");
+    let json = dir.path().join("report.json");
+    let args = |brokers: &str, cmd: &str, mode: &str| {
+        vec![
+            "fuzz".to_owned(),
+            "--mode".into(),
+            mode.into(),
+            "--oracle".into(),
+            "none".into(),
+            "--target".into(),
+            target.clone(),
+            "--broker-cmd".into(),
+            cmd.into(),
+            "--brokers".into(),
+            brokers.into(),
+            "--duration".into(),
+            "60s".into(),
+            "--stop-after-findings".into(),
+            "1".into(),
+            "--deadline-ms".into(),
+            "3000".into(),
+            "--findings".into(),
+            findings.to_str().unwrap().into(),
+            "--json".into(),
+            json.to_str().unwrap().into(),
+        ]
+    };
+    let run = |a: Vec<String>| kconform(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, out, err) = run(args("2", &broker, "frames"));
+    assert_eq!(code, 1, "{out}{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    crate::util::assert_follows_schema(include_str!("../fuzz-report.schema.json"), &report);
+    let frames = &report["frames"];
+    assert_eq!(frames["findings"].as_array().unwrap().len(), 1, "{frames}");
+    let signature = frames["findings"][0]["signature"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        signature.starts_with("stopped answering: memory allocation of N bytes failed"),
+        "{frames}"
+    );
+    for i in 0..2 {
+        let log = std::fs::read_to_string(findings.join(format!("broker-{i}.log"))).unwrap();
+        let port = addr.port() + i;
+        assert!(
+            log.contains(&format!("listening on 127.0.0.1:{port}")),
+            "instance {i} listens on its own port:\n{log}"
+        );
+    }
+
+    // Misuse: a command not told its port; instances for a mode that sends no frames.
+    let (code, _, err) = run(args("2", "exec sleep 60", "frames"));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("must hold {port}") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = run(args("2", &broker, "sequences"));
+    assert_eq!(code, 2);
+    assert!(err.contains("--mode sequences sends no frames"), "{err}");
+}

@@ -183,12 +183,15 @@ impl<'a> Campaign<'a> {
 
     /// Fuzzes `under_test` (against `oracle`, when there is one) until the duration passes or
     /// `stop` is set, then gives one report of both fuzzers; `keeper` brings the target back
-    /// when the frames crash it. The targets are the caller's to stop.
+    /// when the frames crash it. `beside`: more instances of the same build the frames
+    /// spread over (`--brokers N`; the sequences stay on `under_test`). The targets are the
+    /// caller's to stop.
     pub async fn run(
         &self,
         under_test: &Running,
         oracle: Option<&Running>,
         keeper: &mut crate::fuzz::wire::keeper::Keeper,
+        beside: Vec<crate::fuzz::wire::Instance<'_>>,
         progress: Arc<dyn Progress>,
         stop: Arc<AtomicBool>,
     ) -> Result<FuzzReport, FuzzError> {
@@ -213,17 +216,23 @@ impl<'a> Campaign<'a> {
         };
         let frames = async {
             match self.mode.frames() {
-                true => Some(
-                    crate::fuzz::wire::run(
-                        under_test,
-                        oracle,
-                        &wire_options,
+                true => {
+                    let first = crate::fuzz::wire::Instance {
+                        target: under_test,
                         keeper,
-                        progress.clone(),
-                        stop.clone(),
+                    };
+                    let instances = std::iter::once(first).chain(beside).collect();
+                    Some(
+                        crate::fuzz::wire::run_on(
+                            instances,
+                            oracle,
+                            &wire_options,
+                            progress.clone(),
+                            stop.clone(),
+                        )
+                        .await,
                     )
-                    .await,
-                ),
+                }
                 false => None,
             }
         };

@@ -96,6 +96,14 @@ fn transaction_apis(
     }
 }
 
+/// One broker the frames go to, and what brings it back.
+pub struct Instance<'a> {
+    /// The broker.
+    pub target: &'a Running,
+    /// What brings it back after a crash (and restarts it to pin and confirm).
+    pub keeper: &'a mut Keeper,
+}
+
 /// Fuzzes `target`'s decoders until the duration passes, `stop` is set, enough findings are
 /// written, or the target stops answering and `keeper` cannot bring it back. `oracle`, when
 /// given, confirms that a well-formed frame the target closed on is one Apache answers.
@@ -107,46 +115,133 @@ pub async fn run(
     progress: Arc<dyn Progress>,
     stop: Arc<AtomicBool>,
 ) -> Result<FramesSummary, FuzzError> {
+    let one = vec![Instance { target, keeper }];
+    run_on(one, oracle, options, progress, stop).await
+}
+
+/// [`run`] on several instances of one build beside each other (`--brokers N`): the
+/// connections spread over them, each instance's crash pinned and its findings confirmed on
+/// it while the others go on; one summary, one set of findings. The first instance names
+/// the run's target (its replay command).
+pub async fn run_on(
+    instances: Vec<Instance<'_>>,
+    oracle: Option<&Running>,
+    options: &WireOptions,
+    progress: Arc<dyn Progress>,
+    stop: Arc<AtomicBool>,
+) -> Result<FramesSummary, FuzzError> {
     let io = |e| FuzzError::Findings(options.findings.display().to_string(), e);
     std::fs::create_dir_all(&options.findings).map_err(io)?;
-    let raw_served = target
+    let first = instances
+        .first()
+        .ok_or_else(|| FuzzError::Target("no broker to fuzz".into()))?
+        .target;
+    let raw_served = first
         .served(options.deadline)
         .await
         .map_err(|e| FuzzError::Target(e.to_string()))?;
-    let served = transaction_apis(target, &raw_served)?;
-    let run = Run {
-        target,
-        oracle,
-        options,
-        raw_served,
-        progress,
-        started: Instant::now(),
-        shared: Mutex::new(Shared::new(
-            super::known_signatures(&options.findings)
-                .into_iter()
-                .map(|s| (s, None))
-                .collect(),
-        )),
-        life: Mutex::new(Life::default()),
-    };
-    // Workers send under the read side; a crash's pinning and a finding's verification take
-    // the write side, so that the broker (and its log) is theirs alone meanwhile.
-    let gate = tokio::sync::RwLock::new(keeper);
+    let served = transaction_apis(first, &raw_served)?;
+    let started = Instant::now();
+    let shared = Arc::new(Mutex::new(Shared::new(
+        super::known_signatures(&options.findings)
+            .into_iter()
+            .map(|s| (s, None))
+            .collect(),
+    )));
+    let mut runs = Vec::new();
+    let mut gates = Vec::new();
+    for i in instances {
+        runs.push(Run {
+            target: i.target,
+            oracle,
+            options,
+            raw_served: raw_served.clone(),
+            progress: progress.clone(),
+            started,
+            shared: shared.clone(),
+            life: Mutex::new(Life::default()),
+        });
+        // Workers send under the read side; a crash's pinning and a finding's verification
+        // take the write side, so that the broker (and its log) is theirs alone meanwhile.
+        gates.push(tokio::sync::RwLock::new(i.keeper));
+    }
+    let ended: Vec<AtomicBool> = runs.iter().map(|_| AtomicBool::new(false)).collect();
     let next = AtomicU64::new(options.first_frame);
-    let ended = AtomicBool::new(false);
-    let over = || {
-        run.started.elapsed() >= options.duration
-            || stop.load(Ordering::SeqCst)
-            || ended.load(Ordering::SeqCst)
-            || options
+    let each = Each {
+        runs: &runs,
+        gates: &gates,
+        ended: &ended,
+        next: &next,
+        served: &served,
+        stop: &stop,
+    };
+    let jobs = options.jobs.max(runs.len());
+    let results = futures::future::join_all((0..jobs).map(|j| each.worker(j % runs.len()))).await;
+    for r in results {
+        r?;
+    }
+    // The closes and silences no crash's restart came to confirm, and the crashes not
+    // reproduced at first: one restart, one batch, on an instance still running.
+    if let Some(i) = (0..runs.len()).find(|&i| !ended[i].load(Ordering::SeqCst)) {
+        let mut keeper = gates[i].write().await;
+        verify::confirm_pending(&runs[i], &mut keeper, true).await?;
+    }
+    let next = next.load(Ordering::SeqCst);
+    let target = runs[0].target;
+    drop(runs);
+    let shared = Arc::try_unwrap(shared)
+        .map_err(|_| FuzzError::Target("the run's state is still shared".into()))?
+        .into_inner()
+        .expect("no worker panics holding the lock");
+    let keepers: Vec<&mut Keeper> = gates.into_iter().map(|g| g.into_inner()).collect();
+    let keepers: Vec<&Keeper> = keepers.into_iter().map(|k| &*k).collect();
+    finish(
+        shared,
+        target,
+        options,
+        &keepers,
+        started,
+        next,
+        progress.as_ref(),
+    )
+}
+
+/// What every worker of a run shares: the instances' runs, gates and whether each ended, the
+/// next frame's number, the APIs served, the stop flag.
+struct Each<'r, 'a, 'k> {
+    runs: &'r [Run<'a>],
+    gates: &'r [tokio::sync::RwLock<&'k mut Keeper>],
+    ended: &'r [AtomicBool],
+    next: &'r AtomicU64,
+    served: &'r [(ApiKey, i16, i16)],
+    stop: &'r AtomicBool,
+}
+
+impl Each<'_, '_, '_> {
+    /// Whether the run is over for the workers of instance `i`.
+    fn over(&self, i: usize) -> bool {
+        let run = &self.runs[i];
+        run.started.elapsed() >= run.options.duration
+            || self.stop.load(Ordering::SeqCst)
+            || self.ended[i].load(Ordering::SeqCst)
+            || run
+                .options
                 .stop_after_findings
                 .is_some_and(|n| run.shared().summary.findings.len() >= n)
-    };
-    let worker = || async {
+    }
+
+    /// One connection's worker on instance `i`: draws, sends and judges frames until the run
+    /// is over for it.
+    async fn worker(&self, i: usize) -> Result<(), FuzzError> {
+        let (run, gate) = (&self.runs[i], &self.gates[i]);
+        let options = run.options;
+        let target = run.target;
         let mut conn: Option<Connection> = None;
-        while !over() {
-            let n = options.shard.global(next.fetch_add(1, Ordering::SeqCst));
-            let (frame, mutations) = frame(options.seed, n, &served);
+        while !self.over(i) {
+            let n = options
+                .shard
+                .global(self.next.fetch_add(1, Ordering::SeqCst));
+            let (frame, mutations) = frame(options.seed, n, self.served);
             if run.shared().avoids(&frame) {
                 run.shared().summary.avoided += 1;
                 continue;
@@ -166,23 +261,20 @@ pub async fn run(
                 (life, happened)
             };
             if run.count(&happened) {
-                run.save_place(next.load(Ordering::SeqCst))?;
+                run.save_place(self.next.load(Ordering::SeqCst))?;
             }
             let answered = matches!(happened, Happened::Answered(_));
             if !answered && target.reachable(options.deadline).await.is_err() {
                 conn = None;
                 let mut keeper = gate.write().await;
                 let restarts = keeper.restarts;
-                if crash::crashed(&run, &mut keeper, life).await? {
-                    ended.store(true, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
-                } else if keeper.restarts > restarts
-                    && verify::confirm_pending(&run, &mut keeper, false).await?
+                if crash::crashed(run, &mut keeper, life).await?
+                    || (keeper.restarts > restarts
+                        && verify::confirm_pending(run, &mut keeper, false).await?)
                 {
-                    // The crash's restart left a freshly started broker: the closes and
-                    // silences waiting for one are confirmed there, in one batch.
-                    ended.store(true, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
+                    // (The crash's restart left a freshly started broker: the closes and
+                    // silences waiting for one were confirmed there, in one batch.)
+                    self.end(i);
                 }
                 continue;
             }
@@ -195,7 +287,7 @@ pub async fn run(
                 continue;
             };
             if judged.kind == Kind::Silent
-                && oracle.is_none()
+                && run.oracle.is_none()
                 && judge::silence_needs_oracle(&frame)
             {
                 run.shared().summary.silences_not_judged += 1;
@@ -211,39 +303,21 @@ pub async fn run(
                 mutations,
                 n,
             };
-            if verify::confirm(&run, &mut keeper, seen).await? {
-                ended.store(true, Ordering::SeqCst);
-                stop.store(true, Ordering::SeqCst);
+            if verify::confirm(run, &mut keeper, seen).await? {
+                self.end(i);
             }
         }
-        Ok::<(), FuzzError>(())
-    };
-    let results = futures::future::join_all((0..options.jobs.max(1)).map(|_| worker())).await;
-    for r in results {
-        r?;
+        Ok(())
     }
-    // The closes and silences no crash's restart came to confirm: one restart, one batch.
-    if !ended.load(Ordering::SeqCst) {
-        let mut keeper = gate.write().await;
-        verify::confirm_pending(&run, &mut keeper, true).await?;
+
+    /// Instance `i` could not be brought back: its workers end; the run ends with the last
+    /// instance (and so does the sequences' fuzzing beside it, on the same broker).
+    fn end(&self, i: usize) {
+        self.ended[i].store(true, Ordering::SeqCst);
+        if self.ended.iter().all(|e| e.load(Ordering::SeqCst)) {
+            self.stop.store(true, Ordering::SeqCst);
+        }
     }
-    let next = next.load(Ordering::SeqCst);
-    let progress = run.progress.clone();
-    let started = run.started;
-    let shared = run
-        .shared
-        .into_inner()
-        .expect("no worker panics holding the lock");
-    let keeper = gate.into_inner();
-    finish(
-        shared,
-        target,
-        options,
-        keeper,
-        started,
-        next,
-        progress.as_ref(),
-    )
 }
 
 /// The run's summary, completed with its counters; every finding's text file written again
@@ -252,7 +326,7 @@ fn finish(
     mut s: Shared,
     target: &Running,
     options: &WireOptions,
-    keeper: &Keeper,
+    keepers: &[&Keeper],
     started: Instant,
     next: u64,
     progress: &dyn Progress,
@@ -268,15 +342,20 @@ fn finish(
     summary.closed = s.stats.closed;
     summary.frames_per_sec = s.stats.frames as f64 / s.stats.secs.max(0.001);
     summary.next_frame = next;
-    summary.restarts = keeper.restarts;
-    summary.restart_secs = keeper.restarting.as_secs_f64();
-    summary.restarts_why = keeper
-        .why
-        .iter()
-        .map(|(why, (restarts, time))| state::RestartsWhy {
-            why: (*why).to_owned(),
-            restarts: *restarts,
-            secs: time.as_secs_f64(),
+    summary.restarts = keepers.iter().map(|k| k.restarts).sum();
+    summary.restart_secs = keepers.iter().map(|k| k.restarting.as_secs_f64()).sum();
+    let mut why: std::collections::BTreeMap<&str, (u64, f64)> = Default::default();
+    for (reason, (restarts, time)) in keepers.iter().flat_map(|k| k.why.iter()) {
+        let w = why.entry(reason).or_default();
+        w.0 += restarts;
+        w.1 += time.as_secs_f64();
+    }
+    summary.restarts_why = why
+        .into_iter()
+        .map(|(why, (restarts, secs))| state::RestartsWhy {
+            why: why.to_owned(),
+            restarts,
+            secs,
         })
         .collect();
     summary.replay_target = target.arg();

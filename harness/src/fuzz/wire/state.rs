@@ -429,7 +429,7 @@ pub(super) struct Run<'a> {
     pub(super) raw_served: Vec<(i16, i16, i16)>,
     pub(super) progress: Arc<dyn Progress>,
     pub(super) started: Instant,
-    pub(super) shared: Mutex<Shared>,
+    pub(super) shared: Arc<Mutex<Shared>>,
     pub(super) life: Mutex<Life>,
 }
 

@@ -133,8 +133,19 @@ pub struct FuzzArgs {
     /// DIR/broker.log (DIR being --findings; rotated to broker.log.1 past 64 MiB), killed (its
     /// process group) and started again whenever it stops answering, and to verify each new
     /// finding. Needs --target external=HOST:PORT, where it listens.
+    ///
+    /// It may name where to listen and keep its files: `{port}`, `{data_dir}` (a folder of
+    /// its own under DIR, made for it) and `{instance}` (0, 1, ...) are replaced before it
+    /// runs, which --brokers needs.
     #[arg(long, value_name = "CMD")]
     pub broker_cmd: Option<String>,
+    /// Run N instances of --broker-cmd beside each other (instance i listening on the port
+    /// of --target plus i, its log DIR/broker-<i>.log) and spread the frames' connections over
+    /// them: a crash stops one instance's connections while the others go on, and its pinning
+    /// restarts that instance alone. Worth it where a restart takes seconds; the machine
+    /// decides N (each instance is a broker). --broker-cmd must hold {port}.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub brokers: u16,
     /// The broker's log (with --restart-cmd): what it said as it died (a panic, an
     /// allocation failure, an abort) signs its crashes, so that one defect is one finding.
     #[arg(long, value_name = "FILE", requires = "restart_cmd")]

@@ -36,34 +36,38 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         return subcommand(then);
     }
     let mode: Mode = a.mode.into();
+    if a.brokers > 1 && !mode.frames() {
+        anyhow::bail!("--brokers spreads the frames' connections over instances; --mode sequences sends no frames");
+    }
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
     campaign::check_oracle(mode, oracle.is_some())?;
     let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
     let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
     let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
     let mut keeper = keeper(&a, &specs[0])?;
-    match a.shard.whole() {
-        true => eprintln!("kconform: fuzzing with --seed {}", start.seed),
-        false => eprintln!(
-            "kconform: fuzzing with --seed {} --shard {}",
-            start.seed, a.shard
-        ),
-    }
+    let mut beside = beside(&a, &specs[0])?;
+    say_seed(&a, &start);
     let deadline = Duration::from_millis(a.deadline_ms);
     let options = options(&a, &start, deadline);
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
     let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
     if a.broker_cmd.is_some() {
-        let spinner = progress::starting("the broker (--broker-cmd)");
-        let started = keeper.start().await;
-        spinner.finish_and_clear();
-        started?;
+        start_brokers(a.brokers, &mut keeper, &mut beside).await?;
     }
     let spinner = progress::starting(&names.join(" and "));
     let started = campaign::start_all(&specs, deadline).await;
+    let others = match started.is_ok() {
+        true => reach(&beside).await,
+        false => Ok(Vec::new()),
+    };
     spinner.finish_and_clear();
-    let running = started?;
+    let (running, others) = (started?, others?);
+    let instances = others
+        .iter()
+        .zip(beside.iter_mut())
+        .map(|(target, (_, keeper))| kconform::fuzz::wire::Instance { target, keeper })
+        .collect();
     let bar = progress::starting("fuzzing");
     let line = Arc::new(Bars::with_counters(bar.clone()));
     let report = fuzzing
@@ -71,20 +75,39 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
             &running[0],
             running.get(1),
             &mut keeper,
+            instances,
             line,
             stop_on_ctrl_c(),
         )
         .await;
     bar.finish_and_clear();
-    for t in running {
+    for t in running.into_iter().chain(others) {
         t.stop().await;
     }
     keeper.stop().await;
-    let report = report?;
+    for (_, k) in &mut beside {
+        k.stop().await;
+    }
+    write(&a, &report?)
+}
+
+/// The seed (and shard) the run draws from, so that it can be repeated.
+fn say_seed(a: &FuzzArgs, start: &campaign::Start) {
+    match a.shard.whole() {
+        true => eprintln!("kconform: fuzzing with --seed {}", start.seed),
+        false => eprintln!(
+            "kconform: fuzzing with --seed {} --shard {}",
+            start.seed, a.shard
+        ),
+    }
+}
+
+/// The report on the terminal and in the files asked for; exit 1 when it wrote new findings.
+fn write(a: &FuzzArgs, report: &kconform::fuzz::report::FuzzReport) -> anyhow::Result<ExitCode> {
     out!("{}", report.terminal());
-    a.files.files().write(&report)?;
+    a.files.files().write(report)?;
     if let Some(path) = &a.html {
-        let page = kconform::fuzz::html::page(&report);
+        let page = kconform::fuzz::html::page(report);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(super::verdict(report.new_findings() == 0))
@@ -107,6 +130,88 @@ fn options(a: &FuzzArgs, start: &campaign::Start, deadline: Duration) -> FuzzOpt
     }
 }
 
+/// Starts the broker kconform owns and the instances beside it, behind a spinner.
+async fn start_brokers(
+    brokers: u16,
+    keeper: &mut Keeper,
+    beside: &mut [(std::net::SocketAddr, Keeper)],
+) -> anyhow::Result<()> {
+    let what = match brokers {
+        1 => "the broker (--broker-cmd)".to_owned(),
+        n => format!("{n} instances of the broker (--broker-cmd --brokers {n})"),
+    };
+    let spinner = progress::starting(&what);
+    let mut started = keeper.start().await;
+    for (_, k) in beside.iter_mut() {
+        if started.is_ok() {
+            started = k.start().await;
+        }
+    }
+    spinner.finish_and_clear();
+    Ok(started?)
+}
+
+/// The instances beside the first, as targets (each answered ApiVersions).
+async fn reach(
+    beside: &[(std::net::SocketAddr, Keeper)],
+) -> anyhow::Result<Vec<kconform::targets::Running>> {
+    let mut others = Vec::new();
+    for (addr, _) in beside {
+        let spec = kconform::targets::TargetSpec::external(*addr);
+        others.push(kconform::targets::Running::start(&spec).await?);
+    }
+    Ok(others)
+}
+
+/// The instances of --broker-cmd past the first (--brokers N): each one's address and its
+/// keeper, refused in one line where the command cannot be told where to listen.
+fn beside(
+    a: &FuzzArgs,
+    target: &kconform::targets::TargetSpec,
+) -> anyhow::Result<Vec<(std::net::SocketAddr, Keeper)>> {
+    if a.brokers == 1 {
+        return Ok(Vec::new());
+    }
+    let Some(cmd) = &a.broker_cmd else {
+        anyhow::bail!("--brokers {} starts instances of --broker-cmd, which was not given (a broker kconform does not start cannot be run beside itself)", a.brokers);
+    };
+    if !cmd.contains("{port}") {
+        anyhow::bail!("--brokers {}: --broker-cmd must hold {{port}} (and {{data_dir}} for its files), or every instance would listen on one port", a.brokers);
+    }
+    let Some(first) = target.external_addr() else {
+        anyhow::bail!("--brokers needs --target external=HOST:PORT (the first instance's port)");
+    };
+    (1..a.brokers)
+        .map(|i| {
+            let port = first.port().checked_add(i).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--brokers {}: port {} + {i} is past 65535",
+                    a.brokers,
+                    first.port()
+                )
+            })?;
+            let addr = std::net::SocketAddr::new(first.ip(), port);
+            let log = a.findings.join(format!("broker-{i}.log"));
+            let how = Revive::Own(instance_cmd(a, cmd, i, port)?);
+            Ok((addr, Keeper::new(how, addr, Some(log), a.restart_wait)))
+        })
+        .collect()
+}
+
+/// --broker-cmd for instance `i`, listening on `port`: its placeholders replaced, its data
+/// folder (DIR/broker-<i>) made.
+fn instance_cmd(a: &FuzzArgs, cmd: &str, i: u16, port: u16) -> anyhow::Result<String> {
+    let data = a.findings.join(format!("broker-{i}"));
+    if cmd.contains("{data_dir}") {
+        std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+    }
+    let data = std::path::absolute(&data).unwrap_or(data);
+    Ok(cmd
+        .replace("{instance}", &i.to_string())
+        .replace("{port}", &port.to_string())
+        .replace("{data_dir}", &data.display().to_string()))
+}
+
 /// What brings the target back after a crash: the broker kconform owns (--broker-cmd), the
 /// restart command, or nothing.
 fn keeper(a: &FuzzArgs, target: &kconform::targets::TargetSpec) -> anyhow::Result<Keeper> {
@@ -123,10 +228,14 @@ fn keeper(a: &FuzzArgs, target: &kconform::targets::TargetSpec) -> anyhow::Resul
         (Some(cmd), _) => {
             std::fs::create_dir_all(&a.findings)
                 .with_context(|| format!("creating {}", a.findings.display()))?;
+            let log = match a.brokers {
+                1 => "broker.log",
+                _ => "broker-0.log",
+            };
             Keeper::new(
-                Revive::Own(cmd.clone()),
+                Revive::Own(instance_cmd(a, cmd, 0, addr.port())?),
                 addr,
-                Some(a.findings.join("broker.log")),
+                Some(a.findings.join(log)),
                 a.restart_wait,
             )
         }
