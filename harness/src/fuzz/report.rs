@@ -259,8 +259,13 @@ impl FuzzReport {
                 None => String::new(),
             };
             out.push(format!(
-                "{} stopped answering {} time(s): {} restart(s) ({:.1} s restarting, {:.1} s waiting on crashes in all), {} crash(es) not reproduced at first ({} pinned when tried again){rates}",
-                self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs, f.not_reproduced, f.pinned_on_retry
+                "{} stopped answering {} time(s): {} restart(s) ({:.1} s restarting, {:.1} s waiting on crashes in all{}), {} crash(es) not reproduced at first ({} pinned when tried again){rates}",
+                self.target, f.crashes, f.restarts, f.restart_secs, f.down_secs,
+                match f.instances {
+                    0 | 1 => String::new(),
+                    n => format!(", summed over {n} instances: {:.0}% of their time", 100.0 * f.restart_secs / (n as f64 * self.secs).max(0.001)),
+                },
+                f.not_reproduced, f.pinned_on_retry
             ));
         }
         if !f.restarts_why.is_empty() {

@@ -60,10 +60,16 @@ pub(super) async fn died(
         )?;
         return Ok(true);
     }
-    let known = words
-        .as_ref()
-        .map(|w| Kind::Unhealthy.said(w))
-        .filter(|sig| run.shared().seen_again(sig, None));
+    // Pinned already, or being pinned on another instance (--brokers): brought back only.
+    let said = words.as_ref().map(|w| Kind::Unhealthy.said(w));
+    let known = said.clone().filter(|sig| {
+        let mut shared = run.shared();
+        shared.pinning.contains(sig) || shared.seen_again(sig, None)
+    });
+    let pinning = said.filter(|_| known.is_none());
+    if let Some(sig) = &pinning {
+        run.shared().pinning.insert(sig.clone());
+    }
     run.progress.counters(
         "frames",
         &format!(
@@ -85,6 +91,9 @@ pub(super) async fn died(
     };
     keeper.purpose = super::keeper::STOPPED_ANSWERING;
     run.shared().summary.down_secs += began.elapsed().as_secs_f64();
+    if let Some(sig) = &pinning {
+        run.shared().pinning.remove(sig);
+    }
     match outcome {
         Err(e) => {
             give_up(

@@ -342,6 +342,7 @@ fn finish(
     summary.closed = s.stats.closed;
     summary.frames_per_sec = s.stats.frames as f64 / s.stats.secs.max(0.001);
     summary.next_frame = next;
+    summary.instances = keepers.len();
     summary.restarts = keepers.iter().map(|k| k.restarts).sum();
     summary.restart_secs = keepers.iter().map(|k| k.restarting.as_secs_f64()).sum();
     let mut why: std::collections::BTreeMap<&str, (u64, f64)> = Default::default();

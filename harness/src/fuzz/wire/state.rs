@@ -121,6 +121,9 @@ pub struct FramesSummary {
     pub not_reproduced: u64,
     /// Of those, the ones pinned when tried again in a batch (findings now).
     pub pinned_on_retry: u64,
+    /// Instances of the target the frames went to (`--brokers`): the restarts and their
+    /// seconds are summed over them.
+    pub instances: usize,
     /// Restarts of the target (after crashes, while pinning and shrinking them, and to confirm
     /// closes and silences on a freshly started broker).
     pub restarts: u64,
@@ -296,6 +299,9 @@ pub(super) struct Shared {
     /// freshly started one: at the next restart a crash needs anyway, or at the end of the
     /// run, all in one batch ([`super::verify::confirm_pending`]).
     pub(super) pending: Vec<Seen>,
+    /// The signatures (by last words) of crashes being pinned now, on one instance of
+    /// several: the same crash on another instance is brought back, not pinned twice.
+    pub(super) pinning: std::collections::BTreeSet<String>,
     /// Crashes not reproduced at first, waiting to be pinned again in a batch.
     pub(super) unpinned_crashes: Vec<super::unpinned::Unpinned>,
     /// How many crashes were kept so (the next one's number).
@@ -328,6 +334,7 @@ impl Shared {
             avoid: Vec::new(),
             aliases: BTreeMap::new(),
             pending: Vec::new(),
+            pinning: Default::default(),
             unpinned_crashes: Vec::new(),
             unpinned_crashes_kept: 0,
         }
