@@ -1,8 +1,5 @@
-//! The `container` backend: the official `apache/kafka` image (the JVM one, not
-//! `kafka-native`) at the target's [`Release`] through testcontainers, configured with the same
-//! [`SETTINGS`] as the JVM backend. Chosen by `--apache-backend container`, or by `auto` when a
-//! Docker engine answers. No machine the tests run on has one, so the tests check the request
-//! this module builds and the engine probe; the start itself runs in users' CI.
+//! The container itself (feature `docker`): the requests testcontainers starts, and the
+//! running container kconform drives.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -14,22 +11,9 @@ use testcontainers_modules::testcontainers::{
     ContainerAsync, ContainerRequest, GenericImage, ImageExt,
 };
 
-use super::release::Release;
-use super::{ApacheError, SETTINGS};
-
-/// How long pulling and starting the image may take.
-pub const START_DEADLINE: Duration = Duration::from_secs(300);
-
-/// The environment variable the image reads a broker setting from
-/// (`transaction.state.log.min.isr` → `KAFKA_TRANSACTION_STATE_LOG_MIN_ISR`; the image reads
-/// `__` as `_` and `___` as `-`).
-pub fn env_name(setting: &str) -> String {
-    let escaped = setting
-        .replace('_', "__")
-        .replace('-', "___")
-        .replace('.', "_");
-    format!("KAFKA_{}", escaped.to_uppercase())
-}
+use super::super::release::Release;
+use super::super::{ApacheError, SETTINGS};
+use super::{docker_answers, env_name, START_DEADLINE};
 
 /// The secured broker's container request: the same image and [`SETTINGS`], its own KRaft
 /// configuration (the Kafka module's fixes a PLAINTEXT listener), a `CLIENT` listener requiring
@@ -40,7 +24,7 @@ pub fn env_name(setting: &str) -> String {
 /// ([`crate::wire::sasl::upsert_scram_users`]): the image formats storage itself.
 pub fn secured_request(host_port: u16, release: &Release) -> ContainerRequest<GenericImage> {
     let image = GenericImage::new("apache/kafka", &release.version())
-        .with_wait_for(WaitFor::message_on_stdout(super::jvm::READY_LINE));
+        .with_wait_for(WaitFor::message_on_stdout(super::super::jvm::READY_LINE));
     let mut settings: Vec<(String, String)> = vec![
         ("node.id".into(), "1".into()),
         ("process.roles".into(), "broker,controller".into()),
@@ -148,7 +132,7 @@ impl ApacheContainer {
     /// Starts the secured broker ([`secured_request`]) and gives its users SCRAM credentials.
     pub async fn start_secured(release: &Release) -> Result<ApacheContainer, ApacheError> {
         docker_answers().map_err(ApacheError::Container)?;
-        let host_port = super::jvm::free_port()?;
+        let host_port = super::super::jvm::free_port()?;
         let container = secured_request(host_port, release)
             .start()
             .await
@@ -179,7 +163,7 @@ async fn give_transaction_version(
     release: &Release,
     conn: &mut crate::wire::client::Connection,
 ) -> Result<(), ApacheError> {
-    super::features::set_transaction_version(
+    super::super::features::set_transaction_version(
         conn,
         i16::from(release.transaction_version),
         Duration::from_secs(30),
@@ -190,58 +174,6 @@ async fn give_transaction_version(
             "{release}: the image's transaction.version could not be set: {why}"
         ))
     })
-}
-
-/// The Docker engine's socket: `DOCKER_HOST` when it names a unix socket, else the default.
-fn docker_socket() -> Result<std::path::PathBuf, String> {
-    match std::env::var("DOCKER_HOST") {
-        Ok(host) => match host.strip_prefix("unix://") {
-            Some(path) => Ok(path.into()),
-            // A TCP engine: testcontainers speaks to it; trust it is there.
-            None if host.starts_with("tcp://") => Err(String::new()),
-            None => Err(format!(
-                "DOCKER_HOST={host} is not a unix:// or tcp:// address"
-            )),
-        },
-        Err(_) => Ok("/var/run/docker.sock".into()),
-    }
-}
-
-/// Whether a Docker engine answers `GET /_ping` within two seconds, or why not.
-pub fn docker_answers() -> Result<(), String> {
-    match docker_socket() {
-        Ok(path) => ping(&path),
-        Err(e) if e.is_empty() => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// `GET /_ping` on the engine socket at `path`.
-fn ping(path: &std::path::Path) -> Result<(), String> {
-    use std::io::{Read, Write};
-    let mut stream = std::os::unix::net::UnixStream::connect(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let deadline = Some(Duration::from_secs(2));
-    stream
-        .set_read_timeout(deadline)
-        .and_then(|()| stream.set_write_timeout(deadline))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    // Something that answers (and closes) before it has read the request leaves the write
-    // failing (a broken pipe) with its answer already there to read: that answer says more.
-    let sent = stream.write_all(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
-    let mut answer = String::new();
-    let _ = (&stream).take(4096).read_to_string(&mut answer);
-    if let (Err(e), true) = (sent, answer.is_empty()) {
-        return Err(format!("{}: {e}", path.display()));
-    }
-    match answer.starts_with("HTTP/1.") && answer.contains(" 200 ") {
-        true => Ok(()),
-        false => Err(format!(
-            "{} answered {:?}",
-            path.display(),
-            answer.lines().next().unwrap_or("nothing")
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -294,19 +226,6 @@ mod tests {
     }
 
     #[test]
-    fn env_names_follow_the_image_convention() {
-        assert_eq!(
-            env_name("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
-            "KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS"
-        );
-        assert_eq!(
-            env_name("listener.name.client.scram-sha-512.sasl.jaas.config"),
-            "KAFKA_LISTENER_NAME_CLIENT_SCRAM___SHA___512_SASL_JAAS_CONFIG"
-        );
-        assert_eq!(env_name("a_b.c"), "KAFKA_A__B_C");
-    }
-
-    #[test]
     fn the_secured_request_carries_the_jvm_backends_security_on_its_own_listeners() {
         let r = secured_request(19092, &Release::CLAIMED);
         let env = pinned_with_settings(&r);
@@ -332,28 +251,5 @@ mod tests {
             Some("false")
         );
         assert_eq!(r.startup_timeout(), Some(START_DEADLINE));
-    }
-
-    #[test]
-    fn a_missing_engine_is_reported_with_its_socket() {
-        // A socket path that cannot exist: the probe names it instead of hanging.
-        let dir = tempfile::tempdir().unwrap();
-        let e = ping(&dir.path().join("docker.sock")).unwrap_err();
-        assert!(e.contains("docker.sock"), "{e}");
-        // Something that is not an engine answering on the socket, at once and without reading
-        // the request: whether the probe's write fails first (a broken pipe) is a race, tried
-        // a few times, and either way the answer is what the probe reports.
-        for i in 0..20 {
-            let path = dir.path().join(format!("not-docker-{i}.sock"));
-            let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-            std::thread::spawn(move || {
-                use std::io::Write;
-                if let Ok((mut s, _)) = listener.accept() {
-                    let _ = s.write_all(b"HTTP/1.0 404 Not Found\r\n\r\n");
-                }
-            });
-            let e = ping(&path).unwrap_err();
-            assert!(e.contains("404"), "{e}");
-        }
     }
 }
