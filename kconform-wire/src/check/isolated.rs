@@ -197,7 +197,7 @@ mod child {
             else {
                 continue;
             };
-            if session.again(&signature, version, field) {
+            if session.again(&signature, version, field).is_some() {
                 continue;
             }
             let Some(case) = draw_to(index, next) else {

@@ -181,9 +181,7 @@ impl Finding {
             .collect::<Vec<&str>>()
             .join(": ")
     }
-}
 
-impl Finding {
     /// Where a defect signed without its field showed (`EndTxn request: topics[] (count)`):
     /// the session lists each, as the fields one fix in one reader mends.
     pub fn field(&self) -> Option<String> {

@@ -96,21 +96,19 @@ impl Session {
         self.record(*finding)
     }
 
-    /// Counts one more showing of a defect already seen (`false` when `signature` is new):
-    /// what an isolated session's child reports, without the body.
+    /// Counts one more showing of a defect already seen, and gives it back (`None` when
+    /// `signature` is new): what an isolated session's child reports, without the body.
     pub(super) fn again(
         &mut self,
         signature: &str,
         version: (i16, Direction, i16),
         field: Option<String>,
-    ) -> bool {
-        let Some(seen) = self.seen.get_mut(signature) else {
-            return false;
-        };
+    ) -> Option<&mut Seen> {
+        let seen = self.seen.get_mut(signature)?;
         seen.times += 1;
         seen.versions.insert(version);
         seen.fields.extend(field);
-        true
+        Some(seen)
     }
 
     /// Counts `finding` under its signature; the defect when it is the first of it.
@@ -119,27 +117,25 @@ impl Session {
         let case = &finding.case;
         let version = (case.api as i16, case.direction, case.version);
         let field = finding.field();
-        if let Some(seen) = self.seen.get_mut(&signature) {
-            seen.times += 1;
-            seen.versions.insert(version);
-            seen.fields.extend(field);
-            // A site that also kills the process is shown by an input that does: the worst
-            // of what the defect does is what a reader of the report must see.
-            let kills = |p: &Problem| matches!(p, Problem::Aborted { .. } | Problem::Died(_));
-            if kills(&finding.problem) && !kills(&seen.first.problem) {
-                seen.first = finding;
-            }
-            return None;
+        if !self.seen.contains_key(&signature) {
+            let seen = Seen {
+                first: finding,
+                times: 1,
+                versions: BTreeSet::from([version]),
+                fields: field.into_iter().collect(),
+                after_cases: self.cases,
+                after: self.started.elapsed(),
+            };
+            return Some(&*self.seen.entry(signature).or_insert(seen));
         }
-        let seen = Seen {
-            first: finding,
-            times: 1,
-            versions: BTreeSet::from([version]),
-            fields: field.into_iter().collect(),
-            after_cases: self.cases,
-            after: self.started.elapsed(),
-        };
-        Some(&*self.seen.entry(signature).or_insert(seen))
+        let seen = self.again(&signature, version, field)?;
+        // A site that also kills the process is shown by an input that does: the worst of
+        // what the defect does is what a reader of the report must see.
+        let kills = |p: &Problem| matches!(p, Problem::Aborted { .. } | Problem::Died(_));
+        if kills(&finding.problem) && !kills(&seen.first.problem) {
+            seen.first = finding;
+        }
+        None
     }
 
     /// Checks `count` cases drawn from `seed` ([`Case::draw`]).
