@@ -43,7 +43,12 @@ pub(super) fn keep(
     words: Option<String>,
     restarts: u64,
 ) -> Result<(), FuzzError> {
-    let k = run.shared().unpinned_crashes_kept;
+    // Numbered under one lock: two instances (--brokers) may keep crashes at once.
+    let k = {
+        let mut shared = run.shared();
+        shared.unpinned_crashes_kept += 1;
+        shared.unpinned_crashes_kept - 1
+    };
     let crash = Unpinned {
         k,
         history: history.to_vec(),
@@ -64,7 +69,6 @@ pub(super) fn keep(
     let said = crash.words.as_deref().unwrap_or("(nothing in its log)");
     std::fs::write(folder.join("last-words.txt"), format!("{said}\n")).map_err(io)?;
     let mut shared = run.shared();
-    shared.unpinned_crashes_kept += 1;
     shared.summary.unpinned.push(crash.folder());
     shared.unpinned_crashes.push(crash);
     Ok(())
