@@ -190,7 +190,8 @@ impl Session<'_> {
         // be judged at all: said at once, rather than as every scenario's first failure) and
         // whether it refuses CreateTopics (it then gets the topics provisioned for it).
         let refused = match target.create_topics_refused(self.deadline).await {
-            Ok(refused) => refused.or_else(|| target.topics_by_operator()),
+            Ok(Some(refused)) => Some(refused),
+            Ok(None) => target.topics_by_operator().await,
             Err(e) => {
                 target.stop().await;
                 return Err(e.into());

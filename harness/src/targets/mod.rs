@@ -474,9 +474,8 @@ impl Running {
     /// Why CreateTopics cannot be judged on this target though it answers a validate-only
     /// one: a kaas build (not kaas-ref's) creates topics through a KafkaTopic its operator
     /// reconciles, and no operator runs beside it here. `None` for any other target.
-    pub fn topics_by_operator(&self) -> Option<String> {
-        let held = self.held.try_lock().ok()?;
-        match &*held {
+    pub async fn topics_by_operator(&self) -> Option<String> {
+        match &*self.held.lock().await {
             Held::Build(cluster) if !cluster.is_kaas_ref() => Some(
                 "a kaas build creates a topic through a KafkaTopic its operator reconciles, and none runs beside it here: the run's topics were given to it in KAAS_TOPICS".into(),
             ),
