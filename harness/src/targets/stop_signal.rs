@@ -12,10 +12,23 @@ use std::time::{Duration, Instant};
 /// an uninterruptible disk wait stops once the disk answers).
 pub const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
+/// Sends `signal` to `pid`, and for SIGSTOP waits until it has taken hold ([`stop_and_wait`]):
+/// the one way kconform signals a broker process it owns.
+pub fn send(pid: u32, signal: libc::c_int) -> std::io::Result<()> {
+    if signal == libc::SIGSTOP {
+        return stop_and_wait(pid);
+    }
+    // SAFETY: kill(2) on a child's pid, which the caller has not waited for.
+    match unsafe { libc::kill(pid as libc::pid_t, signal) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
 /// Sends SIGSTOP to `pid` and waits until each of its threads is stopped (at most
 /// [`STOP_DEADLINE`]); `Err` with the OS error when the signal cannot be sent. A process whose
 /// threads did not all stop in time is logged and treated as paused.
-pub fn stop_and_wait(pid: u32) -> std::io::Result<()> {
+fn stop_and_wait(pid: u32) -> std::io::Result<()> {
     // SAFETY: kill(2) on a child's pid, which the caller has not waited for.
     if unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) } != 0 {
         return Err(std::io::Error::last_os_error());

@@ -465,11 +465,7 @@ impl ApacheJvm {
     /// SIGSTOP: the JVM stops where it is, its sockets open, until [`ApacheJvm::resume`]. `false`
     /// when it does not run.
     pub fn pause(&self) -> bool {
-        let child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        // Paused only once every thread is: a request sent next must wait.
-        child
-            .as_ref()
-            .is_some_and(|c| crate::targets::stop_signal::stop_and_wait(c.id()).is_ok())
+        self.signal(libc::SIGSTOP)
     }
 
     /// SIGCONT: a paused JVM goes on. `false` when it does not run.
@@ -479,12 +475,11 @@ impl ApacheJvm {
 
     fn signal(&self, signal: libc::c_int) -> bool {
         let child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        match child.as_ref() {
-            // SAFETY: a signal to our own child process, which has not been waited for (the
-            // pid is not reused while we hold it).
-            Some(c) => unsafe { libc::kill(c.id() as libc::pid_t, signal) == 0 },
-            None => false,
-        }
+        // Our own child, not waited for while we hold it (its pid is not reused); a pause
+        // returns once every thread is stopped.
+        child
+            .as_ref()
+            .is_some_and(|c| crate::targets::stop_signal::send(c.id(), signal).is_ok())
     }
 
     /// kill -9, as a crash: no shutdown, nothing flushed.

@@ -92,16 +92,8 @@ impl Broker {
         let Some(child) = self.child.as_ref() else {
             return Err(BuildError::Broker("it does not run".into()));
         };
-        let sent = match signal {
-            // Paused only once every thread is: a request sent next must wait.
-            libc::SIGSTOP => crate::targets::stop_signal::stop_and_wait(child.id()),
-            // SAFETY: kill(2) on a child's pid, which is ours until we wait for it.
-            _ => match unsafe { libc::kill(child.id() as i32, signal) } {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            },
-        };
-        sent.map_err(|e| BuildError::Broker(format!("signal {signal}: {e}")))
+        crate::targets::stop_signal::send(child.id(), signal)
+            .map_err(|e| BuildError::Broker(format!("signal {signal}: {e}")))
     }
 
     /// The last `lines` lines of its log.
