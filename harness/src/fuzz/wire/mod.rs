@@ -32,6 +32,8 @@ pub mod keeper;
 pub mod last_words;
 pub mod minimise;
 pub mod pin;
+mod pin_crash;
+mod record;
 mod replay;
 mod send;
 mod state;

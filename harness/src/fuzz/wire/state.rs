@@ -303,9 +303,31 @@ pub(super) struct Shared {
     /// several: the same crash on another instance is brought back, not pinned twice.
     pub(super) pinning: std::collections::BTreeSet<String>,
     /// Crashes not reproduced at first, waiting to be pinned again in a batch.
-    pub(super) unpinned_crashes: Vec<super::unpinned::Unpinned>,
+    pub(super) unpinned_crashes: Vec<Unpinned>,
     /// How many crashes were kept so (the next one's number).
     pub(super) unpinned_crashes_kept: usize,
+}
+
+/// A crash not pinned yet, waiting for the next batch.
+#[derive(Debug, Clone)]
+pub(super) struct Unpinned {
+    /// Its number among the run's unpinned crashes (its folder's).
+    pub(super) k: usize,
+    /// The frames of the life it ended, oldest first.
+    pub(super) history: Vec<pin::Sent>,
+    /// What the broker's log said as it died.
+    pub(super) words: Option<String>,
+    /// The target's restarts when it was last tried: tried again only after a later restart.
+    pub(super) tried_at: u64,
+    /// Whether it has been tried in a batch already (each is, once).
+    pub(super) retried: bool,
+}
+
+impl Unpinned {
+    /// Its folder under the findings directory.
+    pub(super) fn folder(&self) -> String {
+        format!("unpinned/crash-{}", self.k)
+    }
 }
 
 /// A finding seen once, to be confirmed: at once, or (a close) waiting for a freshly started

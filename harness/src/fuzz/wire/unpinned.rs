@@ -6,34 +6,12 @@
 //! close needs anyway, or at the end of the run, once; pinned then, its folder goes and it is
 //! a finding like any other.
 
-use super::crash;
 use super::finding;
 use super::keeper::Keeper;
 use super::pin;
-use super::state::Run;
+use super::pin_crash::pin_and_write;
+use super::state::{Run, Unpinned};
 use crate::fuzz::FuzzError;
-
-/// A crash not pinned yet, waiting for the next batch.
-#[derive(Debug, Clone)]
-pub(super) struct Unpinned {
-    /// Its number among the run's unpinned crashes (its folder's).
-    pub(super) k: usize,
-    /// The frames of the life it ended, oldest first.
-    pub(super) history: Vec<pin::Sent>,
-    /// What the broker's log said as it died.
-    pub(super) words: Option<String>,
-    /// The target's restarts when it was last tried: tried again only after a later restart.
-    pub(super) tried_at: u64,
-    /// Whether it has been tried in a batch already (each is, once).
-    pub(super) retried: bool,
-}
-
-impl Unpinned {
-    /// Its folder under the findings directory.
-    fn folder(&self) -> String {
-        format!("unpinned/crash-{}", self.k)
-    }
-}
 
 /// Keeps a crash no frame reproduced: its frames in flight and last words written under
 /// `unpinned/crash-<k>/`, listed in the summary, and queued for the next batch.
@@ -95,7 +73,7 @@ pub(super) async fn retry(run: &Run<'_>, keeper: &mut Keeper) -> Result<bool, Fu
             ),
         );
         keeper.purpose = "a crash not reproduced at first, pinned again in a batch";
-        let pinned = crash::pin_and_write(run, keeper, &crash.history, crash.words.clone()).await;
+        let pinned = pin_and_write(run, keeper, &crash.history, crash.words.clone()).await;
         keeper.purpose = super::keeper::STOPPED_ANSWERING;
         match pinned {
             Err(e) => {

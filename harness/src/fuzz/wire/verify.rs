@@ -12,8 +12,10 @@ use super::keeper::Keeper;
 use super::last_words::last_words;
 use super::minimise::{self, Check};
 use super::pin::{Fate, Probe, Sent};
+use super::record;
 use super::send::exchange;
 use super::state::{Run, Seen};
+use super::unpinned;
 use crate::fuzz::FuzzError;
 
 /// Confirms the judge's finding on `frame` (number `n`) and writes it, or counts it as flaky
@@ -145,7 +147,7 @@ pub(super) async fn confirm_pending(
         }
         run.shared().summary.confirm_restarts += 1;
     }
-    if super::unpinned::retry(run, keeper).await? {
+    if unpinned::retry(run, keeper).await? {
         return Ok(true);
     }
     let batch = pending.len();
@@ -289,7 +291,7 @@ async fn confirm_now(
         // A hang holds a connection for the deadline each time it is sent again.
         run.shared().avoid(&shrunk.frame, &shrunk.matters);
     }
-    crash::write(run, &judged, &[], &found, &shrunk, reproduces, words)?;
+    record::write(run, &judged, &[], &found, &shrunk, reproduces, words)?;
     if judged.signature != first_word {
         run.shared()
             .aliases
