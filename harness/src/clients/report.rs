@@ -579,7 +579,7 @@ fn placed(placement: Option<&str>) -> String {
     placement.map(|p| format!(" ({p})")).unwrap_or_default()
 }
 
-crate::report_forms!(ClientsReport);
+crate::report::forms::report_forms!(ClientsReport);
 
 #[cfg(test)]
 mod tests {

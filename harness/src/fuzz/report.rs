@@ -498,4 +498,4 @@ impl FuzzReport {
     }
 }
 
-crate::report_forms!(FuzzReport);
+crate::report::forms::report_forms!(FuzzReport);

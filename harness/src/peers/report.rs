@@ -280,4 +280,4 @@ impl PeersReport {
     }
 }
 
-crate::report_forms!(PeersReport);
+crate::report::forms::report_forms!(PeersReport);

@@ -57,8 +57,6 @@ impl Files {
 }
 
 /// [`Forms`] for a report whose own methods `json`, `junit` and `markdown` give the three.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! report_forms {
     ($report:ty) => {
         impl $crate::report::forms::Forms for $report {
@@ -74,6 +72,7 @@ macro_rules! report_forms {
         }
     };
 }
+pub(crate) use report_forms;
 
 #[cfg(test)]
 mod tests {

@@ -577,7 +577,7 @@ impl Report {
     }
 }
 
-crate::report_forms!(Report);
+crate::report::forms::report_forms!(Report);
 
 /// Text for a Markdown table cell: pipes escaped, on one line.
 fn md(s: &str) -> String {

@@ -459,7 +459,7 @@ impl ChaosReport {
     }
 }
 
-crate::report_forms!(ChaosReport);
+crate::report::forms::report_forms!(ChaosReport);
 
 #[cfg(test)]
 mod tests {
