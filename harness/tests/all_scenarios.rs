@@ -88,7 +88,9 @@ fn check_ledger(root: &Path, scenarios: &[&Scenario], kaas: &[Transcript], apach
 /// cannot drift from the scenarios.
 fn check_readme_coverage(root: &Path, transcripts: &[Transcript]) {
     let mut coverage = kconform::api::coverage::Coverage::default();
-    transcripts.iter().for_each(|t| coverage.add(t));
+    transcripts
+        .iter()
+        .for_each(|t| coverage.add(t, TargetSpec::answers_as_named(&t.target)));
     let readme =
         std::fs::read_to_string(root.join("docs/src/coverage.md")).expect("docs/src/coverage.md");
     let (begin, end) = ("<!-- coverage:begin -->\n", "<!-- coverage:end -->");

@@ -54,14 +54,6 @@ fn kind_of(target: &str) -> &str {
     plain.split(':').next().unwrap_or(plain)
 }
 
-/// The Apache release a kind of broker answers as, read back from its name (target names
-/// parse as the targets they name); none for another broker.
-fn release_of(kind: &str) -> Option<Release> {
-    crate::targets::TargetSpec::parse(kind)
-        .ok()
-        .and_then(|spec| spec.answers_as())
-}
-
 /// What a cell holds for one target.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cell {
@@ -107,13 +99,15 @@ fn codes_in(value: &Value, out: &mut BTreeSet<i16>) {
 }
 
 impl Coverage {
-    /// Adds one transcript's transaction-API steps. A cluster's or a secured broker's cells
-    /// count for its kind of broker: `ref:3` and `ref+sasl` for `ref`, `apache:3` and
-    /// `apache+sasl` for `apache`.
-    pub fn add(&mut self, t: &Transcript) {
+    /// Adds one transcript's transaction-API steps, from a target that answers as Apache's
+    /// release `answers_as` (none for a broker that is not Apache and claims no release):
+    /// the codes that release added become codes a broker could return. A cluster's or a
+    /// secured broker's cells count for its kind of broker: `ref:3` and `ref+sasl` for `ref`,
+    /// `apache:3` and `apache+sasl` for `apache`.
+    pub fn add(&mut self, t: &Transcript, answers_as: Option<Release>) {
         let target = kind_of(&t.target).to_owned();
         if !self.targets.contains(&target) {
-            self.releases.extend(release_of(&target));
+            self.releases.extend(answers_as);
             self.targets.push(target.clone());
         }
         for step in &t.steps {
@@ -259,7 +253,7 @@ mod tests {
             readback: Vec::new(),
         };
         let mut c = Coverage::default();
-        c.add(&t);
+        c.add(&t, None);
         let cell = c.cell("AddPartitionsToTxn", 3, "ref").unwrap();
         assert_eq!(cell.codes, BTreeSet::from([0, 49]));
         assert!(c.cell("AddPartitionsToTxn", 4, "ref").unwrap().unsupported);
@@ -284,18 +278,22 @@ mod tests {
     fn a_secured_or_clustered_broker_counts_for_its_kind() {
         let mut c = Coverage::default();
         for (target, code) in [("ref+sasl", 53), ("ref:3", 16), ("apache+sasl", 53)] {
-            c.add(&Transcript {
-                scenario: "x".into(),
-                target: target.into(),
-                steps: vec![step(
-                    "EndTxn",
-                    3,
-                    Outcome::Response(json!({"error_code": code})),
-                )],
-                failed_expectations: vec![],
-                stopped: None,
-                readback: Vec::new(),
-            });
+            let answers_as = target.starts_with("apache").then(Release::default);
+            c.add(
+                &Transcript {
+                    scenario: "x".into(),
+                    target: target.into(),
+                    steps: vec![step(
+                        "EndTxn",
+                        3,
+                        Outcome::Response(json!({"error_code": code})),
+                    )],
+                    failed_expectations: vec![],
+                    stopped: None,
+                    readback: Vec::new(),
+                },
+                answers_as,
+            );
         }
         assert_eq!(
             c.cell("EndTxn", 3, "ref").unwrap().codes,
@@ -311,19 +309,27 @@ mod tests {
     #[test]
     fn a_later_release_can_return_the_codes_it_added() {
         let mut c = Coverage::default();
-        for target in ["ref", "apache@4.4.0+tv2:3+sasl"] {
-            c.add(&Transcript {
-                scenario: "x".into(),
-                target: target.into(),
-                steps: vec![step(
-                    "TxnOffsetCommit",
-                    4,
-                    Outcome::Response(json!({"topics": [{"partitions": [{"error_code": 120}]}]})),
-                )],
-                failed_expectations: vec![],
-                stopped: None,
-                readback: Vec::new(),
-            });
+        for (target, answers_as) in [
+            ("ref", None),
+            ("apache@4.4.0+tv2:3+sasl", Release::parse("4.4+tv2").ok()),
+        ] {
+            c.add(
+                &Transcript {
+                    scenario: "x".into(),
+                    target: target.into(),
+                    steps: vec![step(
+                        "TxnOffsetCommit",
+                        4,
+                        Outcome::Response(
+                            json!({"topics": [{"partitions": [{"error_code": 120}]}]}),
+                        ),
+                    )],
+                    failed_expectations: vec![],
+                    stopped: None,
+                    readback: Vec::new(),
+                },
+                answers_as,
+            );
         }
         assert_eq!(c.targets, ["ref", "apache@4.4.0+tv2"]);
         // 120 reached; 4.4's own TxnOffsetCommit v6 codes possible and not reached.
@@ -337,16 +343,17 @@ mod tests {
         assert!(!c.never_produced("EndTxn").contains(&120));
         // Beside 3.7 alone, no code 3.7 cannot return is listed.
         let mut old = Coverage::default();
-        old.add(&Transcript {
-            scenario: "x".into(),
-            target: "apache".into(),
-            steps: vec![],
-            failed_expectations: vec![],
-            stopped: None,
-            readback: Vec::new(),
-        });
+        old.add(
+            &Transcript {
+                scenario: "x".into(),
+                target: "apache".into(),
+                steps: vec![],
+                failed_expectations: vec![],
+                stopped: None,
+                readback: Vec::new(),
+            },
+            Some(Release::default()),
+        );
         assert!(!old.never_produced("AddPartitionsToTxn").contains(&120));
-        assert_eq!(release_of("apache-recorded"), Some(Release::CLAIMED));
-        assert_eq!(release_of("external"), None);
     }
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::junit::xml as esc;
 use super::{Cause, Difference, Report};
 use crate::api::coverage::Coverage;
+use crate::targets::TargetSpec;
 use crate::transcript::{StepRecord, Transcript};
 
 /// The last name of a difference's path (`topics[0].error_code` → `error_code`).
@@ -268,7 +269,9 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
         out.push_str("</ul>");
     }
     let mut coverage = Coverage::default();
-    transcripts.iter().for_each(|t| coverage.add(t));
+    transcripts
+        .iter()
+        .for_each(|t| coverage.add(t, TargetSpec::answers_as_named(&t.target)));
     let _ = write!(
         out,
         "<h2>Coverage: API × version × error code</h2>{}",

@@ -330,6 +330,16 @@ impl TargetSpec {
             _ => self.release(),
         }
     }
+
+    /// The Apache release the target of this name answers as, read back from the name a
+    /// transcript keeps (names parse as the targets they name, a cluster's and a secured
+    /// broker's too); none for a broker that is not Apache and claims no release. For what
+    /// holds transcripts but not their targets: the coverage table's codes by release.
+    pub fn answers_as_named(name: &str) -> Option<Release> {
+        TargetSpec::parse(name)
+            .ok()
+            .and_then(|spec| spec.answers_as())
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +424,20 @@ mod tests {
             TargetSpec::RECORDED
         );
         assert!(TargetSpec::parse("apache-recorded@9.9").is_err());
+    }
+
+    /// A transcript's target name says which release it answered as.
+    #[test]
+    fn a_target_name_says_which_release_it_answers_as() {
+        let named = TargetSpec::answers_as_named;
+        assert_eq!(named("apache-recorded"), Some(Release::CLAIMED));
+        assert_eq!(named("apache"), Some(Release::CLAIMED));
+        assert_eq!(
+            named("apache@4.4.0+tv2:3+sasl"),
+            Release::parse("4.4+tv2").ok()
+        );
+        assert_eq!(named("ref:3+sasl"), None);
+        assert_eq!(named("external"), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use kconform::api::coverage::Coverage;
 use kconform::run::plan;
 use kconform::scenario::Scenario;
+use kconform::TargetSpec;
 
 use crate::args::{CoverageArgs, TargetArgs};
 use crate::output::paint;
@@ -38,7 +39,10 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
             None,
         )
         .await?;
-        transcripts.iter().flatten().for_each(|t| coverage.add(t));
+        transcripts
+            .iter()
+            .flatten()
+            .for_each(|t| coverage.add(t, TargetSpec::answers_as_named(&t.target)));
         reports.push(report);
     }
     let table = coverage.markdown();
