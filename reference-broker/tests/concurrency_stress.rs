@@ -170,6 +170,77 @@ fn end_txn(id: &str, pid: i64, epoch: i16, commit: bool) -> EndTxnRequest {
         .with_committed(commit)
 }
 
+/// A read_committed Fetch of `stress-in`'s partition `p` from offset 0.
+fn fetch_committed(p: i32) -> FetchRequest {
+    FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(0)
+        .with_min_bytes(0)
+        .with_max_bytes(1 << 16)
+        .with_isolation_level(1)
+        .with_session_epoch(-1)
+        .with_topics(vec![fetch_request::FetchTopic::default()
+            .with_topic(topic(TOPIC_IN))
+            .with_partitions(vec![fetch_request::FetchPartition::default()
+                .with_partition(p)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(1 << 14)])])
+}
+
+/// AddPartitionsToTxn v3 of `stress-out`'s partition `p`.
+fn add_output(id: &str, pid: i64, epoch: i16, p: i32) -> AddPartitionsToTxnRequest {
+    AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(txn_id(id))
+        .with_v3_and_below_producer_id(ProducerId(pid))
+        .with_v3_and_below_producer_epoch(epoch)
+        .with_v3_and_below_topics(vec![
+            add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                .with_name(topic(TOPIC_OUT))
+                .with_partitions(vec![p]),
+        ])
+}
+
+/// A transactional Produce (acks=all) of one record to `stress-out`'s partition `p`.
+fn produce_output(id: &str, pid: i64, epoch: i16, sequence: i32, p: i32) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_transactional_id(Some(txn_id(id)))
+        .with_acks(-1)
+        .with_timeout_ms(10_000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(topic(TOPIC_OUT))
+            .with_partition_data(vec![
+                produce_request::PartitionProduceData::default()
+                    .with_index(p)
+                    .with_records(Some(txn_batch(pid, epoch, sequence, id))),
+            ])])
+}
+
+/// TxnOffsetCommit v3 of `consumed` for `stress-in`'s partition `p` in group `grp`.
+fn commit_input(
+    id: &str,
+    grp: &str,
+    (pid, epoch): (i64, i16),
+    p: i32,
+    consumed: i64,
+) -> TxnOffsetCommitRequest {
+    TxnOffsetCommitRequest::default()
+        .with_transactional_id(txn_id(id))
+        .with_group_id(group(grp))
+        .with_producer_id(ProducerId(pid))
+        .with_producer_epoch(epoch)
+        .with_generation_id(-1)
+        .with_topics(vec![
+            txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                .with_name(topic(TOPIC_IN))
+                .with_partitions(vec![
+                    txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                        .with_partition_index(p)
+                        .with_committed_offset(consumed)
+                        .with_committed_leader_epoch(-1),
+                ]),
+        ])
+}
+
 fn txn_batch(pid: i64, epoch: i16, sequence: i32, value: &str) -> Bytes {
     let rec = batch::record(0, 0, None, Some(value.as_bytes()));
     Bytes::from(batch::build(
@@ -241,25 +312,7 @@ async fn producer(
         };
         let p = rng.below(PARTITIONS as u64) as i32;
         // Consume.
-        let fetched = call!(
-            conn,
-            f,
-            Fetch,
-            11,
-            FetchRequest::default()
-                .with_replica_id(BrokerId(-1))
-                .with_max_wait_ms(0)
-                .with_min_bytes(0)
-                .with_max_bytes(1 << 16)
-                .with_isolation_level(1)
-                .with_session_epoch(-1)
-                .with_topics(vec![fetch_request::FetchTopic::default()
-                    .with_topic(topic(TOPIC_IN))
-                    .with_partitions(vec![fetch_request::FetchPartition::default()
-                        .with_partition(p)
-                        .with_fetch_offset(0)
-                        .with_partition_max_bytes(1 << 14)])])
-        );
+        let fetched = call!(conn, f, Fetch, 11, fetch_committed(p));
         let consumed = fetched
             .responses
             .first()
@@ -271,15 +324,7 @@ async fn producer(
             f,
             AddPartitionsToTxn,
             3,
-            AddPartitionsToTxnRequest::default()
-                .with_v3_and_below_transactional_id(txn_id(&id))
-                .with_v3_and_below_producer_id(ProducerId(pid))
-                .with_v3_and_below_producer_epoch(epoch)
-                .with_v3_and_below_topics(vec![
-                    add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
-                        .with_name(topic(TOPIC_OUT))
-                        .with_partitions(vec![p])
-                ])
+            add_output(&id, pid, epoch, p)
         );
         let added = r.results_by_topic_v3_and_below.iter().all(|t| {
             t.results_by_partition
@@ -295,17 +340,7 @@ async fn producer(
             f,
             Produce,
             9,
-            ProduceRequest::default()
-                .with_transactional_id(Some(txn_id(&id)))
-                .with_acks(-1)
-                .with_timeout_ms(10_000)
-                .with_topic_data(vec![produce_request::TopicProduceData::default()
-                    .with_name(topic(TOPIC_OUT))
-                    .with_partition_data(vec![
-                        produce_request::PartitionProduceData::default()
-                            .with_index(p)
-                            .with_records(Some(txn_batch(pid, epoch, sequence, &id)))
-                    ])])
+            produce_output(&id, pid, epoch, sequence, p)
         );
         sequence += 1;
         // sendOffsetsToTransaction.
@@ -329,22 +364,7 @@ async fn producer(
             f,
             TxnOffsetCommit,
             3,
-            TxnOffsetCommitRequest::default()
-                .with_transactional_id(txn_id(&id))
-                .with_group_id(group(&grp))
-                .with_producer_id(ProducerId(pid))
-                .with_producer_epoch(epoch)
-                .with_generation_id(-1)
-                .with_topics(vec![
-                    txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
-                        .with_name(topic(TOPIC_IN))
-                        .with_partitions(vec![
-                            txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
-                                .with_partition_index(p)
-                                .with_committed_offset(consumed)
-                                .with_committed_leader_epoch(-1)
-                        ])
-                ])
+            commit_input(&id, &grp, (pid, epoch), p, consumed)
         );
         match rng.below(10) {
             // Rejoin while Ongoing (kaas: no abort; the old epoch is fenced).

@@ -124,29 +124,7 @@ fn step_of(a: &Action, i: usize, first_init: &mut bool) -> Option<Step> {
             version,
             id,
             timeout_ms,
-        } => {
-            let id_text = match id {
-                Id::Txn => "\"${txn}\"",
-                Id::Empty => "\"\"",
-            };
-            let capture = match (id, *first_init) {
-                (Id::Empty, _) => String::new(),
-                (Id::Txn, true) => {
-                    *first_init = false;
-                    "capture = { pid = \"producer_id\", epoch = \"producer_epoch\", epoch0 = \"producer_epoch\" }\n".into()
-                }
-                (Id::Txn, false) => {
-                    "capture = { pid = \"producer_id\", epoch = \"producer_epoch\" }\n".into()
-                }
-            };
-            (
-                "init",
-                "InitProducerId",
-                Some(*version),
-                format!("{{ transactional_id = {id_text}, transaction_timeout_ms = {timeout_ms} }}"),
-                capture,
-            )
-        }
+        } => init_step(*version, id, *timeout_ms, first_init),
         Action::AddPartitions {
             version,
             pid,
@@ -272,6 +250,37 @@ fn step_of(a: &Action, i: usize, first_init: &mut bool) -> Option<Step> {
         Action::Names { .. } => return None,
     };
     Some(Step::Request(name, api, version, request, capture))
+}
+
+/// An InitProducerId as a step's parts (see [`step_of`]): the first transactional one also
+/// keeps its epoch as `epoch0`.
+fn init_step(
+    version: i16,
+    id: &Id,
+    timeout_ms: i32,
+    first_init: &mut bool,
+) -> (&'static str, &'static str, Option<i16>, String, String) {
+    let id_text = match id {
+        Id::Txn => "\"${txn}\"",
+        Id::Empty => "\"\"",
+    };
+    let capture = match (id, *first_init) {
+        (Id::Empty, _) => String::new(),
+        (Id::Txn, true) => {
+            *first_init = false;
+            "capture = { pid = \"producer_id\", epoch = \"producer_epoch\", epoch0 = \"producer_epoch\" }\n".into()
+        }
+        (Id::Txn, false) => {
+            "capture = { pid = \"producer_id\", epoch = \"producer_epoch\" }\n".into()
+        }
+    };
+    (
+        "init",
+        "InitProducerId",
+        Some(version),
+        format!("{{ transactional_id = {id_text}, transaction_timeout_ms = {timeout_ms} }}"),
+        capture,
+    )
 }
 
 /// The read-back every sequence ends with: what a client can see of what it left behind, so

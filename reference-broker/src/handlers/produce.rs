@@ -93,7 +93,7 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
             .map_or(i32::MAX, |t| t.config.max_message_bytes);
         let mut partitions = Vec::new();
         for p in topic.partition_data {
-            let mut r = PartitionProduceResponse::default()
+            let r = PartitionProduceResponse::default()
                 .with_index(p.index)
                 .with_base_offset(-1)
                 .with_log_append_time_ms(-1)
@@ -189,35 +189,7 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                     },
                 }
             };
-            r = match outcome {
-                Ok((base, start, append_time)) => r
-                    .with_base_offset(base)
-                    .with_log_start_offset(start)
-                    .with_log_append_time_ms(append_time),
-                Err(Refusal {
-                    code,
-                    message,
-                    log_start: start,
-                    record_errors,
-                }) => {
-                    tracing::debug!(topic = %name, partition = p.index, code, message = ?message, "produce refused");
-                    r.with_error_code(code)
-                        .with_log_start_offset(start)
-                        .with_error_message(message.filter(|_| ctx.version >= 8).map(|m| sb(&m)))
-                        .with_record_errors(
-                            record_errors
-                                .into_iter()
-                                .filter(|_| ctx.version >= 8)
-                                .map(|(i, m)| {
-                                    BatchIndexAndErrorMessage::default()
-                                        .with_batch_index(i)
-                                        .with_batch_index_error_message(Some(sb(&m)))
-                                })
-                                .collect(),
-                        )
-                }
-            };
-            partitions.push(r);
+            partitions.push(answered(r, outcome, ctx.version, &name, p.index));
         }
         responses.push(
             TopicProduceResponse::default()
@@ -231,6 +203,45 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
     Appended {
         response: (req.acks != 0).then(|| ProduceResponse::default().with_responses(responses)),
         waits,
+    }
+}
+
+/// One partition's answer: where its records went, or why they were refused (the message and
+/// the record errors from v8 on, as Apache answers them).
+fn answered(
+    r: PartitionProduceResponse,
+    outcome: Result<(i64, i64, i64), Refusal>,
+    version: i16,
+    topic: &str,
+    partition: i32,
+) -> PartitionProduceResponse {
+    match outcome {
+        Ok((base, start, append_time)) => r
+            .with_base_offset(base)
+            .with_log_start_offset(start)
+            .with_log_append_time_ms(append_time),
+        Err(Refusal {
+            code,
+            message,
+            log_start: start,
+            record_errors,
+        }) => {
+            tracing::debug!(topic = %topic, partition, code, message = ?message, "produce refused");
+            r.with_error_code(code)
+                .with_log_start_offset(start)
+                .with_error_message(message.filter(|_| version >= 8).map(|m| sb(&m)))
+                .with_record_errors(
+                    record_errors
+                        .into_iter()
+                        .filter(|_| version >= 8)
+                        .map(|(i, m)| {
+                            BatchIndexAndErrorMessage::default()
+                                .with_batch_index(i)
+                                .with_batch_index_error_message(Some(sb(&m)))
+                        })
+                        .collect(),
+                )
+        }
     }
 }
 
