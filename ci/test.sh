@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: formatting, lints, every test, and a short fuzz of every codec.
 # On a fresh machine this is all the set-up there is: it installs what it needs (cargo-insta,
-# cargo-fuzz).
+# mdbook, cargo-fuzz, Chromium; the tests install the clients and fetch Apache's jars).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +33,8 @@ cleanup() {
   # A fuzz build still running when the tests failed goes with the script (its own process
   # group: cargo and rustc too).
   if [[ -n ${fuzz_build:-} ]]; then kill -- "-$fuzz_build" 2>/dev/null || true; fi
-  rm -rf "${log:-}" "${fuzz_build_log:-}" ${scratch:+"$scratch"}
+  if [[ -n ${tools:-} ]]; then kill -- "-$tools" 2>/dev/null || true; fi
+  rm -rf "${log:-}" "${fuzz_build_log:-}" "${tools_log:-}" ${scratch:+"$scratch"}
 }
 trap cleanup EXIT
 if [[ ${KCONFORM_CI_TMPDIR:-} != keep && -d /dev/shm && -w /dev/shm ]]; then
@@ -50,35 +51,39 @@ cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 step_done "fmt"
 
-if ! cargo insta --version >/dev/null 2>&1; then
-  echo "test: installing cargo-insta (once per machine)"
-  cargo install cargo-insta --locked --quiet
-fi
-
-# The book (docs/): built as its readers get it. Its generated chapters (the ledger, the
-# scenarios, the command line) and its links are checked by the harness's `book` tests below.
-if ! mdbook --version >/dev/null 2>&1; then
-  echo "test: installing mdbook (once per machine)"
-  cargo install mdbook --locked --quiet
-fi
-# The HTML report is checked in a real browser: Debian's headless Chromium.
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "test: installing chromium (Debian's package, once per machine)"
-  sudo_=""
-  [[ $(id -u) -eq 0 ]] || sudo_=sudo
-  $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null ||
-    { $sudo_ apt-get update -qq && $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null; } ||
-    { echo "test: could not install chromium (apt-get install chromium)" >&2; exit 1; }
-fi
-step_done "tools (cargo-insta, mdbook, chromium: installed once a machine)"
-echo "test: mdbook build docs ($(mdbook --version))"
-if ! mdbook build docs 2>&1 | sed 's/^/  /'; then
-  echo "test: mdbook build docs failed" >&2
-  exit 1
-fi
-echo "test: the book has $(grep -c '\](' docs/src/SUMMARY.md) chapters: $(grep -o '\[[^]]*\]' docs/src/SUMMARY.md | tr -d '[]' | paste -sd ';' | sed 's/;/; /g')"
-
-step_done "book"
+# The tools the run needs, installed once a machine (cargo-insta for the tests, mdbook for the
+# book, cargo-fuzz for the fuzz targets, Debian's Chromium for the HTML report), in the
+# background while the workspace builds: on a fresh machine they are minutes of downloads
+# and compiling that the build's own waits (downloads, links, its serial last crates) leave
+# room for. Waited for after the build; their log is shown if one fails.
+install_tools() {
+  set -euo pipefail
+  if ! cargo insta --version >/dev/null 2>&1; then
+    echo "test: installing cargo-insta (once per machine)"
+    cargo install cargo-insta --locked --quiet
+  fi
+  if ! mdbook --version >/dev/null 2>&1; then
+    echo "test: installing mdbook (once per machine)"
+    cargo install mdbook --locked --quiet
+  fi
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "test: installing cargo-fuzz (once per machine)"
+    cargo install cargo-fuzz --locked --quiet
+  fi
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "test: installing chromium (Debian's package, once per machine)"
+    local sudo_=""
+    [[ $(id -u) -eq 0 ]] || sudo_=sudo
+    $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null ||
+      { $sudo_ apt-get update -qq && $sudo_ apt-get install -y --no-install-recommends chromium >/dev/null; } ||
+      { echo "test: could not install chromium (apt-get install chromium)" >&2; return 1; }
+  fi
+}
+tools_log=$(mktemp)
+echo "test: installing what is missing of cargo-insta, mdbook, cargo-fuzz and chromium beside the build (log shown if it fails)"
+# Its own process group, so that a failed run takes its cargo and apt-get along.
+setsid bash -c "$(declare -f install_tools); install_tools" >"$tools_log" 2>&1 &
+tools=$!
 
 # Clippy runs inside the test build rather than as a build of its own: clippy-driver is the
 # compiler of the workspace's crates (RUSTC_WORKSPACE_WRAPPER, what `cargo clippy` sets), so
@@ -105,6 +110,26 @@ lint_build=(env "RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)" "RUSTFLAGS
 echo "test: clippy -D warnings on every target, while building the tests"
 "${lint_build[@]}" cargo test --workspace --all-targets --locked --no-run
 step_done "build with clippy"
+
+if ! wait "$tools"; then
+  tools=
+  cat "$tools_log"
+  echo "test: installing the tools failed" >&2
+  exit 1
+fi
+tools=
+sed 's/^/  /' "$tools_log"
+step_done "tools (installed beside the build; the wait after it)"
+
+# The book (docs/): built as its readers get it. Its generated chapters (the ledger, the
+# scenarios, the command line) and its links are checked by the harness's `book` tests below.
+echo "test: mdbook build docs ($(mdbook --version))"
+if ! mdbook build docs 2>&1 | sed 's/^/  /'; then
+  echo "test: mdbook build docs failed" >&2
+  exit 1
+fi
+echo "test: the book has $(grep -c '\](' docs/src/SUMMARY.md) chapters: $(grep -o '\[[^]]*\]' docs/src/SUMMARY.md | tr -d '[]' | paste -sd ';' | sed 's/;/; /g')"
+step_done "book"
 
 # The fuzz targets build while the tests run: most of a test's time is spent waiting on
 # brokers (the run leaves about 40% of two cores idle), so the build, at the lowest priority,
@@ -148,6 +173,13 @@ for figure in mutation-score equivalent-score apache-parser-agreement request-ag
 done
 slow=$(grep -o "^test [^ ]* has been running for over 60 seconds" "$log" | awk '{ print $2 }' | sort -u | paste -sd ' ')
 echo "test: tests that ran over 60 s: ${slow:-none}"
+# Each test binary's time (cargo test's 'finished in'), the longest first: where the tests
+# step's minutes go.
+binaries=$(awk '/^ *Running / { name = $NF; gsub(/[()]/, "", name); sub(/.*\//, "", name); sub(/-[0-9a-f]+$/, "", name); name = name " (" $2 ")" }
+  /^ *Doc-tests / { name = "doc-tests " $2 }
+  /^test result:/ { sub(/s$/, "", $NF); printf "%.0f\t%s\n", $NF, name }' "$log" |
+  sort -rn | head -5 | awk -F'\t' '{ printf "%s%s %s s", (NR > 1 ? "; " : ""), $2, $1 }')
+echo "test: longest test binaries: ${binaries:-none}"
 summary=$(printf '%s; ' "${step_times[@]}")
 echo "test: seconds per step: ${summary%; } (total $(( $(date +%s) - started )) s)"
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
