@@ -51,7 +51,7 @@ kept=${FUZZ_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kconform/fuzz-corpus}
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz (once per machine)"
-  cargo install cargo-fuzz --locked --quiet
+  cargo install cargo-fuzz --locked --debug --quiet
 fi
 
 targets=("$@")
