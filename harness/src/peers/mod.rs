@@ -100,6 +100,16 @@ pub async fn run(
     if let Some(s) = specs.iter().find(|s| **s == TargetSpec::RECORDED) {
         return Err(PeersError::NotLive(s.name()));
     }
+    // What would stop the run is said before the suite is built (a minute of Go on a fresh
+    // machine), not after: no Go, at once; a broker kconform does not start that does not
+    // answer now.
+    suite::available()?;
+    for spec in specs.iter().filter(|s| s.external_addr().is_some()) {
+        Running::start_answering(spec, std::time::Duration::from_secs(10))
+            .await?
+            .stop()
+            .await;
+    }
     let suite = {
         let p = progress.clone();
         tokio::task::spawn_blocking(move || Suite::prepare(|what| p.note(what)))
