@@ -302,19 +302,11 @@ fn longer_than(text: &str, limit: usize) -> Vec<String> {
 #[test]
 fn no_function_of_the_binary_is_over_60_lines() {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin");
-    let mut pending = vec![bin];
     let mut found = Vec::new();
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                for f in longer_than(&text, 60) {
-                    found.push(format!("{}: {f}", path.display()));
-                }
-            }
+    for path in rust_files(&bin) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for f in longer_than(&text, 60) {
+            found.push(format!("{}: {f}", path.display()));
         }
     }
     assert!(found.is_empty(), "{found:#?}");
@@ -371,11 +363,10 @@ fn the_documented_surface_is_the_pipeline_and_the_parts_are_hidden() {
     assert!(shown.contains(&"wire".to_owned()) && !hidden.contains(&"wire".to_owned()));
 }
 
-/// The Rust files of the workspace (the crates' sources, tests, benches and examples, the fuzz
-/// targets, the examples): everything but build output.
-fn workspace_sources() -> Vec<std::path::PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut pending = vec![root];
+/// The Rust files under `root`, sorted: everything but build output (`target*`) and hidden
+/// folders.
+fn rust_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut pending = vec![root.to_path_buf()];
     let mut found = Vec::new();
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
@@ -398,7 +389,8 @@ fn workspace_sources() -> Vec<std::path::PathBuf> {
 /// split in the change that makes it so, along its own seams.
 #[test]
 fn no_function_is_over_150_lines_and_no_file_over_800() {
-    let sources = workspace_sources();
+    // The crates' sources, tests, benches and examples, the fuzz targets, the examples.
+    let sources = rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
     assert!(sources.len() > 300, "{} files found", sources.len());
     let mut found = Vec::new();
     for path in &sources {
