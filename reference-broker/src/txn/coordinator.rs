@@ -484,6 +484,13 @@ impl TxnCoordinator {
             Ok(Some(_)) if self.planted.has(Bug::OffsetsOutsideTransaction) => {
                 ErrorCode(errors::NONE)
             }
+            // Apache verifies a transactional offset commit with the transaction coordinator,
+            // which answers a transaction still writing its markers CONCURRENT_TRANSACTIONS
+            // before it looks at what was added; the group coordinator answers that as
+            // COORDINATOR_NOT_AVAILABLE (scenario txn-offset-commit-while-prepared).
+            Ok(Some(e)) if matches!(e.state, TxnState::PrepareCommit | TxnState::PrepareAbort) => {
+                ErrorCode(errors::COORDINATOR_NOT_AVAILABLE)
+            }
             Ok(Some(e)) if e.state == TxnState::Ongoing && e.groups.iter().any(|g| g == group) => {
                 ErrorCode(errors::NONE)
             }
