@@ -420,12 +420,7 @@ fn sibling_imports(dir: &Path, module_path: &str) -> BTreeMap<String, BTreeSet<S
     let mut texts = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
-        let stem = path
-            .file_stem()
-            .unwrap()
-            .to_string_lossy()
-            .trim_end_matches(".rs")
-            .to_owned();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         if ["mod", "lib", "main"].contains(&stem.as_str()) {
             continue;
         }
@@ -456,11 +451,17 @@ fn sibling_imports(dir: &Path, module_path: &str) -> BTreeMap<String, BTreeSet<S
             for prefix in ["super::", absolute.as_str()] {
                 for (i, _) in code.match_indices(prefix) {
                     let rest = &code[i + prefix.len()..];
-                    let listed = match rest.strip_prefix('{') {
-                        Some(group) => group.split('}').next().unwrap_or_default(),
-                        None => rest,
+                    // `super::{x, y::Z}` names each item of the group; `super::x` the one.
+                    let items: Vec<&str> = match rest.strip_prefix('{') {
+                        Some(group) => group
+                            .split('}')
+                            .next()
+                            .unwrap_or_default()
+                            .split(',')
+                            .collect(),
+                        None => vec![rest],
                     };
-                    for item in listed.split(',') {
+                    for item in items {
                         let first: String = item
                             .trim_start()
                             .chars()
@@ -469,10 +470,6 @@ fn sibling_imports(dir: &Path, module_path: &str) -> BTreeMap<String, BTreeSet<S
                         if names.contains(&first) && first != file {
                             named.insert(first);
                         }
-                        if rest.starts_with('{') {
-                            continue;
-                        }
-                        break;
                     }
                 }
             }
