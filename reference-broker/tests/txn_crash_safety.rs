@@ -64,7 +64,13 @@ fn run_transactions(
             }
         }
         let abort = n % 3 == 2;
-        log.lock().unwrap().push((label.clone(), Outcome::Unknown));
+        // By index: a worker of an earlier round may still be finishing its last call
+        // while this round's worker pushes.
+        let entry = {
+            let mut log = log.lock().unwrap();
+            log.push((label.clone(), Outcome::Unknown));
+            log.len() - 1
+        };
         let done = match abort {
             true => p.flush(t).is_ok() && p.abort_transaction(t).is_ok(),
             false => p.commit_transaction(t).is_ok(),
@@ -77,7 +83,7 @@ fn run_transactions(
         } else {
             Outcome::Committed
         };
-        log.lock().unwrap().last_mut().expect("pushed").1 = outcome;
+        log.lock().unwrap()[entry].1 = outcome;
         n += 1;
     }
 }
@@ -100,10 +106,15 @@ fn transactions_survive_twenty_kill_9s() {
         rng
     };
     let log = Arc::new(Mutex::new(Vec::new()));
-    let mut addr = "127.0.0.1:0".to_owned();
+    // Each round's worker is joined after the last round, not before the next: after a kill
+    // its call in flight waits out its 2 s timeout, which was 42 of the test's 62 s. Each
+    // restart is on a port of its own, so that the call cannot reach the next round's broker
+    // and the transaction it was in stays cut short (an unknown outcome, all or nothing), as
+    // when the worker was joined first.
+    let mut workers = Vec::new();
     for round in 0..ROUNDS {
-        let broker = common::KaasRef::start(dir.path(), &addr, &flags);
-        addr = broker.addr.clone();
+        let broker = common::KaasRef::start(dir.path(), "127.0.0.1:0", &flags);
+        let addr = broker.addr.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let worker = {
             let (addr, stop, log) = (addr.clone(), stop.clone(), log.clone());
@@ -129,11 +140,14 @@ fn transactions_survive_twenty_kill_9s() {
         std::thread::sleep(Duration::from_millis(next() % 600));
         broker.kill();
         stop.store(true, Ordering::SeqCst);
+        workers.push(worker);
+    }
+    for worker in workers {
         worker.join().unwrap();
     }
 
     // Restart once more; orphaned transactions time out (1 s) and the reaper finishes them.
-    let broker = common::KaasRef::start(dir.path(), &addr, &flags);
+    let broker = common::KaasRef::start(dir.path(), "127.0.0.1:0", &flags);
     std::thread::sleep(Duration::from_millis(2500));
     let slots = SlotStore::new(&dir.path().join("__cluster"));
     let entries = slots.all().expect("every slot file parses");
