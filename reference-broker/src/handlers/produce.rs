@@ -153,10 +153,17 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                             // appends of concurrent producers share fsyncs (group commit).
                             let appended = verified.and_then(|()| {
                                 log.append(payload, false).map_err(|e| {
-                                    // Apache answers a sequence gap with no message and the
-                                    // partition's log start offset (scenario
-                                    // records-idempotent-duplicate-and-gap).
-                                    match e.code == errors::OUT_OF_ORDER_SEQUENCE_NUMBER {
+                                    // Apache answers the producer-state check's refusals (a
+                                    // sequence gap, an epoch older than the partition has
+                                    // seen) with no message and the partition's log start
+                                    // offset: ReplicaManager's catch-all branch (scenarios
+                                    // records-idempotent-duplicate-and-gap,
+                                    // records-produce-older-epoch-than-partition).
+                                    let producer_state = [
+                                        errors::OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                        errors::INVALID_PRODUCER_EPOCH,
+                                    ];
+                                    match producer_state.contains(&e.code) {
                                         true => Refusal::of(e.code, None, start),
                                         // Apache's record validation answers its message, the record
                                         // errors and the log start offset (scenario
