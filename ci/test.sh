@@ -144,7 +144,7 @@ step_done "book"
 
 # The fuzz targets build, and then each is fuzzed for 20 s (two at a time), while the tests
 # run: most of a test's time is spent waiting on brokers (the run leaves about 40% of two
-# cores idle), so the build (nice 19) and the fuzzing (nice 15: a share of what the tests
+# cores idle), so the build (nice 19) and the fuzzing (nice 10: a share of what the tests
 # leave, never much of what they use) take the idle time instead of a step of their own
 # after the tests (2.5 minutes' build once, a minute's fuzzing every run). 20 s and not 10:
 # each target is fuzzed on what the tests leave of the cores. Its log is shown if it fails,
@@ -152,7 +152,7 @@ step_done "book"
 fuzz_in_background() {
   set -euo pipefail
   nice -n 19 ci/fuzz.sh --build
-  FUZZ_JOBS=2 nice -n 15 ci/fuzz.sh 20
+  FUZZ_JOBS=2 nice -n 10 ci/fuzz.sh 20
 }
 fuzz_build_log=$(mktemp)
 echo "test: building and fuzzing the fuzz targets in the background (20 s a target; log shown if it fails)"
@@ -164,17 +164,20 @@ fuzz_build=$!
 # held to the scenarios by the unit test every_snapshot_is_of_a_scenario_and_a_target_that_runs_it).
 # Three tests at a time on two cores: most of a test's time is spent waiting on brokers and
 # clients, so a third runs in the idle time. The harness's integration tests took 387 s two at
-# a time and 281 s and 253 s three at a time (the scenario suite alone, 226 s, is the floor);
-# kaas-ref's 86 s and 78 s. Every test passed in every run, the cluster and chaos tests too.
+# a time and 281 s and 253 s three at a time (the scenario suite alone, 226 s, is the floor).
+# Every test passed in every run, the cluster and chaos tests too.
 figures=$ci_target/tmp
 rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,request-agreement-4.4,kfake-judge}.txt
 log=$(mktemp)
 # The cluster test (librdkafka's exactly-once copy on two three-broker clusters, a broker
-# killed mid-run) runs beside all the others, in a lane of its own at normal priority, the
-# others at nice 5: it spent its 76-97 s waiting on clients and failovers, one core at most
-# 15% busy, while cargo ran nothing else; at nice 0 beside niced work its client threads get
-# the cores the moment they want them (its file says why it must not be starved). Run as
-# cargo would (from its package's directory) and skipped by name in cargo's run.
+# killed mid-run) runs beside all the others, in a lane of its own: it spent its 76-97 s
+# waiting on clients and failovers, one core at most 15% busy, while cargo ran nothing else.
+# At the same priority as the rest, as a fourth test beside three: run at nice 0 with the
+# rest at nice 5, its brokers' start took the cores from a planted-bug test whose bug shows
+# only while a peer's marker poll has not yet run (consequences::a_marker_overwritten_...
+# missed it once in CI and once in four runs beside three busy loops; at the same priority,
+# six of six found it). Run as cargo would (from its package's directory) and skipped by name
+# in cargo's run.
 cluster_name=exactly_once_survives_the_coordinator_or_a_leader_killed
 cluster_log=$(mktemp)
 echo "test: tests/real_clients_cluster.rs beside the others (log shown at the end)"
@@ -182,8 +185,8 @@ echo "test: tests/real_clients_cluster.rs beside the others (log shown at the en
 setsid bash -c 'cd harness && echo "     Running tests/real_clients_cluster.rs ($0)" && exec "$0" --exact "$1"' \
   "$cluster_test" "$cluster_name" >"$cluster_log" 2>&1 &
 cluster=$!
-echo "test: cargo insta test --workspace --check --unreferenced=reject (three tests at a time, nice 5)"
-RUST_TEST_THREADS=3 nice -n 5 "${lint_build[@]}" cargo insta test --workspace --check --unreferenced=reject -- --exact --skip "$cluster_name" 2>&1 | tee "$log"
+echo "test: cargo insta test --workspace --check --unreferenced=reject (three tests at a time)"
+RUST_TEST_THREADS=3 "${lint_build[@]}" cargo insta test --workspace --check --unreferenced=reject -- --exact --skip "$cluster_name" 2>&1 | tee "$log"
 cluster_failed=0
 wait "$cluster" || cluster_failed=1
 cluster=

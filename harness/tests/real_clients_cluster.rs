@@ -20,11 +20,11 @@
 //! many records as the input holds, so the batch copied twice made another partition's last 20
 //! records look lost; it now stops when every input partition is copied to its end.
 //!
-//! It runs as a binary of its own, never starved of the cores: beside lighter tests of equal
-//! priority on two cores, librdkafka's stall came more often. CI (`ci/test.sh`) runs it beside
-//! the other tests, at normal priority while they run at nice 5: it waits on clients and
-//! failovers for most of its minute and a half, and its client threads get a core the moment
-//! they want one. `ci/cluster-clients.sh` runs this test many times in a row.
+//! It runs as a binary of its own: beside lighter tests on two cores, librdkafka's stall came
+//! more often (before a stuck producer was replaced after 20 s). CI (`ci/test.sh`) runs it
+//! beside the other tests, as a fourth test beside their three: it waits on clients and
+//! failovers for most of its minute and a half. `ci/cluster-clients.sh` runs this test many
+//! times in a row.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
