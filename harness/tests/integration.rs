@@ -4,8 +4,8 @@
 //! `fuzz_wire_planted` installs a global allocator, and `real_clients_cluster` kills brokers
 //! under real clients and must not be starved of the cores (run as one test among these,
 //! librdkafka's send_offsets_to_transaction stalled past 75 s and the copy came out with
-//! records twice and missing; see that file): CI runs it beside the rest, as a fourth test
-//! beside their three. Run one file's tests with
+//! records twice and missing; see that file): CI runs it once these are done, beside the
+//! lighter binaries after them. Run one file's tests with
 //! `cargo test -p harness --test integration all_scenarios::`.
 
 mod util;

@@ -22,9 +22,9 @@
 //!
 //! It runs as a binary of its own: beside lighter tests on two cores, librdkafka's stall came
 //! more often (before a stuck producer was replaced after 20 s). CI (`ci/test.sh`) runs it
-//! beside the other tests, as a fourth test beside their three: it waits on clients and
-//! failovers for most of its minute and a half. `ci/cluster-clients.sh` runs this test many
-//! times in a row.
+//! once the harness's integration tests are done, beside the lighter binaries cargo runs after
+//! them: it waits on clients and failovers for most of its minute and a half.
+//! `ci/cluster-clients.sh` runs this test many times in a row.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
