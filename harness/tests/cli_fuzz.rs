@@ -315,14 +315,26 @@ fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     crate::util::assert_follows_schema(include_str!("../fuzz-report.schema.json"), &report);
     let frames = &report["frames"];
-    assert_eq!(frames["findings"].as_array().unwrap().len(), 1, "{frames}");
-    let signature = frames["findings"][0]["signature"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(
-        signature.starts_with("stopped answering: memory allocation of N bytes failed"),
-        "{frames}"
-    );
+    // The run ends once one finding is written; the other instance's crash in flight by then
+    // is pinned and written too (nothing found is dropped), so one or two. The planted bug's
+    // is among them. The other, seen under load in CI (the first finding's pinning took
+    // longer), was a huge allocation in another API's decoding: the broker process here is
+    // this test binary, on the system allocator, where kaas-ref's own binary reserves such
+    // allocations (alloc::ReservingAllocator) and lives.
+    let found = frames["findings"].as_array().unwrap();
+    assert!((1..=2).contains(&found.len()), "{frames}");
+    let planted = found.iter().any(|f| {
+        f["signature"].as_str().is_some_and(|s| {
+            s.starts_with("stopped answering: memory allocation of N bytes failed")
+                && f["seen_on"].as_array().is_some_and(|v| {
+                    v.iter().any(|a| {
+                        a.as_str()
+                            .is_some_and(|a| a.starts_with("WriteTxnMarkers "))
+                    })
+                })
+        })
+    });
+    assert!(planted, "the planted WriteTxnMarkers crash: {frames}");
     for i in 0..2 {
         let log = std::fs::read_to_string(findings.join(format!("broker-{i}.log"))).unwrap();
         let port = addr.port() + i;
