@@ -18,6 +18,7 @@ step_done() {
   local now
   now=$(date +%s)
   step_times+=("$1 $((now - step_began)) s")
+  last_step=$1
   step_began=$now
 }
 
@@ -30,6 +31,12 @@ step_done() {
 # leaves the page cache whole either way); only a power cut would tell them apart.
 scratch=
 cleanup() {
+  # Where a failed run's time went, too (a passing run prints it at the end).
+  if [[ -z ${steps_printed:-} ]]; then
+    step_done "the step after ${last_step:-the start}, to where it stopped"
+    summary=$(printf '%s; ' "${step_times[@]}")
+    echo "test: seconds per step, to the failure: ${summary%; } (total $(( $(date +%s) - started )) s)" >&2
+  fi
   # A fuzz build still running when the tests failed goes with the script (its own process
   # group: cargo and rustc too).
   if [[ -n ${fuzz_build:-} ]]; then kill -- "-$fuzz_build" 2>/dev/null || true; fi
@@ -237,4 +244,5 @@ binaries=$(awk '/^ *Running / { name = $NF; gsub(/[()]/, "", name); sub(/.*\//, 
 echo "test: longest test binaries: ${binaries:-none}"
 summary=$(printf '%s; ' "${step_times[@]}")
 echo "test: seconds per step: ${summary%; } (total $(( $(date +%s) - started )) s)"
+steps_printed=1
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
