@@ -64,7 +64,9 @@ pub enum Bug {
     /// marker, queued under the same producer id and epoch, is written over it: the peer
     /// applies only the later marker, so a committed transaction's records there end with an
     /// ABORT (committed records lost) or an aborted one's with a COMMIT (aborted records read),
-    /// as real kaas did when coordinator and leader were different brokers.
+    /// as real kaas did when coordinator and leader were different brokers. Planted, a peer
+    /// applies a queued marker only once it is a whole poll old, so that the window is always
+    /// there (real kaas's was up to a poll, wherever the tick fell).
     PeerMarkerOverwritten,
     /// TxnOffsetCommit v1's decoder reserves a 1 MiB scratch buffer per topic the count on the
     /// wire claims, before reading one: a count of 2^27 or more (or -1, read unsigned) asks
