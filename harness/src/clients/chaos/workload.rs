@@ -390,11 +390,13 @@ impl Worker<'_> {
                 )
                 .set("linger.ms", "1")
                 .create();
+            // Bounded like every other call (the Java worker's max.block.ms is the same): a
+            // worker that cannot begin tries again with a new producer, and the run ends no
+            // more than CALL after the workload does, where a 30 s wait held it 25 s past a
+            // 5 s run that no worker could begin.
             let ready = made.and_then(|p| {
-                self.calling("init_transactions", || {
-                    p.init_transactions(Duration::from_secs(30))
-                })
-                .map(|()| p)
+                self.calling("init_transactions", || p.init_transactions(CALL))
+                    .map(|()| p)
             });
             match ready {
                 Ok(p) => {
