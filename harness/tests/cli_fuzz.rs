@@ -317,10 +317,9 @@ fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
     let frames = &report["frames"];
     // The run ends once one finding is written; the other instance's crash in flight by then
     // is pinned and written too (nothing found is dropped), so one or two. The planted bug's
-    // is among them. The other, seen under load in CI (the first finding's pinning took
-    // longer), was a huge allocation in another API's decoding: the broker process here is
-    // this test binary, on the system allocator, where kaas-ref's own binary reserves such
-    // allocations (alloc::ReservingAllocator) and lives.
+    // is among them. (The other was once a huge allocation in another API's decoding, when
+    // this test binary, the broker process here, ran on the system allocator; it now has
+    // kaas-ref's, which reserves such a request and lives.)
     let found = frames["findings"].as_array().unwrap();
     assert!((1..=2).contains(&found.len()), "{frames}");
     let planted = found.iter().any(|f| {
