@@ -12,16 +12,8 @@ use std::time::{Duration, Instant};
 use kconform::fuzz::wire::keeper::{Keeper, Revive};
 use kconform::fuzz::wire::{self, WireOptions};
 use kconform::targets::{Running, TargetSpec};
-use reference_broker::alloc::ReservingAllocator;
 use reference_broker::planted::{Bug, Planted};
 use reference_broker::{Broker, BrokerConfig, BrokerHandle};
-
-#[path = "util/planted.rs"]
-mod planted;
-
-/// kaas-ref runs in this process: hostile counts reserve address space (as in `kconform`).
-#[global_allocator]
-static ALLOCATOR: ReservingAllocator = ReservingAllocator;
 
 /// The longest each bug may take to be found.
 const BUDGET: Duration = Duration::from_secs(60);
@@ -57,9 +49,9 @@ async fn fuzz(target: &Running, options: &WireOptions, keeper: &mut Keeper) -> w
 
 /// A planted kaas-ref process with `bugs`, owned by a keeper that logs it into `dir`, started.
 async fn planted_process(bugs: &[Bug], dir: &Path) -> (Keeper, Running) {
-    let addr = planted::free_addr();
+    let addr = crate::util::planted::free_addr();
     let mut keeper = Keeper::new(
-        Revive::Own(planted::command(bugs, addr)),
+        Revive::Own(crate::util::planted::command(bugs, addr)),
         addr,
         Some(dir.join("broker.log")),
         Duration::from_secs(30),
@@ -344,7 +336,7 @@ async fn a_crashing_broker_is_brought_back_and_each_crash_pinned_once() {
     // the close and the silence show again; a clean broker shows none of them.
     let addr = target.addr;
     let mut planted = Keeper::new(
-        Revive::Own(planted::command(&bugs, addr)),
+        Revive::Own(crate::util::planted::command(&bugs, addr)),
         addr,
         None,
         Duration::from_secs(30),

@@ -1,11 +1,10 @@
 //! The harness's integration tests, one binary (as ripgrep's `tests/tests.rs`): each file here
 //! is a module of it, `util` what they share. One binary links the harness, rdkafka and
-//! testcontainers once instead of once per file. Two stay binaries of their own:
-//! `fuzz_wire_planted` watches its allocations, and `real_clients_cluster` kills brokers
-//! under real clients and must not be starved of the cores (run as one test among these,
-//! librdkafka's send_offsets_to_transaction stalled past 75 s and the copy came out with
-//! records twice and missing; see that file): CI runs it once these are done, beside the
-//! lighter binaries after them. Run one file's tests with
+//! testcontainers once instead of once per file. One stays a binary of its own:
+//! `real_clients_cluster` kills brokers under real clients and must not be starved of the
+//! cores (run as one test among these, librdkafka's send_offsets_to_transaction stalled past
+//! 75 s and the copy came out with records twice and missing; see that file): CI runs it once
+//! these are done, beside the lighter binaries after them. Run one file's tests with
 //! `cargo test -p harness --test integration all_scenarios::`.
 
 mod util;
@@ -36,6 +35,7 @@ mod consequences;
 mod exactly_once;
 mod external_sasl;
 mod fuzz_planted;
+mod fuzz_wire_planted;
 mod hostile_brokers;
 mod html_report;
 mod kaas_build;
