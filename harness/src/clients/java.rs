@@ -101,6 +101,7 @@ impl Runner {
         let class_path = apache::javac::class_path(&self.classes, &self.release)?;
         let mut command = Command::new("java");
         command
+            .args(apache::jvm::JVM_FLAGS)
             .args(&self.logging)
             .arg("-cp")
             .arg(class_path)

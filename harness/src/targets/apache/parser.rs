@@ -68,7 +68,8 @@ impl ApacheParser {
         let classes = javac::compile("KconformFrames", SOURCE, &release)?;
         let class_path = javac::class_path(&classes, &release).map_err(CompileError::from)?;
         let mut child = Command::new("java")
-            .args(["-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp"])
+            .args(super::jvm::JVM_FLAGS)
+            .arg("-cp")
             .arg(class_path)
             .arg("KconformFrames")
             .stdin(Stdio::piped())
