@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: formatting, lints, every test, and a short fuzz of every codec.
 # On a fresh machine this is all the set-up there is: it installs what it needs (cargo-insta,
-# mdbook, cargo-fuzz, Chromium; the tests install the clients and fetch Apache's jars).
+# mdbook and Chromium beside the build, cargo-fuzz beside the tests; the tests install the
+# clients and fetch Apache's jars).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,8 +60,8 @@ cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 step_done "fmt"
 
-# The tools the run needs, installed once a machine (cargo-insta for the tests, mdbook for the
-# book, cargo-fuzz for the fuzz targets, Debian's Chromium for the HTML report), in the
+# The tools the tests need, installed once a machine (cargo-insta for the tests, mdbook for the
+# book that the HTML report's test reads, Debian's Chromium for that test), in the
 # background while the workspace builds: on a fresh machine they are minutes of downloads
 # and compiling that the build's own waits (downloads, links, its serial last crates) leave
 # room for. Waited for after the build; their log is shown if one fails. Built unoptimised
@@ -68,6 +69,7 @@ step_done "fmt"
 # writing a book, not building one): on two cores, the three took 302 s of CPU time optimised
 # with every feature and 114 s so, time a fresh machine's build otherwise shares its cores
 # with; the book still builds in a second, and cargo-insta and cargo-fuzz only drive cargo.
+# cargo-fuzz (24 s of that CPU) is installed by the fuzz lane, in the tests' idle time.
 install_tools() {
   set -euo pipefail
   if ! cargo insta --version >/dev/null 2>&1; then
@@ -77,10 +79,6 @@ install_tools() {
   if ! mdbook --version >/dev/null 2>&1; then
     echo "test: installing mdbook (once per machine)"
     cargo install mdbook --locked --debug --no-default-features --features search --quiet
-  fi
-  if ! cargo fuzz --version >/dev/null 2>&1; then
-    echo "test: installing cargo-fuzz (once per machine)"
-    cargo install cargo-fuzz --locked --debug --quiet
   fi
   if ! command -v chromium >/dev/null 2>&1; then
     echo "test: installing chromium (Debian's package, once per machine)"
@@ -92,7 +90,7 @@ install_tools() {
   fi
 }
 tools_log=$(mktemp)
-echo "test: installing what is missing of cargo-insta, mdbook, cargo-fuzz and chromium beside the build (log shown if it fails)"
+echo "test: installing what is missing of cargo-insta, mdbook and chromium beside the build (log shown if it fails)"
 # Its own process group, so that a failed run takes its cargo and apt-get along.
 setsid bash -c "$(declare -f install_tools); install_tools" >"$tools_log" 2>&1 &
 tools=$!
@@ -149,21 +147,35 @@ fi
 echo "test: the book has $(grep -c '\](' docs/src/SUMMARY.md) chapters: $(grep -o '\[[^]]*\]' docs/src/SUMMARY.md | tr -d '[]' | paste -sd ';' | sed 's/;/; /g')"
 step_done "book"
 
-# The fuzz targets build, and then each is fuzzed for 20 s (two at a time), while the tests
-# run: most of a test's time is spent waiting on brokers (the run leaves about 40% of two
-# cores idle), so the build (nice 19) and the fuzzing (nice 10: a share of what the tests
-# leave, never much of what they use) take the idle time instead of a step of their own
-# after the tests (2.5 minutes' build once, a minute's fuzzing every run). 20 s and not 10:
-# each target is fuzzed on what the tests leave of the cores. Its log is shown if it fails,
-# its summary if it passes.
-fuzz_in_background() {
+# The fuzz lane, beside the tests: cargo-fuzz installed (once a machine), the fuzz targets
+# built, and each fuzzed for 20 s, two at a time. Its log is shown if it fails, its summary if
+# it passes. Most of a test's time is spent waiting on brokers, and the lane is meant to take
+# that idle time only: on a fresh machine its build is 214 s of CPU (1 min 57 s alone on two
+# cores), and the fuzzing, two processes that never wait, would take all it is given.
+# It runs in a session of its own (setsid, so that a failed run can stop its whole process
+# group), and where the kernel schedules sessions as groups (autogroups, on in most
+# distributions' kernels), a process's nice value ranks it only inside its own session: at
+# plain nice 19 the lane took half of the two cores from the tests (two busy loops beside two
+# at nice 19 in a session of their own: the same counts; with the session's own nice set to
+# 19: 1-2% of theirs). So the lane sets its session's nice (/proc/self/autogroup) too, once
+# what takes cargo's download lock (cargo-fuzz's install, the fuzz crates' fetch) is done: a
+# starved download would hold the lock against any cargo the tests start. 20 s a target and
+# not 10: each is fuzzed on what the tests leave.
+fuzz_lane() {
   set -euo pipefail
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "test: installing cargo-fuzz (once per machine)"
+    cargo install cargo-fuzz --locked --debug --quiet
+  fi
+  cargo fetch --locked --manifest-path fuzz/Cargo.toml --quiet
+  if [[ -w /proc/self/autogroup ]]; then echo 19 >/proc/self/autogroup || true; fi
   nice -n 19 ci/fuzz.sh --build
   FUZZ_JOBS=2 nice -n 10 ci/fuzz.sh 20
 }
 fuzz_build_log=$(mktemp)
-echo "test: building and fuzzing the fuzz targets in the background (20 s a target; log shown if it fails)"
-setsid bash -c "$(declare -f fuzz_in_background); fuzz_in_background" >"$fuzz_build_log" 2>&1 &
+echo "test: installing cargo-fuzz if missing, then building and fuzzing the fuzz targets in the tests' idle time (20 s a target; log shown if it fails)"
+# Its own process group, so that a failed run takes its cargo and fuzzers along.
+setsid bash -c "$(declare -f fuzz_lane); fuzz_lane" >"$fuzz_build_log" 2>&1 &
 fuzz_build=$!
 
 # cargo test through cargo-insta: a snapshot that differs, or one no test references, fails
