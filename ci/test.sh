@@ -238,7 +238,7 @@ if ! wait "$fuzz_build"; then
 fi
 fuzz_build=
 sed -n '/^fuzz summary/,$p' "$fuzz_build_log"
-step_done "fuzz (built and run beside the tests; the wait after them)"
+step_done "fuzz (installed, built and run beside the tests; the wait after them)"
 
 # One closing line for the whole run: cargo test's counts (the fuzz run above passed, or we
 # would have stopped).
