@@ -61,6 +61,9 @@ pub fn refusal(act: BrokerAct, kaas_ref: impl FnOnce() -> bool) -> Option<&'stat
 /// How long the binary may take to say its version before it counts as a kaas build.
 const VERSION_DEADLINE: Duration = Duration::from_secs(3);
 
+/// How long a kaas-ref process may take to log that it took a hold or release signal.
+const MARKER_ACK_DEADLINE: Duration = Duration::from_secs(5);
+
 /// Whether the binary is kaas-ref (it says so when asked its version), which takes flags a
 /// kaas build does not: the settings kconform runs its kaas-ref with. A kaas build reads no
 /// flags and starts serving instead: it is given throwaway addresses and killed after
@@ -318,12 +321,33 @@ impl BuildCluster {
 
     /// Holds (SIGUSR1) or lets through (SIGUSR2) the markers peers queue for broker `id`:
     /// kaas-ref's signals; a kaas build has none, and is refused.
+    ///
+    /// kaas-ref takes each of the two signals on a task of its own, so two that reach it
+    /// before either task runs are taken in either order: a hold and the release a scenario
+    /// sends a few steps later (5 ms apart in `cluster-markers-held-rejoin`) could leave the
+    /// markers held for good on a loaded machine, which a fresh-machine CI run showed once.
+    /// So each signal is waited for, as the broker's log line says, before the next step;
+    /// a log without that line (its level lowered) is waited for [`MARKER_ACK_DEADLINE`].
     pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), BuildError> {
         if let Some(why) = self.refusal(BrokerAct::HoldMarkers) {
             return Err(BuildError::Broker(why.into()));
         }
         let signal = if held { libc::SIGUSR1 } else { libc::SIGUSR2 };
-        self.broker(id)?.signal(signal)
+        let broker = self.broker(id)?;
+        let (before, _) = broker.marker_acks();
+        broker.signal(signal)?;
+        let deadline = Instant::now() + MARKER_ACK_DEADLINE;
+        loop {
+            let (now, last) = broker.marker_acks();
+            if now > before && last == Some(held) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                tracing::warn!(id, held, "no log line took the marker signal; going on");
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Waits until the endpoints of every running broker (or of broker `only`) are ready,

@@ -96,6 +96,19 @@ impl Broker {
             .map_err(|e| BuildError::Broker(format!("signal {signal}: {e}")))
     }
 
+    /// How many hold or release signals its log says it took, and whether the last held the
+    /// markers (kaas-ref logs "markers queued for this broker held=true|false", with or
+    /// without colours).
+    pub fn marker_acks(&self) -> (usize, Option<bool>) {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let acks: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("markers queued for this broker"))
+            .collect();
+        let last = acks.last().map(|l| l.trim_end().ends_with("true"));
+        (acks.len(), last)
+    }
+
     /// The last `lines` lines of its log.
     pub fn log_tail(&self, lines: usize) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
