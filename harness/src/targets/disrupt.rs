@@ -170,6 +170,7 @@ impl Running {
             }
             Held::Build(cluster) => cluster
                 .hold_markers(node, held)
+                .await
                 .map_err(|e| self.refused(e.to_string())),
             _ => {
                 let act = match held {

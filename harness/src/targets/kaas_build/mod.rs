@@ -328,7 +328,7 @@ impl BuildCluster {
     /// markers held for good on a loaded machine, which a fresh-machine CI run showed once.
     /// So each signal is waited for, as the broker's log line says, before the next step;
     /// a log without that line (its level lowered) is waited for [`MARKER_ACK_DEADLINE`].
-    pub fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), BuildError> {
+    pub async fn hold_markers(&mut self, id: i32, held: bool) -> Result<(), BuildError> {
         if let Some(why) = self.refusal(BrokerAct::HoldMarkers) {
             return Err(BuildError::Broker(why.into()));
         }
@@ -346,7 +346,7 @@ impl BuildCluster {
                 tracing::warn!(id, held, "no log line took the marker signal; going on");
                 return Ok(());
             }
-            std::thread::sleep(Duration::from_millis(5));
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
