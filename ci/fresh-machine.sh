@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (ci/test.sh) as a fresh machine runs it, timed: a clean clone of HEAD with
 # every cache of this user's replaced by an empty one. cargo's registry and its installed tools
-# (cargo-insta, mdbook, cargo-fuzz), kconform's cache (Apache's jars, the clients, the CI build
+# (mdbook, cargo-fuzz), kconform's cache (Apache's jars, the clients, the CI build
 # cache), Maven's repository, the Go module and build caches, npm's and pip's: all start empty,
 # as they are on a new machine; the toolchains (rustup's, Java, Maven, Go, Node.js, Python)
 # are the machine's. Chromium is a system package and stays where it is installed: remove it

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: formatting, lints, every test, and a short fuzz of every codec.
-# On a fresh machine this is all the set-up there is: it installs what it needs (cargo-insta,
-# mdbook and Chromium beside the build, cargo-fuzz beside the tests; the tests install the
-# clients and fetch Apache's jars).
+# On a fresh machine this is all the set-up there is: it installs what it needs (mdbook and
+# Chromium beside the build, cargo-fuzz beside the tests; the tests install the clients and
+# fetch Apache's jars).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,7 +43,7 @@ cleanup() {
   if [[ -n ${fuzz_build:-} ]]; then kill -- "-$fuzz_build" 2>/dev/null || true; fi
   if [[ -n ${tools:-} ]]; then kill -- "-$tools" 2>/dev/null || true; fi
   if [[ -n ${cluster:-} ]]; then kill -- "-$cluster" 2>/dev/null || true; fi
-  rm -rf "${log:-}" "${fuzz_build_log:-}" "${tools_log:-}" "${build_log:-}" "${cluster_log:-}" "${tests_done:-}" ${scratch:+"$scratch"}
+  rm -rf "${log:-}" "${snapshot_refs:-}" "${fuzz_build_log:-}" "${tools_log:-}" "${build_log:-}" "${cluster_log:-}" "${tests_done:-}" ${scratch:+"$scratch"}
 }
 trap cleanup EXIT
 if [[ ${KCONFORM_CI_TMPDIR:-} != keep && -d /dev/shm && -w /dev/shm ]]; then
@@ -60,22 +60,18 @@ cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 step_done "fmt"
 
-# The tools the tests need, installed once a machine (cargo-insta for the tests, mdbook for the
-# book that the HTML report's test reads, Debian's Chromium for that test), in the
-# background while the workspace builds: on a fresh machine they are minutes of downloads
-# and compiling that the build's own waits (downloads, links, its serial last crates) leave
-# room for. Waited for after the build; their log is shown if one fails. Built unoptimised
-# (--debug), and mdbook without its `serve` and `watch` (a web server and a file watcher, for
-# writing a book, not building one): on two cores, the three took 302 s of CPU time optimised
-# with every feature and 114 s so, time a fresh machine's build otherwise shares its cores
-# with; the book still builds in a second, and cargo-insta and cargo-fuzz only drive cargo.
-# cargo-fuzz (24 s of that CPU) is installed by the fuzz lane, in the tests' idle time.
+# The tools the tests need, installed once a machine (mdbook for the book that the HTML
+# report's test reads, Debian's Chromium for that test), in the background while the
+# workspace builds: on a fresh machine they are a minute of downloads and compiling that the
+# build's own waits (downloads, links, its serial last crates) leave room for. Waited for after
+# the build; their log is shown if one fails. mdbook is built unoptimised (--debug) and without
+# its `serve` and `watch` (a web server and a file watcher, for writing a book, not building
+# one): the book still builds in a second. cargo-insta is not needed: the tests run under
+# `cargo test` with insta's own settings, as cargo-insta runs them (below), and its 37 s of CPU
+# shared the fresh machine's build. cargo-fuzz is installed by the fuzz lane, in the tests'
+# idle time.
 install_tools() {
   set -euo pipefail
-  if ! cargo insta --version >/dev/null 2>&1; then
-    echo "test: installing cargo-insta (once per machine)"
-    cargo install cargo-insta --locked --debug --quiet
-  fi
   if ! mdbook --version >/dev/null 2>&1; then
     echo "test: installing mdbook (once per machine)"
     cargo install mdbook --locked --debug --no-default-features --features search --quiet
@@ -90,7 +86,7 @@ install_tools() {
   fi
 }
 tools_log=$(mktemp)
-echo "test: installing what is missing of cargo-insta, mdbook and chromium beside the build (log shown if it fails)"
+echo "test: installing what is missing of mdbook and chromium beside the build (log shown if it fails)"
 # Its own process group, so that a failed run takes its cargo and apt-get along.
 setsid bash -c "$(declare -f install_tools); install_tools" >"$tools_log" 2>&1 &
 tools=$!
@@ -178,13 +174,19 @@ echo "test: installing cargo-fuzz if missing, then building and fuzzing the fuzz
 setsid bash -c "$(declare -f fuzz_lane); fuzz_lane" >"$fuzz_build_log" 2>&1 &
 fuzz_build=$!
 
-# cargo test through cargo-insta: a snapshot that differs, or one no test references, fails
-# (cargo-insta's unreferenced check looks inside the packages only: the files in snapshots/ are
-# held to the scenarios by the unit test every_snapshot_is_of_a_scenario_and_a_target_that_runs_it).
-# Three tests at a time on two cores: most of a test's time is spent waiting on brokers and
-# clients, so a third runs in the idle time. The harness's integration tests took 387 s two at
-# a time and 281 s and 253 s three at a time (the scenario suite alone, 226 s, is the floor).
-# Every test passed in every run, the cluster and chaos tests too.
+# cargo test with insta's settings as `cargo insta test --check --unreferenced=reject` sets them:
+# a snapshot that differs or is missing fails its test (INSTA_UPDATE=no: nothing is written),
+# every test binary runs (--no-fail-fast), and insta lists each snapshot file a test read
+# (INSTA_SNAPSHOT_REFERENCES_FILE); a snapshot file inside a package that no test read fails the
+# run below. The files in snapshots/ are held to the scenarios by the unit test
+# every_snapshot_is_of_a_scenario_and_a_target_that_runs_it (some are other releases' recorded
+# answers, read without insta).
+# Four tests at a time on two cores: most of a test's time is spent waiting on brokers and
+# clients (two cores 38% idle under three at a time), so a fourth runs in that idle time. The
+# harness's integration tests took 387 s two at a time and 253-281 s three at a time on an
+# earlier machine; on a slower one, in the same hour, 395 s three at a time, 307 s four and
+# 330 s five (five slowed every test down: 1,560 test-seconds against 1,163). The scenario
+# suite alone, about 220 s, is the floor.
 figures=$ci_target/tmp
 rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,request-agreement,request-agreement-4.4,kfake-judge}.txt
 log=$(mktemp)
@@ -207,16 +209,26 @@ setsid bash -c 'until grep -q "Running tests/real_clients_cluster.rs" "$2" || [[
   cd harness && echo "     Running tests/real_clients_cluster.rs ($0)" && exec "$0" --exact "$1"' \
   "$cluster_test" "$cluster_name" "$log" "$tests_done" >"$cluster_log" 2>&1 &
 cluster=$!
-echo "test: cargo insta test --workspace --check --unreferenced=reject (three tests at a time)"
+snapshot_refs=$(mktemp)
+echo "test: cargo test --workspace --no-fail-fast, snapshots checked (INSTA_UPDATE=no; four tests at a time)"
 tests_failed=0
-RUST_TEST_THREADS=3 "${lint_build[@]}" cargo insta test --workspace --check --unreferenced=reject -- --exact --skip "$cluster_name" 2>&1 | tee "$log" || tests_failed=1
+RUST_TEST_THREADS=4 INSTA_UPDATE=no INSTA_FORCE_PASS=0 INSTA_SNAPSHOT_REFERENCES_FILE=$snapshot_refs \
+  "${lint_build[@]}" cargo test --workspace --locked --no-fail-fast -- --exact --skip "$cluster_name" 2>&1 | tee "$log" || tests_failed=1
 touch "$tests_done"
 if [[ $tests_failed -ne 0 ]]; then
   # No waiting for the cluster test: the run has failed (the exit trap stops it).
   cat "$cluster_log"
-  echo "test: cargo insta test failed" >&2
+  echo "test: cargo test failed" >&2
   exit 1
 fi
+unreferenced=$(find harness reference-broker kconform-wire -name '*.snap' -not -path '*/target/*' -print0 |
+  xargs -0 -r realpath | sort | comm -23 - <(xargs -r -d '\n' realpath -m <"$snapshot_refs" | sort -u))
+if [[ -n $unreferenced ]]; then
+  echo "test: snapshot files no test read (delete them, or the test that should read them is gone):" >&2
+  sed 's/^/  /' <<<"$unreferenced" >&2
+  exit 1
+fi
+echo "test: every snapshot file in the packages was read by a test ($(sort -u "$snapshot_refs" | wc -l) snapshot files read)"
 cluster_failed=0
 wait "$cluster" || cluster_failed=1
 cluster=
