@@ -22,6 +22,10 @@
 # Reproducers land in fuzz/artifacts/<target>/; replay one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
 # and, once fixed, copy it into fuzz/regressions/<target>/ so `cargo test` replays it forever.
+# FUZZ_HURRY=FILE:SECONDS shortens what is left once FILE exists: a target that starts after
+# that runs for SECONDS (if fewer) instead. ci/test.sh fuzzes in the tests' idle time and
+# creates FILE when the tests are done, so that a run whose fuzzing fell behind them is not
+# held up long after them waiting on it; the summary says how long each target ran.
 # --build lets a caller build ahead of the run (ci/test.sh builds while the tests run, which
 # leave most of a core idle), so that the run itself starts at once.
 # Without --long, the committed corpus is read, never written: new inputs go to a scratch
@@ -44,6 +48,12 @@ if [[ $mode != minimize && $mode != build ]]; then
   seconds=$1; shift
 fi
 jobs=${FUZZ_JOBS:-1}
+hurry_file= hurry_seconds=
+if [[ -n ${FUZZ_HURRY:-} ]]; then
+  hurry_file=${FUZZ_HURRY%:*} hurry_seconds=${FUZZ_HURRY##*:}
+  [[ $FUZZ_HURRY == *:* && -n $hurry_file && $hurry_seconds =~ ^[0-9]+$ && $hurry_seconds -gt 0 ]] ||
+    { echo "fuzz: FUZZ_HURRY must be FILE:SECONDS (SECONDS a positive number), got '$FUZZ_HURRY'" >&2; exit 2; }
+fi
 [[ $jobs =~ ^[0-9]+$ && $jobs -gt 0 ]] || { echo "fuzz: FUZZ_JOBS must be a positive number, got '$jobs'" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 export RUSTC_BOOTSTRAP=1
@@ -94,15 +104,15 @@ if [[ $mode == minimize ]]; then
   exit 0
 fi
 
-# One target for SECONDS; its status goes to $scratch/<target>.status.
+# One target for $2 seconds; its status goes to $scratch/<target>.status.
 run_one() {
-  local t=$1 log="$scratch/$1.log" grown="$scratch/$1"
+  local t=$1 for_seconds=$2 log="$scratch/$1.log" grown="$scratch/$1"
   [[ $mode == long ]] && grown="$kept/$t"
   mkdir -p "$grown" "fuzz/artifacts/$t" "fuzz/regressions/$t"
   # Corpus dirs: the writable one first (libFuzzer writes new inputs there: scratch, or the
   # kept corpus in --long), then the committed seeds and regressions (read only).
   if (cd fuzz && cargo fuzz run --debug-assertions --sanitizer "$sanitizer" "${target_dir[@]}" "$t" "$grown" "corpus/$t" "regressions/$t" -- \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+        -max_total_time="$for_seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1) >"$log" 2>&1; then
     echo ok >"$scratch/$t.status"
   else
@@ -116,8 +126,13 @@ for t in "${targets[@]}"; do
     wait -n || true
     running=$((running - 1))
   fi
-  echo "fuzz: $t for ${seconds}s"
-  run_one "$t" &
+  for_seconds=$seconds
+  if [[ -n $hurry_file && -e $hurry_file && $hurry_seconds -lt $seconds ]]; then
+    for_seconds=$hurry_seconds
+  fi
+  echo "$for_seconds" >"$scratch/$t.seconds"
+  echo "fuzz: $t for ${for_seconds}s"
+  run_one "$t" "$for_seconds" &
   running=$((running + 1))
 done
 wait
@@ -134,7 +149,7 @@ for t in "${targets[@]}"; do
   fi
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -n 1)
   rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -n 1)
-  line=$(printf '%-24s %-7s %12s runs %9s exec/s' "$t" "$status" "${execs:-?}" "${rate:-?}")
+  line=$(printf '%-24s %-7s %4ss %12s runs %9s exec/s' "$t" "$status" "$(cat "$scratch/$t.seconds")" "${execs:-?}" "${rate:-?}")
   if [[ $mode == long && ${rate:-} =~ ^[0-9]+$ ]]; then
     night=$((rate * 28800))
     total_night=$((${total_night:-0} + night))
@@ -143,7 +158,7 @@ for t in "${targets[@]}"; do
   summary+=("$line")
 done
 echo
-echo "fuzz summary (${seconds}s per target, ${jobs} at a time, sanitizer: $sanitizer):"
+echo "fuzz summary (${seconds}s per target${hurry_file:+, ${hurry_seconds}s for those begun in a hurry (FUZZ_HURRY)}, ${jobs} at a time, sanitizer: $sanitizer):"
 printf '  %s\n' "${summary[@]}"
 if [[ $mode == long ]]; then
   echo "  at these rates, 8 h would run ${total_night:-0} inputs across ${#targets[@]} targets (all at once on $(nproc) cores); corpus kept in $kept"
