@@ -41,23 +41,36 @@ pub fn compile(class: &str, source: &str, release: &Release) -> Result<PathBuf, 
     if classes.join(format!("{class}.class")).exists() {
         return Ok(classes);
     }
-    let src = dir.join("src");
-    std::fs::create_dir_all(&src)?;
-    std::fs::create_dir_all(&classes)?;
-    let file = src.join(format!("{class}.java"));
+    // Compiled in a directory of this call's own, then renamed into place whole: tests compile
+    // the same program at once on a fresh machine, and a JVM started on a class file that
+    // another javac was still writing read it truncated ("ClassFormatError: Truncated class
+    // file", a fresh machine's CI run).
+    std::fs::create_dir_all(&dir)?;
+    let work = tempfile::Builder::new()
+        .prefix("compiling-")
+        .tempdir_in(&dir)?;
+    let file = work.path().join(format!("{class}.java"));
     std::fs::write(&file, source)?;
+    let compiled = work.path().join("classes");
     let out = Command::new("javac")
         .arg("-cp")
         .arg(format!("{}/*", jars.libs.display()))
         .arg("-d")
-        .arg(&classes)
+        .arg(&compiled)
         .arg(&file)
         .output()?;
     if !out.status.success() {
-        let _ = std::fs::remove_dir_all(&classes);
         return Err(CompileError::Javac(
             String::from_utf8_lossy(&out.stderr).into_owned(),
         ));
+    }
+    if std::fs::rename(&compiled, &classes).is_err() {
+        // Another call's classes came first (ours go with `work`), or an older compile left
+        // an incomplete directory, which ours replaces.
+        if !classes.join(format!("{class}.class")).exists() {
+            std::fs::remove_dir_all(&classes)?;
+            std::fs::rename(&compiled, &classes)?;
+        }
     }
     Ok(classes)
 }
