@@ -121,6 +121,7 @@ run_one() {
 }
 
 running=0
+declare -A ran_for
 for t in "${targets[@]}"; do
   if [[ $running -ge $jobs ]]; then
     wait -n || true
@@ -130,7 +131,7 @@ for t in "${targets[@]}"; do
   if [[ -n $hurry_file && -e $hurry_file && $hurry_seconds -lt $seconds ]]; then
     for_seconds=$hurry_seconds
   fi
-  echo "$for_seconds" >"$scratch/$t.seconds"
+  ran_for[$t]=$for_seconds
   echo "fuzz: $t for ${for_seconds}s"
   run_one "$t" "$for_seconds" &
   running=$((running + 1))
@@ -149,7 +150,7 @@ for t in "${targets[@]}"; do
   fi
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -n 1)
   rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -n 1)
-  line=$(printf '%-24s %-7s %4ss %12s runs %9s exec/s' "$t" "$status" "$(cat "$scratch/$t.seconds")" "${execs:-?}" "${rate:-?}")
+  line=$(printf '%-24s %-7s %4ss %12s runs %9s exec/s' "$t" "$status" "${ran_for[$t]}" "${execs:-?}" "${rate:-?}")
   if [[ $mode == long && ${rate:-} =~ ^[0-9]+$ ]]; then
     night=$((rate * 28800))
     total_night=$((${total_night:-0} + night))
