@@ -195,7 +195,7 @@ rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,reques
 log=$(mktemp)
 # The cluster test (librdkafka's exactly-once copy on two three-broker clusters, a broker
 # killed mid-run) spent its 76-97 s waiting on clients and failovers, one core at most 15%
-# busy, while cargo ran nothing else. It now runs in a lane of its own once cargo has come to
+# busy, while cargo ran nothing else (it now runs the two clusters at once: 47-72 s). It now runs in a lane of its own once cargo has come to
 # it, that is once the harness's integration tests are done, beside the lighter binaries cargo
 # runs after it (kaas-wire's and kaas-ref's, about a minute). Not from the start: beside the
 # harness's integration tests, which keep both cores busy for minutes, three of their
