@@ -6,6 +6,7 @@
 #   ci/fuzz.sh --long 28800              # overnight: every target at once, corpus kept
 #   ci/fuzz.sh --minimize [TARGET...]    # fold the kept corpus into fuzz/corpus/, minimised
 #   ci/fuzz.sh --build                   # build the targets as a run of SECONDS would, no more
+#   ci/fuzz.sh --install                 # cargo-fuzz where missing, the fuzz crate's sources
 #
 # FUZZ_JOBS (default 1) targets run at the same time; on two cores, FUZZ_JOBS=6 shares them
 # between the six codec targets, each still fuzzed for SECONDS of wall time.
@@ -27,14 +28,18 @@
 # creates FILE when the tests are done, so that a run whose fuzzing fell behind them is not
 # held up long after them waiting on it; the summary says how long each target ran.
 # --build lets a caller build ahead of the run (ci/test.sh builds while the tests run, which
-# leave most of a core idle), so that the run itself starts at once.
+# leave most of a core idle), so that the run itself starts at once. --install does only what
+# takes cargo's download lock (cargo-fuzz's install, the fuzz crate's fetch), so that a caller
+# can do it at full priority and the rest at a low one (ci/test.sh: a starved download would
+# hold the lock against any cargo the tests start); every other mode installs cargo-fuzz too
+# where it is missing.
 # Without --long, the committed corpus is read, never written: new inputs go to a scratch
 # directory.
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on a stable toolchain.
 set -euo pipefail
 
 usage() {
-  echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...] | ci/fuzz.sh --long SECONDS [TARGET...] | ci/fuzz.sh --minimize [TARGET...] | ci/fuzz.sh --build" >&2
+  echo "usage: [FUZZ_JOBS=N] ci/fuzz.sh SECONDS [TARGET...] | ci/fuzz.sh --long SECONDS [TARGET...] | ci/fuzz.sh --minimize [TARGET...] | ci/fuzz.sh --build | ci/fuzz.sh --install" >&2
   exit 2
 }
 mode=run
@@ -42,8 +47,9 @@ case ${1:-} in
   --long) mode=long; shift ;;
   --minimize) mode=minimize; shift ;;
   --build) mode=build; shift; [[ $# -eq 0 ]] || usage ;;
+  --install) mode=install; shift; [[ $# -eq 0 ]] || usage ;;
 esac
-if [[ $mode != minimize && $mode != build ]]; then
+if [[ $mode == run || $mode == long ]]; then
   [[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
   seconds=$1; shift
 fi
@@ -62,6 +68,10 @@ kept=${FUZZ_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kconform/fuzz-corpus}
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz (once per machine)"
   cargo install cargo-fuzz --locked --debug --quiet
+fi
+if [[ $mode == install ]]; then
+  cargo fetch --locked --manifest-path fuzz/Cargo.toml --quiet
+  exit 0
 fi
 
 targets=("$@")

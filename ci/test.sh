@@ -161,11 +161,7 @@ step_done "book"
 # run once waited 73 s after its tests for a lane still fuzzing 20 s a target.
 fuzz_lane() {
   set -euo pipefail
-  if ! cargo fuzz --version >/dev/null 2>&1; then
-    echo "test: installing cargo-fuzz (once per machine)"
-    cargo install cargo-fuzz --locked --debug --quiet
-  fi
-  cargo fetch --locked --manifest-path fuzz/Cargo.toml --quiet
+  ci/fuzz.sh --install
   if [[ -w /proc/self/autogroup ]]; then echo 19 >/proc/self/autogroup || true; fi
   nice -n 19 ci/fuzz.sh --build
   FUZZ_HURRY=$fuzz_hurry:5 FUZZ_JOBS=2 nice -n 10 ci/fuzz.sh 20
