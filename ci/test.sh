@@ -191,14 +191,15 @@ rm -f "$figures"/{mutation-score,equivalent-score,apache-parser-agreement,reques
 log=$(mktemp)
 # The cluster test (librdkafka's exactly-once copy on two three-broker clusters, a broker
 # killed mid-run) spent its 76-97 s waiting on clients and failovers, one core at most 15%
-# busy, while cargo ran nothing else (it now runs the two clusters at once: 47-72 s). It now runs in a lane of its own once cargo has come to
-# it, that is once the harness's integration tests are done, beside the lighter binaries cargo
-# runs after it (kaas-wire's and kaas-ref's, about a minute). Not from the start: beside the
-# harness's integration tests, which keep both cores busy for minutes, three of their
-# timing-bound tests failed in two runs (a planted bug that shows only inside a peer's marker
-# poll, a fuzz run told to stop after one finding that made two, a kafka-python workload);
-# none had failed in seven runs before. Run as cargo would (from its package's directory) and
-# skipped by name in cargo's run, where it would have been; the script checks that it passed.
+# busy, while cargo ran nothing else; with its two clusters now run at once, 47-72 s. It runs
+# in a lane of its own once cargo has come to it, that is once the harness's integration tests
+# are done, beside the lighter binaries cargo runs after it (kconform-wire's and kaas-ref's,
+# about a minute and a half). Not from the start: beside the harness's integration tests,
+# which keep both cores busy for minutes, three of their timing-bound tests failed in two runs
+# (a planted bug that shows only inside a peer's marker poll, a fuzz run told to stop after one
+# finding that made two, a kafka-python workload); none had failed in seven runs before. Run as
+# cargo would (from its package's directory) and skipped by name in cargo's run, where it
+# would have been; the script checks that it passed.
 cluster_name=exactly_once_survives_the_coordinator_or_a_leader_killed
 cluster_log=$(mktemp)
 tests_done=$(mktemp -u)
