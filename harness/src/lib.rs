@@ -10,7 +10,8 @@
 //! normalised, diffed, classified against the ledger of documented deviations, grouped into
 //! root causes) and reported ([`report`]). Beside it, the judges that are not scenarios: real
 //! clients ([`clients`], with an exactly-once workload under broker faults in
-//! [`clients::chaos`]), a peer's test suite ([`peers`]) and the fuzzers ([`fuzz`]).
+//! [`clients::chaos`]), a peer's test suite ([`peers`]) and the fuzzers ([`fuzz`]). On top,
+//! [`certify`] runs every judge that applies to one broker and holds them all to one baseline.
 //!
 //! kconform's own parts — the wire (`wire`: client, frames, schemas, SASL, record batches,
 //! error codes), what it knows of each API (`api`), the files built in (`data`), the users
@@ -29,6 +30,7 @@ pub use scenario::Scenario;
 pub use targets::{Running, TargetSpec};
 pub use transcript::Transcript;
 
+pub mod certify;
 pub mod clients;
 pub mod compare;
 pub mod fuzz;

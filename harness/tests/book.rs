@@ -14,9 +14,10 @@ use kconform::scenario::Scenario;
 use crate::util::root;
 
 /// The commands the CLI chapter shows, each with `--help`.
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 17] = [
     "",
     "run",
+    "certify",
     "repro",
     "coverage",
     "settings",
@@ -67,6 +68,7 @@ fn cli_chapter() -> String {
 fn schemas(root: &Path) -> Vec<(&'static str, serde_json::Value)> {
     [
         "report.schema.json",
+        "certificate.schema.json",
         "clients-report.schema.json",
         "chaos-report.schema.json",
         "fuzz-report.schema.json",

@@ -27,6 +27,7 @@ mod apache_releases;
 mod book;
 mod broker_faults;
 mod causes_by_flow;
+mod certify;
 mod chaos;
 mod cli;
 mod cli_fuzz;

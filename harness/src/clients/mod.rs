@@ -6,6 +6,7 @@
 //! exactly-once workload under broker faults and checks what it left (`kconform chaos`).
 
 pub mod chaos;
+mod gate;
 pub mod html;
 pub mod java;
 pub mod judge;

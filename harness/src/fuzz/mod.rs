@@ -10,6 +10,7 @@
 
 pub mod campaign;
 pub mod decoders;
+mod gate;
 pub mod html;
 pub mod merge;
 pub mod model;

@@ -4,6 +4,7 @@
 //! more than twice as long on another target is a finding, documented by the reviewed
 //! allowlist (`scenarios/peers-allowlist.toml`) or not.
 
+mod gate;
 pub mod judge;
 pub mod report;
 pub mod suite;

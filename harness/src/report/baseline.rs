@@ -1,22 +1,25 @@
-//! A baseline to gate on: what fails a run (undocumented root causes, stale ledger entries,
-//! scenarios whose expectations failed), saved with `--save-baseline FILE`, so that a later run
-//! given `--baseline FILE` fails only on what is new, and says what was fixed. A broker project
-//! gates its CI on "nothing new" while the known differences are being fixed.
+//! A baseline to gate on: what fails a run, saved with `--save-baseline FILE`, so that a later
+//! run given `--baseline FILE` fails only on what is new, and says what was fixed. A broker
+//! project gates its CI on "nothing new" while the known defects are being fixed.
 //!
-//! Each entry is keyed by what stays the same from run to run and machine to machine: a root
-//! cause's signature (no addresses, no generated names, no versions), a ledger entry and its
-//! scenario, a scenario and which of the two targets it failed on (first or second, not its
-//! address).
+//! One file holds every judge's findings ([`Judge`]): `kconform certify` writes them all, and
+//! `run`, `clients`, `chaos`, `peers` and `fuzz` on their own each read the entries of their
+//! own judge and leave the others alone. Each entry is keyed by what stays the same from run to
+//! run and machine to machine: a root cause's signature (no addresses, no generated names, no
+//! versions), a ledger entry and its scenario, a scenario and which of the two targets it failed
+//! on (first or second, not its address), an anomaly's kind and placement, a crash's signature.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::gate::{Gated, Judge, Severity};
 use super::Report;
 
-/// The version of the baseline file's format.
-pub const BASELINE_VERSION: u32 = 1;
+/// The version of the baseline file's format: 2 keys each entry by its judge; a file of
+/// version 1 (`kconform run`'s alone) is still read, its entries the scenarios'.
+pub const BASELINE_VERSION: u32 = 2;
 
 /// A saved baseline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,7 +27,7 @@ pub const BASELINE_VERSION: u32 = 1;
 pub struct Baseline {
     /// [`BASELINE_VERSION`].
     pub schema_version: u32,
-    /// What the saved run found that failed it, sorted by key.
+    /// What the saved run found that failed it, sorted by judge and key.
     pub known: Vec<Known>,
 }
 
@@ -32,11 +35,35 @@ pub struct Baseline {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Known {
-    /// What identifies it from run to run: `cause: SIGNATURE`, `stale: ENTRY in SCENARIO` or
-    /// `failed: SCENARIO on the first target`.
+    /// The judge that found it; none in a file of version 1, whose entries are the scenarios'
+    /// (of one broker or of a cluster: that file did not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Judge>,
+    /// What identifies it from run to run: `cause: SIGNATURE`, `stale: ENTRY in SCENARIO`,
+    /// `failed: SCENARIO on the first target`, `anomaly: KIND (PLACEMENT)`...
     pub key: String,
     /// How many rows of the flat report it stood for when saved (0 where it counts none).
     pub rows: usize,
+}
+
+impl Known {
+    /// Whether it is an entry of `judge`'s.
+    pub fn of(&self, judge: Judge) -> bool {
+        match self.judge {
+            Some(j) => j == judge,
+            None => matches!(judge, Judge::Scenarios | Judge::ClusterScenarios),
+        }
+    }
+}
+
+impl From<&Gated> for Known {
+    fn from(g: &Gated) -> Known {
+        Known {
+            judge: Some(g.judge),
+            key: g.key.clone(),
+            rows: g.rows,
+        }
+    }
 }
 
 /// This run against a baseline.
@@ -46,8 +73,54 @@ pub struct Against {
     pub new: Vec<Known>,
     /// In the baseline and not failing now.
     pub fixed: Vec<Known>,
-    /// How many entries the baseline holds.
+    /// How many entries the baseline holds for the judges of this run.
     pub known: usize,
+}
+
+impl Against {
+    /// What of `failing` (found by `judges`) is new against `baseline`, and what of the
+    /// baseline's entries for those judges is gone. A judge that did not run is not among
+    /// `judges`: its entries are neither new nor fixed.
+    pub fn hold(judges: &[Judge], failing: &[Gated], baseline: &Baseline) -> Against {
+        let ours: Vec<&Known> = baseline
+            .known
+            .iter()
+            .filter(|k| judges.iter().any(|&j| k.of(j)))
+            .collect();
+        let known_now = |g: &Gated| ours.iter().any(|k| k.of(g.judge) && k.key == g.key);
+        let mut new: Vec<Known> = failing
+            .iter()
+            .filter(|g| !known_now(g))
+            .map(Known::from)
+            .collect();
+        new.sort();
+        new.dedup();
+        let fixed: Vec<Known> = ours
+            .iter()
+            .filter(|k| !failing.iter().any(|g| k.of(g.judge) && k.key == g.key))
+            .map(|k| (*k).clone())
+            .collect();
+        Against {
+            new,
+            fixed,
+            known: ours.len(),
+        }
+    }
+
+    /// Whether nothing is new.
+    pub fn held(&self) -> bool {
+        self.new.is_empty()
+    }
+
+    /// One line: `baseline: 12 known, 1 new, 2 fixed`.
+    pub fn summary(&self) -> String {
+        format!(
+            "baseline: {} known, {} new, {} fixed",
+            self.known,
+            self.new.len(),
+            self.fixed.len()
+        )
+    }
 }
 
 /// Why a baseline cannot be read or written.
@@ -70,7 +143,7 @@ pub enum BaselineError {
         reason: String,
     },
     /// A baseline of another format version.
-    #[error("{path}: baseline format {found}, this kconform reads {BASELINE_VERSION}; save it again with --save-baseline")]
+    #[error("{path}: baseline format {found}, this kconform reads 1 and {BASELINE_VERSION}; save it again with --save-baseline")]
     Version {
         /// The file.
         path: String,
@@ -80,10 +153,16 @@ pub enum BaselineError {
 }
 
 impl Baseline {
-    /// What fails `report`, as a baseline.
-    pub fn of(report: &Report) -> Baseline {
-        let mut known: Vec<Known> = report.failing().into_iter().collect();
+    /// What fails `report` (the scenarios of `judge`), as a baseline.
+    pub fn of(report: &Report, judge: Judge) -> Baseline {
+        Baseline::of_findings(&report.gated(judge))
+    }
+
+    /// `failing`, as a baseline.
+    pub fn of_findings(failing: &[Gated]) -> Baseline {
+        let mut known: Vec<Known> = failing.iter().map(Known::from).collect();
         known.sort();
+        known.dedup();
         Baseline {
             schema_version: BASELINE_VERSION,
             known,
@@ -99,7 +178,7 @@ impl Baseline {
         })
     }
 
-    /// Reads a baseline [`Baseline::save`] wrote.
+    /// Reads a baseline [`Baseline::save`] wrote (of this version or of version 1).
     pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
         let place = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|error| BaselineError::Io {
@@ -112,6 +191,7 @@ impl Baseline {
                 reason: e.to_string(),
             })?;
         match version.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(1) => {}
             Some(v) if v == u64::from(BASELINE_VERSION) => {}
             Some(found) => {
                 return Err(BaselineError::Version {
@@ -140,59 +220,73 @@ impl Baseline {
     /// defect was a cause per field the alternative named; it is now signed by the first
     /// reading alone. Entries that become one are one, their rows added.
     fn keyed_as_today(self) -> Baseline {
-        let mut known: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut known: BTreeMap<(Option<Judge>, String), usize> = Default::default();
         for k in self.known {
             let key = match k.key.strip_prefix("cause: malformed (") {
                 Some(_) => crate::compare::causes::first_reading(&k.key).to_owned(),
                 None => k.key,
             };
-            *known.entry(key).or_default() += k.rows;
+            *known.entry((k.judge, key)).or_default() += k.rows;
         }
         Baseline {
             schema_version: self.schema_version,
             known: known
                 .into_iter()
-                .map(|(key, rows)| Known { key, rows })
+                .map(|((judge, key), rows)| Known { judge, key, rows })
                 .collect(),
         }
     }
 }
 
 impl Report {
-    /// Everything that fails this run, keyed as a baseline keys it.
-    pub fn failing(&self) -> BTreeSet<Known> {
-        let mut out = BTreeSet::new();
+    /// Everything that fails this run (the scenarios of `judge`), keyed as a baseline keys it,
+    /// worst first.
+    pub fn gated(&self, judge: Judge) -> Vec<Gated> {
+        let mut out = Vec::new();
         for c in self.causes.iter().filter(|c| c.documented_by.is_none()) {
-            out.insert(Known {
-                key: format!("cause: {}", c.signature),
-                rows: c.rows(),
-            });
+            let severity = match c.notice {
+                crate::compare::signature::Notice::ExactlyOnce => Severity::ExactlyOnce,
+                crate::compare::signature::Notice::Unreadable => Severity::Unreadable,
+                crate::compare::signature::Notice::State => Severity::State,
+                crate::compare::signature::Notice::Logged => Severity::Logged,
+            };
+            out.push(Gated::new(
+                judge,
+                severity,
+                format!("cause: {}", c.signature),
+                c.rows(),
+            ));
             // A consequence is keyed as the cause it was before consequences were folded, so
             // that a baseline saved then still holds it, and a new one is new.
             for sig in &c.consequence_signatures {
-                out.insert(Known {
-                    key: format!("cause: {sig}"),
-                    rows: 0,
-                });
+                out.push(Gated::new(judge, severity, format!("cause: {sig}"), 0));
             }
         }
         for st in &self.stale {
-            out.insert(Known {
-                key: format!("stale: {} in {}", st.entry, st.scenario),
-                rows: 0,
-            });
+            let key = format!("stale: {} in {}", st.entry, st.scenario);
+            out.push(Gated::new(judge, Severity::Stale, key, 0));
         }
         for r in self
             .runs
             .iter()
             .filter(|r| !r.failed_expectations.is_empty())
         {
-            out.insert(Known {
-                key: self.run_key(r),
-                rows: 0,
-            });
+            out.push(Gated::new(judge, Severity::State, self.run_key(r), 0));
         }
+        out.sort_by(|a, b| (a.severity, &a.key).cmp(&(b.severity, &b.key)));
+        out.dedup_by(|a, b| a.key == b.key);
         out
+    }
+
+    /// Everything that fails this run, keyed as a baseline keys it.
+    pub fn failing(&self) -> BTreeSet<Known> {
+        self.gated(Judge::Scenarios)
+            .iter()
+            .map(|g| Known {
+                judge: None,
+                ..Known::from(g)
+            })
+            .collect()
     }
 
     /// A failed run's key: its scenario and which target (by position, not address).
@@ -206,25 +300,10 @@ impl Report {
         format!("failed: {} on {side}", r.scenario)
     }
 
-    /// Compares this run with `baseline`; from then on the run passes unless something is new.
-    pub fn hold_to(&mut self, baseline: &Baseline) {
-        let known: BTreeSet<&str> = baseline.known.iter().map(|k| k.key.as_str()).collect();
-        let failing = self.failing();
-        let now: BTreeSet<&str> = failing.iter().map(|k| k.key.as_str()).collect();
-        self.baseline = Some(Against {
-            new: failing
-                .iter()
-                .filter(|k| !known.contains(k.key.as_str()))
-                .cloned()
-                .collect(),
-            fixed: baseline
-                .known
-                .iter()
-                .filter(|k| !now.contains(k.key.as_str()))
-                .cloned()
-                .collect(),
-            known: baseline.known.len(),
-        });
+    /// Compares this run (the scenarios of `judge`) with `baseline`; from then on the run
+    /// passes unless something is new.
+    pub fn hold_to(&mut self, baseline: &Baseline, judge: Judge) {
+        self.baseline = Some(Against::hold(&[judge], &self.gated(judge), baseline));
     }
 
     /// Whether `key` fails the run: always, without a baseline; with one, when it is new.
@@ -240,6 +319,7 @@ mod tests {
     use super::*;
     use crate::compare::causes::{Cause, Notice};
     use crate::compare::diff::DiffRow;
+    use crate::report::gate::{Gated, Severity};
 
     fn cause(signature: &str) -> Cause {
         Cause {
@@ -282,18 +362,20 @@ mod tests {
     fn only_what_is_new_fails_and_what_went_is_fixed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("baseline.json");
-        Baseline::of(&report(&["A", "B"])).save(&path).unwrap();
+        Baseline::of(&report(&["A", "B"]), Judge::Scenarios)
+            .save(&path)
+            .unwrap();
         let saved = Baseline::load(&path).unwrap();
         assert_eq!(saved.known.len(), 2);
         assert_eq!(saved.known[0].rows, 3);
 
         let mut same = report(&["B", "A"]);
-        assert_eq!(same.failing().len(), 2);
-        same.hold_to(&saved);
+        assert_eq!(same.gated(Judge::Scenarios).len(), 2);
+        same.hold_to(&saved, Judge::Scenarios);
         assert!(same.passed(), "{:?}", same.baseline);
 
         let mut worse = report(&["A", "C"]);
-        worse.hold_to(&saved);
+        worse.hold_to(&saved, Judge::Scenarios);
         assert!(!worse.passed());
         let against = worse.baseline.as_ref().unwrap();
         assert_eq!(
@@ -356,10 +438,12 @@ mod tests {
             read.known,
             [
                 Known {
+                    judge: None,
                     key: "cause: EndTxn error_code: 50 | 48".into(),
                     rows: 1
                 },
                 Known {
+                    judge: None,
                     key: header.into(),
                     rows: 7
                 },
@@ -367,7 +451,7 @@ mod tests {
         );
         let signature = header.strip_prefix("cause: ").unwrap();
         let mut now = report(&[signature, "EndTxn error_code: 50 | 48"]);
-        now.hold_to(&read);
+        now.hold_to(&read, Judge::Scenarios);
         assert!(now.passed(), "{:?}", now.baseline);
     }
 
@@ -377,7 +461,9 @@ mod tests {
     fn a_consequence_is_held_by_a_baseline_that_knew_it_as_a_cause() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("before.json");
-        Baseline::of(&report(&["A", "B"])).save(&path).unwrap();
+        Baseline::of(&report(&["A", "B"]), Judge::Scenarios)
+            .save(&path)
+            .unwrap();
         let saved = Baseline::load(&path).unwrap();
         let folded = |consequences: &[&str]| {
             let mut r = report(&["A"]);
@@ -387,7 +473,7 @@ mod tests {
             r
         };
         let mut now = folded(&["B"]);
-        now.hold_to(&saved);
+        now.hold_to(&saved, Judge::Scenarios);
         assert!(now.passed(), "{:?}", now.baseline);
         let against = now.baseline.as_ref().unwrap();
         assert!(
@@ -395,7 +481,7 @@ mod tests {
             "{against:?}"
         );
         let mut worse = folded(&["B", "C"]);
-        worse.hold_to(&saved);
+        worse.hold_to(&saved, Judge::Scenarios);
         assert!(!worse.passed());
         let new: Vec<&str> = worse
             .baseline
@@ -406,5 +492,70 @@ mod tests {
             .map(|k| k.key.as_str())
             .collect();
         assert_eq!(new, ["cause: C"]);
+    }
+
+    /// One file holds every judge's findings: a judge's run counts only its own entries, new
+    /// and fixed; a file of version 1 (`run` alone) is the scenarios', of one broker or of a
+    /// cluster.
+    #[test]
+    fn a_judge_counts_only_its_own_entries_and_version_1_is_the_scenarios() {
+        let failing = [
+            Gated::new(
+                Judge::Chaos,
+                Severity::ExactlyOnce,
+                "anomaly: lost-write (apart)",
+                1,
+            ),
+            Gated::new(Judge::Fuzz, Severity::Crash, "frame: X", 1),
+        ];
+        let saved = Baseline::of_findings(&failing);
+        let chaos_only = [Gated::new(
+            Judge::Chaos,
+            Severity::ExactlyOnce,
+            "anomaly: lost-write (apart)",
+            1,
+        )];
+        let against = Against::hold(&[Judge::Chaos], &chaos_only, &saved);
+        assert_eq!(
+            (against.new.len(), against.fixed.len(), against.known),
+            (0, 0, 1)
+        );
+        // The same key under another judge is new there.
+        let as_fuzz = [Gated::new(
+            Judge::Fuzz,
+            Severity::Crash,
+            "anomaly: lost-write (apart)",
+            1,
+        )];
+        let against = Against::hold(&[Judge::Fuzz], &as_fuzz, &saved);
+        assert_eq!(against.new.len(), 1);
+        assert_eq!(against.fixed[0].key, "frame: X");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.json");
+        std::fs::write(
+            &path,
+            r#"{"schema_version": 1, "known": [{"key": "cause: A", "rows": 2}]}"#,
+        )
+        .unwrap();
+        let v1 = Baseline::load(&path).unwrap();
+        assert_eq!(v1.known[0].judge, None);
+        let cluster = [Gated::new(
+            Judge::ClusterScenarios,
+            Severity::State,
+            "cause: A",
+            2,
+        )];
+        assert!(Against::hold(&[Judge::ClusterScenarios], &cluster, &v1).held());
+        assert_eq!(Against::hold(&[Judge::Clients], &[], &v1).known, 0);
+        // Saved again, it is of version 2 and names its judge.
+        let path = dir.path().join("v2.json");
+        Baseline::of_findings(&cluster).save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("\"schema_version\": 2")
+                && text.contains("\"judge\": \"cluster-scenarios\""),
+            "{text}"
+        );
     }
 }

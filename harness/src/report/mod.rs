@@ -7,6 +7,7 @@ pub mod book;
 mod causes;
 pub mod consequences;
 pub mod forms;
+pub mod gate;
 pub mod html;
 pub mod junit;
 pub mod progress;

@@ -101,6 +101,24 @@ pub fn choose(
     })
 }
 
+/// What a target is judged against (`kconform certify --against`): the Apache `named`
+/// (launched by `backend`), or with none named a live Apache 3.7.2 where one can run here, else
+/// its recorded answers, with the reason.
+pub fn against(
+    named: Option<&str>,
+    backend: Backend,
+) -> Result<(TargetSpec, Option<String>), ChoiceError> {
+    if let Some(name) = named {
+        let spec = parse_each_once(&[name.to_owned()], backend)?;
+        return Ok((spec[0], None));
+    }
+    let (_, live, recorded) = defaults(None, false, backend);
+    Ok(match live_usable(&live, backend) {
+        Ok(()) => (live, None),
+        Err(why) => (recorded, Some(why)),
+    })
+}
+
 /// `named` parsed, Apache launched by `backend`, refusing a target named twice.
 fn parse_each_once(named: &[String], backend: Backend) -> Result<Vec<TargetSpec>, ChoiceError> {
     let mut specs: Vec<TargetSpec> = Vec::with_capacity(named.len());

@@ -8,6 +8,7 @@
 //! logs; the [`readback`]; the [`checker`]; the [`report`].
 
 pub mod checker;
+mod gate;
 pub mod history;
 pub mod html;
 pub mod java_worker;

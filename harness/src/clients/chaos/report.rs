@@ -106,7 +106,7 @@ impl TargetChaos {
 
     /// The clients whose workers ended fewer transactions, together, than the floor for as
     /// many workers: each with how many ended and how many workers it had.
-    fn short_clients(&self) -> Vec<(&'static str, u64, usize)> {
+    pub(super) fn short_clients(&self) -> Vec<(&'static str, u64, usize)> {
         let mut by_client: BTreeMap<&'static str, (u64, usize)> = BTreeMap::new();
         for w in &self.workers {
             let entry = by_client.entry(w.client).or_default();

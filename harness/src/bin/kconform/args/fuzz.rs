@@ -159,6 +159,8 @@ pub struct FuzzArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub apache_backend: BackendArg,
     #[command(flatten)]
+    pub gate: BaselineArgs,
+    #[command(flatten)]
     pub files: ReportFiles,
     /// Write the run as one self-contained HTML page to FILE: the figures, each finding by
     /// defect with its scenario file or its frame in hex, what matters, where it was seen, the

@@ -8,13 +8,16 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use kconform::data::Source;
-use kconform::report::forms::Files;
 use kconform::targets::apache::Backend;
 
+mod certify;
 mod fuzz;
 mod kaas;
+mod reports;
+pub use certify::CertifyArgs;
 pub use fuzz::{FuzzArgs, FuzzCommand, FuzzMode};
 pub use kaas::{KaasAction, KaasArgs, KaasUpArgs};
+pub use reports::{BaselineArgs, ReportFiles};
 
 /// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
 /// shows how their answers differ.
@@ -181,6 +184,17 @@ pub enum Command {
     /// Run scenarios (all, or those named) against each target; with two targets, diff them
     /// and classify every difference against the ledger.
     Run(RunArgs),
+    /// Certify one broker: every judge that applies to it in one run (the scenarios, and a
+    /// cluster's; the client workloads; chaos under faults; a bounded live-wire fuzz; the peer
+    /// suite when asked), held to one baseline, written as one certificate.
+    ///
+    /// Each judge's findings are keyed without addresses, generated names or drawn numbers, so
+    /// `--save-baseline` on today's build and `--baseline` on a pull request's fail only on
+    /// what is new in any judge, and the certificate says what was fixed. Findings are ranked
+    /// worst first across judges: exactly-once broken, a crash, an unreadable answer, a state,
+    /// a stale ledger entry, a field clients only log. Exit 0: certified (nothing new); 1: a
+    /// judge failed, could not run or could not judge; 2: nothing could run.
+    Certify(CertifyArgs),
     /// One scenario on two targets, transcripts in full, each difference with its ledger entry
     /// or "undocumented".
     Repro(ReproArgs),
@@ -393,6 +407,8 @@ pub struct PeersArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub apache_backend: BackendArg,
     #[command(flatten)]
+    pub gate: BaselineArgs,
+    #[command(flatten)]
     pub files: ReportFiles,
 }
 
@@ -445,6 +461,8 @@ pub struct ClientsArgs {
     /// each) and the two targets' transcripts side by side, the differing calls marked.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: BaselineArgs,
     #[command(flatten)]
     pub files: ReportFiles,
 }
@@ -619,6 +637,8 @@ pub struct ChaosArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     #[command(flatten)]
+    pub gate: BaselineArgs,
+    #[command(flatten)]
     pub files: ReportFiles,
 }
 
@@ -717,31 +737,6 @@ pub struct ApacheArgs {
     /// `up` keeps.
     #[arg(long, default_value = "3.7.2", value_parser = kconform::targets::apache::Release::parse)]
     pub release: kconform::targets::apache::Release,
-}
-
-/// The report files a command that reports can write, the same flags for each.
-#[derive(Debug, clap::Args)]
-pub struct ReportFiles {
-    /// Write the report as JSON.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
-    /// Write the report as JUnit XML.
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Write the report as Markdown (for a pull-request comment).
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-}
-
-impl ReportFiles {
-    /// The library's report files.
-    pub fn files(&self) -> Files {
-        Files {
-            json: self.json.clone(),
-            junit: self.junit.clone(),
-            markdown: self.markdown.clone(),
-        }
-    }
 }
 
 impl From<FuzzMode> for kconform::fuzz::campaign::Mode {

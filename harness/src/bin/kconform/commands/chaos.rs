@@ -24,6 +24,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         specs.retain(|s| !s.is_recorded());
         eprintln!("kconform: no live Apache ({why}); chaos runs without its control");
     }
+    let baseline = super::load_baseline(&a.gate)?;
     let fault_commands = FaultCommands::parse(&a.fault_cmds).map_err(anyhow::Error::msg)?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -53,10 +54,18 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         let page = kconform::clients::chaos::html::page(&report);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
-    // Inconclusive is a run that could not judge: exit 2, as one that could not run.
-    Ok(match report.verdict {
-        kconform::clients::chaos::report::Verdict::Inconclusive => ExitCode::from(2),
-        _ => super::verdict(report.passed),
+    let passed = super::hold(
+        &a.gate,
+        baseline.as_ref(),
+        kconform::report::gate::Judge::Chaos,
+        &report.gated(),
+        report.passed,
+    )?;
+    // Inconclusive is a run that could not judge: exit 2, as one that could not run (unless
+    // a baseline knows it so).
+    Ok(match (report.verdict, baseline.is_some()) {
+        (kconform::clients::chaos::report::Verdict::Inconclusive, false) => ExitCode::from(2),
+        _ => super::verdict(passed),
     })
 }
 

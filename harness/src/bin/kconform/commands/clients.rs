@@ -40,6 +40,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
+    let baseline = super::load_baseline(&a.gate)?;
     let ledger = Ledger::read(&a.scenarios.source())?;
     let clients_named = !a.clients.is_empty();
     let clients = match clients_named {
@@ -63,5 +64,12 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         let page = kconform::clients::html::page(&report);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(super::verdict(report.passed()))
+    let passed = super::hold(
+        &a.gate,
+        baseline.as_ref(),
+        kconform::report::gate::Judge::Clients,
+        &report.gated(),
+        report.passed(),
+    )?;
+    Ok(super::verdict(passed))
 }

@@ -30,7 +30,7 @@ pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
     let mut coverage = Coverage::default();
     let mut reports = Vec::new();
     for (on, names) in runs {
-        let (report, transcripts) = super::session::compare(
+        let (report, transcripts, _) = super::session::compare(
             &a.scenarios,
             &on,
             &names,

@@ -42,6 +42,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
     campaign::check_oracle(mode, oracle.is_some())?;
     let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
+    let baseline = super::load_baseline(&a.gate)?;
     let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
     let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
     let mut keeper = keeper(&a, &specs[0])?;
@@ -88,7 +89,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     for (_, k) in &mut beside {
         k.stop().await;
     }
-    write(&a, &report?)
+    write(&a, &report?, baseline.as_ref())
 }
 
 /// The seed (and shard) the run draws from, so that it can be repeated.
@@ -103,14 +104,25 @@ fn say_seed(a: &FuzzArgs, start: &campaign::Start) {
 }
 
 /// The report on the terminal and in the files asked for; exit 1 when it wrote new findings.
-fn write(a: &FuzzArgs, report: &kconform::fuzz::report::FuzzReport) -> anyhow::Result<ExitCode> {
+fn write(
+    a: &FuzzArgs,
+    report: &kconform::fuzz::report::FuzzReport,
+    baseline: Option<&kconform::report::baseline::Baseline>,
+) -> anyhow::Result<ExitCode> {
     out!("{}", report.terminal());
     a.files.files().write(report)?;
     if let Some(path) = &a.html {
         let page = kconform::fuzz::html::page(report);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(super::verdict(report.new_findings() == 0))
+    let passed = super::hold(
+        &a.gate,
+        baseline,
+        kconform::report::gate::Judge::Fuzz,
+        &report.gated(),
+        report.new_findings() == 0,
+    )?;
+    Ok(super::verdict(passed))
 }
 
 /// The run's options, from the arguments and where it starts.

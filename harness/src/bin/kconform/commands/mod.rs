@@ -3,6 +3,7 @@
 //! the exit code of a verdict.
 
 mod apache;
+mod certify;
 mod chaos;
 mod clients;
 mod coverage;
@@ -29,6 +30,7 @@ use crate::args::Command;
 pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(a) => run::run(a).await,
+        Command::Certify(a) => certify::run(a).await,
         Command::Repro(a) => repro::run(a).await,
         Command::Coverage(a) => coverage::run(a).await,
         Command::Peers(a) => peers::run(a).await,
@@ -69,4 +71,43 @@ pub fn verdict(passed: bool) -> ExitCode {
         true => ExitCode::SUCCESS,
         false => ExitCode::from(1),
     }
+}
+
+/// A judge's baseline, read before any work: none when not asked for.
+pub fn load_baseline(
+    gate: &crate::args::BaselineArgs,
+) -> anyhow::Result<Option<kconform::report::baseline::Baseline>> {
+    Ok(gate
+        .baseline
+        .as_deref()
+        .map(kconform::report::baseline::Baseline::load)
+        .transpose()?)
+}
+
+/// Holds what fails a judge's run (`failing`) to the baseline read at the start, and saves it
+/// where asked; prints the baseline's line (and what is new and fixed) after the report.
+/// Whether the run passes: as `passed` without a baseline; with one, when nothing is new.
+pub fn hold(
+    gate: &crate::args::BaselineArgs,
+    baseline: Option<&kconform::report::baseline::Baseline>,
+    judge: kconform::report::gate::Judge,
+    failing: &[kconform::report::gate::Gated],
+    passed: bool,
+) -> anyhow::Result<bool> {
+    use kconform::report::baseline::{Against, Baseline};
+    if let Some(path) = &gate.save_baseline {
+        Baseline::of_findings(failing).save(path)?;
+    }
+    let Some(baseline) = baseline else {
+        return Ok(passed);
+    };
+    let against = Against::hold(&[judge], failing, baseline);
+    outln!("\n{}; the run fails only on what is new", against.summary());
+    for k in &against.new {
+        outln!("  NEW   {}", k.key);
+    }
+    for k in &against.fixed {
+        outln!("  FIXED {}", k.key);
+    }
+    Ok(against.held())
 }

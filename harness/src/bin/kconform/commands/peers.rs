@@ -14,6 +14,7 @@ use crate::progress::Bars;
 /// Runs `kconform peers`.
 pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
+    let baseline = super::load_baseline(&a.gate)?;
     let options = PeersOptions {
         run: RunOptions {
             run: a.run,
@@ -36,5 +37,12 @@ pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
         kconform::peers::run(&specs, &options, allowlist, Arc::new(Bars::default())).await?;
     out!("{}", report.terminal());
     a.files.files().write(&report)?;
-    Ok(super::verdict(report.passed()))
+    let passed = super::hold(
+        &a.gate,
+        baseline.as_ref(),
+        kconform::report::gate::Judge::Peers,
+        &report.gated(),
+        report.passed(),
+    )?;
+    Ok(super::verdict(passed))
 }

@@ -14,7 +14,7 @@ use crate::output::paint;
 pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // A baseline that cannot be read is refused before any broker starts.
     let baseline = a.baseline.as_deref().map(Baseline::load).transpose()?;
-    let (mut report, transcripts) = super::session::compare(
+    let (mut report, transcripts, judge) = super::session::compare(
         &a.scenarios,
         &a.on,
         &a.names,
@@ -31,10 +31,10 @@ pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     report.flat = a.flat;
     report.fail_on_consequence = a.fail_on_consequence;
     if let Some(path) = &a.save_baseline {
-        Baseline::of(&report).save(path)?;
+        Baseline::of(&report, judge).save(path)?;
     }
     if let Some(baseline) = &baseline {
-        report.hold_to(baseline);
+        report.hold_to(baseline, judge);
     }
     out!("{}", report.terminal_painted(a.verbose, &paint));
     if report.targets.len() < 2 {

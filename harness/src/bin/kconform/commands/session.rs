@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kconform::data::Source;
+use kconform::report::gate::Judge;
 use kconform::report::Report;
 use kconform::run::plan;
 use kconform::scenario::Scenario;
@@ -23,12 +24,40 @@ pub async fn compare(
     include_slow: bool,
     jobs: usize,
     targets: Option<usize>,
+) -> anyhow::Result<(Report, Vec<Vec<Transcript>>, Judge)> {
+    // An unknown name is refused before any target is looked at.
+    let source = scenarios.source();
+    plan::pick(&Scenario::load_all(&source)?, names, &source)?;
+    let specs = super::targets(&on.targets, on.apache_backend.into(), on.brokers, on.sasl)?;
+    if let Some(n) = targets {
+        plan::exactly(n, &specs)?;
+    }
+    let (report, transcripts) =
+        compare_on(scenarios, on, &specs, names, include_slow, jobs).await?;
+    Ok((report, transcripts, judge_of(&specs)))
+}
+
+/// The judge the scenarios on `specs` are: those of one broker, or of a cluster.
+pub fn judge_of(specs: &[kconform::TargetSpec]) -> Judge {
+    match specs.first().is_some_and(|s| s.brokers > 1) {
+        true => Judge::ClusterScenarios,
+        false => Judge::Scenarios,
+    }
+}
+
+/// As [`compare`], on the targets `specs` (chosen by the caller).
+pub async fn compare_on(
+    scenarios: &ScenarioArgs,
+    on: &TargetArgs,
+    specs: &[kconform::TargetSpec],
+    names: &[String],
+    include_slow: bool,
+    jobs: usize,
 ) -> anyhow::Result<(Report, Vec<Vec<Transcript>>)> {
     let source = scenarios.source();
     let all = Scenario::load_all(&source)?;
-    // An unknown name is refused before any target is looked at.
     let picked = plan::pick(&all, names, &source)?;
-    let specs = super::targets(&on.targets, on.apache_backend.into(), on.brokers, on.sasl)?;
+    let specs = specs.to_vec();
     let faults = kconform::targets::faults::FaultCommands::parse(&on.fault_cmds)
         .map_err(anyhow::Error::msg)?;
     let mut planned = plan::plan(picked, names, &specs, include_slow)?;
@@ -58,9 +87,6 @@ pub async fn compare(
             planned.slow_left_out.len(),
             planned.slow_left_out.join(", ")
         );
-    }
-    if let Some(n) = targets {
-        plan::exactly(n, &specs)?;
     }
     let snapshots = Source::snapshots(on.snapshots.as_deref());
     let session = kconform::run::session::Session {

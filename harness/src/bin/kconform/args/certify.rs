@@ -1,0 +1,58 @@
+//! The arguments of `kconform certify`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::*;
+
+/// The arguments of `kconform certify`.
+#[derive(Debug, clap::Args)]
+pub struct CertifyArgs {
+    /// The broker to certify: `build:3=PATH` (a kaas build kconform runs as a cluster of
+    /// three), `build=PATH`, `ref`, `ref:3`, `external=HOST:PORT` or `external:3=HOST:PORT`.
+    #[arg(long, value_name = "TARGET")]
+    pub target: String,
+    /// What it is judged against: `apache` (a live Apache Kafka 3.7.2), `apache@RELEASE` or
+    /// `apache-recorded` (3.7.2's recorded answers: the client workloads then cannot run).
+    /// Default: a live Apache where one can run here, else its recorded answers (said so).
+    #[arg(long, value_name = "TARGET")]
+    pub against: Option<String>,
+    /// Only these judges, comma-separated: scenarios, cluster-scenarios, clients, chaos, fuzz,
+    /// peers (peers runs only when named). Default: every judge that applies to the target.
+    #[arg(long = "judge", value_delimiter = ',', value_parser = kconform::report::gate::Judge::parse)]
+    pub judges: Vec<kconform::report::gate::Judge>,
+    /// Leave these judges out, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = kconform::report::gate::Judge::parse)]
+    pub skip: Vec<kconform::report::gate::Judge>,
+    /// The time the whole may take: 10m, 600s. The scenarios and the client workloads run
+    /// whole; chaos and fuzz get what is left (chaos two thirds), each left out, and said to
+    /// be, when too little is left. Default: no budget (chaos and fuzz 60 s each).
+    #[arg(long, value_parser = parse_duration)]
+    pub budget: Option<Duration>,
+    /// Fail only on what is not in this baseline (a file --save-baseline wrote, of `certify`
+    /// or of any one judge's command): findings of a judge that did not run are neither new
+    /// nor fixed.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write every finding of every judge that ran to FILE, for --baseline.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+    /// Write the certificate as one self-contained HTML page, each judge's own page within it.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// The seed of chaos's fault schedule and of the fuzzer's frames (fixed, so that two
+    /// certifications of one build draw the same).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where the fuzzer writes its findings (frames to replay): default
+    /// `kconform-certify/fuzz` in the current directory.
+    #[arg(long, value_name = "DIR", default_value = "kconform-certify/fuzz")]
+    pub findings: PathBuf,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    /// How `apache` is launched (see `kconform run --help`).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub apache_backend: BackendArg,
+    #[command(flatten)]
+    pub files: ReportFiles,
+}
