@@ -1,6 +1,7 @@
 //! A Kubernetes API served by kconform, for a kaas build run as a cluster on one machine: kaas
 //! turns cluster mode on only when it can reach one, and reads four objects from it (the
-//! `kaas-controller` Lease, its Service's EndpointSlices, its pod's status, KafkaTopics). This
+//! `kaas-controller` Lease, its Service's EndpointSlices, its pod's status, KafkaTopics, which
+//! a broker also makes when a client creates a topic). This
 //! serves those in one namespace over plain HTTP, decides each broker's endpoint ready as a
 //! kubelet would (its Kafka port answers, its `/readyz` answers 200 and its pod's
 //! `kaas.rs/PartitionsReady` condition is True), and answers every other request with a 404

@@ -58,6 +58,7 @@ pub async fn handle(shared: Arc<Shared>, method: Method, uri: Uri, body: Body) -
         (Route::Lease(name), &Method::GET) => get_lease(&shared, &name),
         (Route::Lease(name), &Method::PATCH) => apply_lease(&shared, &name, &body),
         (Route::PodStatus(name), &Method::PATCH) => apply_pod_status(&shared, &name, &body),
+        (Route::List(Watched::KafkaTopics), &Method::POST) => create_topic(&shared, &body),
         (Route::List(kind), &Method::GET) => {
             match param(&query, "watch").is_some_and(|w| w == "true" || w == "1") {
                 true => watch(&shared, kind, &query),
@@ -172,22 +173,42 @@ fn apply_pod_status(shared: &Shared, name: &str, body: &Bytes) -> Response {
     }
 }
 
+/// A broker's KafkaTopic (CreateTopics in cluster mode): made, and sent to every watch.
+fn create_topic(shared: &Shared, body: &Bytes) -> Response {
+    let object: serde_json::Value = match typed(body, "KafkaTopic") {
+        Ok(object) => object,
+        Err(answer) => return *answer,
+    };
+    let made = shared.store().create_topic(object);
+    match made {
+        Ok((object, change)) => {
+            // No watch open is no error: a broker lists before it watches.
+            let _ = shared.changes.send(change);
+            json(201, &object)
+        }
+        Err(r) => refused(r),
+    }
+}
+
 /// The objects of `kind` a label selector picks: the slice when it names the Service (or no
-/// selector is given), no topics ever.
+/// selector is given); every KafkaTopic.
 fn items(shared: &Shared, kind: Watched, query: &str) -> (Vec<serde_json::Value>, u64) {
     let store = shared.store();
-    let items = match picks(&store.service, kind, query) {
-        true => vec![serde_json::to_value(store.slice()).unwrap_or_default()],
-        false => Vec::new(),
+    let items = match (kind, picks(&store.service, kind, query)) {
+        (_, false) => Vec::new(),
+        (Watched::KafkaTopics, true) => store.topics(),
+        (Watched::EndpointSlices, true) => {
+            vec![serde_json::to_value(store.slice()).unwrap_or_default()]
+        }
     };
     (items, store.version())
 }
 
-/// Whether a list or watch of `kind` with this query's label selector picks the brokers'
-/// EndpointSlice (no selector, or the Service's name); KafkaTopics pick nothing.
+/// Whether a list or watch of `kind` with this query's label selector picks its objects: the
+/// brokers' EndpointSlice with no selector or the Service's name; KafkaTopics always.
 fn picks(service: &str, kind: Watched, query: &str) -> bool {
     match kind {
-        Watched::KafkaTopics => false,
+        Watched::KafkaTopics => true,
         Watched::EndpointSlices => param(query, "labelSelector")
             .is_none_or(|s| s.is_empty() || s == format!("kubernetes.io/service-name={service}")),
     }

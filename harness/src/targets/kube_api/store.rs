@@ -1,6 +1,8 @@
 //! The objects the stand-in Kubernetes API holds, with their resource versions, and the
 //! changes its watches are sent: Leases (any name), one EndpointSlice for the brokers' Service,
-//! the brokers' Pods (their status conditions), and no KafkaTopics. Pure state, no I/O.
+//! the brokers' Pods (their status conditions), and the KafkaTopics the brokers make (a
+//! CreateTopics on a kaas broker in cluster mode posts one; its brokers watch them and serve
+//! the topic, as they would beside kaas's operator). Pure state, no I/O.
 
 use std::collections::BTreeMap;
 
@@ -26,7 +28,7 @@ pub struct Seat {
 pub enum Watched {
     /// `discovery.k8s.io/v1` EndpointSlices.
     EndpointSlices,
-    /// `kaas.rs/v1alpha1` KafkaTopics (none are ever made).
+    /// `kaas.rs/v1alpha1` KafkaTopics.
     KafkaTopics,
 }
 
@@ -55,6 +57,8 @@ pub struct Store {
     pods: BTreeMap<String, Pod>,
     slice: EndpointSlice,
     seats: Vec<Seat>,
+    /// KafkaTopics by name, as JSON (a custom resource kaas defines: no type here).
+    topics: BTreeMap<String, serde_json::Value>,
 }
 
 /// Why a request on an object could not be done, as a Kubernetes Status says it.
@@ -87,6 +91,7 @@ impl Store {
             pods: BTreeMap::new(),
             slice: EndpointSlice::default(),
             seats,
+            topics: BTreeMap::new(),
         };
         for seat in store.seats.clone() {
             store.reset_pod(&seat.pod);
@@ -203,6 +208,58 @@ impl Store {
             ..Default::default()
         };
         self.pods.insert(name.into(), pod);
+    }
+
+    /// Makes the KafkaTopic `object` (a broker's POST): named by its `metadata.name`, refused
+    /// when one of that name is there; the object as made and the change a watch is sent.
+    pub fn create_topic(
+        &mut self,
+        mut object: serde_json::Value,
+    ) -> Result<(serde_json::Value, Change), Refusal> {
+        let name = object["metadata"]["name"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| refusal(400, "BadRequest", "a KafkaTopic needs metadata.name".into()))?;
+        if self.topics.contains_key(&name) {
+            return Err(refusal(
+                409,
+                "AlreadyExists",
+                format!("kafkatopics.kaas.rs \"{name}\" already exists"),
+            ));
+        }
+        let meta = self.meta(&name, None);
+        let version = self.version;
+        let Some(fields) = object.as_object_mut() else {
+            return Err(refusal(
+                400,
+                "BadRequest",
+                "a KafkaTopic is an object".into(),
+            ));
+        };
+        let mut metadata = fields
+            .remove("metadata")
+            .and_then(|m| m.as_object().cloned())
+            .unwrap_or_default();
+        if let Ok(serde_json::Value::Object(made)) = serde_json::to_value(&meta) {
+            metadata.extend(made);
+        }
+        fields.insert("metadata".into(), metadata.into());
+        fields.insert("apiVersion".into(), "kaas.rs/v1alpha1".into());
+        fields.insert("kind".into(), "KafkaTopic".into());
+        self.topics.insert(name, object.clone());
+        let change = Change {
+            kind: Watched::KafkaTopics,
+            event: "ADDED",
+            object: object.clone(),
+            version,
+        };
+        Ok((object, change))
+    }
+
+    /// Every KafkaTopic, by name.
+    pub fn topics(&self) -> Vec<serde_json::Value> {
+        self.topics.values().cloned().collect()
     }
 
     /// The EndpointSlice, as listed.
@@ -360,5 +417,31 @@ mod tests {
         );
         store.reset_pod("kaas-1");
         assert!(!store.condition("kaas-1", "kaas.rs/PartitionsReady"));
+    }
+
+    /// A broker's KafkaTopic is made once (a second of the same name is 409, as CreateTopics
+    /// then answers TOPIC_ALREADY_EXISTS), listed, and sent to watches as ADDED.
+    #[test]
+    fn a_kafka_topic_is_made_once_listed_and_watched() {
+        let mut store = Store::new("kconform", "kaas", seats());
+        let posted = serde_json::json!({
+            "metadata": {"name": "orders", "namespace": "kconform"},
+            "spec": {"topicName": "orders", "partitions": 3}
+        });
+        let (made, change) = store.create_topic(posted.clone()).unwrap();
+        assert_eq!(made["kind"], "KafkaTopic");
+        assert_eq!(made["spec"]["partitions"], 3);
+        assert_eq!(
+            made["metadata"]["resourceVersion"].as_str(),
+            Some(store.version().to_string().as_str())
+        );
+        assert_eq!((change.kind, change.event), (Watched::KafkaTopics, "ADDED"));
+        assert_eq!(store.topics(), [made]);
+        let again = store.create_topic(posted).unwrap_err();
+        assert_eq!((again.code, again.reason), (409, "AlreadyExists"));
+        let nameless = store
+            .create_topic(serde_json::json!({"spec": {}}))
+            .unwrap_err();
+        assert_eq!(nameless.code, 400);
     }
 }
