@@ -16,22 +16,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+pub use super::folding::Classified;
+use super::folding::{fold_refusals, Flowed};
 use crate::compare::diff::DiffRow;
 use crate::compare::flow::Flows;
 pub use crate::compare::signature::{
     first_reading, shape, FieldClasses, FieldClassesError, LoggedField, Notice, FIELD_CLASSES,
 };
-use crate::compare::signature::{framing, signature, title};
-use crate::scenario::step_of;
-
-/// One difference as grouping sees it: the row, and the ledger entry that documents it.
-#[derive(Debug, Clone, Copy)]
-pub struct Classified<'a> {
-    /// The difference.
-    pub row: &'a DiffRow,
-    /// The documenting entry, if one does.
-    pub documented_by: Option<&'a str>,
-}
+use crate::compare::signature::{signature, title};
 
 /// A scenario that stopped early on one target, and why ("step 'x' ...").
 #[derive(Debug, Clone, Copy)]
@@ -177,7 +169,8 @@ pub fn group(
                 .then(|| signature(d.row, classes))
         })
         .collect();
-    let flowed = Flowed::of(differences, &signed, flows);
+    let mut flowed = Flowed::of(differences, &signed, flows);
+    fold_refusals(&mut flowed, differences, &signed);
     let key_of = |i: usize| -> Key {
         let (_, signature) = signed[i].as_ref().expect("a root is signed");
         (
@@ -311,96 +304,6 @@ fn per_api(apis: &BTreeMap<String, BTreeSet<i16>>) -> String {
             .collect::<Vec<_>>()
             .join("; "),
     }
-}
-
-/// A difference that a differing value flowed into: the difference whose cause it is
-/// counted under, and the values that carried it there.
-struct Flowed {
-    /// The index of the root difference (a cause, not itself a consequence).
-    root: usize,
-    /// Each hop from the root's step to this difference's (`'init'.producer_epoch as ${epoch}`).
-    follows: Vec<String>,
-}
-
-impl Flowed {
-    /// For each of `differences` (signed as `signed`, in the same order; skipped steps
-    /// unsigned), whether it is a consequence and of what. A difference is one when a step it
-    /// was recorded at took a value (`flows`) from an earlier step's answer where an
-    /// undocumented difference on that value's path shows, which hands it on; and it is
-    /// undocumented, no malformed answer, and its signature is no scenario's first difference
-    /// anywhere (a defect that shows first elsewhere shows without help: a cause of its own).
-    /// A difference hands nothing on when it is documented (that would pass the run on what no
-    /// ledger entry says), a field clients only log, or a malformed answer (read past, its
-    /// scenario goes on as if the answer were right). A consequence's root is its giver's root.
-    fn of(
-        differences: &[Classified<'_>],
-        signed: &[Option<(Notice, String)>],
-        flows: &Flows,
-    ) -> Vec<Option<Flowed>> {
-        let firsts = first_signatures(differences, signed);
-        // (scenario, step) → the indices of the rows there that hand their value on
-        let mut givers: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
-        let mut out: Vec<Option<Flowed>> = Vec::with_capacity(differences.len());
-        for (i, (d, signed)) in differences.iter().zip(signed).enumerate() {
-            let Some((notice, signature)) = signed else {
-                out.push(None);
-                continue;
-            };
-            let scenario = d.row.scenario.as_str();
-            // Undocumented behaviour: what can take a value, or hand one on.
-            let plain = d.documented_by.is_none() && !framing(d.row);
-            let takes = plain && !firsts.contains(signature.as_str());
-            let flowed = takes
-                .then(|| {
-                    flows.takes(scenario, &d.row.step).iter().find_map(|taken| {
-                        // Not the record's own answer: a sweep's earlier versions only.
-                        let giver = givers
-                            .get(&(scenario, taken.from.as_str()))?
-                            .iter()
-                            .copied()
-                            .filter(|&j| differences[j].row.step != d.row.step)
-                            .find(|&j| taken.is_touched_by(&differences[j].row.path))?;
-                        let (root, mut follows) = match &out[giver] {
-                            Some(f) => (f.root, f.follows.clone()),
-                            None => (giver, Vec::new()),
-                        };
-                        follows.push(taken.describe());
-                        Some(Flowed { root, follows })
-                    })
-                })
-                .flatten();
-            if plain && *notice != Notice::Logged {
-                givers
-                    .entry((scenario, step_of(&d.row.step)))
-                    .or_default()
-                    .push(i);
-            }
-            out.push(flowed);
-        }
-        out
-    }
-}
-
-/// The signatures of the differences at the first differing step of each scenario (skipped
-/// steps and malformed answers aside).
-fn first_signatures<'s>(
-    differences: &[Classified<'_>],
-    signed: &'s [Option<(Notice, String)>],
-) -> BTreeSet<&'s str> {
-    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut out = BTreeSet::new();
-    for (d, signed) in differences.iter().zip(signed) {
-        let Some((_, signature)) = signed.as_ref().filter(|_| !framing(d.row)) else {
-            continue;
-        };
-        let step = *first
-            .entry(d.row.scenario.as_str())
-            .or_insert(d.row.step.as_str());
-        if step == d.row.step {
-            out.insert(signature.as_str());
-        }
-    }
-    out
 }
 
 /// Which side a row's step was skipped on (0 left, 1 right), if it is a skipped step.

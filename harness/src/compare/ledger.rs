@@ -56,9 +56,10 @@ pub struct ClientShows {
     pub kaas: String,
     /// What it sees on Apache 3.7.
     pub apache: String,
-    /// Where the workload's transaction and group coordinators sat for the claim to hold:
-    /// `together` (as on one broker) or `apart` (on two brokers of a cluster); none when it
-    /// holds wherever they sit.
+    /// Where the workload's transaction coordinator sat for the claim to hold, beside its
+    /// group's coordinator (a workload with a group) or its partition's leader (one without,
+    /// on a cluster): `together` (as on one broker) or `apart` (on two brokers of a cluster);
+    /// none when it holds wherever they sit.
     #[serde(default)]
     pub coordinators: Option<String>,
     /// What the difference does to the application ([`Consequence`]); none: unchanged when
