@@ -271,9 +271,11 @@ async fn plan(
         if target.brokers > 1 && group == GroupUse::None && !options.provisioned_topics {
             match placement::place_apart_from_leader(target, client, name).await {
                 Ok((run_id, topic)) => {
+                    // Apart: its transaction coordinator hands the markers to the partition's
+                    // leader, another broker (claims name it so, as they do a group's).
                     jobs.push(Job {
                         workload: name,
-                        coordinators: None,
+                        coordinators: Some(Placement::Apart),
                         run_id: Ok(run_id),
                         topic: Some(topic),
                     });

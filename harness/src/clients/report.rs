@@ -34,8 +34,9 @@ pub struct RunRow {
     pub workload: String,
     /// The target.
     pub target: String,
-    /// Where its transaction and group coordinators sat, for a workload with a group on a
-    /// cluster; none on one broker (where they sit together) or without a group.
+    /// Where its transaction coordinator sat on a cluster, beside its group's coordinator (a
+    /// workload with a group) or its partition's leader (one without: apart); none on one
+    /// broker, where they sit together.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coordinators: Option<Placement>,
     /// How long it took.
