@@ -127,6 +127,49 @@ fn the_html_report_shows_each_cause_with_both_answers_and_renders_in_a_browser()
     );
 }
 
+/// `kconform certify --html FILE`: the judges' table, the findings, and the scenarios' own page
+/// within it, in the shell every page shares; it renders in the browser with its script run.
+#[test]
+fn the_certificate_page_holds_each_judges_page_and_renders_in_a_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("certificate.html");
+    let run = Command::new(env!("CARGO_BIN_EXE_kconform"))
+        .current_dir(dir.path())
+        .args(["certify", "--target", "ref", "--against", "apache-recorded"])
+        .args(["--judge", "scenarios", "--html"])
+        .arg(&page)
+        .output()
+        .expect("kconform runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "self-contained"
+    );
+    for want in [
+        "<h1>kconform: <span class=\"good\">certify PASSED</span></h1>",
+        "<td><a href=\"#scenarios\">scenarios</a></td><td class=\"good\">PASSED</td>",
+        "<td><a href=\"#chaos\">chaos</a></td><td class=\"dim\">left out</td>",
+        "<details id=\"scenarios\"><summary>scenarios: PASSED</summary><iframe srcdoc=\"&lt;!doctype html&gt;",
+        // The scenarios' own page, escaped inside the frame.
+        "EndTxn error_code: 50 INVALID_TRANSACTION_TIMEOUT | 48 INVALID_TXN_STATE",
+    ] {
+        assert!(html.contains(want), "{want} not in the page");
+    }
+    let Some(dom) = renders(&page) else {
+        return;
+    };
+    assert!(
+        dom.contains("<details id=\"scenarios\" open=\"\">"),
+        "judges open"
+    );
+    screenshot(&page, "kconform-certificate");
+}
+
 /// A page of the book, as a reader's browser shows it: the ledger chapter (built by `mdbook
 /// build docs`, which CI runs before the tests) renders with its entries and their anchors.
 #[test]
