@@ -349,14 +349,9 @@ fn run_client(
                 .map_err(|e| e.to_string()),
                 None => Err(format!("{} is not installed", p.name())),
             },
-            (Ok(run_id), Client::Librdkafka, _) => librdkafka::run(
-                workload,
-                bootstrap,
-                run_id,
-                &WorkloadNames::of(client, run_id),
-                topic.as_deref(),
-            )
-            .map_err(|e| e.to_string()),
+            (Ok(run_id), Client::Librdkafka, _) => {
+                librdkafka_within(options.deadline, workload, bootstrap, run_id, topic.clone())
+            }
         };
         let how = match &result {
             Ok(_) => "ran".to_owned(),
@@ -385,6 +380,50 @@ fn run_client(
         });
     }
     rows
+}
+
+/// A librdkafka workload, given up after `deadline` as a program's is killed: librdkafka runs
+/// in this process, and a call can hang past its own timeout (a consumer's close against a
+/// group coordinator that never answers: on a real kaas build stale-generation-offsets held
+/// the clients judge for minutes). Its thread is left to end on its own.
+fn librdkafka_within(
+    deadline: Duration,
+    workload: &'static str,
+    bootstrap: &str,
+    run_id: &str,
+    topic: Option<String>,
+) -> Result<ClientTranscript, String> {
+    let (bootstrap, run_id) = (bootstrap.to_owned(), run_id.to_owned());
+    given_up_after(
+        deadline,
+        &format!("librdkafka workload {workload}"),
+        move || {
+            let names = WorkloadNames::of(Client::Librdkafka, &run_id);
+            librdkafka::run(workload, &bootstrap, &run_id, &names, topic.as_deref())
+                .map_err(|e| e.to_string())
+        },
+    )
+}
+
+/// `work` on a thread of its own, its result if it ends within `deadline`, else why not.
+fn given_up_after<T: Send + 'static>(
+    deadline: Duration,
+    what: &str,
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(what.to_owned())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|e| format!("{what}: its thread could not start: {e}"))?;
+    rx.recv_timeout(deadline).unwrap_or_else(|_| {
+        Err(format!(
+            "{what} did not end within {} s (a call hung past its own timeout); given up",
+            deadline.as_secs()
+        ))
+    })
 }
 
 /// Installs each of the ecosystem's clients among `clients` (one at a time: each tool prints
@@ -651,6 +690,26 @@ pub async fn run(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A workload that hangs is given up at its deadline, named; one that ends is its result.
+    #[test]
+    fn a_hung_in_process_workload_is_given_up_at_its_deadline() {
+        let hung = given_up_after(
+            Duration::from_millis(200),
+            "librdkafka workload eos",
+            || {
+                std::thread::sleep(Duration::from_secs(30));
+                Ok(())
+            },
+        );
+        let e = hung.unwrap_err();
+        assert!(
+            e.starts_with("librdkafka workload eos did not end within 0 s"),
+            "{e}"
+        );
+        assert_eq!(given_up_after(Duration::from_secs(5), "x", || Ok(7)), Ok(7));
+    }
     use super::*;
 
     /// A change Apache made after 3.7 documents a client's difference against a release that
