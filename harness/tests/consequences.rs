@@ -186,6 +186,8 @@ fn every_deviation_states_what_the_ecosystems_clients_see() {
 
 /// Real kaas's cluster defect planted on a kaas-ref cluster (a peer's queued marker written
 /// over by the same producer's next one), against the clean cluster: the Java client's
+/// (its partition led apart from its transaction coordinator, as every workload without a group
+/// is on a cluster)
 /// abort-redo aborts a transaction and commits its redo at once, so the redo's COMMIT replaces
 /// the abort's ABORT on the partition a peer leads, and read_committed reads the aborted
 /// records. The row says so as the worst thing a client can meet, with no ledger entry asked.
@@ -215,7 +217,7 @@ fn a_marker_overwritten_on_a_planted_cluster_reads_as_breaking_exactly_once() {
     // the ABORT between and a later overwrite went the other way, the redo's are lost.
     let breaks = |kind: &str| {
         text.contains(&format!(
-            "UNDOCUMENTED, BREAKS EXACTLY-ONCE ({kind}): java abort-redo 'read_committed'"
+            "UNDOCUMENTED, BREAKS EXACTLY-ONCE ({kind}): java abort-redo (apart) 'read_committed'"
         ))
     };
     assert!(breaks("aborted-read") || breaks("committed-lost"), "{text}");
