@@ -210,6 +210,30 @@ pub fn share(
     }
 }
 
+/// The longest one client workload may take, with `remaining` of the budget left and `after`
+/// the judges after the clients: a client's workloads run one after the other, so the time
+/// left beside what the judges after need is shared over the most a client runs
+/// (`workloads`), between 30 s (a transaction's set-up and read-back on a slow broker) and the
+/// 120 s the clients take without a budget. A broker where every call hangs then costs the
+/// budget, not two minutes a workload.
+pub fn client_deadline(remaining: Option<Duration>, after: &[Judge], workloads: usize) -> Duration {
+    const MOST: Duration = Duration::from_secs(120);
+    const LEAST: Duration = Duration::from_secs(30);
+    let Some(remaining) = remaining else {
+        return MOST;
+    };
+    let reserved: Duration = after
+        .iter()
+        .map(|j| match j {
+            Judge::Chaos => MIN_CHAOS + CHAOS_OVERHEAD,
+            Judge::Fuzz => MIN_FUZZ + FUZZ_OVERHEAD,
+            _ => Duration::ZERO,
+        })
+        .sum();
+    let share = remaining.saturating_sub(reserved) / workloads.max(1) as u32;
+    share.clamp(LEAST, MOST)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +337,21 @@ mod tests {
         };
         let e = plan(TargetSpec::REF, TargetSpec::RECORDED, &nothing).unwrap_err();
         assert!(e.to_string().contains("chaos: one broker"), "{e}");
+    }
+
+    #[test]
+    fn a_budget_shortens_each_client_workloads_deadline_within_bounds() {
+        assert_eq!(client_deadline(None, &[], 13), Duration::from_secs(120));
+        // 600 - (20 + 70) - (10 + 10) = 490 over 13 workloads: 37 s.
+        let after = [Judge::Chaos, Judge::Fuzz];
+        let d = client_deadline(Some(Duration::from_secs(600)), &after, 13);
+        assert_eq!(d.as_secs(), 37);
+        assert_eq!(
+            client_deadline(Some(Duration::ZERO), &after, 13),
+            Duration::from_secs(30)
+        );
+        let d = client_deadline(Some(Duration::from_secs(86_400)), &[], 13);
+        assert_eq!(d, Duration::from_secs(120));
     }
 
     #[test]

@@ -146,7 +146,11 @@ async fn judge(
     let secs = |s: Instant| s.elapsed().as_secs_f64();
     let ran = match planned.judge {
         Judge::Scenarios | Judge::ClusterScenarios => scenarios(a, planned).await,
-        Judge::Clients => clients(planned, ledger).await,
+        Judge::Clients => {
+            let workloads = kconform::clients::WORKLOADS.len();
+            let deadline = plan::client_deadline(remaining, after, workloads);
+            clients(planned, ledger, deadline).await
+        }
         Judge::Chaos => match plan::share(Judge::Chaos, remaining, after) {
             Ok(duration) => chaos(a, planned, duration).await,
             Err(why) => return Judged::left_out(Judge::Chaos, &why),
@@ -200,10 +204,12 @@ async fn scenarios(a: &CertifyArgs, planned: &Planned) -> anyhow::Result<Judged>
     ))
 }
 
-/// The client workloads, every client, each placement on a cluster.
+/// The client workloads, every client, each placement on a cluster, each workload given up at
+/// `deadline`.
 async fn clients(
     planned: &Planned,
     ledger: &kconform::compare::ledger::Ledger,
+    deadline: Duration,
 ) -> anyhow::Result<Judged> {
     use kconform::clients::placement::Placement;
     let options = kconform::clients::ClientsOptions {
@@ -211,7 +217,7 @@ async fn clients(
         clients: kconform::clients::Client::ALL.to_vec(),
         clients_named: false,
         provisioned_topics: false,
-        deadline: Duration::from_secs(120),
+        deadline,
         coordinators: vec![Placement::Together, Placement::Apart],
         java_release: kconform::targets::apache::Release::CLAIMED,
     };
