@@ -90,6 +90,14 @@ impl Judged {
         self
     }
 
+    /// The part with `note` (why it ran as it did) before its summary.
+    pub fn noting(mut self, note: Option<String>) -> Judged {
+        if let Some(note) = note {
+            self.summary = format!("{note}; {}", self.summary);
+        }
+        self
+    }
+
     fn with<R: Forms>(mut self, report: &R, page: String, secs: f64) -> Judged {
         self.report = serde_json::from_str(&report.json()).ok();
         self.page = Some(page);

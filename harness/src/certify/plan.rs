@@ -167,20 +167,29 @@ pub const CHAOS_OVERHEAD: Duration = Duration::from_secs(70);
 /// What a fuzzing run costs beyond its frames: a broker started and stopped.
 pub const FUZZ_OVERHEAD: Duration = Duration::from_secs(10);
 
-/// How long the judge about to start may run, with `remaining` of the budget left and
-/// `after` the judges still to come after it; none when it does not fit (the reason said).
-/// Without a budget, each runs its default.
-pub fn share(
-    judge: Judge,
-    remaining: Option<Duration>,
-    after: &[Judge],
-) -> Result<Duration, String> {
+/// How long a judge whose length can be chosen runs, and why it runs shorter than it would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    /// Its length.
+    pub duration: Duration,
+    /// Set when the budget was spent before it: it runs its shortest, and the certificate says
+    /// so (a judge left out would hide what it finds).
+    pub over_budget: Option<String>,
+}
+
+/// How long the judge about to start may run, with `remaining` of the budget left and `after`
+/// the judges still to come after it. Without a budget, each runs its default; with one spent,
+/// its shortest, said so.
+pub fn share(judge: Judge, remaining: Option<Duration>, after: &[Judge]) -> Share {
     let (default, min, overhead) = match judge {
         Judge::Chaos => (DEFAULT_CHAOS, MIN_CHAOS, CHAOS_OVERHEAD),
         _ => (DEFAULT_FUZZ, MIN_FUZZ, FUZZ_OVERHEAD),
     };
     let Some(remaining) = remaining else {
-        return Ok(default);
+        return Share {
+            duration: default,
+            over_budget: None,
+        };
     };
     // What the judges after this one need at least.
     let reserved: Duration = after
@@ -200,13 +209,19 @@ pub fn share(
     };
     let mine = mine.min(default * 4);
     match mine >= min {
-        true => Ok(Duration::from_secs(mine.as_secs())),
-        false => Err(format!(
-            "the budget left {} s, too little for {} s of {judge} and its {} s of set-up",
-            remaining.as_secs(),
-            min.as_secs(),
-            overhead.as_secs()
-        )),
+        true => Share {
+            duration: Duration::from_secs(mine.as_secs()),
+            over_budget: None,
+        },
+        false => Share {
+            duration: min,
+            over_budget: Some(format!(
+                "over budget: {} s were left for its {} s of set-up, so it ran its shortest, {} s",
+                remaining.as_secs(),
+                overhead.as_secs(),
+                min.as_secs()
+            )),
+        },
     }
 }
 
@@ -355,16 +370,20 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_shrinks_chaos_and_fuzz_and_leaves_out_what_does_not_fit() {
-        assert_eq!(share(Judge::Chaos, None, &[Judge::Fuzz]), Ok(DEFAULT_CHAOS));
+    fn a_budget_shrinks_chaos_and_fuzz_to_their_shortest_and_says_so() {
+        let d = |s: Share| s.duration;
+        assert_eq!(d(share(Judge::Chaos, None, &[Judge::Fuzz])), DEFAULT_CHAOS);
         let ten = Duration::from_secs(600);
-        let chaos = share(Judge::Chaos, Some(Duration::from_secs(300)), &[Judge::Fuzz]).unwrap();
+        let chaos = share(Judge::Chaos, Some(Duration::from_secs(300)), &[Judge::Fuzz]);
         // 300 - (10 + 10) reserved for fuzzing - 70 = 210, two thirds of which: 140.
-        assert_eq!(chaos, Duration::from_secs(140));
-        let fuzz = share(Judge::Fuzz, Some(Duration::from_secs(80)), &[]).unwrap();
-        assert_eq!(fuzz, Duration::from_secs(70));
-        assert!(share(Judge::Chaos, Some(ten * 10), &[]).unwrap() <= DEFAULT_CHAOS * 4);
-        let e = share(Judge::Chaos, Some(Duration::from_secs(60)), &[Judge::Fuzz]).unwrap_err();
-        assert!(e.contains("too little"), "{e}");
+        assert_eq!(chaos.duration, Duration::from_secs(140));
+        assert_eq!(chaos.over_budget, None);
+        let fuzz = share(Judge::Fuzz, Some(Duration::from_secs(80)), &[]);
+        assert_eq!(fuzz.duration, Duration::from_secs(70));
+        assert!(d(share(Judge::Chaos, Some(ten * 10), &[])) <= DEFAULT_CHAOS * 4);
+        let spent = share(Judge::Chaos, Some(Duration::from_secs(60)), &[Judge::Fuzz]);
+        assert_eq!(spent.duration, MIN_CHAOS);
+        let why = spent.over_budget.unwrap();
+        assert!(why.starts_with("over budget: 60 s were left"), "{why}");
     }
 }

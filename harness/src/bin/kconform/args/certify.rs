@@ -26,8 +26,8 @@ pub struct CertifyArgs {
     pub skip: Vec<kconform::report::gate::Judge>,
     /// The time the whole may take: 10m, 600s. The scenarios run whole; each client workload
     /// is given up sooner (what is left over the workloads a client runs, 30 to 120 s); chaos
-    /// and fuzz get what is left after them (chaos two thirds), each left out, and said to be,
-    /// when too little is left. Default: no budget (workloads 120 s, chaos and fuzz 60 s each).
+    /// and fuzz get what is left after them (chaos two thirds), or their shortest run (20 and
+    /// 10 s), said so, when the budget is spent. Default: no budget (workloads 120 s, chaos and fuzz 60 s each).
     #[arg(long, value_parser = parse_duration)]
     pub budget: Option<Duration>,
     /// Fail only on what is not in this baseline (a file --save-baseline wrote, of `certify`

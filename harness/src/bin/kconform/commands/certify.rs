@@ -151,14 +151,18 @@ async fn judge(
             let deadline = plan::client_deadline(remaining, after, workloads);
             clients(planned, ledger, deadline).await
         }
-        Judge::Chaos => match plan::share(Judge::Chaos, remaining, after) {
-            Ok(duration) => chaos(a, planned, duration).await,
-            Err(why) => return Judged::left_out(Judge::Chaos, &why),
-        },
-        Judge::Fuzz => match plan::share(Judge::Fuzz, remaining, after) {
-            Ok(duration) => fuzz(a, planned, duration).await,
-            Err(why) => return Judged::left_out(Judge::Fuzz, &why),
-        },
+        Judge::Chaos => {
+            let share = plan::share(Judge::Chaos, remaining, after);
+            chaos(a, planned, share.duration)
+                .await
+                .map(|j| j.noting(share.over_budget))
+        }
+        Judge::Fuzz => {
+            let share = plan::share(Judge::Fuzz, remaining, after);
+            fuzz(a, planned, share.duration)
+                .await
+                .map(|j| j.noting(share.over_budget))
+        }
         Judge::Peers => peers(a, planned).await,
     };
     match ran {
