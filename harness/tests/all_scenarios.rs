@@ -17,6 +17,7 @@ async fn run_all(spec: &TargetSpec, scenarios: &[&Scenario]) -> Vec<Transcript> 
     let transcripts = run::run_many(
         &chosen,
         &target,
+        &[],
         run::DEADLINE,
         4,
         None,

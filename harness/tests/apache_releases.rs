@@ -207,6 +207,7 @@ async fn record_on(spec: &TargetSpec, chosen: &[&kconform::scenario::Scenario]) 
     let mut transcripts = kconform::run::run_many(
         chosen,
         &target,
+        &[],
         kconform::run::DEADLINE,
         4,
         None,

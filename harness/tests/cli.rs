@@ -671,3 +671,30 @@ fn a_header_version_defect_is_one_cause_and_hides_no_step() {
         .count();
     assert_eq!(stopped, 3, "{out}");
 }
+
+/// `--lanes 3`: the scenarios that kill brokers share three copies of kaas-ref's cluster out,
+/// and their verdicts are the ones a single cluster gives (each matches Apache's recorded
+/// answers); the report says how they ran.
+#[test]
+fn disrupting_scenarios_share_lanes_out_and_judge_alike() {
+    let (code, out, err) = kconform(&[
+        "run",
+        "cluster-coordinator-killed-after-commit",
+        "cluster-leader-killed-before-abort",
+        "cluster-broker-restarted-rejoins",
+        "--target",
+        "ref:3",
+        "--target",
+        "apache-recorded:3",
+        "--lanes",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASSED: 6 transcripts"), "{out}");
+    assert!(
+        out.contains("ref:3: the scenarios that disrupt its brokers ran on 3 copies of the cluster side by side"),
+        "{out}"
+    );
+    let (code, _, err) = kconform(&["run", "--lanes", "0"]);
+    assert_eq!(code, 2, "{err}");
+}

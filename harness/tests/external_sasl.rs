@@ -34,6 +34,7 @@ async fn judged(security: reference_broker::Security) -> Vec<kconform::transcrip
     let transcripts = run::run_many(
         &secured,
         &target,
+        &[],
         Duration::from_secs(10),
         4,
         None,

@@ -710,7 +710,6 @@ mod tests {
         );
         assert_eq!(given_up_after(Duration::from_secs(5), "x", || Ok(7)), Ok(7));
     }
-    use super::*;
 
     /// A change Apache made after 3.7 documents a client's difference against a release that
     /// has it, and not against 3.7.2, whose claims are kaas's alone.

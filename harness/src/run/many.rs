@@ -1,5 +1,6 @@
 //! Many scenarios on one target: those that share the broker `--jobs` at a time, then those
-//! that disrupt it one by one.
+//! that disrupt it one by one, on each of its lanes (copies of a cluster kconform started)
+//! side by side.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,12 +23,16 @@ pub fn disrupts(scenario: &Scenario) -> bool {
 
 /// Runs `scenarios` on one target, `jobs` at a time (each makes its names unique, so they
 /// share the broker; a scenario waiting long on an answer lends its slot to another), then
-/// those that kill brokers one at a time, telling `done` as each finishes; the transcripts
-/// come back in the scenarios' order, one per scenario, whatever the target did. With
-/// `reads_past`, an answer malformed only in its header's version does not stop its scenario.
+/// those that kill brokers one at a time on each of the target and its `lanes` (copies of the
+/// cluster, each taking the next such scenario when it is free), telling `done` as each
+/// finishes; the transcripts come back in the scenarios' order, one per scenario, whatever the
+/// target did. With `reads_past`, an answer malformed only in its header's version does not
+/// stop its scenario.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_many(
     scenarios: &[&Scenario],
     target: &Arc<Running>,
+    lanes: &[Arc<Running>],
     deadline: Duration,
     jobs: usize,
     provisioning: Option<Provisioning>,
@@ -64,20 +69,28 @@ pub async fn run_many(
             }
         }
     }
-    // One after the other, never lending a slot: a scenario that kills a broker must not meet
-    // another's kill, nor another meet its dead broker.
-    for (i, s) in alone {
-        let t = run_in_slot(
-            s,
-            target,
-            deadline,
-            Slot::unlimited(),
-            provisioning.clone(),
-            reads_past,
-        )
-        .await;
-        done(&s.name);
-        out.push((i, t));
+    // One after the other on each lane, never lending a slot: a scenario that kills a broker
+    // must not meet another's kill, nor another meet its dead broker.
+    let queue = std::sync::Mutex::new(alone.into_iter());
+    let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+    let lane = |target: &Arc<Running>| {
+        let (target, provisioning, done) = (target.clone(), provisioning.clone(), done.clone());
+        let next = &next;
+        async move {
+            let mut ran = Vec::new();
+            while let Some((i, s)) = next() {
+                let slot = Slot::unlimited();
+                let t =
+                    run_in_slot(s, &target, deadline, slot, provisioning.clone(), reads_past).await;
+                done(&s.name);
+                ran.push((i, t));
+            }
+            ran
+        }
+    };
+    let all = std::iter::once(target).chain(lanes);
+    for ran in futures::future::join_all(all.map(lane)).await {
+        out.extend(ran);
     }
     out.sort_by_key(|(i, _)| *i);
     out.into_iter().map(|(_, t)| t).collect()

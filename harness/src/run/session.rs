@@ -73,6 +73,10 @@ pub struct Session<'a> {
     /// Stop a scenario at an answer malformed only in its response header's version, instead
     /// of reading past it (recorded as malformed all the same) and going on.
     pub stop_at_malformed: bool,
+    /// Clusters of kaas-ref or a kaas build to share the scenarios that kill or pause brokers
+    /// out over (1: one cluster, each such scenario after the other): on a broker whose
+    /// `until`s do not hold, each waits its minute beside the others instead of after them.
+    pub lanes: usize,
 }
 
 /// A target's transcripts, and what a reader must know of where they came from.
@@ -166,6 +170,41 @@ impl Session<'_> {
         Ok((transcripts, vec![origin], Vec::new()))
     }
 
+    /// The copies of `spec`'s cluster beyond the first that the scenarios disrupting its
+    /// brokers share out ([`Session::lanes`]): only for a cluster kconform starts that is not
+    /// Apache (whose answers hold their `until`s in seconds), as many as there are such
+    /// scenarios past the first; a copy that does not start is done without, and logged.
+    async fn lanes(
+        &self,
+        spec: &TargetSpec,
+        chosen: &[&Scenario],
+        topics: Option<&str>,
+    ) -> Vec<Arc<Running>> {
+        let ours = matches!(
+            spec.kind,
+            crate::targets::Kind::Ref | crate::targets::Kind::Build(_)
+        );
+        let disrupting = chosen.iter().filter(|s| run::disrupts(s)).count();
+        if !ours || spec.brokers < 2 || self.lanes < 2 || disrupting < 2 {
+            return Vec::new();
+        }
+        let copies = self.lanes.min(disrupting) - 1;
+        let started = futures::future::join_all(
+            (0..copies).map(|_| Running::start_with_topics(spec, topics)),
+        )
+        .await;
+        started
+            .into_iter()
+            .filter_map(|r| match r {
+                Ok(t) => Some(Arc::new(t.with_faults(self.faults.clone()))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "a copy of the cluster did not start; its share runs on the others");
+                    None
+                }
+            })
+            .collect()
+    }
+
     /// Runs the chosen scenarios on a live target: started (or found), checked to answer,
     /// its topics provisioned if it refuses CreateTopics, stopped after; and what to know of it.
     async fn live(
@@ -226,6 +265,7 @@ impl Session<'_> {
             }
         }
         let target = Arc::new(target);
+        let lanes = self.lanes(spec, chosen, topics.as_deref()).await;
         progress.running(&target.name, chosen.len());
         let watcher = progress.clone();
         let name = target.name.clone();
@@ -234,6 +274,7 @@ impl Session<'_> {
         let transcripts = run::run_many(
             chosen,
             &target,
+            &lanes,
             self.deadline,
             jobs,
             provisioning,
@@ -245,6 +286,18 @@ impl Session<'_> {
         // A launched broker that died mid-run: its last words go in the report.
         notes.extend(target.post_mortem());
         notes.extend(target.notes());
+        if !lanes.is_empty() {
+            notes.push(format!(
+                "the scenarios that disrupt its brokers ran on {} copies of the cluster side by side",
+                lanes.len() + 1
+            ));
+        }
+        for lane in lanes {
+            notes.extend(lane.post_mortem());
+            if let Ok(lane) = Arc::try_unwrap(lane) {
+                lane.stop().await;
+            }
+        }
         if let Ok(target) = Arc::try_unwrap(target) {
             target.stop().await;
         }

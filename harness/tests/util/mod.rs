@@ -110,6 +110,7 @@ pub async fn run_in_repository(
         provisioned_topics: false,
         strict_encoding: false,
         stop_at_malformed: false,
+        lanes: 1,
         faults: &Default::default(),
     };
     session.run(chosen, targets, jobs, Arc::new(Quiet)).await

@@ -159,6 +159,11 @@ pub struct TargetArgs {
     /// its later steps judged as usual: one framing defect hides no transaction behaviour.
     #[arg(long)]
     pub stop_at_malformed: bool,
+    /// Clusters kconform starts (ref:N, build:N=PATH) to share the scenarios that kill or
+    /// pause brokers out over, each copy running its share one after the other: on a broker
+    /// whose waits do not hold, their minutes pass side by side. Default 1: one cluster.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
+    pub lanes: u64,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
     /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
     /// `auto` (the container when a Docker engine answers, else the JVM).

@@ -174,6 +174,11 @@ async fn judge(
     }
 }
 
+/// Copies of a cluster kconform starts that certify shares the disrupting cluster scenarios
+/// out over: on a real kaas build:3 they waited out 8 minutes of `until`s one after the other
+/// (`kconform run --lanes`).
+const LANES: u64 = 3;
+
 /// The pair of targets a planned judge compares.
 fn pair(planned: &Planned) -> Vec<TargetSpec> {
     std::iter::once(planned.target)
@@ -193,6 +198,7 @@ async fn scenarios(a: &CertifyArgs, planned: &Planned) -> anyhow::Result<Judged>
         provisioned_topics: false,
         strict_encoding: false,
         stop_at_malformed: false,
+        lanes: LANES,
         apache_backend: a.apache_backend,
     };
     let specs = pair(planned);

@@ -97,6 +97,7 @@ pub async fn compare_on(
         strict_encoding: on.strict_encoding,
         faults: &faults,
         stop_at_malformed: on.stop_at_malformed,
+        lanes: on.lanes as usize,
     };
     Ok(session
         .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))
