@@ -8,17 +8,10 @@ use crate::cli::kconform;
 
 /// `kconform certify` from `dir`.
 fn certify_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = crate::util::kconform()
-        .current_dir(dir)
-        .arg("certify")
-        .args(args)
-        .output()
-        .expect("kconform runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let all: Vec<&str> = std::iter::once("certify")
+        .chain(args.iter().copied())
+        .collect();
+    crate::cli::kconform_in(dir, &all, &[])
 }
 
 /// The one line of a refusal, and that no judge began.

@@ -11,7 +11,7 @@ fn kconform_with(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
 }
 
 /// `kconform` run from `dir`, with extra environment variables.
-fn kconform_in(
+pub(crate) fn kconform_in(
     dir: &std::path::Path,
     args: &[&str],
     env: &[(&str, &str)],

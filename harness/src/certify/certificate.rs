@@ -70,6 +70,17 @@ pub struct JudgeLine {
     pub part: Judged,
 }
 
+impl JudgeLine {
+    /// What its line says: the summary, or why it did not run or could not judge.
+    pub fn what(&self) -> String {
+        match &self.part.ran {
+            Ran::LeftOut(why) | Ran::CouldNotRun(why) => why.clone(),
+            Ran::Inconclusive(why) => format!("{} — {why}", self.part.summary),
+            Ran::Ran => self.part.summary.clone(),
+        }
+    }
+}
+
 /// The whole certificate. The JSON form is this struct.
 #[derive(Debug, Clone, Serialize)]
 pub struct Certificate {
@@ -201,12 +212,7 @@ impl Certificate {
         let _ = writeln!(s, "certificate of {} against {}", self.target, self.against);
         let _ = writeln!(s, "{:18} {:13} {:>7}  summary", "judge", "verdict", "secs");
         for j in &self.judges {
-            let what = match &j.part.ran {
-                Ran::LeftOut(why) => why.clone(),
-                Ran::CouldNotRun(why) => why.clone(),
-                Ran::Inconclusive(why) => format!("{} — {why}", j.part.summary),
-                Ran::Ran => j.part.summary.clone(),
-            };
+            let what = j.what();
             let secs = match j.verdict {
                 Verdict::LeftOut => "-".to_owned(),
                 _ => format!("{:.0}", j.part.secs),
@@ -295,11 +301,7 @@ impl Certificate {
         let _ = writeln!(s, "| judge | verdict | new | known | seconds | summary |");
         let _ = writeln!(s, "| --- | --- | --- | --- | --- | --- |");
         for j in &self.judges {
-            let what = match &j.part.ran {
-                Ran::LeftOut(why) | Ran::CouldNotRun(why) => why.clone(),
-                Ran::Inconclusive(why) => format!("{} — {why}", j.part.summary),
-                Ran::Ran => j.part.summary.clone(),
-            };
+            let what = j.what();
             let _ = writeln!(
                 s,
                 "| {} | **{}** | {} | {} | {:.0} | {} |",

@@ -6,7 +6,6 @@
 use std::fmt::Write as _;
 
 use super::certificate::{html, Certificate, Verdict};
-use super::judged::Ran;
 
 /// The page.
 pub fn page(c: &Certificate) -> String {
@@ -24,11 +23,7 @@ pub fn page(c: &Certificate) -> String {
     );
     s.push_str("<table><tr><th>judge</th><th>verdict</th><th>new</th><th>known</th><th>seconds</th><th>on</th><th>summary</th></tr>");
     for j in &c.judges {
-        let what = match &j.part.ran {
-            Ran::LeftOut(why) | Ran::CouldNotRun(why) => why.clone(),
-            Ran::Inconclusive(why) => format!("{} — {why}", j.part.summary),
-            Ran::Ran => j.part.summary.clone(),
-        };
+        let what = j.what();
         let on = match (&j.part.target, &j.part.against) {
             (Some(t), Some(a)) => format!("{t} vs {a}"),
             (Some(t), None) => t.clone(),

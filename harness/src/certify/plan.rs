@@ -167,6 +167,18 @@ pub const CHAOS_OVERHEAD: Duration = Duration::from_secs(70);
 /// What a fuzzing run costs beyond its frames: a broker started and stopped.
 pub const FUZZ_OVERHEAD: Duration = Duration::from_secs(10);
 
+/// What the judges `after` the one about to start need at least: their shortest runs and set-up.
+fn reserved(after: &[Judge]) -> Duration {
+    after
+        .iter()
+        .map(|j| match j {
+            Judge::Chaos => MIN_CHAOS + CHAOS_OVERHEAD,
+            Judge::Fuzz => MIN_FUZZ + FUZZ_OVERHEAD,
+            _ => Duration::ZERO,
+        })
+        .sum()
+}
+
 /// How long a judge whose length can be chosen runs, and why it runs shorter than it would.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Share {
@@ -191,15 +203,7 @@ pub fn share(judge: Judge, remaining: Option<Duration>, after: &[Judge]) -> Shar
             over_budget: None,
         };
     };
-    // What the judges after this one need at least.
-    let reserved: Duration = after
-        .iter()
-        .map(|j| match j {
-            Judge::Chaos => MIN_CHAOS + CHAOS_OVERHEAD,
-            Judge::Fuzz => MIN_FUZZ + FUZZ_OVERHEAD,
-            _ => Duration::ZERO,
-        })
-        .sum();
+    let reserved = reserved(after);
     let left = remaining.saturating_sub(reserved + overhead);
     // Chaos takes two thirds of what is left when fuzzing comes after it, which gets the
     // rest beside its minimum; the last judge takes all.
@@ -237,14 +241,7 @@ pub fn client_deadline(remaining: Option<Duration>, after: &[Judge], workloads: 
     let Some(remaining) = remaining else {
         return MOST;
     };
-    let reserved: Duration = after
-        .iter()
-        .map(|j| match j {
-            Judge::Chaos => MIN_CHAOS + CHAOS_OVERHEAD,
-            Judge::Fuzz => MIN_FUZZ + FUZZ_OVERHEAD,
-            _ => Duration::ZERO,
-        })
-        .sum();
+    let reserved = reserved(after);
     let share = remaining.saturating_sub(reserved) / workloads.max(1) as u32;
     share.clamp(LEAST, MOST)
 }
