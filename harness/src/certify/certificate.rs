@@ -302,14 +302,15 @@ impl Certificate {
         let _ = writeln!(s, "| --- | --- | --- | --- | --- | --- |");
         for j in &self.judges {
             let what = j.what();
+            let numbers = match j.verdict {
+                Verdict::LeftOut => "- | - | -".to_owned(),
+                _ => format!("{} | {} | {:.0}", j.new, j.known, j.part.secs),
+            };
             let _ = writeln!(
                 s,
-                "| {} | **{}** | {} | {} | {:.0} | {} |",
+                "| {} | **{}** | {numbers} | {} |",
                 j.part.judge.name(),
                 j.verdict.label(),
-                j.new,
-                j.known,
-                j.part.secs,
                 what.replace('|', "\\|")
             );
         }
