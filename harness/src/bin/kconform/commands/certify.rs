@@ -174,9 +174,9 @@ async fn judge(
     }
 }
 
-/// Copies of a cluster kconform starts that certify shares the disrupting cluster scenarios
-/// out over: on a real kaas build:3 they waited out 8 minutes of `until`s one after the other
-/// (`kconform run --lanes`).
+/// Copies of a kaas-ref cluster kconform starts that certify shares the disrupting cluster
+/// scenarios out over (`kconform run --lanes`; a kaas build runs one: see
+/// `Session::lanes`).
 const LANES: u64 = 3;
 
 /// The pair of targets a planned judge compares.
