@@ -25,7 +25,7 @@ pub struct CertifyArgs {
     #[arg(long, value_delimiter = ',', value_parser = kconform::report::gate::Judge::parse)]
     pub skip: Vec<kconform::report::gate::Judge>,
     /// The time the whole may take: 10m, 600s. The scenarios run whole; each client workload
-    /// is given up sooner (what is left over the workloads a client runs, 30 to 120 s); chaos
+    /// is given up sooner (what is left over the workloads a client runs, 60 to 120 s); chaos
     /// and fuzz get what is left after them (chaos two thirds), or their shortest run (20 and
     /// 10 s), said so, when the budget is spent. Default: no budget (workloads 120 s, chaos and fuzz 60 s each).
     #[arg(long, value_parser = parse_duration)]
