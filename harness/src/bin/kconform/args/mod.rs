@@ -159,8 +159,8 @@ pub struct TargetArgs {
     /// its later steps judged as usual: one framing defect hides no transaction behaviour.
     #[arg(long)]
     pub stop_at_malformed: bool,
-    /// Clusters of kaas-ref kconform starts (ref:N, or kaas-ref's binary as build:N=PATH; a
-    /// kaas build's fixed broker names allow one) to share the scenarios that kill or
+    /// Clusters of kaas-ref in process (ref:N; a build runs one) to share the scenarios that
+    /// kill or
     /// pause brokers out over, each copy running its share one after the other: on a broker
     /// whose waits do not hold, their minutes pass side by side. Default 1: one cluster.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
