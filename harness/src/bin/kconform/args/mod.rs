@@ -160,9 +160,8 @@ pub struct TargetArgs {
     #[arg(long)]
     pub stop_at_malformed: bool,
     /// Clusters of kaas-ref in process (ref:N; a build runs one) to share the scenarios that
-    /// kill or
-    /// pause brokers out over, each copy running its share one after the other: on a broker
-    /// whose waits do not hold, their minutes pass side by side. Default 1: one cluster.
+    /// kill or pause brokers out over, each copy running its share one after the other: their
+    /// waits pass side by side. Default 1: one cluster.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
     pub lanes: u64,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
