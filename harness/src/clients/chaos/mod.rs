@@ -246,7 +246,11 @@ async fn run_target(
     // as `run` tells it its scenarios' topics: topics its clients create (KafkaTopics through
     // the stand-in Kubernetes API) were not served in time on a real build (the read-back met
     // UnknownPartition), where these are. No flag or variable of the user's is needed.
-    let builds = matches!(spec.kind, crate::targets::Kind::Build(_));
+    // kaas-ref's binary creates topics itself, as in process: only a kaas build is told.
+    let builds = match spec.kind {
+        crate::targets::Kind::Build(bin) => !crate::targets::kaas_build::is_kaas_ref_once(bin),
+        _ => false,
+    };
     let topics = builds
         .then(|| serde_json::to_string(&provisioned_topics()).ok())
         .flatten();
