@@ -9,7 +9,7 @@
 //! versions), a ledger entry and its scenario, a scenario and which of the two targets it failed
 //! on (first or second, not its address), an anomaly's kind and placement, a crash's signature.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -276,17 +276,6 @@ impl Report {
         out.sort_by(|a, b| (a.severity, &a.key).cmp(&(b.severity, &b.key)));
         out.dedup_by(|a, b| a.key == b.key);
         out
-    }
-
-    /// Everything that fails this run, keyed as a baseline keys it.
-    pub fn failing(&self) -> BTreeSet<Known> {
-        self.gated(Judge::Scenarios)
-            .iter()
-            .map(|g| Known {
-                judge: None,
-                ..Known::from(g)
-            })
-            .collect()
     }
 
     /// A failed run's key: its scenario and which target (by position, not address).
