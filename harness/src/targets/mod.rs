@@ -326,7 +326,17 @@ impl Running {
         spec: &TargetSpec,
         deadline: std::time::Duration,
     ) -> Result<Running, TargetError> {
-        let target = Running::start(spec).await?;
+        Running::start_answering_with_topics(spec, None, deadline).await
+    }
+
+    /// [`Running::start_answering`], a kaas build told of `topics` at start
+    /// ([`Running::start_with_topics`]).
+    pub async fn start_answering_with_topics(
+        spec: &TargetSpec,
+        topics: Option<&str>,
+        deadline: std::time::Duration,
+    ) -> Result<Running, TargetError> {
+        let target = Running::start_with_topics(spec, topics).await?;
         match target.reachable(deadline).await {
             Ok(()) => Ok(target),
             Err(e) => {

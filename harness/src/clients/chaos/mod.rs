@@ -254,16 +254,9 @@ async fn run_target(
     let topics = builds
         .then(|| serde_json::to_string(&provisioned_topics()).ok())
         .flatten();
-    let launched = match Running::start_with_topics(spec, topics.as_deref()).await {
-        Ok(t) => match t.reachable(Duration::from_secs(10)).await {
-            Ok(()) => Ok(t),
-            Err(e) => {
-                t.stop().await;
-                Err(e)
-            }
-        },
-        Err(e) => Err(e),
-    };
+    let launched =
+        Running::start_answering_with_topics(spec, topics.as_deref(), Duration::from_secs(10))
+            .await;
     let target = match launched {
         Ok(t) => t.with_faults(options.fault_commands.clone()),
         Err(e) => {
