@@ -157,16 +157,48 @@ fn batch(set: &RecordSet) -> Value {
     })
 }
 
-/// The batches in a Fetch answer's `records` field; what does not decode is said so.
+/// The batches in a Fetch answer's `records` field, read as Apache's consumer reads them: a
+/// batch cut short at the end (a fetch's size limit may cut the last one) is no batch and is
+/// left out; what does not decode is said so.
 pub fn describe(records: &Option<Bytes>) -> Value {
     let Some(bytes) = records else {
         return Value::Null;
     };
-    let mut buf = bytes.clone();
+    let whole = match whole_batches(bytes) {
+        Ok(n) => n,
+        Err(why) => return json!({ "undecodable": why }),
+    };
+    let mut buf = bytes.slice(..whole);
     match RecordBatchDecoder::decode_all(&mut buf) {
         Ok(sets) => Value::Array(sets.iter().map(batch).collect()),
         Err(e) => json!({ "undecodable": e.to_string() }),
     }
+}
+
+/// The smallest size a batch's length field may give (Apache's `LegacyRecord.RECORD_OVERHEAD_V0`):
+/// below it the length is corrupt, not short.
+const SMALLEST_BATCH: i32 = 14;
+
+/// How many of `bytes`' leading bytes are whole batches, each an offset (8 bytes), a length (4)
+/// and that many bytes, as Apache's `ByteBufferLogInputStream` walks them: fewer than 12
+/// bytes left, or fewer than the length says, ends the walk (a partial last batch); a length
+/// below [`SMALLEST_BATCH`] is corrupt.
+pub fn whole_batches(bytes: &[u8]) -> Result<usize, String> {
+    let mut at = 0usize;
+    while let Some(header) = bytes.get(at..at + 12) {
+        let length = i32::from_be_bytes([header[8], header[9], header[10], header[11]]);
+        if length < SMALLEST_BATCH {
+            return Err(format!(
+                "the batch at byte {at} gives its length as {length}, below the smallest a batch has ({SMALLEST_BATCH})"
+            ));
+        }
+        let end = at + 12 + length as usize;
+        if end > bytes.len() {
+            break;
+        }
+        at = end;
+    }
+    Ok(at)
 }
 
 #[cfg(test)]
@@ -225,6 +257,40 @@ mod tests {
         let c = control(&r);
         assert_eq!(c["key"]["type"], json!("COMMIT"));
         assert_eq!(c["value"]["coordinator_epoch"], json!(9));
+    }
+
+    #[test]
+    fn a_batch_cut_short_at_the_end_is_left_out_as_apaches_consumer_leaves_it() {
+        let header = BatchHeader {
+            producer_id: 1,
+            producer_epoch: 0,
+            base_sequence: 0,
+            transactional: false,
+        };
+        let one = encode_batch(
+            header,
+            &[Plain {
+                key: Some("k1".into()),
+                value: Some("v".into()),
+            }],
+        )
+        .unwrap();
+        let mut two = one.to_vec();
+        two.extend_from_slice(&one[..one.len() - 3]);
+        let v = describe(&Some(Bytes::from(two)));
+        assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+        assert_eq!(v[0]["records"][0]["key"], json!("k1"));
+        // Only a cut batch: none.
+        let v = describe(&Some(one.slice(..one.len() - 1)));
+        assert_eq!(v, json!([]));
+        // A length below any batch's is corrupt, not short.
+        let mut corrupt = one.to_vec();
+        corrupt[8..12].copy_from_slice(&3i32.to_be_bytes());
+        let v = describe(&Some(Bytes::from(corrupt)));
+        assert!(
+            v["undecodable"].as_str().unwrap().contains("length as 3"),
+            "{v}"
+        );
     }
 
     #[test]

@@ -38,9 +38,13 @@ fn as_text(bytes: &Option<Bytes>) -> Option<String> {
 
 /// The entries of one Fetch answer's record batches: data records and markers.
 fn entries(records: Option<Bytes>) -> Result<(Vec<Entry>, Option<i64>), String> {
-    let Some(mut bytes) = records else {
+    let Some(bytes) = records else {
         return Ok((Vec::new(), None));
     };
+    // A batch cut short at the end is no batch, as Apache's consumer reads it.
+    let whole = crate::wire::record_batch::whole_batches(&bytes)
+        .map_err(|e| format!("its records do not decode: {e}"))?;
+    let mut bytes = bytes.slice(..whole);
     let sets = RecordBatchDecoder::decode_all(&mut bytes)
         .map_err(|e| format!("its records do not decode: {e}"))?;
     let mut out = Vec::new();
