@@ -20,6 +20,32 @@ pub(super) fn final_error(raw: &Value, until: &BTreeMap<String, toml::Value>) ->
     })
 }
 
+/// A condition of `until` on a record a Fetch answer already holds, with another value: the
+/// record at an offset is not rewritten (a consumer is served only what every replica has), so
+/// no retry brings the value asked for. Said as "path is X, expected Y". A record not there yet
+/// (no batch, or fewer records) decides nothing: it may still come.
+pub(super) fn decided_record(raw: &Value, until: &BTreeMap<String, toml::Value>) -> Option<String> {
+    until.iter().find_map(|(path, expected)| {
+        let record = record_of(path)?;
+        response::at(raw, record)?.as_object()?;
+        let expected = serde_json::to_value(expected).unwrap_or(Value::Null);
+        let found = response::at(raw, path).cloned().unwrap_or(Value::Null);
+        (found != expected).then(|| format!("{path} is {found}, expected {expected}"))
+    })
+}
+
+/// The path of the record a condition's path is within (`…batches.0.records.1`), when it is
+/// one of a record's fields (`…batches.0.records.1.key`).
+fn record_of(path: &str) -> Option<&str> {
+    let at = path.find(".records.")?;
+    let index_end = path[at + ".records.".len()..]
+        .find('.')
+        .map(|i| at + ".records.".len() + i)?;
+    path[..at]
+        .contains("batches.")
+        .then_some(&path[..index_end])
+}
+
 /// Whether an answer carries an error code a client retries ([`error_codes::retriable`]).
 pub(super) fn carries_retriable(raw: &Value) -> bool {
     let mut codes = Vec::new();
@@ -43,14 +69,20 @@ fn error_codes(v: &Value, out: &mut Vec<i16>) {
 }
 
 /// The conditions (field path → value) an answer does not meet, each as "path is X, expected
-/// Y": what `until` waits out and `expect` reports. A missing field is null.
+/// Y": what `until` waits out and `expect` reports. A missing field counts as null, and is
+/// said to be absent (a record not yet fetched reads otherwise than one whose key is null).
 pub(super) fn mismatches(conditions: &BTreeMap<String, toml::Value>, raw: &Value) -> Vec<String> {
     conditions
         .iter()
         .filter_map(|(path, expected)| {
             let expected = serde_json::to_value(expected).unwrap_or(Value::Null);
-            let found = response::at(raw, path).cloned().unwrap_or(Value::Null);
-            (found != expected).then(|| format!("{path} is {found}, expected {expected}"))
+            let found = response::at(raw, path);
+            (found.unwrap_or(&Value::Null) != &expected).then(|| match found {
+                Some(found) => format!("{path} is {found}, expected {expected}"),
+                None => {
+                    format!("{path} is absent (the answer has no such field), expected {expected}")
+                }
+            })
         })
         .collect()
 }
@@ -83,6 +115,42 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_record_already_there_with_another_value_decides_until() {
+        let path = "responses.0.partitions.0.batches.0.records.0.key";
+        let mut until = BTreeMap::new();
+        until.insert(path.to_owned(), toml::Value::String("k1".into()));
+        let with = |records: Value| json!({"responses": [{"partitions": [{"batches": [{"records": records}]}]}]});
+        assert_eq!(
+            decided_record(&with(json!([{"key": null, "value": "v"}])), &until).as_deref(),
+            Some("responses.0.partitions.0.batches.0.records.0.key is null, expected \"k1\"")
+        );
+        // Not there yet: it may still come.
+        assert_eq!(decided_record(&with(json!([])), &until), None);
+        assert_eq!(
+            decided_record(
+                &json!({"responses": [{"partitions": [{"batches": []}]}]}),
+                &until
+            ),
+            None
+        );
+        // There, and as asked.
+        assert_eq!(decided_record(&with(json!([{"key": "k1"}])), &until), None);
+        // A condition on what may still change (the stable offset) decides nothing.
+        let mut lso = BTreeMap::new();
+        lso.insert(
+            "responses.0.partitions.0.last_stable_offset".to_owned(),
+            toml::Value::Integer(6),
+        );
+        assert_eq!(
+            decided_record(
+                &json!({"responses": [{"partitions": [{"last_stable_offset": 4}]}]}),
+                &lso
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn mismatches_name_each_condition_an_answer_misses() {
         let raw = json!({"error_code": 51, "results": [{"code": 0}]});
         let mut conditions = BTreeMap::new();
@@ -94,7 +162,7 @@ mod tests {
             mismatches(&conditions, &raw),
             [
                 "error_code is 51, expected 0",
-                "missing is null, expected 1"
+                "missing is absent (the answer has no such field), expected 1"
             ]
         );
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use kafka_protocol::messages::ApiKey;
 use serde_json::Value;
 
-use super::conditions::{carries_retriable, final_error, mismatches, roles_missed};
+use super::conditions::{carries_retriable, decided_record, final_error, mismatches, roles_missed};
 use super::slot::UNTIL_LENDS_AFTER;
 use super::steps::InFlight;
 use super::{Outcome, Run, StepRecord};
@@ -265,6 +265,13 @@ impl Run<'_> {
                 let why = format!(
                     "'until' cannot hold: the answer carries {}, which retrying cannot change",
                     error_codes::label(code)
+                );
+                self.log.fail(label, &why);
+                break Some((raw, Some(why)));
+            }
+            if let Some(missed) = decided_record(&raw, &step.until) {
+                let why = format!(
+                    "'until' cannot hold: the record it waits for is there with another value, and a record is not rewritten ({missed})"
                 );
                 self.log.fail(label, &why);
                 break Some((raw, Some(why)));
