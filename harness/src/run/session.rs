@@ -171,30 +171,43 @@ impl Session<'_> {
     }
 
     /// The copies of `spec`'s cluster beyond the first that the scenarios disrupting its
-    /// brokers share out ([`Session::lanes`]): only for kaas-ref's cluster in process, as many
-    /// as there are such scenarios past the first; a copy that does not start is done without,
-    /// and logged. Not for Apache (whose answers hold their `until`s in seconds), nor for a
-    /// build: a kaas build's brokers advertise fixed names
-    /// (`kaas-0.kaas.kconform.svc.cluster.local`) that the one hosts file maps to one cluster,
-    /// so copies met each other's brokers (seen on a real build: 84 steps stopped on
-    /// "Connection refused"), and three builds of kaas-ref's binary started at once on two
-    /// busy cores did not agree on their members within the 10 s a start is given.
+    /// brokers share out ([`Session::lanes`]): for kaas-ref's cluster in process and for a
+    /// build's, as many as there are such scenarios past the first; a copy that does not start
+    /// is done without, and logged. Not for Apache (whose answers hold their `until`s in
+    /// seconds). A build's copies start one after another: three builds of kaas-ref's binary
+    /// started at once on two busy cores did not agree on their members within the 10 s a
+    /// start is given; each build cluster names its brokers in a namespace of its own, so
+    /// copies do not meet in the hosts file (they did: 84 steps stopped on "Connection refused").
     async fn lanes(
         &self,
         spec: &TargetSpec,
         chosen: &[&Scenario],
         topics: Option<&str>,
     ) -> Vec<Arc<Running>> {
-        let ours = matches!(spec.kind, crate::targets::Kind::Ref);
+        let ours = matches!(
+            spec.kind,
+            crate::targets::Kind::Ref | crate::targets::Kind::Build(_)
+        );
         let disrupting = chosen.iter().filter(|s| run::disrupts(s)).count();
         if !ours || spec.brokers < 2 || self.lanes < 2 || disrupting < 2 {
             return Vec::new();
         }
         let copies = self.lanes.min(disrupting) - 1;
-        let started = futures::future::join_all(
-            (0..copies).map(|_| Running::start_with_topics(spec, topics)),
-        )
-        .await;
+        let started = match spec.kind {
+            crate::targets::Kind::Build(_) => {
+                let mut started = Vec::with_capacity(copies);
+                for _ in 0..copies {
+                    started.push(Running::start_with_topics(spec, topics).await);
+                }
+                started
+            }
+            _ => {
+                futures::future::join_all(
+                    (0..copies).map(|_| Running::start_with_topics(spec, topics)),
+                )
+                .await
+            }
+        };
         started
             .into_iter()
             .filter_map(|r| match r {
@@ -362,22 +375,31 @@ impl Session<'_> {
         );
         // Recorded answers are read before any broker starts: a scenario with none recorded
         // is refused at once, not after the live targets have run every scenario.
-        let mut recorded: Vec<Option<Answers>> = specs
+        let recorded: Vec<Option<Answers>> = specs
             .iter()
             .map(|spec| match spec.is_recorded() {
                 true => self.recorded(spec, chosen).map(Some),
                 false => Ok(None),
             })
             .collect::<Result<_, _>>()?;
+        // The live targets run side by side: one waiting out a broker's failover does not hold
+        // the other, and one that cannot start is said at once, the others given up.
+        let progress_ref = &progress;
+        let live = futures::future::try_join_all(specs.iter().zip(recorded.iter()).map(
+            |(spec, read)| async move {
+                match read {
+                    Some(_) => Ok(None),
+                    None => self.live(spec, chosen, jobs, progress_ref).await.map(Some),
+                }
+            },
+        ))
+        .await?;
         let mut all = Vec::new();
         let mut misconfigured: Vec<(String, Differs)> = Vec::new();
         // One loop over every kind of target: each gives its transcripts and what a reader
         // must know of where they came from.
-        for (spec, read) in specs.iter().zip(recorded.iter_mut()) {
-            let (mut transcripts, notes, differs) = match read.take() {
-                Some(answers) => answers,
-                None => self.live(spec, chosen, jobs, &progress).await?,
-            };
+        for ((spec, read), ran) in specs.iter().zip(recorded).zip(live) {
+            let (mut transcripts, notes, differs) = read.or(ran).unwrap_or_default();
             if self.strict_encoding {
                 transcripts
                     .iter_mut()

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 /// A spinner shown while `target` starts.
 pub fn starting(target: &str) -> ProgressBar {
@@ -37,9 +37,12 @@ pub fn scenarios(target: &str, count: usize) -> ProgressBar {
 /// Every command's progress on stderr: a spinner while a target starts, a bar per target
 /// over its scenarios or tests, a line per item on a target without a bar (client workloads),
 /// a line per note and per finding, and the fuzzers' counters on one spinner.
+/// Targets that start or run side by side (`run`'s two live targets) each get their own
+/// spinner and bar, drawn together ([`MultiProgress`]).
 #[derive(Default)]
 pub struct Bars {
-    spinner: Mutex<Option<ProgressBar>>,
+    multi: MultiProgress,
+    spinners: Mutex<HashMap<String, ProgressBar>>,
     bars: Mutex<HashMap<String, ProgressBar>>,
     /// The fuzzers' counter lines, by fuzzer.
     counters: Mutex<Vec<(String, String)>>,
@@ -56,8 +59,8 @@ impl Bars {
         }
     }
 
-    fn clear_spinner(&self) {
-        if let Some(s) = self.spinner.lock().ok().and_then(|mut s| s.take()) {
+    fn clear_spinner(&self, target: &str) {
+        if let Some(s) = self.spinners.lock().ok().and_then(|mut s| s.remove(target)) {
             s.finish_and_clear();
         }
     }
@@ -70,7 +73,7 @@ impl Bars {
     fn line(&self, text: String) {
         match &self.counter_bar {
             Some(bar) => bar.println(text),
-            None => eprintln!("{text}"),
+            None => self.multi.suspend(|| eprintln!("{text}")),
         }
     }
 }
@@ -80,14 +83,14 @@ impl kconform::report::progress::Progress for Bars {
         self.line(format!("kconform: {what}"));
     }
     fn starting(&self, target: &str) {
-        if let Ok(mut s) = self.spinner.lock() {
-            *s = Some(starting(target));
+        if let Ok(mut s) = self.spinners.lock() {
+            s.insert(target.to_owned(), self.multi.add(starting(target)));
         }
     }
     fn running(&self, target: &str, total: usize) {
-        self.clear_spinner();
+        self.clear_spinner(target);
         if let Ok(mut bars) = self.bars.lock() {
-            bars.insert(target.to_owned(), scenarios(target, total));
+            bars.insert(target.to_owned(), self.multi.add(scenarios(target, total)));
         }
     }
     fn done(&self, target: &str, item: &str, how: &str) {
@@ -101,7 +104,7 @@ impl kconform::report::progress::Progress for Bars {
         });
     }
     fn finished(&self, target: &str) {
-        self.clear_spinner();
+        self.clear_spinner(target);
         if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(target)) {
             bar.finish_and_clear();
         }

@@ -4,7 +4,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 use super::super::kube_api::Seat;
-use super::{loopback, NAMESPACE, SERVICE};
+use super::{loopback, SERVICE};
 
 /// The ports every broker uses, each on its own address.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +68,7 @@ pub fn broker_env(
     seat: &Seat,
     ports: &Ports,
     dir: &Path,
+    namespace: &str,
     topics_json: &str,
 ) -> Vec<(String, String)> {
     let ip = seat.kafka.ip();
@@ -76,7 +77,7 @@ pub fn broker_env(
     [
         ("MY_POD_NAME", format!("kaas-{i}")),
         ("KUBECONFIG", dir.join("kubeconfig").display().to_string()),
-        ("KAAS_NAMESPACE", NAMESPACE.into()),
+        ("KAAS_NAMESPACE", namespace.into()),
         ("KAAS_HEADLESS_SVC", SERVICE.into()),
         ("KAAS_POD_NAME_PATTERN", "kaas-%d".into()),
         ("KAAS_DATA_DIR", dir.join("data").display().to_string()),
@@ -100,6 +101,13 @@ pub fn broker_env(
         ("KAAS_LOG_FORMAT", "text".into()),
     ]
     .into_iter()
+    // A broker that dies prints its stack, which signs a crash by the site in its own code
+    // (the fuzzer's last words); a setting of the user's stands.
+    .chain(
+        std::env::var_os("RUST_BACKTRACE")
+            .is_none()
+            .then_some(("RUST_BACKTRACE", "1".to_owned())),
+    )
     .map(|(k, v)| (k.to_owned(), v))
     .collect()
 }

@@ -32,15 +32,27 @@ fn resolves(name: &str, ip: IpAddr) -> bool {
         .is_ok_and(|mut addrs| addrs.any(|a| a.ip() == ip))
 }
 
-/// The marker above the lines kconform writes.
+/// The marker above the lines kconform writes, before the domain of the cluster's names (one
+/// marker per cluster: two clusters' lines live side by side, each taken out on its own).
 const MARKER: &str = "# kconform build cluster";
+
+/// The marker for a cluster whose names are `names`: [`MARKER`] and the domain they share.
+fn marker(names: &[(String, IpAddr)]) -> String {
+    let domain = names
+        .first()
+        .and_then(|(name, _)| name.split_once('.'))
+        .map_or("", |(_, domain)| domain);
+    format!("{MARKER} {domain}")
+}
 
 /// Rewrites `file` in place (it may be a bind mount, which a rename would not reach) with the
 /// lines of an earlier cluster for these names, and its marker, left out, and `lines` added.
 fn rewrite(file: &Path, names: &[(String, IpAddr)], lines: &str) -> std::io::Result<()> {
     let before = std::fs::read_to_string(file)?;
+    let marker = marker(names);
     let ours = |line: &str| {
-        line == MARKER
+        line == marker
+            || line == MARKER
             || line
                 .split_whitespace()
                 .skip(1)
@@ -52,7 +64,7 @@ fn rewrite(file: &Path, names: &[(String, IpAddr)], lines: &str) -> std::io::Res
         .map(|l| format!("{l}\n"))
         .collect();
     if !lines.is_empty() {
-        text.push_str(&format!("{MARKER}\n{lines}"));
+        text.push_str(&format!("{marker}\n{lines}"));
     }
     std::fs::write(file, text)
 }
@@ -114,12 +126,39 @@ mod tests {
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(
             text,
-            format!("127.0.0.1 localhost\n{MARKER}\n127.77.3.1 {name}\n")
+            format!("127.0.0.1 localhost\n{MARKER} kaas.kconform.svc.cluster.local\n127.77.3.1 {name}\n")
         );
         remove(&names, &file);
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "127.0.0.1 localhost\n"
+        );
+    }
+
+    #[test]
+    fn two_clusters_lines_live_side_by_side_and_leave_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
+        std::fs::write(&file, "127.0.0.1 localhost\n").unwrap();
+        let one = vec![(
+            "kaas-0.kaas.kconform-1.svc.cluster.local".to_owned(),
+            "127.77.3.1".parse().unwrap(),
+        )];
+        let two = vec![(
+            "kaas-0.kaas.kconform-2.svc.cluster.local".to_owned(),
+            "127.77.3.1".parse().unwrap(),
+        )];
+        assert!(matches!(ensure(&one, &file), HostsOutcome::Written(_)));
+        assert!(matches!(ensure(&two, &file), HostsOutcome::Written(_)));
+        let both = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            both.contains("kconform-1.svc") && both.contains("kconform-2.svc"),
+            "{both}"
+        );
+        remove(&one, &file);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            format!("127.0.0.1 localhost\n{MARKER} kaas.kconform-2.svc.cluster.local\n127.77.3.1 kaas-0.kaas.kconform-2.svc.cluster.local\n")
         );
     }
 }

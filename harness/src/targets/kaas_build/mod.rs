@@ -18,8 +18,11 @@ use super::kube_api::{KubeApi, LeaseHolder, Seat};
 pub use hosts::{HostsOutcome, HOSTS_FILE};
 use process::Broker;
 
-/// The namespace the brokers are told they run in.
-pub const NAMESPACE: &str = "kconform";
+/// The namespace the brokers are told they run in, before the port that makes it the
+/// cluster's own (`kconform-40123`): kaas advertises `kaas-N.<svc>.<namespace>.svc.cluster.local`,
+/// so two clusters on one machine (the lanes of `kconform run`) need names that do not meet in
+/// the one hosts file.
+pub const NAMESPACE_PREFIX: &str = "kconform";
 /// Their headless Service.
 pub const SERVICE: &str = "kaas";
 
@@ -144,6 +147,8 @@ pub struct BuildCluster {
     /// What became of the names a kaas build advertises ([`BuildCluster::resolve_names`]);
     /// none for kaas-ref, which advertises addresses.
     names_note: Option<String>,
+    /// The namespace its brokers are told ([`NAMESPACE_PREFIX`] and the Kafka port).
+    namespace: String,
 }
 
 impl BuildCluster {
@@ -185,14 +190,15 @@ impl BuildCluster {
             BuildError::Setup(format!("{what} in {}: {e}", dir.display()))
         };
         std::fs::create_dir_all(dir.join("data")).map_err(|e| setup("the volume", e))?;
-        let api = KubeApi::start(NAMESPACE, SERVICE, seats.clone())
+        let namespace = format!("{NAMESPACE_PREFIX}-{}", ports.kafka);
+        let api = KubeApi::start(&namespace, SERVICE, seats.clone())
             .await
             .map_err(|e| BuildError::Setup(e.to_string()))?;
         api.write_kubeconfig(&dir.join("kubeconfig"))
             .map_err(|e| setup("the kubeconfig", e))?;
         let mut brokers = Vec::with_capacity(n);
         for (i, seat) in seats.iter().enumerate() {
-            let env = env::broker_env(i, seat, &ports, &dir, &topics_json);
+            let env = env::broker_env(i, seat, &ports, &dir, &namespace, &topics_json);
             brokers.push(Broker::new(
                 bin,
                 env,
@@ -207,6 +213,7 @@ impl BuildCluster {
             bin: bin.into(),
             kaas_ref,
             names_note: None,
+            namespace,
         };
         if !kaas_ref {
             cluster.names_note = Some(cluster.resolve_names());
@@ -225,7 +232,7 @@ impl BuildCluster {
         self.brokers.iter().map(|b| b.kafka()).collect()
     }
 
-    /// The names kaas advertises for its brokers (`kaas-0.kaas.kconform.svc.cluster.local`)
+    /// The names kaas advertises for its brokers (`kaas-0.kaas.kconform-40123.svc.cluster.local`)
     /// with the address each must resolve to.
     pub fn names(&self) -> Vec<(String, IpAddr)> {
         self.brokers
@@ -233,7 +240,7 @@ impl BuildCluster {
             .enumerate()
             .map(|(i, b)| {
                 (
-                    format!("kaas-{i}.{SERVICE}.{NAMESPACE}.svc.cluster.local"),
+                    format!("kaas-{i}.{SERVICE}.{}.svc.cluster.local", self.namespace),
                     b.kafka().ip(),
                 )
             })
