@@ -288,9 +288,10 @@ impl FuzzReport {
         }
         if f.avoided > 0 {
             out.push(format!(
-                "{} frames not sent: broken as a pinned crash's frame is ({})",
+                "{} frames not sent: broken as a pinned crash's frame is ({}); {} like them sent all the same, to see the crash still there",
                 f.avoided,
-                f.avoiding.join("; ")
+                f.avoiding.join("; "),
+                f.sampled
             ));
         }
         if let Some(why) = &f.ended_early {

@@ -218,6 +218,14 @@ pub fn defect(m: &Malformed) -> String {
             .unwrap_or("?");
         return format!("response header v{sent} where v{} is due", m.header_version);
     }
+    if let Some(body) = short_body(m).filter(|_| first.contains("needs")) {
+        // kaas answers a version it does not serve, or a request it cannot decode, with a body
+        // of its error code alone: one defect, whichever field of which API comes first.
+        return format!(
+            "a body of {} byte(s) after the header, short of the fields the API has",
+            numbers_out(&body.to_string())
+        );
+    }
     let field = m.field.as_deref().map(indexes_out).unwrap_or_default();
     let first = first.split(" (as sent:").next().unwrap_or(first);
     let api_named = format!("{} v{}", m.api, m.version);
@@ -226,6 +234,19 @@ pub fn defect(m: &Malformed) -> String {
         true => problem,
         false => format!("{field}: {problem}"),
     }
+}
+
+/// The length of a malformed answer's body when it is two bytes or fewer (an error code
+/// alone, at most): what follows its header (a correlation id; with header v1, the tagged
+/// fields too).
+fn short_body(m: &Malformed) -> Option<usize> {
+    let bytes = m.frame.split_whitespace().count();
+    let header = match m.header_version {
+        0 => 4,
+        _ => 5,
+    };
+    let body = bytes.checked_sub(header)?;
+    (body <= 2).then_some(body)
 }
 
 pub use kconform_wire::text::{indexes_out, numbers_out};
@@ -459,6 +480,27 @@ mod tests {
         assert_eq!(
             a.signature,
             "undecodable answer: response header v0 where v1 is due"
+        );
+        // An error code alone where the answer has fields: one defect on every API, whichever
+        // field comes first (InitProducerId v2's throttle_time_ms, EndTxn v3's...).
+        let alone = |frame: &[u8], header: &[u8]| {
+            let answer = [header, &[0, 35]].concat();
+            judge(
+                frame,
+                &Happened::Answered(answer),
+                &served,
+                Parser::default(),
+            )
+            .unwrap()
+            .signature
+        };
+        assert_eq!(
+            alone(&init, &[0, 0, 0, 9, 0]),
+            "undecodable answer: a body of N byte(s) after the header, short of the fields the API has"
+        );
+        assert_eq!(
+            alone(&init, &[0, 0, 0, 9, 0]),
+            alone(&end_txn, &[0, 0, 0, 9, 0])
         );
         assert_eq!(a.signature, b.signature, "{} / {}", a.detail, b.detail);
         assert_eq!(

@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::broker_log::{self, OwnedLog};
+use crate::targets::kaas_build::BuildCluster;
 use crate::wire::client::Connection;
 
 /// How much of a broker's log, at most, is read for its last words.
@@ -28,6 +29,9 @@ pub enum Revive {
     /// kconform runs the broker: this shell command starts it, and a crashed one is killed
     /// (its whole process group) and started again.
     Own(String),
+    /// kconform runs this kaas build as a cluster of one ([`BuildCluster`]: its variables, its
+    /// Kubernetes API, its log), and starts it again when it dies (`--target build=PATH`).
+    Build(PathBuf),
 }
 
 /// Why a broker could not be brought back.
@@ -68,6 +72,9 @@ pub enum KeeperError {
     /// The log file.
     #[error("the broker's log {0}: {1}")]
     Log(String, std::io::Error),
+    /// The kaas build could not be started, or started again.
+    #[error("the build: {0}")]
+    Build(String),
 }
 
 /// Keeps a broker answering: see the module documentation.
@@ -82,6 +89,8 @@ pub struct Keeper {
     /// Where the broker's current life starts in its log.
     life_from: u64,
     child: Option<Child>,
+    /// The kaas build kconform runs ([`Revive::Build`]), once started.
+    cluster: Option<BuildCluster>,
     /// How the owned process ended, once it has.
     ended: Option<String>,
     /// Restarts done.
@@ -109,6 +118,7 @@ impl Keeper {
             owned_log: None,
             life_from: 0,
             child: None,
+            cluster: None,
             ended: None,
             restarts: 0,
             restarting: Duration::ZERO,
@@ -140,12 +150,30 @@ impl Keeper {
     /// Starts the broker kconform owns and waits until it answers (nothing to do for the
     /// other ways: that broker runs already). Not counted as a restart.
     pub async fn start(&mut self) -> Result<(), KeeperError> {
-        if let Revive::Own(command) = self.how.clone() {
-            self.spawn(&command)?;
-            self.answering(&format!("starting '{command}'")).await?;
+        match self.how.clone() {
+            Revive::Own(command) => {
+                self.spawn(&command)?;
+                self.answering(&format!("starting '{command}'")).await?;
+            }
+            Revive::Build(bin) => {
+                let cluster = BuildCluster::start(&bin, 1, None, Vec::new())
+                    .await
+                    .map_err(|e| KeeperError::Build(e.to_string()))?;
+                self.addr = cluster.addrs()[0];
+                self.log = Some(cluster.dir().join("kaas-0.log"));
+                self.cluster = Some(cluster);
+                self.answering(&format!("starting {}", bin.display()))
+                    .await?;
+            }
+            Revive::Cannot | Revive::Command(_) => {}
         }
         self.life_from = self.log_len();
         Ok(())
+    }
+
+    /// Where the broker listens: for [`Revive::Build`], known once it started.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// Brings the broker back: kills the process kconform owns (alive or not) and starts it
@@ -169,6 +197,17 @@ impl Keeper {
             Revive::Command(command) => {
                 run_restart_command(&command, self.wait).await?;
                 format!("running '{command}'")
+            }
+            Revive::Build(bin) => {
+                let Some(cluster) = self.cluster.as_mut() else {
+                    return Err(KeeperError::Build("the build was never started".into()));
+                };
+                let _ = cluster.kill(0).await;
+                cluster
+                    .restart(0)
+                    .await
+                    .map_err(|e| KeeperError::Build(e.to_string()))?;
+                format!("starting {} again", bin.display())
             }
         };
         self.answering(&how).await?;
@@ -209,6 +248,9 @@ impl Keeper {
     /// Stops the broker kconform owns.
     pub async fn stop(&mut self) {
         self.kill().await;
+        if let Some(cluster) = self.cluster.take() {
+            cluster.stop().await;
+        }
     }
 
     fn spawn(&mut self, command: &str) -> Result<(), KeeperError> {

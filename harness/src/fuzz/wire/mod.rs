@@ -244,8 +244,7 @@ impl Each<'_, '_, '_> {
                 .shard
                 .global(self.next.fetch_add(1, Ordering::SeqCst));
             let (frame, mutations) = frame(options.seed, n, self.served);
-            if run.shared().avoids(&frame) {
-                run.shared().summary.avoided += 1;
+            if run.shared().holds_back(&frame) {
                 continue;
             }
             let (life, happened) = {

@@ -147,6 +147,8 @@ pub struct FramesSummary {
     pub unpinned: Vec<String>,
     /// Frames not sent because they are broken as a pinned crash's frame is.
     pub avoided: u64,
+    /// Frames like a pinned crash's sent all the same, now and then, to see it still there.
+    pub sampled: u64,
     /// What those frames are, one line per pinned crash.
     pub avoiding: Vec<String>,
     /// What `--target` takes to replay the findings on this target.
@@ -211,6 +213,20 @@ pub(super) enum Avoid {
     Broken(i16, i16, String),
     /// Of this API key, with these values in these fields (a well-formed one).
     Values(i16, Vec<(String, Wanted)>),
+    /// Of any API and version, broken at a count past its end of at least this many (a
+    /// killer whose count asked for more than the broker could allocate: a real kaas build
+    /// dies so on a large count in any array of several APIs and versions, so killers were
+    /// everywhere in what the fuzzer drew).
+    HugeCount(u64),
+}
+
+/// How far below a pinned killer's count a count still counts as huge: a sixteenth.
+const HUGE_BELOW_KILLER: u64 = 16;
+
+/// The count of a parse error at a count past the frame's end (`topics at byte 12: count
+/// 2147483647, but only 0 byte(s) follow`).
+fn count_past_end(why: &str) -> Option<u64> {
+    minimise::count_defect(why)?.1.parse().ok()
 }
 
 /// A value a well-formed frame to avoid has in one field.
@@ -248,9 +264,11 @@ impl Wanted {
 }
 
 impl Avoid {
-    pub(super) fn key(&self) -> i16 {
+    /// The API key it is of, when it is of one.
+    pub(super) fn key(&self) -> Option<i16> {
         match self {
-            Avoid::Broken(key, ..) | Avoid::Values(key, _) => *key,
+            Avoid::Broken(key, ..) | Avoid::Values(key, _) => Some(*key),
+            Avoid::HugeCount(_) => None,
         }
     }
 
@@ -274,9 +292,18 @@ impl Avoid {
                     values.join(", ")
                 )
             }
+            Avoid::HugeCount(at_least) => format!(
+                "any API and version broken at a count of {at_least} or more past its end, as a pinned crash's (one sent still every {} s, to see the crash still there)",
+                SAMPLE_AVOIDED.as_secs()
+            ),
         }
     }
 }
+
+/// How often a frame a rule avoids is sent all the same: the defect is seen still there (a
+/// crash counted under its finding, or another allocation site pinned) at the cost of a start
+/// now and then, not one for every frame like it.
+pub(super) const SAMPLE_AVOIDED: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What the workers share.
 pub(super) struct Shared {
@@ -290,6 +317,8 @@ pub(super) struct Shared {
     /// What the frames of crashes already pinned look like: frames like them are not sent
     /// again ([`Shared::avoids`]).
     pub(super) avoid: Vec<Avoid>,
+    /// When a frame a rule avoids was last sent all the same ([`SAMPLE_AVOIDED`]).
+    pub(super) sampled: Option<std::time::Instant>,
     /// The judge's first word on a finding (`closed on a well-formed request: TxnOffsetCommit
     /// v2`) → the signature it was written under once verified (the panic the broker logged):
     /// a later frame the judge words so is checked against it without a restart. With whether
@@ -354,6 +383,7 @@ impl Shared {
             stats: FrameStats::default(),
             frames: Vec::new(),
             avoid: Vec::new(),
+            sampled: None,
             aliases: BTreeMap::new(),
             pending: Vec::new(),
             pinning: Default::default(),
@@ -373,7 +403,12 @@ impl Shared {
             return;
         };
         let rule = match shape::parse(frame) {
-            Err(why) => Avoid::Broken(h.key, h.version, judge::field_of(&why)),
+            Err(why) => {
+                if let Some(count) = count_past_end(&why) {
+                    self.avoid_huge_counts(count / HUGE_BELOW_KILLER);
+                }
+                Avoid::Broken(h.key, h.version, judge::field_of(&why))
+            }
             Ok(_) => {
                 let values: Vec<(String, Wanted)> = matters
                     .iter()
@@ -395,17 +430,60 @@ impl Shared {
         self.avoid.push(rule);
     }
 
+    /// Avoids frames of any API broken at a count of `at_least` or more: one rule, lowered
+    /// when a smaller count kills too.
+    fn avoid_huge_counts(&mut self, at_least: u64) {
+        let at_least = at_least.max(1);
+        let now = self.avoid.iter_mut().find_map(|r| match r {
+            Avoid::HugeCount(n) => Some(n),
+            _ => None,
+        });
+        match now {
+            Some(n) if *n <= at_least => return,
+            Some(n) => *n = at_least,
+            None => self.avoid.push(Avoid::HugeCount(at_least)),
+        }
+        let rule = Avoid::HugeCount(at_least);
+        self.summary
+            .avoiding
+            .retain(|line| !line.starts_with("any API and version broken at a count"));
+        self.summary.avoiding.push(rule.describe());
+    }
+
+    /// Whether `frame`, like a pinned crash's, is not to be sent ([`Shared::avoids`]),
+    /// counted as avoided; one is sent all the same every [`SAMPLE_AVOIDED`].
+    pub(super) fn holds_back(&mut self, frame: &[u8]) -> bool {
+        if !self.avoids(frame) {
+            return false;
+        }
+        let due = self.sampled.is_none_or(|at| at.elapsed() >= SAMPLE_AVOIDED);
+        if due {
+            self.sampled = Some(std::time::Instant::now());
+            self.summary.sampled += 1;
+            return false;
+        }
+        self.summary.avoided += 1;
+        true
+    }
+
     /// Whether `frame` is like a pinned crash's frame ([`Shared::avoid`]).
     pub(super) fn avoids(&self, frame: &[u8]) -> bool {
         let Some(h) = shape::header(frame) else {
             return false;
         };
-        let mut rules = self.avoid.iter().filter(|r| r.key() == h.key).peekable();
+        let mut rules = self
+            .avoid
+            .iter()
+            .filter(|r| r.key().is_none_or(|key| key == h.key))
+            .peekable();
         if rules.peek().is_none() {
             return false;
         }
         let parsed = shape::parse(frame);
         rules.any(|rule| match (rule, &parsed) {
+            (Avoid::HugeCount(at_least), Err(why)) => {
+                count_past_end(why).is_some_and(|count| count >= *at_least)
+            }
             (Avoid::Broken(_, version, field), Err(why)) => {
                 *version == h.version && judge::field_of(why) == *field
             }
@@ -571,7 +649,7 @@ mod tests {
         shared.avoid(&killer, &[]);
         assert_eq!(
             shared.summary.avoiding.len(),
-            1,
+            2,
             "{:?}",
             shared.summary.avoiding
         );
@@ -580,23 +658,41 @@ mod tests {
             0, 27, 0, 0, 0, 0, 0, 9, 0, 1, b'c', 0xff, 0xff, 0xff, 0xfe, 1,
         ];
         assert!(shared.avoids(&like));
-        // Well-formed (no markers), another version, another field: sent.
+        // Well-formed (no markers), or broken at a string's length: sent.
         let empty = [0, 27, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0];
         assert!(!shared.avoids(&empty));
-        let v1 = [0, 27, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0xff, 0xff, 0xff, 0x0f];
-        assert!(!shared.avoids(&v1));
         let end_txn = [0, 26, 0, 0, 0, 0, 0, 9, 0, 0, 0x7f, 0xff];
         assert!(!shared.avoids(&end_txn));
+        // Another version or API broken at a count as huge (at least a sixteenth of the
+        // killer's): avoided too, as the real broker dies of any of them; a small one is sent.
+        let v1 = [
+            0, 27, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x03,
+        ];
+        assert!(shared.avoids(&v1), "a compact count of 2^30 - 2");
+        // TxnOffsetCommit v0: id, group, producer id and epoch, then its topics' count.
+        let mut commit = vec![0, 28, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, b't', 0, 1, b'g'];
+        commit.extend_from_slice(&[0; 10]);
+        let huge = [commit.clone(), vec![0x10, 0, 0, 0]].concat();
+        assert!(shared.avoids(&huge), "a count of 2^28");
+        let small = [commit, vec![0, 0, 0x10, 0]].concat();
+        assert!(!shared.avoids(&small), "a count of 4096");
+        assert!(
+            shared.summary.avoiding.iter().any(
+                |l| l.starts_with("any API and version broken at a count of 134217727 or more")
+            ),
+            "{:?}",
+            shared.summary.avoiding
+        );
         // A well-formed killer without values it needs makes no rule; with them, frames of its
         // API with those values are avoided, whatever else they hold.
         shared.avoid(&empty, &[]);
-        assert_eq!(shared.avoid.len(), 1);
+        assert_eq!(shared.avoid.len(), 2);
         // InitProducerId v0: id "t", timeout 2147483647.
         let arming = [
             0, 22, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0x7f, 0xff, 0xff, 0xff,
         ];
         shared.avoid(&arming, &["transaction_timeout_ms = 2147483647".to_owned()]);
-        assert_eq!(shared.avoid.len(), 2);
+        assert_eq!(shared.avoid.len(), 3);
         let mut other_id = arming.to_vec();
         other_id[12] = b'u';
         assert!(shared.avoids(&other_id));
@@ -611,11 +707,11 @@ mod tests {
         ];
         assert!(!shared.avoids(&hang));
         shared.avoid(&hang, &["group_id = \"\"".to_owned()]);
-        assert_eq!(shared.avoid.len(), 3);
+        assert_eq!(shared.avoid.len(), 4);
         // The same rule again (a hang verified, then seen again): kept once.
         shared.avoid(&hang, &["group_id = \"\"".to_owned()]);
-        assert_eq!(shared.summary.avoiding.len(), 3);
-        assert!(shared.summary.avoiding[2].contains("group_id = \"\""));
+        assert_eq!(shared.summary.avoiding.len(), 4);
+        assert!(shared.summary.avoiding[3].contains("group_id = \"\""));
         let mut other_producer = hang.to_vec();
         other_producer[20] = 9;
         assert!(shared.avoids(&other_producer));

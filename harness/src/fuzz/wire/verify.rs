@@ -265,13 +265,18 @@ async fn confirm_now(
     let judged = match (&words, shrunk.matters.is_empty(), judged.kind) {
         (None, false, Kind::ClosedWellFormed | Kind::Silent) => {
             let fields: Vec<String> = shrunk.matters.iter().map(|m| judge::field_of(m)).collect();
-            Judged {
-                signature: format!(
+            // What its header alone needs is one defect on every API.
+            let signature = match fields.iter().all(|f| f.starts_with("header.")) {
+                true => format!("{}: {}", judged.kind.word(), fields.join(", ")),
+                false => format!(
                     "{}: {}: {}",
                     judged.kind.word(),
                     judge::api_of(frame),
                     fields.join(", ")
                 ),
+            };
+            Judged {
+                signature,
                 ..judged
             }
         }

@@ -68,8 +68,9 @@ pub struct FuzzArgs {
     /// `kconform fuzz merge`, instead of a run.
     #[command(subcommand)]
     pub then: Option<FuzzCommand>,
-    /// The target under test: ref, ref:N, build:N=PATH (a kaas build as N processes),
-    /// external=HOST:PORT...
+    /// The target under test: ref, ref:N, build=PATH (a kaas build kconform starts, restarts
+    /// when it dies and keeps the log of, which signs its crashes; with --brokers N, N of them
+    /// beside each other), external=HOST:PORT...
     #[arg(long, default_value = "ref")]
     pub target: String,
     /// The oracle: apache (kept up by `kconform apache up`, else launched); `none` with
@@ -139,11 +140,13 @@ pub struct FuzzArgs {
     /// runs, which --brokers needs.
     #[arg(long, value_name = "CMD")]
     pub broker_cmd: Option<String>,
-    /// Run N instances of --broker-cmd beside each other (instance i listening on the port
-    /// of --target plus i, its log DIR/broker-<i>.log) and spread the frames' connections over
-    /// them: a crash stops one instance's connections while the others go on, and its pinning
-    /// restarts that instance alone. Worth it where a restart takes seconds; the machine
-    /// decides N (each instance is a broker). --broker-cmd must hold {port}.
+    /// Run N instances of --broker-cmd (or of --target build=PATH, each a kaas build kconform
+    /// starts on an address of its own, restarts and keeps the log of) beside each other
+    /// (instance i of --broker-cmd listening on the port of --target plus i, its log
+    /// DIR/broker-<i>.log) and spread the frames' connections over them: a crash stops one
+    /// instance's connections while the others go on, and its pinning restarts that instance
+    /// alone. Worth it where a restart takes seconds; the machine decides N (each instance is
+    /// a broker). --broker-cmd must hold {port}.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub brokers: u16,
     /// The broker's log (with --restart-cmd): what it said as it died (a panic, an

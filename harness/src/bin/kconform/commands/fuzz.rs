@@ -44,17 +44,23 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
     let baseline = super::load_baseline(&a.gate)?;
     let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
-    let specs = super::targets(&named, a.apache_backend.into(), None, false)?;
-    let mut keeper = keeper(&a, &specs[0])?;
-    let mut beside = beside(&a, &specs[0])?;
+    let mut specs = super::targets(&named, a.apache_backend.into(), None, false)?;
+    let build = build_of(&a, &specs[0])?;
+    let (mut keeper, mut beside) = match &build {
+        Some(bin) => build_keepers(&a, bin),
+        None => (keeper(&a, &specs[0])?, beside(&a, &specs[0])?),
+    };
     say_seed(&a, &start);
     let deadline = Duration::from_millis(a.deadline_ms);
     let options = options(&a, &start, deadline);
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(mode, options, start.first_frame, &source)?;
     let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
-    if a.broker_cmd.is_some() {
+    if a.broker_cmd.is_some() || build.is_some() {
         start_brokers(a.brokers, &mut keeper, &mut beside).await?;
+    }
+    if build.is_some() {
+        addressed(&mut specs[0], &keeper, &mut beside);
     }
     let spinner = progress::starting(&names.join(" and "));
     let started = campaign::start_all(&specs, deadline).await;
@@ -82,14 +88,23 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         )
         .await;
     bar.finish_and_clear();
-    for t in running.into_iter().chain(others) {
+    stop_all(running.into_iter().chain(others), &mut keeper, &mut beside).await;
+    write(&a, &report?, baseline.as_ref())
+}
+
+/// Stops the targets and every broker kconform owns.
+async fn stop_all(
+    running: impl Iterator<Item = kconform::targets::Running>,
+    keeper: &mut Keeper,
+    beside: &mut [(std::net::SocketAddr, Keeper)],
+) {
+    for t in running {
         t.stop().await;
     }
     keeper.stop().await;
-    for (_, k) in &mut beside {
+    for (_, k) in beside {
         k.stop().await;
     }
-    write(&a, &report?, baseline.as_ref())
 }
 
 /// The seed (and shard) the run draws from, so that it can be repeated.
@@ -142,6 +157,50 @@ fn options(a: &FuzzArgs, start: &campaign::Start, deadline: Duration) -> FuzzOpt
     }
 }
 
+/// The kaas build `--target build=PATH` names, which kconform starts and restarts itself;
+/// refused in one line with another way to restart it, or as a cluster (its frames go to one
+/// broker: `--brokers N` runs instances beside each other).
+fn build_of(
+    a: &FuzzArgs,
+    target: &kconform::targets::TargetSpec,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let kconform::targets::Kind::Build(bin) = &target.kind else {
+        return Ok(None);
+    };
+    if target.brokers > 1 {
+        anyhow::bail!("--target {}: the frames go to one broker; fuzz --target build={} --brokers {} runs that many instances of it beside each other", a.target, bin.display(), target.brokers);
+    }
+    if a.broker_cmd.is_some() || a.restart_cmd.is_some() {
+        anyhow::bail!("--target build=PATH: kconform starts and restarts the build itself; --broker-cmd and --restart-cmd are for a broker it does not start");
+    }
+    Ok(Some(bin.to_path_buf()))
+}
+
+/// The build listens where it was started: judged there as a broker of that address, each
+/// instance beside it at its own.
+fn addressed(
+    target: &mut kconform::targets::TargetSpec,
+    keeper: &Keeper,
+    beside: &mut [(std::net::SocketAddr, Keeper)],
+) {
+    *target = kconform::targets::TargetSpec::external(keeper.addr());
+    for (addr, k) in beside.iter_mut() {
+        *addr = k.addr();
+    }
+}
+
+/// Keepers of the build's instances (each a cluster of one kconform starts, restarts and
+/// keeps the log of), their addresses known once started.
+fn build_keepers(
+    a: &FuzzArgs,
+    bin: &std::path::Path,
+) -> (Keeper, Vec<(std::net::SocketAddr, Keeper)>) {
+    let unknown: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
+    let keeper = || Keeper::new(Revive::Build(bin.into()), unknown, None, a.restart_wait);
+    let beside = (1..a.brokers).map(|_| (unknown, keeper())).collect();
+    (keeper(), beside)
+}
+
 /// Starts the broker kconform owns and the instances beside it, behind a spinner.
 async fn start_brokers(
     brokers: u16,
@@ -149,8 +208,8 @@ async fn start_brokers(
     beside: &mut [(std::net::SocketAddr, Keeper)],
 ) -> anyhow::Result<()> {
     let what = match brokers {
-        1 => "the broker (--broker-cmd)".to_owned(),
-        n => format!("{n} instances of the broker (--broker-cmd --brokers {n})"),
+        1 => "the broker".to_owned(),
+        n => format!("{n} instances of the broker (--brokers {n})"),
     };
     let spinner = progress::starting(&what);
     let mut started = keeper.start().await;
