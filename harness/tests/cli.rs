@@ -286,6 +286,28 @@ fn a_broker_with_a_stray_byte_gets_a_full_report_and_exit_1() {
     assert!(out.contains(&format!("NEW {dropped}\n")), "{out}");
     assert!(out.contains("FIXED cause: a cause since fixed\n"), "{out}");
     assert_eq!(out.matches("NEW ").count(), 1, "{out}");
+    // --add-to-baseline: a missing file is no runs yet (everything new); added to, the file
+    // holds what that run showed, counts the runs, and keeps what it knew.
+    let grown = dir.path().join("grown.json");
+    let (code, out, err) = run(&["--add-to-baseline", grown.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("from 1 run(s)"), "{err}");
+    let (code, out, err) = run(&["--add-to-baseline", grown.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(&grown).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(saved["runs"], 2, "{text}");
+    assert!(
+        saved["known"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|k| k["seen"] == 2),
+        "{text}"
+    );
+    let (code, _, err) = run(&["--add-to-baseline", "x.json", "--baseline", "y.json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
 }
 
 /// The report validates against `harness/report.schema.json`.

@@ -199,10 +199,15 @@ impl Certificate {
         self.verdict == Verdict::Passed
     }
 
-    /// What a baseline saved from this run holds: every finding of every judge that ran.
+    /// Every finding of every judge that ran, keyed as a baseline keys them: what a baseline
+    /// saved from this run holds.
+    pub fn gated(&self) -> Vec<Gated> {
+        self.findings.iter().map(|f| f.gated.clone()).collect()
+    }
+
+    /// What a baseline saved from this run holds.
     pub fn baseline(&self) -> Baseline {
-        let all: Vec<Gated> = self.findings.iter().map(|f| f.gated.clone()).collect();
-        Baseline::of_findings(&all)
+        Baseline::of_findings(&self.gated())
     }
 
     /// The certificate as text: the judges' table, the findings worst first, the baseline,

@@ -29,6 +29,18 @@ pub struct Baseline {
     pub schema_version: u32,
     /// What the saved run found that failed it, sorted by judge and key.
     pub known: Vec<Known>,
+    /// How many runs it holds the findings of: 1 when `--save-baseline` wrote it, one more
+    /// for each run `--add-to-baseline` added ([`Baseline::grown`]).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub runs: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// One thing that failed a run.
@@ -44,6 +56,10 @@ pub struct Known {
     pub key: String,
     /// How many rows of the flat report it stood for when saved (0 where it counts none).
     pub rows: usize,
+    /// In how many of the baseline's runs it showed ([`Baseline::runs`]): fewer than all
+    /// is a finding that varies from run to run.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub seen: u32,
 }
 
 impl Known {
@@ -62,6 +78,7 @@ impl From<&Gated> for Known {
             judge: Some(g.judge),
             key: g.key.clone(),
             rows: g.rows,
+            seen: 1,
         }
     }
 }
@@ -166,7 +183,42 @@ impl Baseline {
         Baseline {
             schema_version: BASELINE_VERSION,
             known,
+            runs: 1,
         }
+    }
+
+    /// This baseline with one more run's findings added (`--add-to-baseline`): what it knew
+    /// stays known, what `failing` shows is known too, and each entry counts the runs it
+    /// showed in. A broker whose findings vary from run to run (a real cluster's clients,
+    /// chaos) is held, after a few runs of one build, to everything it has shown.
+    pub fn grown(&self, failing: &[Gated]) -> Baseline {
+        let mut known: BTreeMap<(Option<Judge>, String), Known> = self
+            .known
+            .iter()
+            .map(|k| ((k.judge, k.key.clone()), k.clone()))
+            .collect();
+        let mut found: Vec<Known> = failing.iter().map(Known::from).collect();
+        found.sort();
+        found.dedup_by(|a, b| a.judge == b.judge && a.key == b.key);
+        for k in found {
+            known
+                .entry((k.judge, k.key.clone()))
+                .and_modify(|old| {
+                    old.seen += 1;
+                    old.rows = k.rows;
+                })
+                .or_insert(k);
+        }
+        Baseline {
+            schema_version: BASELINE_VERSION,
+            known: known.into_values().collect(),
+            runs: self.runs + 1,
+        }
+    }
+
+    /// How many of its entries showed in fewer than all its runs.
+    pub fn varying(&self) -> usize {
+        self.known.iter().filter(|k| k.seen < self.runs).count()
     }
 
     /// Writes it to `path` as JSON.
@@ -176,6 +228,19 @@ impl Baseline {
             path: path.display().to_string(),
             error,
         })
+    }
+
+    /// The baseline `--add-to-baseline` starts from: the file's, or none yet (no runs) where
+    /// there is no file.
+    pub fn load_or_empty(path: &Path) -> Result<Baseline, BaselineError> {
+        match path.exists() {
+            true => Baseline::load(path),
+            false => Ok(Baseline {
+                schema_version: BASELINE_VERSION,
+                known: Vec::new(),
+                runs: 0,
+            }),
+        }
     }
 
     /// Reads a baseline [`Baseline::save`] wrote (of this version or of version 1).
@@ -220,20 +285,28 @@ impl Baseline {
     /// defect was a cause per field the alternative named; it is now signed by the first
     /// reading alone. Entries that become one are one, their rows added.
     fn keyed_as_today(self) -> Baseline {
-        let mut known: BTreeMap<(Option<Judge>, String), usize> = Default::default();
+        let mut known: BTreeMap<(Option<Judge>, String), (usize, u32)> = Default::default();
         for k in self.known {
             let key = match k.key.strip_prefix("cause: malformed (") {
                 Some(_) => crate::compare::causes::first_reading(&k.key).to_owned(),
                 None => k.key,
             };
-            *known.entry((k.judge, key)).or_default() += k.rows;
+            let entry = known.entry((k.judge, key)).or_default();
+            entry.0 += k.rows;
+            entry.1 = entry.1.max(k.seen);
         }
         Baseline {
             schema_version: self.schema_version,
             known: known
                 .into_iter()
-                .map(|((judge, key), rows)| Known { judge, key, rows })
+                .map(|((judge, key), (rows, seen))| Known {
+                    judge,
+                    key,
+                    rows,
+                    seen,
+                })
                 .collect(),
+            runs: self.runs,
         }
     }
 }
@@ -429,12 +502,14 @@ mod tests {
                 Known {
                     judge: None,
                     key: "cause: EndTxn error_code: 50 | 48".into(),
-                    rows: 1
+                    rows: 1,
+                    seen: 1,
                 },
                 Known {
                     judge: None,
                     key: header.into(),
-                    rows: 7
+                    rows: 7,
+                    seen: 1,
                 },
             ]
         );
@@ -546,5 +621,39 @@ mod tests {
                 && text.contains("\"judge\": \"cluster-scenarios\""),
             "{text}"
         );
+    }
+
+    /// Added to run by run, a baseline holds what any run showed and counts the runs each
+    /// showed in; a file that is not there is no runs yet.
+    #[test]
+    fn a_grown_baseline_holds_what_any_run_showed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("grown.json");
+        let none = Baseline::load_or_empty(&path).unwrap();
+        assert_eq!((none.runs, none.known.len()), (0, 0));
+        let a = Gated::new(Judge::Clients, Severity::ExactlyOnce, "difference: A", 1);
+        let b = Gated::new(Judge::Clients, Severity::ExactlyOnce, "difference: B", 1);
+        let first = none.grown(std::slice::from_ref(&a));
+        first.save(&path).unwrap();
+        let second = Baseline::load_or_empty(&path)
+            .unwrap()
+            .grown(&[a.clone(), b.clone()]);
+        assert_eq!(second.runs, 2);
+        let seen: Vec<(&str, u32)> = second
+            .known
+            .iter()
+            .map(|k| (k.key.as_str(), k.seen))
+            .collect();
+        assert_eq!(seen, [("difference: A", 2), ("difference: B", 1)]);
+        assert_eq!(second.varying(), 1);
+        // A third run showing only B holds: A is known, not new.
+        assert!(Against::hold(&[Judge::Clients], &[b], &second).held());
+        // Saved and read again, the counts stay.
+        second.save(&path).unwrap();
+        assert_eq!(Baseline::load(&path).unwrap(), second);
+        // A baseline --save-baseline wrote reads as one run, each entry seen once.
+        let saved = Baseline::of_findings(&[a]);
+        let text = serde_json::to_string(&saved).unwrap();
+        assert!(!text.contains("runs") && !text.contains("seen"), "{text}");
     }
 }

@@ -30,14 +30,8 @@ pub struct CertifyArgs {
     /// 10 s), said so, when the budget is spent. Default: no budget (workloads 120 s, chaos and fuzz 60 s each).
     #[arg(long, value_parser = parse_duration)]
     pub budget: Option<Duration>,
-    /// Fail only on what is not in this baseline (a file --save-baseline wrote, of `certify`
-    /// or of any one judge's command): findings of a judge that did not run are neither new
-    /// nor fixed.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
-    /// Write every finding of every judge that ran to FILE, for --baseline.
-    #[arg(long, value_name = "FILE")]
-    pub save_baseline: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: super::BaselineArgs,
     /// Write the certificate as one self-contained HTML page, each judge's own page within it.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

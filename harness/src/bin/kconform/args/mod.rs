@@ -159,9 +159,9 @@ pub struct TargetArgs {
     /// its later steps judged as usual: one framing defect hides no transaction behaviour.
     #[arg(long)]
     pub stop_at_malformed: bool,
-    /// Clusters of kaas-ref in process (ref:N; a build runs one) to share the scenarios that
-    /// kill or pause brokers out over, each copy running its share one after the other: their
-    /// waits pass side by side. Default 1: one cluster.
+    /// Clusters kconform starts (ref:N, build:N; a build's start one after another) to share
+    /// the scenarios that kill or pause brokers out over, each copy running its share one after
+    /// the other: their waits pass side by side. Default 1: one cluster.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
     pub lanes: u64,
     /// How `--target apache` launches Apache when `kconform apache up` is not running one:
@@ -320,10 +320,6 @@ pub struct RunArgs {
     /// diagnosis; steps skipped after a stop folded under it).
     #[arg(long)]
     pub flat: bool,
-    /// Fail only on what is not in this baseline (a file --save-baseline wrote): root causes,
-    /// stale ledger entries and failed scenarios that are new; those gone are reported as fixed.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<std::path::PathBuf>,
     /// Write the report as one self-contained HTML page to FILE (no network, no server): the
     /// root causes worst first, each opening to its differences with the two answers side by
     /// side (the differing field marked), the request sent, the ledger entry and the repro
@@ -336,10 +332,8 @@ pub struct RunArgs {
     /// a client does not know. For teams that gate on consequences, not on documentation.
     #[arg(long)]
     pub fail_on_consequence: bool,
-    /// Write what fails this run (its undocumented root causes, stale entries and failed
-    /// scenarios, keyed without addresses or generated names) to FILE, for --baseline.
-    #[arg(long, value_name = "FILE")]
-    pub save_baseline: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub gate: BaselineArgs,
     #[command(flatten)]
     pub files: ReportFiles,
 }

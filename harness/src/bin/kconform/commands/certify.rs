@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use kconform::certify::plan::{self, Ask, Planned};
 use kconform::certify::{Certificate, Judged};
-use kconform::report::baseline::Baseline;
 use kconform::report::gate::Judge;
 use kconform::TargetSpec;
 
@@ -28,7 +27,7 @@ pub async fn run(a: CertifyArgs) -> anyhow::Result<ExitCode> {
         skip: a.skip.clone(),
     };
     let plan = plan::plan(target, against, &ask)?;
-    let baseline = a.baseline.as_deref().map(Baseline::load).transpose()?;
+    let baseline = super::load_baseline(&a.gate)?;
     check_outputs(&a)?;
     // The scenarios and the ledger load now, so that a bad file is refused before any broker.
     let source = a.scenarios.source();
@@ -57,6 +56,7 @@ pub async fn run(a: CertifyArgs) -> anyhow::Result<ExitCode> {
     }
     out!("{}", certificate.terminal());
     write(&a, &certificate)?;
+    super::save_baseline(&a.gate, baseline.as_ref(), &certificate.gated())?;
     Ok(super::verdict(certificate.passed()))
 }
 
@@ -102,9 +102,6 @@ fn write(a: &CertifyArgs, certificate: &Certificate) -> anyhow::Result<()> {
         let page = kconform::certify::html::page(certificate);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
-    if let Some(path) = &a.save_baseline {
-        certificate.baseline().save(path)?;
-    }
     Ok(())
 }
 
@@ -115,10 +112,12 @@ fn check_outputs(a: &CertifyArgs) -> anyhow::Result<()> {
         (&a.files.junit, "--junit"),
         (&a.files.markdown, "--markdown"),
         (&a.html, "--html"),
-        (&a.save_baseline, "--save-baseline"),
     ];
+    let files = files
+        .into_iter()
+        .filter_map(|(path, flag)| path.as_ref().map(|p| (p, flag)))
+        .chain(a.gate.outputs());
     for (path, flag) in files {
-        let Some(path) = path else { continue };
         let folder = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -174,10 +173,9 @@ async fn judge(
     }
 }
 
-/// Copies of a kaas-ref cluster kconform starts that certify shares the disrupting cluster
-/// scenarios out over (`kconform run --lanes`; a kaas build runs one: see
-/// `Session::lanes`).
-const LANES: u64 = 3;
+/// Copies of a cluster kconform starts (kaas-ref's or a build's) that certify shares the
+/// disrupting cluster scenarios out over (`kconform run --lanes`; see `Session::lanes`).
+const LANES: u64 = 4;
 
 /// The pair of targets a planned judge compares.
 fn pair(planned: &Planned) -> Vec<TargetSpec> {
@@ -299,8 +297,7 @@ async fn fuzz(a: &CertifyArgs, planned: &Planned, duration: Duration) -> anyhow:
     let source = a.scenarios.source();
     let fuzzing = Campaign::new(Mode::Frames, options, start.first_frame, &source)?;
     let started = Instant::now();
-    let running = campaign::start_all(&[planned.target], deadline).await?;
-    let mut keeper = kconform::fuzz::wire::keeper::Keeper::cannot(running[0].addr);
+    let (running, mut keeper) = fuzzed(planned, deadline).await?;
     let bar = progress::starting("fuzzing");
     let line = Arc::new(Bars::with_counters(bar.clone()));
     let report = fuzzing
@@ -317,8 +314,41 @@ async fn fuzz(a: &CertifyArgs, planned: &Planned, duration: Duration) -> anyhow:
     for t in running {
         t.stop().await;
     }
+    keeper.stop().await;
     Ok(Judged::fuzz(&report?, started.elapsed().as_secs_f64()))
 }
+
+/// The broker the fuzz judge sends frames to, and what brings it back when it dies: a kaas
+/// build kconform starts as a cluster of one and restarts (a crash pinned, and the run goes
+/// on); another target as it starts, not brought back (the run ends at its first crash).
+async fn fuzzed(
+    planned: &Planned,
+    deadline: Duration,
+) -> anyhow::Result<(
+    Vec<kconform::targets::Running>,
+    kconform::fuzz::wire::keeper::Keeper,
+)> {
+    use kconform::fuzz::wire::keeper::{Keeper, Revive};
+    if let kconform::targets::Kind::Build(bin) = &planned.target.kind {
+        let unknown = ([127, 0, 0, 1], 0).into();
+        let mut keeper = Keeper::new(
+            Revive::Build(bin.to_path_buf()),
+            unknown,
+            None,
+            RESTART_WAIT,
+        );
+        keeper.start().await?;
+        let spec = TargetSpec::external(keeper.addr());
+        let running = kconform::fuzz::campaign::start_all(&[spec], deadline).await?;
+        return Ok((running, keeper));
+    }
+    let running = kconform::fuzz::campaign::start_all(&[planned.target], deadline).await?;
+    let keeper = Keeper::cannot(running[0].addr);
+    Ok((running, keeper))
+}
+
+/// How long the fuzz judge waits for a build it restarts to answer again.
+const RESTART_WAIT: Duration = Duration::from_secs(60);
 
 /// franz-go's suite, the tests CI runs.
 async fn peers(a: &CertifyArgs, planned: &Planned) -> anyhow::Result<Judged> {

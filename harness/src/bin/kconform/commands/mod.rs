@@ -73,15 +73,41 @@ pub fn verdict(passed: bool) -> ExitCode {
     }
 }
 
-/// A judge's baseline, read before any work: none when not asked for.
+/// A judge's baseline, read before any work: none when not asked for; with
+/// `--add-to-baseline`, the file's (none yet, when it is missing).
 pub fn load_baseline(
     gate: &crate::args::BaselineArgs,
 ) -> anyhow::Result<Option<kconform::report::baseline::Baseline>> {
-    Ok(gate
-        .baseline
-        .as_deref()
-        .map(kconform::report::baseline::Baseline::load)
-        .transpose()?)
+    use kconform::report::baseline::Baseline;
+    if let Some(path) = &gate.add_to_baseline {
+        return Ok(Some(Baseline::load_or_empty(path)?));
+    }
+    Ok(gate.baseline.as_deref().map(Baseline::load).transpose()?)
+}
+
+/// Writes what `--save-baseline` (this run's `failing`) or `--add-to-baseline` (`loaded`
+/// with `failing` added) asks for.
+pub fn save_baseline(
+    gate: &crate::args::BaselineArgs,
+    loaded: Option<&kconform::report::baseline::Baseline>,
+    failing: &[kconform::report::gate::Gated],
+) -> anyhow::Result<()> {
+    use kconform::report::baseline::Baseline;
+    if let Some(path) = &gate.save_baseline {
+        Baseline::of_findings(failing).save(path)?;
+    }
+    if let (Some(path), Some(loaded)) = (&gate.add_to_baseline, loaded) {
+        let grown = loaded.grown(failing);
+        grown.save(path)?;
+        eprintln!(
+            "kconform: {} holds {} entries from {} run(s), {} of them not shown by every run",
+            path.display(),
+            grown.known.len(),
+            grown.runs,
+            grown.varying()
+        );
+    }
+    Ok(())
 }
 
 /// Holds what fails a judge's run (`failing`) to the baseline read at the start, and saves it
@@ -94,10 +120,8 @@ pub fn hold(
     failing: &[kconform::report::gate::Gated],
     passed: bool,
 ) -> anyhow::Result<bool> {
-    use kconform::report::baseline::{Against, Baseline};
-    if let Some(path) = &gate.save_baseline {
-        Baseline::of_findings(failing).save(path)?;
-    }
+    use kconform::report::baseline::Against;
+    save_baseline(gate, baseline, failing)?;
     let Some(baseline) = baseline else {
         return Ok(passed);
     };

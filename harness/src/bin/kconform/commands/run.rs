@@ -5,15 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use kconform::report::baseline::Baseline;
-
 use crate::args::RunArgs;
 use crate::output::paint;
 
 /// Runs `kconform run`.
 pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // A baseline that cannot be read is refused before any broker starts.
-    let baseline = a.baseline.as_deref().map(Baseline::load).transpose()?;
+    let baseline = super::load_baseline(&a.gate)?;
     let (mut report, transcripts, judge) = super::session::compare(
         &a.scenarios,
         &a.on,
@@ -30,9 +28,7 @@ pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     report.flat = a.flat;
     report.fail_on_consequence = a.fail_on_consequence;
-    if let Some(path) = &a.save_baseline {
-        Baseline::of(&report, judge).save(path)?;
-    }
+    super::save_baseline(&a.gate, baseline.as_ref(), &report.gated(judge))?;
     if let Some(baseline) = &baseline {
         report.hold_to(baseline, judge);
     }
