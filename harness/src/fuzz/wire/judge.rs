@@ -218,7 +218,7 @@ pub fn defect(m: &Malformed) -> String {
             .unwrap_or("?");
         return format!("response header v{sent} where v{} is due", m.header_version);
     }
-    if let Some(body) = short_body(m).filter(|_| first.contains("needs")) {
+    if let Some(body) = short_body(m) {
         // kaas answers a version it does not serve, or a request it cannot decode, with a body
         // of its error code alone: one defect, whichever field of which API comes first.
         return format!(
