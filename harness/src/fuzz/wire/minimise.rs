@@ -51,6 +51,7 @@ pub(crate) async fn shrink(frame: &[u8], check: &mut impl Check, budget: usize) 
         }
     }
     s.client_id(check).await;
+    s.header_tags(check).await;
     s.elements(check).await;
     s.strings(check).await;
     s.integers(check).await;
@@ -168,6 +169,33 @@ impl Shrinking {
                 Err(_) => "bytes that are not UTF-8".to_owned(),
             };
             self.matters.push(format!("header.client_id = {what}"));
+        }
+    }
+
+    /// A header's tagged-field count that reads as a negative int (which Apache up to 4.1 reads
+    /// as none) written as 0: when the finding then goes, the count is what it needs, a header
+    /// defect on every API (a real kaas build closed on it at every flexible version).
+    async fn header_tags(&mut self, check: &mut impl Check) {
+        let Ok(p) = shape::parse(&self.frame) else {
+            return;
+        };
+        let Some(span) = p.spans.iter().find(|s| s.path == "header.(tagged fields)") else {
+            return;
+        };
+        let Some((count, _)) = uvarint(&self.frame[span.start..span.end]) else {
+            return;
+        };
+        if (count as i32) >= 0 || self.tries >= self.budget {
+            return;
+        }
+        let mut candidate = self.frame[..span.start].to_vec();
+        candidate.push(0);
+        candidate.extend_from_slice(&self.frame[span.end..]);
+        if !self.try_one(candidate, check).await {
+            self.matters.push(format!(
+                "header.(tagged fields): count {} (as Java's int; Apache up to 4.1 reads none)",
+                count as i32
+            ));
         }
     }
 
@@ -440,6 +468,30 @@ mod tests {
             shrunk
                 .matters
                 .contains(&"header.client_id = bytes that are not UTF-8".to_owned()),
+            "{:?}",
+            shrunk.matters
+        );
+    }
+
+    /// A close that needs a header's negative tagged-field count names it: a header defect.
+    #[tokio::test]
+    async fn a_negative_header_tag_count_the_finding_needs_is_named() {
+        // InitProducerId v4 (as real kaas closed on it): header tags count 0xffffffff.
+        let frame = [
+            0, 22, 0, 4, 0, 0, 5, 0x2f, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        assert!(shape::parse(&frame).is_ok());
+        let closes = |f: &[u8]| {
+            f.get(10..15) == Some(&[0xff, 0xff, 0xff, 0xff, 0x0f][..]) && shape::parse(f).is_ok()
+        };
+        let mut check = Pure(closes, 0);
+        let shrunk = shrink(&frame, &mut check, 200).await;
+        assert!(
+            shrunk
+                .matters
+                .iter()
+                .any(|m| m.starts_with("header.(tagged fields): count -1")),
             "{:?}",
             shrunk.matters
         );
