@@ -14,7 +14,8 @@
 #   ci/fuzz-crashes.sh clean DURATION         # a clean kaas-ref: no finding, no crash
 #
 # BUG: MarkerCountAllocates, AbortAfterArmedTimeout, PanicOnMinLeaderEpoch, HangOnEmptyGroupId,
-# TopicCountAllocates, AnswersUnlistedVersions. START_DELAY_MS=3000 makes each broker start
+# TopicCountAllocates, AnswersUnlistedVersions, ArrayCountAllocates (a huge count in any array
+# of the six APIs, at any version, aborts: as the real kaas build dies). START_DELAY_MS=3000 makes each broker start
 # take 3 s, as a real kaas build's (1.5 to 3.6 s) and a JVM broker's do.
 # BROKERS=4 runs four planted brokers beside each other (kconform fuzz --brokers 4, the
 # command listening on {port}), the connections spread over them.
@@ -52,6 +53,7 @@ expected() { # BUG: the start of its finding's signature
     PanicOnMinLeaderEpoch) echo "closed on a well-formed request: panicked at " ;;
     HangOnEmptyGroupId) echo "silent: AddOffsetsToTxn: group_id" ;;
     TopicCountAllocates) echo "stopped answering: memory allocation of N bytes failed in topics_with_scratch" ;;
+    ArrayCountAllocates) echo "stopped answering: memory allocation of N bytes failed in scratch_per_element" ;;
     AnswersUnlistedVersions) echo "answered an unknown version" ;;
     *) echo "unknown bug $1" >&2; exit 2 ;;
   esac

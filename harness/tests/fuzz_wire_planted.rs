@@ -497,3 +497,59 @@ async fn a_death_no_frame_caused_is_kept_with_its_frames_and_tried_again() {
         );
     }
 }
+
+/// A broker that dies of a huge count in any array of any API (planted as the real kaas build
+/// dies): the first such death is pinned with a frame built from the schema (no trial
+/// shrinking), frames of any API broken at a count as huge are held back from then on (one
+/// sent now and then, counted under the finding), and the run is one finding, not a night of
+/// restarts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_that_kills_in_any_array_is_one_finding_and_held_back_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut keeper, target) = planted_process(&[Bug::ArrayCountAllocates], dir.path()).await;
+    let options = WireOptions {
+        jobs: 16,
+        deadline: Duration::from_secs(2),
+        ..options(dir.path(), Duration::from_secs(25), None)
+    };
+    let summary = fuzz(&target, &options, &mut keeper).await;
+    keeper.stop().await;
+    let allocations: Vec<_> = summary
+        .findings
+        .iter()
+        .filter(|f| f.signature.contains("memory allocation"))
+        .collect();
+    assert_eq!(allocations.len(), 1, "{:#?}", summary.findings);
+    let found = allocations[0];
+    assert!(
+        found.signature.contains("scratch_per_element"),
+        "{}",
+        found.signature
+    );
+    assert!(found.matters[0].contains(": count "), "{:?}", found.matters);
+    assert!(
+        summary
+            .avoiding
+            .iter()
+            .any(|l| l.starts_with("any API and version broken at a count")),
+        "{:?}",
+        summary.avoiding
+    );
+    assert!(summary.avoided > 0, "{summary:?}");
+    // Pinned in a few starts (the suspects alone, the killer confirmed, the schema's frame
+    // tried once), not shrunk by trial.
+    let pinning: u64 = summary
+        .restarts_why
+        .iter()
+        .filter(|w| w.why.starts_with("a crash: brought back, pinned"))
+        .map(|w| w.restarts)
+        .sum();
+    assert!(
+        pinning <= 8,
+        "{:?}; {} crashes, {} not reproduced, findings {:#?}",
+        summary.restarts_why,
+        summary.crashes,
+        summary.not_reproduced,
+        summary.findings
+    );
+}

@@ -81,11 +81,18 @@ pub enum Bug {
     /// none) for an empty array where Apache's parser refuses it: one reader, wrong on every
     /// array of every API, as real kaas's was (14 lines of a check before they were grouped).
     NegativeArrayReadsEmpty,
+    /// The codec's one array reader reserves a 1 MiB scratch buffer per element the count on
+    /// the wire claims, before checking the count against the bytes left: a count of 2^27 or
+    /// more in any array of any of the six APIs, at any version, asks for more than the
+    /// machine has, and the process aborts. As the real kaas build dies: its decoders
+    /// preallocate by the count they read, in the arrays of many APIs and versions, so killers
+    /// are everywhere in what a fuzzer draws (two fixed sites were not).
+    ArrayCountAllocates,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 19] = [
+    pub const ALL: [Bug; 20] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -105,6 +112,7 @@ impl Bug {
         Bug::TopicCountAllocates,
         Bug::AnswersUnlistedVersions,
         Bug::NegativeArrayReadsEmpty,
+        Bug::ArrayCountAllocates,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.

@@ -315,6 +315,9 @@ impl<'a> Reader<'a> {
             });
         }
         let count = count as u64;
+        if crate::planted::in_codec(crate::planted::Bug::ArrayCountAllocates) {
+            scratch_per_element(count);
+        }
         if count.saturating_mul(min_element_size.max(1) as u64) > self.remaining() as u64 {
             return Err(CodecError::CountExceedsInput {
                 field,
@@ -578,6 +581,18 @@ impl Writer {
             }),
         }
     }
+}
+
+/// The planted allocation ([`crate::planted::Bug::ArrayCountAllocates`], only in a
+/// `planted-bugs` build): a 1 MiB scratch buffer reserved per element `count` claims, as
+/// address space (the broker's allocator reserves large requests without backing them): a
+/// count of 2^27 or more asks for more than the machine's address space, and the failure
+/// aborts the process (`memory allocation of N bytes failed`), in this function whichever
+/// array of whichever API asked.
+#[inline(never)]
+fn scratch_per_element(count: u64) {
+    let scratch: Vec<[u8; 1 << 20]> = Vec::with_capacity(count as usize);
+    std::hint::black_box(&scratch);
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub(super) async fn died(
     let said = words.as_ref().map(|w| Kind::Unhealthy.said(w));
     let known = said.clone().filter(|sig| {
         let mut shared = run.shared();
-        shared.pinning.contains(sig) || shared.seen_again(sig, None)
+        shared.pinning.contains(sig) || shared.seen_again(sig, None) || shared.seen_again_torn(sig)
     });
     let pinning = said.filter(|_| known.is_none());
     if let Some(sig) = &pinning {

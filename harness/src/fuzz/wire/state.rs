@@ -520,6 +520,22 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Counts another sighting of the known signature that `torn` begins: a crash's words read
+    /// while the dying broker still wrote its backtrace lack the frame that signs it, and are
+    /// the same crash, not one to pin again.
+    pub(super) fn seen_again_torn(&mut self, torn: &str) -> bool {
+        let whole = self
+            .known
+            .keys()
+            .find(|k| {
+                k.len() > torn.len() && k.starts_with(torn) && k[torn.len()..].starts_with(" in ")
+            })
+            .cloned();
+        whole.is_some_and(|k| self.seen_again(&k, None))
+    }
+}
+
 /// How many APIs and versions a finding lists as showing it: an answer to unlisted versions
 /// showed on thousands in ten minutes, and a list of them all is a line no one reads and a
 /// report that grows all night.
