@@ -28,10 +28,11 @@ out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"
 
 build() {
-  cargo build --release -q --bin kconform
+  [[ -n ${KCONFORM:-} ]] || cargo build --release -q --bin kconform
   CARGO_TARGET_DIR=target/planted cargo build --release -q -p reference-broker --features planted-bugs --bin kaas-ref
 }
-kconform="$root/target/release/kconform"
+# KCONFORM=PATH runs another kconform (an earlier build, to compare) instead of this one's.
+kconform="${KCONFORM:-$root/target/release/kconform}"
 kaas_ref="$root/target/planted/release/kaas-ref"
 
 free_port() {

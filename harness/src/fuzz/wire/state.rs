@@ -223,6 +223,11 @@ pub(super) enum Avoid {
 /// How far below a pinned killer's count a count still counts as huge: a sixteenth.
 const HUGE_BELOW_KILLER: u64 = 16;
 
+/// The least count that counts as huge: a killer broken at a smaller count (a real kaas
+/// build died after a count of 70 once, of something else in the frame) makes no rule for
+/// every API, and no rule holds back a count this small (one held back counts of 4 or more).
+const HUGE: u64 = 1 << 16;
+
 /// The count of a parse error at a count past the frame's end (`topics at byte 12: count
 /// 2147483647, but only 0 byte(s) follow`).
 fn count_past_end(why: &str) -> Option<u64> {
@@ -404,8 +409,8 @@ impl Shared {
         };
         let rule = match shape::parse(frame) {
             Err(why) => {
-                if let Some(count) = count_past_end(&why) {
-                    self.avoid_huge_counts(count / HUGE_BELOW_KILLER);
+                if let Some(count) = count_past_end(&why).filter(|c| *c >= HUGE) {
+                    self.avoid_huge_counts((count / HUGE_BELOW_KILLER).max(HUGE));
                 }
                 Avoid::Broken(h.key, h.version, judge::field_of(&why))
             }
@@ -652,6 +657,24 @@ mod tests {
         assert_eq!(listed.len(), SEEN_ON_LISTED + 1, "{listed:?}");
         assert_eq!(listed.last().map(String::as_str), Some(MORE));
         assert_eq!(shared.summary.findings[0].seen, 1001);
+    }
+
+    /// A killer broken at a small count makes no rule for every API: only its own API,
+    /// version and field are held back.
+    #[test]
+    fn a_killer_at_a_small_count_holds_back_only_its_own_kind() {
+        let mut shared = Shared::new(BTreeMap::new());
+        // WriteTxnMarkers v0, a marker count of 70 and nothing after.
+        let killer = [0, 27, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 70];
+        shared.avoid(&killer, &[]);
+        assert_eq!(shared.avoid.len(), 1, "{:?}", shared.summary.avoiding);
+        let mut commit = vec![0, 28, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, b't', 0, 1, b'g'];
+        commit.extend_from_slice(&[0; 10]);
+        commit.extend_from_slice(&[0x10, 0, 0, 0]);
+        assert!(
+            !shared.avoids(&commit),
+            "another API's huge count is still sent"
+        );
     }
 
     /// A pinned crash's malformed frame keeps frames broken at the same field of the same API
