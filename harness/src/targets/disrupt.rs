@@ -382,16 +382,20 @@ impl Running {
     }
 }
 
-/// Waits (10 s at most) until every broker of an external cluster lists all of `nodes` in its
-/// Metadata: brokers that were just started may not count each other alive yet, and a
-/// scenario that asks two of them would find them disagreeing.
+/// How long the brokers of a cluster just started may take to list each other: a build of
+/// kaas-ref's binary started beside Apache's three JVMs on two cores took more than 10 s.
+const AGREE_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits ([`AGREE_WITHIN`] at most) until every broker of an external cluster lists all of
+/// `nodes` in its Metadata: brokers that were just started may not count each other alive
+/// yet, and a scenario that asks two of them would find them disagreeing.
 pub(super) async fn agreed(
     name: &str,
     nodes: &[(i32, SocketAddr)],
     secured: bool,
 ) -> Result<(), TargetError> {
     let want: Vec<i32> = nodes.iter().map(|(n, _)| *n).collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + AGREE_WITHIN;
     loop {
         let mut disagree = None;
         for (node, addr) in nodes {
@@ -410,7 +414,7 @@ pub(super) async fn agreed(
         if std::time::Instant::now() >= deadline {
             return Err(TargetError::Start {
                 target: name.to_owned(),
-                reason: format!("its brokers do not agree on who is in the cluster after 10 s ({why}; the cluster lists {want:?})"),
+                reason: format!("its brokers do not agree on who is in the cluster after {} s ({why}; the cluster lists {want:?})", AGREE_WITHIN.as_secs()),
             });
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
