@@ -362,9 +362,11 @@ fn open_in(
             .map_err(|r| failed(r.message))?;
         let config = crate::storage::topic_config::TopicConfig::from_request(&configs)
             .map_err(|e| failed(e.to_string()))?;
-        topics
-            .create_with(&spec.name, spec.partitions, config)
-            .map_err(|e| failed(e.to_string()))?;
+        match topics.create_with(&spec.name, spec.partitions, config) {
+            // A peer sharing the volume created it first: it is this broker's too.
+            Ok(_) | Err(crate::storage::topics::CreateError::Exists(_)) => {}
+            Err(e) => return Err(failed(e.to_string())),
+        }
     }
     let offsets = OffsetStore::open(&cluster).map_err(storage)?;
     let offsets_topic = offsets.has_any_group().map_err(storage)?;

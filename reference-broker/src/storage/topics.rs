@@ -19,7 +19,7 @@ use crate::lock_order::{Level, OrderedMutex};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::atomic::write_atomic;
+use super::atomic::write_new;
 use super::partition::PartitionLog;
 use super::topic_config::{ConfigError, TopicConfig};
 
@@ -71,6 +71,9 @@ pub enum CreateError {
 pub struct TopicRegistry {
     data_dir: PathBuf,
     topics: BTreeMap<String, Topic>,
+    /// Whether peers share the data directory ([`TopicRegistry::open_shared`]): a directory
+    /// no metadata file names yet may then be a peer's creation in progress.
+    shared: bool,
 }
 
 /// The internal topic Apache keeps group offsets in. kaas keeps them in files instead, and
@@ -126,7 +129,8 @@ impl TopicRegistry {
     /// Loads every topic found under `data_dir`, and removes the debris of creations and
     /// deletions cut short (a broker alone on its data directory).
     pub fn open(data_dir: &Path) -> io::Result<TopicRegistry> {
-        let registry = Self::open_shared(data_dir)?;
+        let mut registry = Self::open_shared(data_dir)?;
+        registry.shared = false;
         registry.remove_debris()?;
         Ok(registry)
     }
@@ -139,6 +143,7 @@ impl TopicRegistry {
         let mut registry = TopicRegistry {
             data_dir: data_dir.to_owned(),
             topics: BTreeMap::new(),
+            shared: true,
         };
         for name in registry.names_on_disk()? {
             let topic = registry.load(&name)?;
@@ -296,8 +301,12 @@ impl TopicRegistry {
             .map(|p| Self::partition_dir(&self.data_dir, name, p))
             .collect();
         // No topic of this name exists, so any directory of its name is debris (of a deletion
-        // that could not finish): a new topic starts empty.
-        remove_dirs(&dirs);
+        // that could not finish): a new topic starts empty. Not on a shared directory: there
+        // it may be a peer's creation of the same topic in progress (three brokers started
+        // with the same topics removed each other's partitions, and one did not start).
+        if !self.shared {
+            remove_dirs(&dirs);
+        }
         let opened = dirs
             .iter()
             .map(|dir| {
@@ -307,7 +316,9 @@ impl TopicRegistry {
         let logs = match opened {
             Ok(logs) => logs,
             Err(e) => {
-                remove_dirs(&dirs);
+                if !self.shared {
+                    remove_dirs(&dirs);
+                }
                 return Err(e.into());
             }
         };
@@ -321,20 +332,31 @@ impl TopicRegistry {
         })
         .expect("serialisable");
         // The commit point: before it, a crash leaves only directories that the next start
-        // removes.
-        if let Err(e) = write_atomic(
-            &self.data_dir.join("topics").join(format!("{name}.json")),
-            &file,
-        ) {
-            drop(logs);
-            remove_dirs(&dirs);
-            return Err(e.into());
-        }
-        Ok(self.topics.entry(name.to_owned()).or_insert(Topic {
-            id,
-            partitions: logs,
-            config,
-        }))
+        // removes. Created only if no peer created it first; if one did, this broker loads
+        // the peer's topic and answers that it exists, as Apache answers the second of two
+        // creations.
+        let path = self.data_dir.join("topics").join(format!("{name}.json"));
+        let topic = match write_new(&path, &file) {
+            Ok(true) => Topic {
+                id,
+                partitions: logs,
+                config,
+            },
+            Ok(false) => {
+                drop(logs);
+                let theirs = self.load(name)?;
+                self.topics.insert(name.to_owned(), theirs);
+                return Err(CreateError::Exists(name.to_owned()));
+            }
+            Err(e) => {
+                drop(logs);
+                if !self.shared {
+                    remove_dirs(&dirs);
+                }
+                return Err(e.into());
+            }
+        };
+        Ok(self.topics.entry(name.to_owned()).or_insert(topic))
     }
 
     /// Deletes a topic and its logs; returns its id.
@@ -360,6 +382,42 @@ impl TopicRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two brokers of one shared volume create the same topic at once: the second neither
+    /// removes the first's partitions nor makes a topic of its own; it takes the first's and
+    /// says it exists.
+    #[test]
+    fn a_peers_creation_of_the_same_topic_is_taken_not_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut first = TopicRegistry::open_shared(dir.path()).unwrap();
+        let mut second = TopicRegistry::open_shared(dir.path()).unwrap();
+        let id = first.create("t", 2).unwrap().id;
+        let partition = TopicRegistry::partition_dir(dir.path(), "t", 1);
+        let files = |dir: &Path| -> Vec<(std::ffi::OsString, u64)> {
+            use std::os::unix::fs::MetadataExt;
+            let mut files: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| {
+                    let e = e.unwrap();
+                    (e.file_name(), e.metadata().unwrap().ino())
+                })
+                .collect();
+            files.sort();
+            files
+        };
+        let before = files(&partition);
+        assert!(!before.is_empty());
+        assert!(matches!(
+            second.create("t", 2),
+            Err(CreateError::Exists(name)) if name == "t"
+        ));
+        assert_eq!(
+            files(&partition),
+            before,
+            "the first broker's partition files were removed (and made anew)"
+        );
+        assert_eq!(second.get("t").map(|t| t.id), Some(id));
+    }
 
     #[test]
     fn topics_survive_reopen_and_names_are_checked() {
