@@ -507,10 +507,13 @@ async fn a_death_no_frame_caused_is_kept_with_its_frames_and_tried_again() {
 async fn a_count_that_kills_in_any_array_is_one_finding_and_held_back_everywhere() {
     let dir = tempfile::tempdir().unwrap();
     let (mut keeper, target) = planted_process(&[Bug::ArrayCountAllocates], dir.path()).await;
+    // Four connections for 12 s: the killer comes within seconds, and a lighter run leaves
+    // the cores to the tests beside it (at sixteen, a live Apache cluster's scenario beside
+    // it went unanswered for 35 s in CI).
     let options = WireOptions {
-        jobs: 16,
+        jobs: 4,
         deadline: Duration::from_secs(2),
-        ..options(dir.path(), Duration::from_secs(25), None)
+        ..options(dir.path(), Duration::from_secs(12), None)
     };
     let summary = fuzz(&target, &options, &mut keeper).await;
     keeper.stop().await;
