@@ -92,17 +92,24 @@ pub(crate) fn schema_cut(frame: &[u8]) -> Option<Vec<u8>> {
         let candidate = frame.get(..end).filter(|_| end < frame.len())?;
         same(candidate).then(|| candidate.to_vec())
     })?;
-    let client = usize::try_from(i16::from_be_bytes([*cut.get(8)?, *cut.get(9)?])).unwrap_or(0);
-    let emptied: Vec<u8> = cut[..8]
-        .iter()
-        .chain(&[0, 0])
-        .chain(cut.get(10 + client..).unwrap_or_default())
-        .copied()
-        .collect();
-    Some(match client > 0 && same(&emptied) {
-        true => emptied,
-        false => cut,
+    Some(match without_client_id(&cut) {
+        Some((emptied, _)) if same(&emptied) => emptied,
+        _ => cut,
     })
+}
+
+/// `frame` with its header's client id (its int16 length at bytes 8..10) emptied, and where
+/// the id ended; `None` when it has none, or its length runs past the frame.
+fn without_client_id(frame: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let len = frame.get(8..10).map(|b| i16::from_be_bytes([b[0], b[1]]))?;
+    let end = 10 + usize::try_from(len).unwrap_or(0);
+    if len <= 0 || end > frame.len() {
+        return None;
+    }
+    let mut emptied = frame[..8].to_vec();
+    emptied.extend([0, 0]);
+    emptied.extend_from_slice(&frame[end..]);
+    Some((emptied, end))
 }
 
 /// The field and count of a parse error at a count past the frame's end, its byte left out
@@ -146,20 +153,9 @@ impl Shrinking {
 
     /// The header's client id emptied (its int16 length at bytes 8..10).
     async fn client_id(&mut self, check: &mut impl Check) {
-        let Some(len) = self
-            .frame
-            .get(8..10)
-            .map(|b| i16::from_be_bytes([b[0], b[1]]))
-        else {
+        let Some((candidate, end)) = without_client_id(&self.frame) else {
             return;
         };
-        let end = 10 + usize::try_from(len).unwrap_or(0);
-        if len <= 0 || end > self.frame.len() {
-            return;
-        }
-        let mut candidate = self.frame[..8].to_vec();
-        candidate.extend([0, 0]);
-        candidate.extend_from_slice(&self.frame[end..]);
         if self.tries < self.budget && !self.try_one(candidate, check).await {
             // It needs its client id: a header a broker cannot read (bytes that are not UTF-8,
             // which Apache reads as replacement characters) is one defect on every API.
