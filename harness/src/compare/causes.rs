@@ -23,7 +23,7 @@ use crate::compare::flow::Flows;
 pub use crate::compare::signature::{
     first_reading, shape, FieldClasses, FieldClassesError, LoggedField, Notice, FIELD_CLASSES,
 };
-use crate::compare::signature::{signature, title};
+use crate::compare::signature::{framing, signature, title};
 
 /// A scenario that stopped early on one target, and why ("step 'x' ...").
 #[derive(Debug, Clone, Copy)]
@@ -161,7 +161,7 @@ pub fn group(
     let mut skipped = Vec::new();
     // Each row signed once (skipped steps are not: they fold under what stopped them); the
     // consequence rule needs the first steps' signatures too.
-    let signed: Vec<Option<(Notice, String)>> = differences
+    let mut signed: Vec<Option<(Notice, String)>> = differences
         .iter()
         .map(|d| {
             skipped_side(d.row)
@@ -171,6 +171,14 @@ pub fn group(
         .collect();
     let mut flowed = Flowed::of(differences, &signed, flows);
     fold_refusals(&mut flowed, differences, &signed);
+    // Causes of their own, undocumented: one refusal on several APIs of a scenario is one.
+    let rows: Vec<&DiffRow> = differences.iter().map(|d| d.row).collect();
+    let mergeable: Vec<bool> = differences
+        .iter()
+        .zip(&flowed)
+        .map(|(d, f)| f.is_none() && d.documented_by.is_none() && !framing(d.row))
+        .collect();
+    super::alike::merge(&rows, &mergeable, &mut signed);
     let key_of = |i: usize| -> Key {
         let (_, signature) = signed[i].as_ref().expect("a root is signed");
         (
@@ -374,6 +382,7 @@ mod tests {
                 field: "error_message".into(),
                 why: "logged".into(),
             }],
+            decision: Vec::new(),
         }
     }
 
@@ -498,6 +507,57 @@ mod tests {
         assert_eq!((causes[1].differences, causes[1].folded), (0, 1));
         // Every row of the flat list is in exactly one cause.
         assert_eq!(causes.iter().map(Cause::rows).sum::<usize>(), rows.len());
+    }
+
+    #[test]
+    fn one_refusal_on_the_apis_of_a_scenario_is_one_cause_and_a_documented_one_stays_out() {
+        let gone = (
+            json!("25 UNKNOWN_MEMBER_ID"),
+            json!("82 FENCED_INSTANCE_ID"),
+        );
+        let mut rows = [
+            row(
+                "static",
+                "hb",
+                4,
+                "error_code",
+                gone.0.clone(),
+                gone.1.clone(),
+            ),
+            row(
+                "static",
+                "sync",
+                5,
+                "error_code",
+                gone.0.clone(),
+                gone.1.clone(),
+            ),
+            row(
+                "static",
+                "leave",
+                5,
+                "error_code",
+                gone.0.clone(),
+                gone.1.clone(),
+            ),
+        ];
+        for (r, api) in rows
+            .iter_mut()
+            .zip(["Heartbeat", "SyncGroup", "LeaveGroup"])
+        {
+            r.api = api.into();
+        }
+        let mut classified = undocumented(&rows);
+        let causes = group(&classified, &[], &classes(), &Flows::default());
+        assert_eq!(causes.len(), 1, "{causes:#?}");
+        assert_eq!(causes[0].differences, 3);
+        assert_eq!(
+            causes[0].versions,
+            "Heartbeat v4; LeaveGroup v5; SyncGroup v5"
+        );
+        classified[2].documented_by = Some("leave-fenced");
+        let causes = group(&classified, &[], &classes(), &Flows::default());
+        assert_eq!(causes.len(), 2, "{causes:#?}");
     }
 
     #[test]

@@ -48,14 +48,34 @@ pub struct LoggedField {
     pub why: String,
 }
 
-/// `scenarios/field-classes.toml`: which response fields clients only log. Every other field
-/// is one they act on.
+/// Fields of one API's answer that one decision of the broker sets together (JoinGroup's
+/// `generation_id`, `leader`, `members`, `member_id` and `skip_assignment`: whether a join
+/// rebalances the group and who leads it), so that a broker that decides otherwise is one
+/// cause, not one per field it shows in.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// The API whose answer holds the fields.
+    pub api: String,
+    /// What the decision is called in a cause's signature (`the join's outcome`).
+    pub name: String,
+    /// The fields (the last part of a difference's path) it sets.
+    pub fields: Vec<String>,
+    /// Why one decision sets them, from Apache's code.
+    pub why: String,
+}
+
+/// `scenarios/field-classes.toml`: which response fields clients only log (every other field
+/// is one they act on), and which fields one decision sets together.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FieldClasses {
     /// The fields clients only log.
     #[serde(default)]
     pub logged: Vec<LoggedField>,
+    /// The fields one decision sets together.
+    #[serde(default)]
+    pub decision: Vec<Decision>,
 }
 
 /// Why the field classes cannot be read.
@@ -87,6 +107,14 @@ impl FieldClasses {
     pub(crate) fn logged(&self, path: &str) -> bool {
         let last = path.rsplit('.').next().unwrap_or(path);
         self.logged.iter().any(|f| f.field == last)
+    }
+
+    /// The decision that sets `api`'s field at `path`, if one does.
+    pub(crate) fn decision(&self, api: &str, path: &str) -> Option<&Decision> {
+        let last = path.rsplit('.').next().unwrap_or(path);
+        self.decision
+            .iter()
+            .find(|d| d.api == api && d.fields.iter().any(|f| f == last))
     }
 }
 
@@ -137,6 +165,19 @@ pub(crate) fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, Strin
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         let kinds = format!("{} | {}", class(&row.left), class(&row.right));
         return (notice, format!("{} outcome: {kinds}{detail}", row.api));
+    }
+    if let Some(decision) = classes.decision(&row.api, &row.path) {
+        // Which of its fields shows varies with the version and the run (a leader the same as
+        // another id one run and not the next): the decision alone.
+        return (
+            Notice::State,
+            format!(
+                "{} {}: decided otherwise ({})",
+                row.api,
+                decision.name,
+                decision.fields.join(", ")
+            ),
+        );
     }
     let path = indexless(&row.path);
     let (notice, l, r) = match classes.logged(&row.path) {
@@ -326,5 +367,81 @@ pub(crate) fn quoted_out(word: &str) -> String {
     match word.len() > 2 && word.starts_with('\'') && word.ends_with('\'') {
         true => "'…'".into(),
         false => word.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn committed() -> FieldClasses {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        FieldClasses::read(&crate::data::Source::Dir(path)).unwrap()
+    }
+
+    fn join(path: &str, l: Value, r: Value) -> DiffRow {
+        DiffRow {
+            scenario: "static".into(),
+            step: "rejoin".into(),
+            api: "JoinGroup".into(),
+            version: Some(9),
+            path: path.into(),
+            left: l,
+            right: r,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn the_fields_one_decision_sets_sign_alike_and_no_other_does() {
+        let classes = committed();
+        let generation = signature(&join("generation_id", json!(2), json!(1)), &classes);
+        let leader = signature(
+            &join(
+                "leader",
+                json!("member#2, as nowhere else"),
+                json!("member#1"),
+            ),
+            &classes,
+        );
+        let skip = signature(
+            &join("skip_assignment", json!(false), json!(true)),
+            &classes,
+        );
+        assert_eq!(generation, leader);
+        assert_eq!(generation, skip);
+        assert_eq!(generation.0, Notice::State);
+        assert!(generation
+            .1
+            .starts_with("JoinGroup the join's outcome: decided otherwise ("));
+        // The error code is no field of the decision, nor is another API's generation.
+        let code = signature(
+            &join(
+                "error_code",
+                json!("0 NONE"),
+                json!("79 MEMBER_ID_REQUIRED"),
+            ),
+            &classes,
+        );
+        assert_eq!(
+            code.1,
+            "JoinGroup error_code: 0 NONE | 79 MEMBER_ID_REQUIRED"
+        );
+        let mut sync = join("generation_id", json!(2), json!(1));
+        sync.api = "SyncGroup".into();
+        assert_eq!(
+            signature(&sync, &classes).1,
+            "SyncGroup generation_id: N | 1"
+        );
+    }
+
+    #[test]
+    fn every_committed_decision_says_why_and_names_fields() {
+        let classes = committed();
+        assert!(!classes.decision.is_empty());
+        for d in &classes.decision {
+            assert!(!d.why.is_empty() && !d.fields.is_empty(), "{}", d.name);
+        }
     }
 }
