@@ -3,7 +3,10 @@
 //! numbers, one for every client that saw it (one broker behaviour, met by six clients, is one
 //! finding: its rows count the clients; a client that meets a known one later adds nothing
 //! new); each stale claim by ledger entry, workload, placement and field, likewise; each run
-//! that gave no transcript, by client.
+//! that gave no transcript, by client. A read's difference is keyed by how the records
+//! differ, not which ones ([`read_kind`]): on a broker whose reads vary from run to run (real
+//! kaas loses one run's records and not the next's) two runs of one build then agree, and a
+//! read that loses records is still another finding than one that shows aborted ones.
 
 use super::report::ClientsReport;
 use crate::report::gate::{merge, without_numbers, Gated, Judge, Severity};
@@ -26,13 +29,19 @@ impl ClientsReport {
                 None => Severity::State,
             };
             let c = &d.diff;
+            let values = match read_kind(&c.left, &c.right) {
+                Some(kind) => kind.to_owned(),
+                None => format!(
+                    "{} | {}",
+                    without_numbers(&c.left),
+                    without_numbers(&c.right)
+                ),
+            };
             let key = format!(
-                "difference: {}{} {}: {} | {}",
+                "difference: {}{} {}: {values}",
                 c.workload,
                 placed(c.coordinators),
                 c.field,
-                without_numbers(&c.left),
-                without_numbers(&c.right)
             );
             out.push(Gated::new(Judge::Clients, severity, key, 1));
         }
@@ -61,6 +70,39 @@ impl ClientsReport {
         }
         merge(out)
     }
+}
+
+/// How the records one read returned on the target (`left`) differ from the baseline's
+/// (`right`), both lists of record names (`["o1","n2"]`): "reads records the baseline did not",
+/// "lacks records the baseline read", both, or "the same records in another order"; none when
+/// either is no list of names (an error, "(absent)").
+fn read_kind(left: &str, right: &str) -> Option<&'static str> {
+    let names = |text: &str| -> Option<(Vec<String>, Vec<String>)> {
+        let mut raw: Vec<String> = serde_json::from_str(text).ok()?;
+        raw.sort();
+        let kinds = raw.iter().map(|n| without_numbers(n)).collect();
+        Some((raw, kinds))
+    };
+    let ((raw_target, mut target), (raw_baseline, mut baseline)) = (names(left)?, names(right)?);
+    let same = raw_target == raw_baseline;
+    // Multiset difference both ways: what is left of each after the other's names go.
+    for name in baseline.clone() {
+        if let Some(i) = target.iter().position(|n| *n == name) {
+            target.remove(i);
+            let j = baseline
+                .iter()
+                .position(|n| *n == name)
+                .expect("taken from it");
+            baseline.remove(j);
+        }
+    }
+    Some(match (target.is_empty(), baseline.is_empty()) {
+        (true, true) if same => "the same records in another order",
+        (true, true) => "the same kinds of records, others of them",
+        (false, true) => "reads records the baseline did not",
+        (true, false) => "lacks records the baseline read",
+        (false, false) => "lacks records the baseline read, and reads others",
+    })
 }
 
 #[cfg(test)]
@@ -138,6 +180,55 @@ mod tests {
                     2
                 ),
             ]
+        );
+    }
+
+    /// A read keys by how its records differ: two runs that lost different records agree; a
+    /// read that shows records the baseline did not is another finding.
+    #[test]
+    fn reads_key_by_how_their_records_differ() {
+        let read = |left: &str, right: &str| {
+            let mut d = differing("java", left);
+            d.diff.field = "read_uncommitted".into();
+            d.diff.right = right.into();
+            d
+        };
+        let r = report(
+            vec![
+                read(r#"["o1","o2"]"#, r#"["o1","o2","n3"]"#),
+                read(r#"["n4"]"#, r#"["o3","n4"]"#),
+                read(r#"["c1","a2","x3"]"#, r#"["c1","x3"]"#),
+                read("KError 48", r#"["c1"]"#),
+            ],
+            Vec::new(),
+        );
+        let keys: Vec<(String, usize)> = r.gated().into_iter().map(|g| (g.key, g.rows)).collect();
+        assert_eq!(
+            keys,
+            [
+                (
+                    "difference: fencing read_uncommitted: KError N | [\"cN\"]".to_owned(),
+                    1
+                ),
+                (
+                    "difference: fencing read_uncommitted: lacks records the baseline read"
+                        .to_owned(),
+                    2
+                ),
+                (
+                    "difference: fencing read_uncommitted: reads records the baseline did not"
+                        .to_owned(),
+                    1
+                ),
+            ]
+        );
+        assert_eq!(
+            read_kind(r#"["o2","o1"]"#, r#"["o1","o2"]"#),
+            Some("the same records in another order")
+        );
+        assert_eq!(
+            read_kind(r#"["o1"]"#, r#"["o2"]"#),
+            Some("the same kinds of records, others of them")
         );
     }
 }
