@@ -30,6 +30,7 @@ mod causes_by_flow;
 mod certify;
 mod chaos;
 mod cli;
+mod cli_before_work;
 mod cli_fuzz;
 mod clients;
 mod consequences;

@@ -387,6 +387,16 @@ impl Session<'_> {
                 false => Ok(None),
             })
             .collect::<Result<_, _>>()?;
+        // The ledger and the field classes are read before any broker starts, and with one
+        // target too: a file that does not parse is refused, never silently unused.
+        let full = Ledger::read(self.scenarios)?;
+        let classes = FieldClasses::read(self.scenarios)?;
+        // A broker kconform does not start is asked first: one that cannot be reached is said
+        // before an Apache beside it starts.
+        let external = |s: &&TargetSpec| matches!(s.kind, crate::targets::Kind::External(_));
+        for spec in specs.iter().filter(external) {
+            Running::start(spec).await?.reachable(self.deadline).await?;
+        }
         // The live targets run side by side: one waiting out a broker's failover does not hold
         // the other, and one that cannot start is said at once, the others given up.
         let (progress_ref, starting) = (&progress, &tokio::sync::Mutex::new(()));
@@ -430,12 +440,10 @@ impl Session<'_> {
         }
         if all.len() >= 2 {
             let scope = super::scope::ledger_scope(&specs[0], &specs[1]);
-            let full = Ledger::read(self.scenarios)?;
             let ledger = scope.ledger(&full);
             if let Some(why) = scope.why() {
                 report.add_origin("ledger", why);
             }
-            let classes = FieldClasses::read(self.scenarios)?;
             let (rows, stale) = compare(&ledger, chosen, &all[0], &all[1]);
             let stale = match scope.judges_stale() {
                 true => stale,

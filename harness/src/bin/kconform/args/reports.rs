@@ -53,6 +53,18 @@ pub struct ReportFiles {
 }
 
 impl ReportFiles {
+    /// Every file these flags will write, with its flag, for a check before the run.
+    pub fn outputs(&self) -> Vec<(&PathBuf, &'static str)> {
+        [
+            (&self.json, "--json"),
+            (&self.junit, "--junit"),
+            (&self.markdown, "--markdown"),
+        ]
+        .into_iter()
+        .filter_map(|(path, flag)| path.as_ref().map(|p| (p, flag)))
+        .collect()
+    }
+
     /// The library's report files.
     pub fn files(&self) -> Files {
         Files {

@@ -2,7 +2,6 @@
 //! turned into its part of one certificate (`kconform::certify`), held to one baseline. Every
 //! input is checked before the first broker starts.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -27,8 +26,7 @@ pub async fn run(a: CertifyArgs) -> anyhow::Result<ExitCode> {
         skip: a.skip.clone(),
     };
     let plan = plan::plan(target, against, &ask)?;
-    let baseline = super::load_baseline(&a.gate)?;
-    check_outputs(&a)?;
+    let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     // The scenarios and the ledger load now, so that a bad file is refused before any broker.
     let source = a.scenarios.source();
     kconform::Scenario::load_all(&source)?;
@@ -101,34 +99,6 @@ fn write(a: &CertifyArgs, certificate: &Certificate) -> anyhow::Result<()> {
     if let Some(path) = &a.html {
         let page = kconform::certify::html::page(certificate);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Every file the run will write has a folder to go in: refused now, not after the judges.
-fn check_outputs(a: &CertifyArgs) -> anyhow::Result<()> {
-    let files = [
-        (&a.files.json, "--json"),
-        (&a.files.junit, "--junit"),
-        (&a.files.markdown, "--markdown"),
-        (&a.html, "--html"),
-    ];
-    let files = files
-        .into_iter()
-        .filter_map(|(path, flag)| path.as_ref().map(|p| (p, flag)))
-        .chain(a.gate.outputs());
-    for (path, flag) in files {
-        let folder = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        if !folder.is_dir() {
-            anyhow::bail!(
-                "{flag} {}: the folder {} does not exist",
-                path.display(),
-                folder.display()
-            );
-        }
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
         specs.retain(|s| !s.is_recorded());
         eprintln!("kconform: no live Apache ({why}); chaos runs without its control");
     }
-    let baseline = super::load_baseline(&a.gate)?;
+    let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let fault_commands = FaultCommands::parse(&a.fault_cmds).map_err(anyhow::Error::msg)?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()

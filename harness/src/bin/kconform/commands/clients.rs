@@ -40,7 +40,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
-    let baseline = super::load_baseline(&a.gate)?;
+    let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let ledger = Ledger::read(&a.scenarios.source())?;
     let clients_named = !a.clients.is_empty();
     let clients = match clients_named {

@@ -15,6 +15,7 @@ use crate::output::paint;
 
 /// Runs `kconform coverage`.
 pub async fn run(a: CoverageArgs) -> anyhow::Result<ExitCode> {
+    super::check_outputs(a.markdown.iter().map(|p| (p, "--markdown")))?;
     let source = a.scenarios.source();
     let all = Scenario::load_all(&source)?;
     // An unknown name is refused whatever the shapes.

@@ -42,7 +42,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
     campaign::check_oracle(mode, oracle.is_some())?;
     let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
-    let baseline = super::load_baseline(&a.gate)?;
+    let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
     let mut specs = super::targets(&named, a.apache_backend.into(), None, false)?;
     let build = build_of(&a, &specs[0])?;

@@ -73,6 +73,47 @@ pub fn verdict(passed: bool) -> ExitCode {
     }
 }
 
+/// What every judging command checks before any work: each file it will write (`files`,
+/// `html`, the baseline's) has a folder to go in, and the baseline asked for reads.
+pub fn before_work(
+    gate: &crate::args::BaselineArgs,
+    files: &crate::args::ReportFiles,
+    html: Option<&std::path::PathBuf>,
+) -> anyhow::Result<Option<kconform::report::baseline::Baseline>> {
+    let html = html.map(|p| (p, "--html"));
+    check_outputs(
+        files
+            .outputs()
+            .into_iter()
+            .chain(html)
+            .chain(gate.outputs()),
+    )?;
+    load_baseline(gate)
+}
+
+/// Every file a run will write has a folder to go in: refused now, not after the work.
+pub fn check_outputs<'a>(
+    files: impl IntoIterator<Item = (&'a std::path::PathBuf, &'static str)>,
+) -> anyhow::Result<()> {
+    for (path, flag) in files {
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+        if !folder.is_dir() {
+            anyhow::bail!(
+                "{flag} {}: the folder {} does not exist",
+                path.display(),
+                folder.display()
+            );
+        }
+        if path.is_dir() {
+            anyhow::bail!("{flag} {}: is a folder, not a file", path.display());
+        }
+    }
+    Ok(())
+}
+
 /// A judge's baseline, read before any work: none when not asked for; with
 /// `--add-to-baseline`, the file's (none yet, when it is missing).
 pub fn load_baseline(

@@ -14,7 +14,7 @@ use crate::progress::Bars;
 /// Runs `kconform peers`.
 pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
-    let baseline = super::load_baseline(&a.gate)?;
+    let baseline = super::before_work(&a.gate, &a.files, None)?;
     let options = PeersOptions {
         run: RunOptions {
             run: a.run,

@@ -11,7 +11,7 @@ use crate::output::paint;
 /// Runs `kconform run`.
 pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // A baseline that cannot be read is refused before any broker starts.
-    let baseline = super::load_baseline(&a.gate)?;
+    let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let (mut report, transcripts, judge) = super::session::compare(
         &a.scenarios,
         &a.on,
