@@ -17,7 +17,7 @@
 # TopicCountAllocates, AnswersUnlistedVersions, ArrayCountAllocates (a huge count in any array
 # of the six APIs, at any version, aborts: as the real kaas build dies). START_DELAY_MS=3000 makes each broker start
 # take 3 s, as a real kaas build's (1.5 to 3.6 s) and a JVM broker's do.
-# BROKERS=4 runs four planted brokers beside each other (kconform fuzz --brokers 4, the
+# BROKERS=4 runs four planted brokers beside each other (kconform fuzz --instances 4, the
 # command listening on {port}), the connections spread over them.
 # Findings go to $OUT (default: a temporary directory, printed); each run prints kconform's
 # summary and one line of figures.
@@ -105,7 +105,7 @@ run() {
     *) cmd="$(broker_cmd '{port}' "$@")" ;;
   esac
   "$kconform" fuzz --mode frames --oracle none --target "external=127.0.0.1:$port" \
-    --broker-cmd "$cmd" --brokers "$brokers" --duration "$duration" --jobs "$jobs" \
+    --broker-cmd "$cmd" --instances "$brokers" --duration "$duration" --jobs "$jobs" \
     --deadline-ms 3000 --findings "$dir" --json "$dir/report.json" "${extra[@]}" \
     >"$dir/summary.txt" 2>"$dir/stderr.txt" || status=$?
   cat "$dir/summary.txt"

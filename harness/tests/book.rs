@@ -14,7 +14,7 @@ use kconform::scenario::Scenario;
 use crate::util::root;
 
 /// The commands the CLI chapter shows, each with `--help`.
-const COMMANDS: [&str; 17] = [
+pub(crate) const COMMANDS: [&str; 17] = [
     "",
     "run",
     "certify",
@@ -34,12 +34,25 @@ const COMMANDS: [&str; 17] = [
     "apache",
 ];
 
+/// One name for one idea across the subcommands, and the old names still taken (hidden).
+const NAMES: &str = "## One name for one idea\n\n\
+| idea | the flag, on every command that has it | old names, still taken |\n\
+|---|---|---|\n\
+| how long one request, workload or suite may take | `--deadline-ms <MS>` (run, repro, fuzz, replay-frame, clients, peers) | `--deadline-secs` (clients), `--timeout-secs` (peers) |\n\
+| how much runs at once | `--jobs <N>` (run, coverage, fuzz, peers) | `--parallel` (peers) |\n\
+| the Apache release | `--release <RELEASE>` (apache, clients), `apache@RELEASE` in a target | `--java-release` (clients) |\n\
+| a cluster's size | `--brokers <N>` (run, coverage, chaos, apache cluster) | |\n\
+| copies of one broker side by side | `--instances <N>` (fuzz) | `--brokers` (fuzz) |\n\
+| a broker | `--target <TARGET>`, repeated for several | |\n\
+| a file written | `--json`, `--junit`, `--markdown`, `--html`, `--save-baseline <FILE>` | |\n\
+| the baseline | `--baseline`, `--save-baseline`, `--add-to-baseline <FILE>` (run, certify, clients, chaos, peers, fuzz) | |\n\n";
+
 fn cli_chapter() -> String {
     let mut out = format!(
         "{}\n\n# The command line\n\nEvery command's `--help`, as the binary prints it. Exit \
          codes: 0 when the run holds, 1 when it found what it looks for (an undocumented \
          difference, a stale entry, a new finding), 2 when it could not run (a target that does \
-         not start, a file that does not load, a refusal).\n\n",
+         not start, a file that does not load, a refusal).\n\n{NAMES}",
         book::GENERATED
     );
     for command in COMMANDS {

@@ -269,9 +269,10 @@ fn frame_fuzzing_owns_a_crashing_broker_and_refuses_misuse() {
     );
 }
 
-/// `--brokers 2`: two instances of the planted broker beside each other (the command told
+/// `--instances 2`: two instances of the planted broker beside each other (the command told
 /// its port), the frames spread over both, the crash pinned on the one it killed, one finding;
-/// each instance logs apart. Misuse is refused in one line.
+/// each instance logs apart. Misuse is refused in one line; the old name `--brokers` still
+/// means it.
 #[test]
 fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
     use reference_broker::planted::Bug;
@@ -294,7 +295,7 @@ fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
             target.clone(),
             "--broker-cmd".into(),
             cmd.into(),
-            "--brokers".into(),
+            "--instances".into(),
             brokers.into(),
             "--duration".into(),
             "60s".into(),
@@ -342,7 +343,11 @@ fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
     }
 
     // Misuse: a command not told its port; instances for a mode that sends no frames.
-    let (code, _, err) = run(args("2", "exec sleep 60", "frames"));
+    let mut old_name = args("2", "exec sleep 60", "frames");
+    for a in old_name.iter_mut().filter(|a| *a == "--instances") {
+        *a = "--brokers".into();
+    }
+    let (code, _, err) = run(old_name);
     assert_eq!(code, 2);
     assert!(
         err.contains("must hold {port}") && err.lines().count() == 1,
@@ -351,4 +356,58 @@ fn frame_fuzzing_spreads_over_brokers_beside_each_other() {
     let (code, _, err) = run(args("2", &broker, "sequences"));
     assert_eq!(code, 2);
     assert!(err.contains("--mode sequences sends no frames"), "{err}");
+}
+
+/// Ctrl-C ends a fuzz run with its summary and the exit a shell gives an interrupted command
+/// (130; it was 0, as if the run had passed); a run of no time is refused before it starts
+/// (`--duration 0s` said PASSED and left an empty findings folder).
+#[cfg(unix)]
+#[test]
+fn ctrl_c_ends_fuzz_with_its_summary_and_exit_130_and_no_time_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let findings = dir.path().join("findings");
+    let args = |duration: &str| {
+        vec![
+            "fuzz".to_owned(),
+            "--mode".into(),
+            "frames".into(),
+            "--oracle".into(),
+            "none".into(),
+            "--target".into(),
+            "ref".into(),
+            "--duration".into(),
+            duration.into(),
+            "--findings".into(),
+            findings.to_str().unwrap().into(),
+        ]
+    };
+    let (code, _, err) = kconform(&args("0s").iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a duration must be more than 0"), "{err}");
+    assert!(!findings.exists(), "a refused run made its findings folder");
+
+    let child = crate::util::kconform()
+        .args(args("120s"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupted once it is fuzzing (its first line says the seed).
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("interrupted; finishing with the summary"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("frames"), "the summary: {stdout}");
 }

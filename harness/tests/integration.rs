@@ -32,6 +32,7 @@ mod chaos;
 mod cli;
 mod cli_before_work;
 mod cli_fuzz;
+mod cli_names;
 mod clients;
 mod consequences;
 mod exactly_once;

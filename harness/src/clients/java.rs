@@ -1,6 +1,6 @@
 //! The Java kafka-clients workload runner (`harness/java/KconformClient.java`): compiled with
 //! `javac` against the kafka-clients jar of an Apache release the Apache target caches (3.7.2,
-//! or a 4.x client beside it: `kconform clients --java-release 4.4`; no other build tool at
+//! or a 4.x client beside it: `kconform clients --release 4.4`; no other build tool at
 //! run time), then run as `java KconformClient WORKLOAD BOOTSTRAP RUN_ID [TOPIC]`, which prints
 //! what the client saw as one JSON object ([`ClientTranscript`]). The same workload on kaas-ref
 //! and on Apache tells whether a Java application would notice a difference.

@@ -123,7 +123,7 @@ pub const WORKLOADS: &[Workload] = &[
 /// A client library that runs the workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Client {
-    /// Java kafka-clients, 3.7.2 or the release `--java-release` names (the jars the Apache
+    /// Java kafka-clients, 3.7.2 or the release `--release` names (the jars the Apache
     /// target caches, compiled with javac).
     Java,
     /// librdkafka, through the rdkafka crate.

@@ -207,9 +207,9 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
         .count();
     let _ = write!(
         out,
-        "<p>{} transcripts, {} differences in {} root cause(s), {undocumented} undocumented; {} stale</p><ul>",
-        report.runs.len(),
-        report.differences.len(),
+        "<p>{}, {} in {} root cause(s), {undocumented} undocumented; {} stale</p><ul>",
+        super::counted(report.runs.len(), "transcript"),
+        super::counted(report.differences.len(), "difference"),
         report.causes.len(),
         report.stale.len()
     );

@@ -463,11 +463,11 @@ impl Report {
     /// entries first, then the documented ones with what a Java client sees.
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "## kconform: {}\n\nTargets: {}. {} transcripts, {} differences ({} undocumented){}, {} stale ledger entries, {} not reached.\n\n",
+            "## kconform: {}\n\nTargets: {}. {}, {} ({} undocumented){}, {} stale ledger entries, {} not reached.\n\n",
             if self.passed() { "passed" } else { "FAILED" },
             self.targets.join(", "),
-            self.runs.len(),
-            self.differences.len(),
+            counted(self.runs.len(), "transcript"),
+            counted(self.differences.len(), "difference"),
             self.undocumented(),
             match self.flat {
                 true => String::new(),
@@ -583,6 +583,14 @@ crate::report::forms::report_forms!(Report);
 /// Text for a Markdown table cell: pipes escaped, on one line.
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// `1 difference`, `2 differences`: a count with its noun in the number it takes.
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }
 
 #[cfg(test)]

@@ -48,9 +48,9 @@ impl Report {
             n => format!("{not_reached}, {n} steps judged past a framing defect"),
         };
         out.push_str(&format!(
-            "{verdict}: {} transcripts, {} differences ({} undocumented){causes}, {} stale{not_reached}\n",
-            self.runs.len(),
-            self.differences.len(),
+            "{verdict}: {}, {} ({} undocumented){causes}, {} stale{not_reached}\n",
+            super::counted(self.runs.len(), "transcript"),
+            super::counted(self.differences.len(), "difference"),
             self.undocumented(),
             self.stale.len()
         ));

@@ -69,7 +69,7 @@ pub struct FuzzArgs {
     #[command(subcommand)]
     pub then: Option<FuzzCommand>,
     /// The target under test: ref, ref:N, build=PATH (a kaas build kconform starts, restarts
-    /// when it dies and keeps the log of, which signs its crashes; with --brokers N, N of them
+    /// when it dies and keeps the log of, which signs its crashes; with --instances N, N of them
     /// beside each other), external=HOST:PORT...
     #[arg(long, default_value = "ref")]
     pub target: String,
@@ -137,7 +137,7 @@ pub struct FuzzArgs {
     ///
     /// It may name where to listen and keep its files: `{port}`, `{data_dir}` (a folder of
     /// its own under DIR, made for it) and `{instance}` (0, 1, ...) are replaced before it
-    /// runs, which --brokers needs.
+    /// runs, which --instances needs.
     #[arg(long, value_name = "CMD")]
     pub broker_cmd: Option<String>,
     /// Run N instances of --broker-cmd (or of --target build=PATH, each a kaas build kconform
@@ -147,7 +147,7 @@ pub struct FuzzArgs {
     /// instance's connections while the others go on, and its pinning restarts that instance
     /// alone. Worth it where a restart takes seconds; the machine decides N (each instance is
     /// a broker). --broker-cmd must hold {port}.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long = "instances", alias = "brokers", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub brokers: u16,
     /// The broker's log (with --restart-cmd): what it said as it died (a panic, an
     /// allocation failure, an abort) signs its crashes, so that one defect is one finding.

@@ -177,7 +177,7 @@ pub enum ApacheAction {
     Up,
     /// Stop the broker `up` started.
     Down,
-    /// Say whether it runs (exit 3 when not).
+    /// Say whether it runs (exit 0 when it does, 1 when not).
     Status,
     /// Run a cluster of `--brokers` brokers and a KRaft controller, each its own JVM, in the
     /// foreground until Ctrl-C: prints each broker's address, the start time and the memory.
@@ -188,6 +188,10 @@ pub enum ApacheAction {
 pub enum Command {
     /// Run scenarios (all, or those named) against each target; with two targets, diff them
     /// and classify every difference against the ledger.
+    ///
+    /// Exit 0: every expectation held and every difference is documented (with --baseline:
+    /// nothing new); 1: an undocumented difference, a stale ledger entry, a failed expectation
+    /// or a scenario that stopped; 2: the run could not happen (a target, a file, a refusal).
     Run(RunArgs),
     /// Certify one broker: every judge that applies to it in one run (the scenarios, and a
     /// cluster's; the client workloads; chaos under faults; a bounded live-wire fuzz; the peer
@@ -202,9 +206,15 @@ pub enum Command {
     Certify(CertifyArgs),
     /// One scenario on two targets, transcripts in full, each difference with its ledger entry
     /// or "undocumented".
+    ///
+    /// Exit 0: nothing undocumented; 1: an undocumented difference or a failed expectation;
+    /// 2: the scenario or a target could not run.
     Repro(ReproArgs),
     /// Run every scenario and print, per target, the (API, version, error code) cells the
     /// transaction APIs produced, then the codes each API can return that no scenario reached.
+    ///
+    /// Exit 0: the table was printed and every run passed; 1: a run found what fails it (its
+    /// report follows the table); 2: a scenario or a target could not run.
     Coverage(CoverageArgs),
     /// Run a peer's test suite against each target and judge each against Apache: franz-go's
     /// kgo integration tests (github.com/twmb/franz-go v1.22.3, pkg/kgo), fetched through the
@@ -214,7 +224,7 @@ pub enum Command {
     /// longer shows is stale. Exit 0: no undocumented finding, nothing stale; 1: otherwise;
     /// 2: the suite or a target could not run.
     Peers(PeersArgs),
-    /// Run client workloads with the Java kafka-clients (3.7.2, or --java-release) and
+    /// Run client workloads with the Java kafka-clients (3.7.2, or --release) and
     /// librdkafka on two targets, diff what each client saw (each call's result or exception,
     /// what consumers read, the group's offsets) and judge every difference against the
     /// ledger's client claims ([[deviation.client]] in deviations.toml): documented,
@@ -283,9 +293,10 @@ pub enum Command {
 /// The arguments of `kconform settings`.
 #[derive(Debug, clap::Args)]
 pub struct SettingsArgs {
-    /// Print JSON: `[{"property", "value", "kaas_ref", "why"}]`.
-    #[arg(long)]
-    pub json: bool,
+    /// Write JSON, `[{"property", "value", "kaas_ref", "why"}]`, to FILE (none or `-`: print
+    /// it).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
     /// Check a running broker's settings against them (external=HOST:PORT); exit 1 when one
     /// differs, 2 when it cannot be reached.
     #[arg(long)]
@@ -359,7 +370,7 @@ pub struct CoverageArgs {
     #[command(flatten)]
     pub on: TargetArgs,
     /// Also write the table to this Markdown file.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
     /// Also run the scenarios marked slow.
     #[arg(long)]
@@ -375,7 +386,7 @@ pub struct PeersArgs {
     /// Targets: ref, apache or external=HOST:PORT (default ref and apache; a live broker
     /// each, recorded answers cannot run a suite). The judge is the apache target, else
     /// the last one named.
-    #[arg(long = "target")]
+    #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
     /// Go test regexp: the tests to run (default all). CI runs
     /// '^(TestTxnEtl|TestGroupETL|TestGroupSimple|TestClient_Produce.*|TestConsumeRegex)$'.
@@ -384,13 +395,16 @@ pub struct PeersArgs {
     /// KGO_TEST_RECORDS: records each produce/consume test moves.
     #[arg(long, default_value_t = 20_000)]
     pub records: u32,
-    /// The suite's timeout on each target, in seconds; a binary still running 30 s later
-    /// is killed and its unfinished tests reported.
-    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(10..=86_400))]
-    pub timeout_secs: u64,
+    /// The suite's deadline on each target, in milliseconds (default 15 minutes); a binary
+    /// still running 30 s later is killed and its unfinished tests reported.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(10_000..=86_400_000))]
+    pub deadline_ms: Option<u64>,
+    /// The old name of --deadline-ms, in seconds.
+    #[arg(long, hide = true, conflicts_with = "deadline_ms", value_parser = clap::value_parser!(u64).range(10..=86_400))]
+    pub timeout_secs: Option<u64>,
     /// Tests run at once (-test.parallel); default the suite's own (one per core).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub parallel: Option<u32>,
+    #[arg(long, alias = "parallel", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: Option<u32>,
     /// Run every target's suite at the same time (faster; times then share the machine).
     #[arg(long)]
     pub concurrent: bool,
@@ -398,7 +412,7 @@ pub struct PeersArgs {
     #[arg(long, default_value_t = 1.0)]
     pub floor_secs: f64,
     /// The allowlist (default: peers-allowlist.toml of the scenarios).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     pub allowlist: Option<PathBuf>,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
@@ -422,7 +436,7 @@ pub struct ClientsArgs {
     /// Targets: ref, apache, ref:N, apache:N, build:N=PATH or external=HOST:PORT (default ref
     /// and apache).
     /// The first Apache target is the one the other is judged against.
-    #[arg(long = "target")]
+    #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
     /// A client to run; repeat for several (default: all six). kafkajs, sarama, aiokafka and
     /// kafka-python run the fencing workloads (fencing, fenced-send) and are installed into
@@ -434,9 +448,12 @@ pub struct ClientsArgs {
     /// of creating topics; reads start where each topic ended when the workload began.
     #[arg(long)]
     pub provisioned_topics: bool,
-    /// Seconds one workload may take before it is killed and reported.
-    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
-    pub deadline_secs: u64,
+    /// Milliseconds one workload may take before it is killed and reported (default 120 s).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
+    pub deadline_ms: Option<u64>,
+    /// The old name of --deadline-ms, in seconds.
+    #[arg(long, hide = true, conflicts_with = "deadline_ms", value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline_secs: Option<u64>,
     /// On a cluster, where a workload with a group (eos, empty-group-offsets,
     /// stale-generation-offsets) puts its transaction coordinator beside its group's: names
     /// are drawn until FindCoordinator puts them on one broker (`together`) or on two
@@ -448,7 +465,7 @@ pub struct ClientsArgs {
     /// speak of) or a later release (`4.4`: its jars fetched as for `--target apache@4.4`),
     /// to ask whether a newer application sees on kaas what it sees on Apache. Claims are then
     /// matched but none is judged stale.
-    #[arg(long, default_value = "3.7.2", value_parser = kconform::targets::apache::Release::parse)]
+    #[arg(long = "release", alias = "java-release", value_name = "RELEASE", default_value = "3.7.2", value_parser = kconform::targets::apache::Release::parse)]
     pub java_release: kconform::targets::apache::Release,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
@@ -580,7 +597,7 @@ pub struct ChaosArgs {
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
     /// Brokers of each default target.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=9))]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=9))]
     pub brokers: u64,
     /// How long the workload runs under faults: 120s, 5m, or plain seconds. The read-back and
     /// check take up to a minute more on each cluster.
@@ -693,9 +710,9 @@ pub struct TopicsArgs {
     pub names: Vec<String>,
     #[command(flatten)]
     pub scenarios: ScenarioArgs,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// Write JSON, `[{"name", "partitions", "configs"}]`, to FILE (none or `-`: print it).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
     /// List the topics of the client workloads (`kconform clients --provisioned-topics`)
     /// instead of the scenarios'.
     #[arg(long, conflicts_with_all = ["names", "chaos"])]
@@ -728,7 +745,7 @@ pub struct ApacheArgs {
     #[arg(value_enum)]
     pub action: ApacheAction,
     /// Brokers of `cluster`.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
     pub brokers: u8,
     /// Which Apache Kafka `up` and `cluster` start: MAJOR.MINOR (its newest patch kconform
     /// knows) or MAJOR.MINOR.PATCH, 3.7 to 4.4, with +tv2 from 4.0 for transaction.version 2
@@ -763,5 +780,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "d" => 86_400,
         _ => return Err(format!("'{text}': the unit is s, m, h or d")),
     };
-    Ok(Duration::from_secs(n * secs))
+    match n {
+        // Every duration here bounds work or a wait: none of them means anything at 0 (a
+        // fuzz run of 0 s said PASSED and left an empty findings folder).
+        0 => Err(format!("'{text}': a duration must be more than 0")),
+        n => Ok(Duration::from_secs(n * secs)),
+    }
 }

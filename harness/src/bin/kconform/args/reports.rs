@@ -42,13 +42,13 @@ impl BaselineArgs {
 #[derive(Debug, clap::Args)]
 pub struct ReportFiles {
     /// Write the report as JSON.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the report as JUnit XML.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Write the report as Markdown (for a pull-request comment).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }
 

@@ -55,7 +55,8 @@ pub async fn run(a: CertifyArgs) -> anyhow::Result<ExitCode> {
     out!("{}", certificate.terminal());
     write(&a, &certificate)?;
     super::save_baseline(&a.gate, baseline.as_ref(), &certificate.gated())?;
-    Ok(super::verdict(certificate.passed()))
+    let passed = super::holds(&a.gate, baseline.as_ref(), certificate.passed());
+    Ok(super::verdict(passed))
 }
 
 /// Each judge planned, one after the other, then those left out.

@@ -28,7 +28,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
                 .collect();
             let what = match c {
                 Client::Program(p) => format!("{} (installed on first use)", p.version()),
-                Client::Java => "kafka-clients 3.7.2, or --java-release".into(),
+                Client::Java => "kafka-clients 3.7.2, or --release".into(),
                 Client::Librdkafka => "built into kconform".into(),
             };
             let runs = match runs.len() == WORKLOADS.len() {
@@ -52,7 +52,11 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         clients,
         clients_named,
         provisioned_topics: a.provisioned_topics,
-        deadline: Duration::from_secs(a.deadline_secs),
+        deadline: match (a.deadline_ms, a.deadline_secs) {
+            (Some(ms), _) => Duration::from_millis(ms),
+            (None, Some(secs)) => Duration::from_secs(secs),
+            (None, None) => Duration::from_secs(120),
+        },
         coordinators: a.coordinators.placements(),
         java_release: a.java_release,
     };

@@ -37,7 +37,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     }
     let mode: Mode = a.mode.into();
     if a.brokers > 1 && !mode.frames() {
-        anyhow::bail!("--brokers spreads the frames' connections over instances; --mode sequences sends no frames");
+        anyhow::bail!("--instances spreads the frames' connections over instances; --mode sequences sends no frames");
     }
     let oracle = (a.oracle != "none").then_some(a.oracle.clone());
     campaign::check_oracle(mode, oracle.is_some())?;
@@ -77,6 +77,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let bar = progress::starting("fuzzing");
     let line = Arc::new(Bars::with_counters(bar.clone()));
+    let interrupted = stop_on_ctrl_c();
     let report = fuzzing
         .run(
             &running[0],
@@ -84,12 +85,18 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
             &mut keeper,
             instances,
             line,
-            stop_on_ctrl_c(),
+            interrupted.clone(),
         )
         .await;
     bar.finish_and_clear();
     stop_all(running.into_iter().chain(others), &mut keeper, &mut beside).await;
-    write(&a, &report?, baseline.as_ref())
+    let code = write(&a, &report?, baseline.as_ref())?;
+    // Interrupted: the summary and the files are written, and the exit says so (130, as a
+    // shell's for Ctrl-C), whatever was found.
+    match interrupted.load(Ordering::SeqCst) {
+        true => Ok(ExitCode::from(130)),
+        false => Ok(code),
+    }
 }
 
 /// Stops the targets and every broker kconform owns.
@@ -159,7 +166,7 @@ fn options(a: &FuzzArgs, start: &campaign::Start, deadline: Duration) -> FuzzOpt
 
 /// The kaas build `--target build=PATH` names, which kconform starts and restarts itself;
 /// refused in one line with another way to restart it, or as a cluster (its frames go to one
-/// broker: `--brokers N` runs instances beside each other).
+/// broker: `--instances N` runs instances beside each other).
 fn build_of(
     a: &FuzzArgs,
     target: &kconform::targets::TargetSpec,
@@ -168,7 +175,7 @@ fn build_of(
         return Ok(None);
     };
     if target.brokers > 1 {
-        anyhow::bail!("--target {}: the frames go to one broker; fuzz --target build={} --brokers {} runs that many instances of it beside each other", a.target, bin.display(), target.brokers);
+        anyhow::bail!("--target {}: the frames go to one broker; fuzz --target build={} --instances {} runs that many instances of it beside each other", a.target, bin.display(), target.brokers);
     }
     if a.broker_cmd.is_some() || a.restart_cmd.is_some() {
         anyhow::bail!("--target build=PATH: kconform starts and restarts the build itself; --broker-cmd and --restart-cmd are for a broker it does not start");
@@ -209,7 +216,7 @@ async fn start_brokers(
 ) -> anyhow::Result<()> {
     let what = match brokers {
         1 => "the broker".to_owned(),
-        n => format!("{n} instances of the broker (--brokers {n})"),
+        n => format!("{n} instances of the broker (--instances {n})"),
     };
     let spinner = progress::starting(&what);
     let mut started = keeper.start().await;
@@ -234,7 +241,7 @@ async fn reach(
     Ok(others)
 }
 
-/// The instances of --broker-cmd past the first (--brokers N): each one's address and its
+/// The instances of --broker-cmd past the first (--instances N): each one's address and its
 /// keeper, refused in one line where the command cannot be told where to listen.
 fn beside(
     a: &FuzzArgs,
@@ -244,19 +251,19 @@ fn beside(
         return Ok(Vec::new());
     }
     let Some(cmd) = &a.broker_cmd else {
-        anyhow::bail!("--brokers {} starts instances of --broker-cmd, which was not given (a broker kconform does not start cannot be run beside itself)", a.brokers);
+        anyhow::bail!("--instances {} starts instances of --broker-cmd, which was not given (a broker kconform does not start cannot be run beside itself)", a.brokers);
     };
     if !cmd.contains("{port}") {
-        anyhow::bail!("--brokers {}: --broker-cmd must hold {{port}} (and {{data_dir}} for its files), or every instance would listen on one port", a.brokers);
+        anyhow::bail!("--instances {}: --broker-cmd must hold {{port}} (and {{data_dir}} for its files), or every instance would listen on one port", a.brokers);
     }
     let Some(first) = target.external_addr() else {
-        anyhow::bail!("--brokers needs --target external=HOST:PORT (the first instance's port)");
+        anyhow::bail!("--instances needs --target external=HOST:PORT (the first instance's port)");
     };
     (1..a.brokers)
         .map(|i| {
             let port = first.port().checked_add(i).ok_or_else(|| {
                 anyhow::anyhow!(
-                    "--brokers {}: port {} + {i} is past 65535",
+                    "--instances {}: port {} + {i} is past 65535",
                     a.brokers,
                     first.port()
                 )

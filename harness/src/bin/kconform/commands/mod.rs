@@ -64,6 +64,19 @@ pub fn targets(
     Ok(choice.specs)
 }
 
+/// JSON `--json [FILE]` asked for: printed for `-`, else written to FILE.
+pub fn json_out(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    match path.as_os_str() == "-" {
+        true => {
+            outln!("{text}");
+            Ok(())
+        }
+        false => std::fs::write(path, format!("{text}\n"))
+            .with_context(|| format!("writing {}", path.display())),
+    }
+}
+
 /// Exit 0 when a report passed; 1 when it found an undocumented difference, a stale ledger
 /// entry, a failed expectation or a finding.
 pub fn verdict(passed: bool) -> ExitCode {
@@ -151,6 +164,23 @@ pub fn save_baseline(
     Ok(())
 }
 
+/// Whether a run passes, given its own verdict (`passed`): a run that saves its baseline
+/// (`--save-baseline` without `--baseline`) holds to what it saved, so it passes (saving one
+/// under `set -e` failed the step that saved it); it says so.
+pub fn holds(
+    gate: &crate::args::BaselineArgs,
+    baseline: Option<&kconform::report::baseline::Baseline>,
+    passed: bool,
+) -> bool {
+    let saving = gate.save_baseline.is_some() && baseline.is_none();
+    if saving && !passed {
+        eprintln!(
+            "kconform: exit 0: what fails this run is the baseline it saved (--baseline FILE gates on it)"
+        );
+    }
+    passed || saving
+}
+
 /// Holds what fails a judge's run (`failing`) to the baseline read at the start, and saves it
 /// where asked; prints the baseline's line (and what is new and fixed) after the report.
 /// Whether the run passes: as `passed` without a baseline; with one, when nothing is new.
@@ -164,7 +194,7 @@ pub fn hold(
     use kconform::report::baseline::Against;
     save_baseline(gate, baseline, failing)?;
     let Some(baseline) = baseline else {
-        return Ok(passed);
+        return Ok(holds(gate, None, passed));
     };
     let against = Against::hold(&[judge], failing, baseline);
     outln!("\n{}; the run fails only on what is new", against.summary());

@@ -19,8 +19,12 @@ pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
         run: RunOptions {
             run: a.run,
             records: a.records,
-            timeout: Duration::from_secs(a.timeout_secs),
-            parallel: a.parallel,
+            timeout: match (a.deadline_ms, a.timeout_secs) {
+                (Some(ms), _) => Duration::from_millis(ms),
+                (None, Some(secs)) => Duration::from_secs(secs),
+                (None, None) => Duration::from_secs(900),
+            },
+            parallel: a.jobs,
         },
         concurrent: a.concurrent,
         floor_secs: a.floor_secs,

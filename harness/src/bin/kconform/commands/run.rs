@@ -42,5 +42,6 @@ pub async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let page = kconform::report::html::page(&report, &all);
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(super::verdict(report.passed()))
+    let passed = super::holds(&a.gate, baseline.as_ref(), report.passed());
+    Ok(super::verdict(passed))
 }

@@ -22,8 +22,8 @@ pub async fn run(a: SettingsArgs) -> anyhow::Result<ExitCode> {
             false => ExitCode::from(1),
         });
     }
-    if a.json {
-        outln!("{}", serde_json::to_string_pretty(SETTINGS)?);
+    if let Some(path) = &a.json {
+        super::json_out(path, &serde_json::to_string_pretty(SETTINGS)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     for s in SETTINGS {

@@ -33,9 +33,9 @@ pub async fn run(a: TopicsArgs) -> anyhow::Result<ExitCode> {
             _ => ExitCode::from(1),
         });
     }
-    match a.json {
-        true => outln!("{}", serde_json::to_string_pretty(&needed)?),
-        false => {
+    match &a.json {
+        Some(path) => super::json_out(path, &serde_json::to_string_pretty(&needed)?)?,
+        None => {
             for t in &needed {
                 let configs: Vec<String> =
                     t.configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
