@@ -27,12 +27,16 @@ pub enum Source {
     BuiltInSnapshots,
     /// A directory.
     Dir(PathBuf),
+    /// A directory over the scenario files built into kconform: a file of the directory
+    /// stands for the built-in one of its name (a scenario, `deviations.toml`), every other
+    /// file is the built-in one. A suite of one's own on top of kconform's.
+    Over(PathBuf),
 }
 
 impl Source {
-    /// The scenarios: `dir`, or the built-in ones.
+    /// The scenarios: `dir` over the built-in ones, or the built-in ones.
     pub fn scenarios(dir: Option<&Path>) -> Source {
-        dir.map_or(Source::BuiltInScenarios, |d| Source::Dir(d.to_owned()))
+        dir.map_or(Source::BuiltInScenarios, |d| Source::Over(d.to_owned()))
     }
 
     /// Apache's recorded answers: `dir`, or the built-in ones.
@@ -42,7 +46,7 @@ impl Source {
 
     fn builtin(&self) -> Option<&'static [(&'static str, &'static str)]> {
         match self {
-            Source::BuiltInScenarios => Some(builtin::SCENARIO_FILES),
+            Source::BuiltInScenarios | Source::Over(_) => Some(builtin::SCENARIO_FILES),
             Source::BuiltInSnapshots => Some(builtin::SNAPSHOT_FILES),
             Source::Dir(_) => None,
         }
@@ -52,6 +56,7 @@ impl Source {
     pub fn place(&self, name: &str) -> String {
         match self {
             Source::Dir(d) => d.join(name).display().to_string(),
+            Source::Over(d) if d.join(name).is_file() => d.join(name).display().to_string(),
             _ => format!("built-in:{name}"),
         }
     }
@@ -66,6 +71,9 @@ impl Source {
             (Source::Dir(d), _) => {
                 std::fs::read_to_string(d.join(name)).map_err(|e| fail(e.to_string()))
             }
+            (Source::Over(d), _) if d.join(name).is_file() => {
+                std::fs::read_to_string(d.join(name)).map_err(|e| fail(e.to_string()))
+            }
             (_, Some(files)) => files
                 .iter()
                 .find(|(n, _)| *n == name)
@@ -78,6 +86,13 @@ impl Source {
     /// The names of the files directly in the source (not in subdirectories) that end with
     /// `suffix`, sorted.
     pub fn names(&self, suffix: &str) -> Result<Vec<String>, DataError> {
+        if let Source::Over(d) = self {
+            let mut out = Source::Dir(d.clone()).names(suffix)?;
+            out.extend(Source::BuiltInScenarios.names(suffix)?);
+            out.sort();
+            out.dedup();
+            return Ok(out);
+        }
         let mut out: Vec<String> = match (self, self.builtin()) {
             (Source::Dir(d), _) => std::fs::read_dir(d)
                 .map_err(|e| DataError {
@@ -104,6 +119,7 @@ impl Source {
     pub fn describe(&self) -> String {
         match self {
             Source::Dir(d) => d.display().to_string(),
+            Source::Over(d) => format!("{} over the scenarios built into kconform", d.display()),
             Source::BuiltInScenarios => "the scenarios built into kconform".into(),
             Source::BuiltInSnapshots => "the answers built into kconform".into(),
         }
@@ -152,5 +168,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "built-in:nope.toml: not built into this kconform");
+    }
+
+    #[test]
+    fn a_directory_over_the_built_in_suite_adds_and_stands_for_files_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("my-own.toml"), "mine").unwrap();
+        std::fs::write(dir.path().join("end-txn-on-empty.toml"), "replaced").unwrap();
+        let over = Source::Over(dir.path().to_owned());
+        let names = over.names(".toml").unwrap();
+        let built_in = Source::BuiltInScenarios.names(".toml").unwrap();
+        assert_eq!(names.len(), built_in.len() + 1, "one added, one stood for");
+        assert!(names.contains(&"my-own.toml".to_owned()));
+        assert_eq!(over.read("my-own.toml").unwrap(), "mine");
+        assert_eq!(over.read("end-txn-on-empty.toml").unwrap(), "replaced");
+        assert!(over
+            .place("end-txn-on-empty.toml")
+            .ends_with("end-txn-on-empty.toml"));
+        // What the directory has not: the built-in file, named as such.
+        assert_eq!(
+            over.read("deviations.toml").unwrap(),
+            Source::BuiltInScenarios.read("deviations.toml").unwrap()
+        );
+        assert_eq!(over.place("deviations.toml"), "built-in:deviations.toml");
+        assert!(over
+            .read("fragments/topic.toml")
+            .unwrap()
+            .contains("CreateTopics"));
     }
 }

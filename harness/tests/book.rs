@@ -14,7 +14,7 @@ use kconform::scenario::Scenario;
 use crate::util::root;
 
 /// The commands the CLI chapter shows, each with `--help`.
-pub(crate) const COMMANDS: [&str; 17] = [
+pub(crate) const COMMANDS: [&str; 18] = [
     "",
     "run",
     "certify",
@@ -32,6 +32,7 @@ pub(crate) const COMMANDS: [&str; 17] = [
     "topics",
     "list",
     "apache",
+    "ledger",
 ];
 
 /// One name for one idea across the subcommands, and the old names still taken (hidden).

@@ -99,6 +99,8 @@ pub(super) fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::causes::{Classified, FieldClasses};
+    use crate::compare::flow::Flows;
     use serde_json::json;
 
     fn row(scenario: &str, api: &str, path: &str, l: &str, r: &str) -> DiffRow {
@@ -209,5 +211,36 @@ mod tests {
         merge(&refs, &[true, false], &mut signed);
         assert_eq!(signed[0].as_ref().unwrap().1, "h");
         assert_eq!(signed[1].as_ref().unwrap().1, "s");
+    }
+
+    #[test]
+    fn one_refusal_on_the_apis_of_a_scenario_is_one_cause_and_a_documented_one_stays_out() {
+        let mut rows = [
+            row("static", "Heartbeat", "error_code", GONE.0, GONE.1),
+            row("static", "SyncGroup", "error_code", GONE.0, GONE.1),
+            row("static", "LeaveGroup", "error_code", GONE.0, GONE.1),
+        ];
+        for (r, v) in rows.iter_mut().zip([4, 5, 5]) {
+            r.version = Some(v);
+        }
+        let mut classified: Vec<Classified<'_>> = rows
+            .iter()
+            .map(|row| Classified {
+                row,
+                documented_by: None,
+            })
+            .collect();
+        let group = |c: &[Classified<'_>]| {
+            crate::compare::causes::group(c, &[], &FieldClasses::default(), &Flows::default())
+        };
+        let causes = group(&classified);
+        assert_eq!(causes.len(), 1, "{causes:#?}");
+        assert_eq!(causes[0].differences, 3);
+        assert_eq!(
+            causes[0].versions,
+            "Heartbeat v4; LeaveGroup v5; SyncGroup v5"
+        );
+        classified[2].documented_by = Some("leave-fenced");
+        assert_eq!(group(&classified).len(), 2);
     }
 }

@@ -20,6 +20,7 @@ pub use super::folding::Classified;
 use super::folding::{fold_refusals, Flowed};
 use crate::compare::diff::DiffRow;
 use crate::compare::flow::Flows;
+pub use crate::compare::shown::Shown;
 pub use crate::compare::signature::{
     first_reading, shape, FieldClasses, FieldClassesError, LoggedField, Notice, FIELD_CLASSES,
 };
@@ -82,6 +83,9 @@ pub struct Cause {
     /// settings check before the run): which, on which target. The difference is then that
     /// broker's configuration's, not its behaviour's; it still fails the run.
     pub configuration: Option<String>,
+    /// Each field difference of its own it holds, as a ledger entry would state it, each once
+    /// (at most [`super::shown::MOST`]): what `kconform ledger draft` writes.
+    pub shows: Vec<Shown>,
 }
 
 impl Cause {
@@ -104,6 +108,7 @@ impl Cause {
             scenarios: Vec::new(),
             example: example.row.clone(),
             configuration: None,
+            shows: Vec::new(),
         }
     }
 
@@ -202,6 +207,7 @@ pub fn group(
             .entry(key.clone())
             .or_insert_with(|| Cause::new(*notice, signature.clone(), title(d.row, signature), d));
         cause.differences += 1;
+        super::shown::add(&mut cause.shows, d.row);
         cause
             .steps
             .insert((d.row.scenario.clone(), d.row.step.clone()));
@@ -507,57 +513,6 @@ mod tests {
         assert_eq!((causes[1].differences, causes[1].folded), (0, 1));
         // Every row of the flat list is in exactly one cause.
         assert_eq!(causes.iter().map(Cause::rows).sum::<usize>(), rows.len());
-    }
-
-    #[test]
-    fn one_refusal_on_the_apis_of_a_scenario_is_one_cause_and_a_documented_one_stays_out() {
-        let gone = (
-            json!("25 UNKNOWN_MEMBER_ID"),
-            json!("82 FENCED_INSTANCE_ID"),
-        );
-        let mut rows = [
-            row(
-                "static",
-                "hb",
-                4,
-                "error_code",
-                gone.0.clone(),
-                gone.1.clone(),
-            ),
-            row(
-                "static",
-                "sync",
-                5,
-                "error_code",
-                gone.0.clone(),
-                gone.1.clone(),
-            ),
-            row(
-                "static",
-                "leave",
-                5,
-                "error_code",
-                gone.0.clone(),
-                gone.1.clone(),
-            ),
-        ];
-        for (r, api) in rows
-            .iter_mut()
-            .zip(["Heartbeat", "SyncGroup", "LeaveGroup"])
-        {
-            r.api = api.into();
-        }
-        let mut classified = undocumented(&rows);
-        let causes = group(&classified, &[], &classes(), &Flows::default());
-        assert_eq!(causes.len(), 1, "{causes:#?}");
-        assert_eq!(causes[0].differences, 3);
-        assert_eq!(
-            causes[0].versions,
-            "Heartbeat v4; LeaveGroup v5; SyncGroup v5"
-        );
-        classified[2].documented_by = Some("leave-fenced");
-        let causes = group(&classified, &[], &classes(), &Flows::default());
-        assert_eq!(causes.len(), 2, "{causes:#?}");
     }
 
     #[test]

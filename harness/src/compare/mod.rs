@@ -14,4 +14,5 @@ mod folding;
 pub mod ledger;
 pub mod normalise;
 pub mod refusal;
+pub mod shown;
 pub mod signature;

@@ -409,6 +409,7 @@ mod tests {
                 detail: None,
             },
             configuration: None,
+            shows: Vec::new(),
         }
     }
 

@@ -118,7 +118,8 @@ impl Report {
             .take(2)
             .map(|t| format!(" --target {t}"))
             .collect();
-        format!("kconform repro {}{targets}", cause.example.scenario)
+        let flags: String = self.repro_flags.iter().map(|f| format!(" {f}")).collect();
+        format!("kconform repro {}{targets}{flags}", cause.example.scenario)
     }
 
     /// The causes on the terminal, a line each: each undocumented one with its count, the
@@ -417,6 +418,16 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("DOCUMENTED wire-50 state EndTxn error_code: 50 INVALID_TRANSACTION_TIMEOUT | 48 INVALID_TXN_STATE (v3): 1 in s<1>"), "{text}");
+        // The flags that made the finding go with its repro: another suite, another ledger.
+        let mut with_flags = r.clone();
+        with_flags.repro_flags = vec!["--scenarios my-suite".into(), "--provisioned-topics".into()];
+        assert!(
+            with_flags.terminal(true).contains(
+                "repro: kconform repro s --target external=127.0.0.1:9092 --target apache --scenarios my-suite --provisioned-topics"
+            ),
+            "{}",
+            with_flags.terminal(true)
+        );
         assert!(
             text.contains("in 2 root cause(s) (1 undocumented)"),
             "{text}"

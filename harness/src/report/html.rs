@@ -113,12 +113,14 @@ fn difference(out: &mut String, report: &Report, transcripts: &[Transcript], d: 
         true => &report.targets,
         false => &report.target_args,
     };
+    let flags: String = report.repro_flags.iter().map(|f| format!(" {f}")).collect();
     let _ = write!(
         out,
-        "<p class=\"dim\">repro: <code>kconform repro {} --target {} --target {}</code></p></div>",
+        "<p class=\"dim\">repro: <code>kconform repro {} --target {} --target {}{}</code></p></div>",
         esc(&row.scenario),
         esc(&targets[0]),
-        esc(&targets[1])
+        esc(&targets[1]),
+        esc(&flags)
     );
 }
 

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod book;
 mod causes;
 pub mod consequences;
+pub mod draft;
 pub mod forms;
 pub mod gate;
 pub mod html;
@@ -123,6 +124,10 @@ pub struct Report {
     /// The same targets as `--target` takes them (an external broker with its address), for
     /// the `repro` commands the report prints; empty: the names.
     pub target_args: Vec<String>,
+    /// The flags besides the targets that made this run's findings (`--scenarios DIR`,
+    /// `--snapshots DIR`, `--provisioned-topics`, a fault command), for the `repro` commands
+    /// the report prints: without them a repro runs another suite or ledger and may pass.
+    pub repro_flags: Vec<String>,
     /// Every transcript's outcome.
     pub runs: Vec<Run>,
     /// Differences between the first two targets.

@@ -7,16 +7,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use kconform::data::Source;
 use kconform::targets::apache::Backend;
 
 mod certify;
 mod fuzz;
 mod kaas;
+mod on;
 mod reports;
 pub use certify::CertifyArgs;
 pub use fuzz::{FuzzArgs, FuzzCommand, FuzzMode};
 pub use kaas::{KaasAction, KaasArgs, KaasUpArgs};
+pub use on::{ScenarioArgs, TargetArgs};
 pub use reports::{BaselineArgs, ReportFiles};
 
 /// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
@@ -79,96 +80,6 @@ impl From<ClientArg> for kconform::clients::Client {
             ClientArg::KafkaPython => Client::Program(Program::KafkaPython),
         }
     }
-}
-
-/// Where the scenarios come from.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ScenarioArgs {
-    /// Directory of scenario files, their fragments/, deviations.toml and
-    /// peers-allowlist.toml (default: the ones built into this kconform, so it works from any
-    /// directory).
-    #[arg(long, value_name = "DIR")]
-    pub scenarios: Option<PathBuf>,
-}
-
-impl ScenarioArgs {
-    /// The scenarios' source: the directory given, else those built in.
-    pub fn source(&self) -> Source {
-        Source::scenarios(self.scenarios.as_deref())
-    }
-}
-
-/// The brokers a command runs on, and how it reaches them.
-#[derive(Debug, Clone, clap::Args)]
-pub struct TargetArgs {
-    /// A target: `ref` (the bundled kaas-ref, in process), `apache` (a real Apache Kafka 3.7.2,
-    /// the release kaas claims parity with: the one `kconform apache up` keeps, else one
-    /// launched by --apache-backend), `apache@RELEASE` (another Apache, 3.7 to 4.4:
-    /// `apache@4.4`, `apache@3.8.0`, `apache@4.4+tv2` for transaction.version 2),
-    /// `apache-recorded` (Apache 3.7.2's recorded answers; `apache-recorded@4.4` and
-    /// `apache-recorded@4.4+tv2` for 4.4.0's) or `external=HOST:PORT` (any running
-    /// broker); `external:3=HOST:PORT` for a running cluster of three (any broker's address;
-    /// the others are read from its Metadata), with --fault-cmd for the scenarios that do
-    /// something to its brokers; `build:3=PATH` for the kaas binary at PATH run as a cluster
-    /// of three processes with the Kubernetes API its cluster mode reads served by kconform
-    /// (`kconform kaas up` runs one by hand). Repeat for several, each once. Default: ref and
-    /// apache, or ref and apache-recorded where Apache cannot run (said so).
-    #[arg(long = "target", value_name = "TARGET")]
-    pub targets: Vec<String>,
-    /// How to do a fault to a broker of an external cluster, as ACT=COMMAND (ACT: kill,
-    /// restart, pause, resume, hold_markers or release_markers: the transaction markers sent
-    /// to the broker held back while it serves on, then let through; fill_disk or free_disk:
-    /// its disk full, every write failing, then freed), run with `sh -c` after
-    /// `{node}` (the broker's node id) and `{addr}` (its HOST:PORT) are filled in: e.g.
-    /// `pause='kubectl exec kaas-{node} -- kill -STOP 1'`. Repeat for each act. A restart or
-    /// resume then waits until the broker is back in sync. The cluster scenarios that need an act given no command are left out, and
-    /// said to be.
-    #[arg(long = "fault-cmd", value_name = "ACT=COMMAND")]
-    pub fault_cmds: Vec<String>,
-    /// Directory of Apache's recorded answers, `<scenario>__apache.snap` (another release's:
-    /// `<scenario>__apache@4.4.0-tv2.snap`) (default: the ones built into this kconform).
-    #[arg(long, value_name = "DIR")]
-    pub snapshots: Option<PathBuf>,
-    /// Run the scenarios written for a cluster of N brokers, on ref:N and apache:N (or
-    /// apache-recorded:N) unless --target names others. Default: one broker.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=9))]
-    pub brokers: Option<u64>,
-    /// Run the security scenarios (SASL logins and ACLs) on ref+sasl and apache+sasl (or
-    /// apache-recorded+sasl) unless --target names others.
-    #[arg(long)]
-    pub sasl: bool,
-    /// Deadline for every network wait, in milliseconds (Apache's request.timeout.ms, 30 s,
-    /// and 5 s more: Apache may hold an answer back that long).
-    #[arg(long, default_value_t = kconform::run::DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
-    pub deadline_ms: u64,
-    /// Use provisioned topics on every live target (the topics `kconform topics` lists, created
-    /// beforehand) instead of creating them; a target that refuses CreateTopics gets them
-    /// anyway. Offsets are then read relative to where each scenario began, so records earlier
-    /// runs left change no verdict.
-    #[arg(long)]
-    pub provisioned_topics: bool,
-    /// Fail on answers that Apache's parser reads but no canonical encoder writes (a tagged
-    /// field at its default, an unknown tag, a varint longer than it needs): reported as
-    /// "non-canonical encoding", never as malformed. Off, they are encoding notes, shown by
-    /// --show and repro and kept in the JSON transcripts.
-    #[arg(long)]
-    pub strict_encoding: bool,
-    /// Stop a scenario at an answer whose only defect is its response header's version (v1
-    /// where v0 is due, or the other way), as at any malformed answer. By default such an
-    /// answer is recorded as malformed, read under the other version, and the scenario goes on,
-    /// its later steps judged as usual: one framing defect hides no transaction behaviour.
-    #[arg(long)]
-    pub stop_at_malformed: bool,
-    /// Clusters kconform starts (ref:N, build:N; a build's start one after another) to share
-    /// the scenarios that kill or pause brokers out over, each copy running its share one after
-    /// the other: their waits pass side by side. Default 1: one cluster.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
-    pub lanes: u64,
-    /// How `--target apache` launches Apache when `kconform apache up` is not running one:
-    /// `container` (the apache/kafka image; needs Docker), `jvm` (needs java and mvn), or
-    /// `auto` (the container when a Docker engine answers, else the JVM).
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub apache_backend: BackendArg,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -284,6 +195,12 @@ pub enum Command {
     /// Run a kaas build as a cluster on this machine (`up`), with the Kubernetes API its
     /// cluster mode needs served by kconform.
     Kaas(KaasArgs),
+    /// The deviation ledger's tools: `draft` writes, for each undocumented root cause of a
+    /// `kconform run --json` report, the `[[deviation]]` entry to paste into deviations.toml,
+    /// filled with what the run saw and marked TODO where a person must say why.
+    ///
+    /// Exit 0: drafted (or nothing to draft, said); 2: the report cannot be read.
+    Ledger(LedgerArgs),
     /// The broker settings the scenarios assume (Apache's property, its value, kaas-ref's flag,
     /// and why), so that a broker to judge can be started right; with --target, whether that
     /// broker has them (read with DescribeConfigs).
@@ -481,6 +398,30 @@ pub struct ClientsArgs {
     pub gate: BaselineArgs,
     #[command(flatten)]
     pub files: ReportFiles,
+}
+
+impl ClientsArgs {
+    /// What one workload may take: --deadline-ms, or the old --deadline-secs, else 120 s.
+    pub fn deadline(&self) -> Duration {
+        deadline(self.deadline_ms, self.deadline_secs, 120)
+    }
+}
+
+impl PeersArgs {
+    /// What the suite may take on a target: --deadline-ms, or the old --timeout-secs, else
+    /// 15 minutes.
+    pub fn deadline(&self) -> Duration {
+        deadline(self.deadline_ms, self.timeout_secs, 900)
+    }
+}
+
+/// A deadline given in milliseconds, or under its old name in seconds, or `default` seconds.
+fn deadline(ms: Option<u64>, old_secs: Option<u64>, default: u64) -> Duration {
+    match (ms, old_secs) {
+        (Some(ms), _) => Duration::from_millis(ms),
+        (None, Some(secs)) => Duration::from_secs(secs),
+        (None, None) => Duration::from_secs(default),
+    }
 }
 
 /// `--coordinators` of `kconform clients`.
@@ -786,4 +727,25 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         0 => Err(format!("'{text}': a duration must be more than 0")),
         n => Ok(Duration::from_secs(n * secs)),
     }
+}
+
+/// The arguments of `kconform ledger`.
+#[derive(Debug, clap::Args)]
+pub struct LedgerArgs {
+    /// What to do: `draft`.
+    #[arg(value_enum)]
+    pub action: LedgerAction,
+    /// The report to draft from: what `kconform run --json FILE` wrote.
+    #[arg(value_name = "FILE")]
+    pub report: PathBuf,
+    /// Write the draft to FILE instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `kconform ledger ACTION`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LedgerAction {
+    /// Draft an entry for each undocumented root cause of a report.
+    Draft,
 }

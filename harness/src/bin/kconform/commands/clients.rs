@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use std::sync::Arc;
-use std::time::Duration;
 
 use kconform::clients::{Client, ClientsOptions, WORKLOADS};
 use kconform::compare::ledger::Ledger;
@@ -42,6 +41,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
     let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let ledger = Ledger::read(&a.scenarios.source())?;
+    let deadline = a.deadline();
     let clients_named = !a.clients.is_empty();
     let clients = match clients_named {
         true => a.clients.into_iter().map(Into::into).collect(),
@@ -52,11 +52,7 @@ pub async fn run(a: ClientsArgs) -> anyhow::Result<ExitCode> {
         clients,
         clients_named,
         provisioned_topics: a.provisioned_topics,
-        deadline: match (a.deadline_ms, a.deadline_secs) {
-            (Some(ms), _) => Duration::from_millis(ms),
-            (None, Some(secs)) => Duration::from_secs(secs),
-            (None, None) => Duration::from_secs(120),
-        },
+        deadline,
         coordinators: a.coordinators.placements(),
         java_release: a.java_release,
     };

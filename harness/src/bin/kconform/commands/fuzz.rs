@@ -35,12 +35,7 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     if let Some(then) = &a.then {
         return subcommand(then);
     }
-    let mode: Mode = a.mode.into();
-    if a.brokers > 1 && !mode.frames() {
-        anyhow::bail!("--instances spreads the frames' connections over instances; --mode sequences sends no frames");
-    }
-    let oracle = (a.oracle != "none").then_some(a.oracle.clone());
-    campaign::check_oracle(mode, oracle.is_some())?;
+    let (mode, oracle) = mode_and_oracle(&a)?;
     let start = campaign::start(&a.findings, a.resume, a.seed, a.shard)?;
     let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let named: Vec<String> = std::iter::once(a.target.clone()).chain(oracle).collect();
@@ -91,12 +86,27 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     stop_all(running.into_iter().chain(others), &mut keeper, &mut beside).await;
     let code = write(&a, &report?, baseline.as_ref())?;
-    // Interrupted: the summary and the files are written, and the exit says so (130, as a
-    // shell's for Ctrl-C), whatever was found.
+    Ok(interrupted_or(&interrupted, code))
+}
+
+/// Interrupted: the summary and the files are written, and the exit says so (130, as a
+/// shell's for Ctrl-C), whatever was found; else `code`.
+fn interrupted_or(interrupted: &AtomicBool, code: ExitCode) -> ExitCode {
     match interrupted.load(Ordering::SeqCst) {
-        true => Ok(ExitCode::from(130)),
-        false => Ok(code),
+        true => ExitCode::from(130),
+        false => code,
     }
+}
+
+/// The mode and the oracle asked for, refused where they do not go together.
+fn mode_and_oracle(a: &FuzzArgs) -> anyhow::Result<(Mode, Option<String>)> {
+    let mode: Mode = a.mode.into();
+    if a.brokers > 1 && !mode.frames() {
+        anyhow::bail!("--instances spreads the frames' connections over instances; --mode sequences sends no frames");
+    }
+    let oracle = (a.oracle != "none").then_some(a.oracle.clone());
+    campaign::check_oracle(mode, oracle.is_some())?;
+    Ok((mode, oracle))
 }
 
 /// Stops the targets and every broker kconform owns.

@@ -9,6 +9,7 @@ mod clients;
 mod coverage;
 mod fuzz;
 mod kaas;
+mod ledger;
 mod list;
 mod peers;
 mod proxy;
@@ -43,6 +44,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::List(a) => list::run(a),
         Command::Apache(a) => apache::run(a).await,
         Command::Kaas(a) => kaas::run(a).await,
+        Command::Ledger(a) => ledger::run(a),
         Command::Settings(a) => settings::run(a).await,
     }
 }

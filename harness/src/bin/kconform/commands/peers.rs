@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use kconform::peers::judge::Allowlist;
 use kconform::peers::suite::RunOptions;
@@ -15,15 +14,12 @@ use crate::progress::Bars;
 pub async fn run(a: PeersArgs) -> anyhow::Result<ExitCode> {
     let specs = super::targets(&a.targets, a.apache_backend.into(), None, false)?;
     let baseline = super::before_work(&a.gate, &a.files, None)?;
+    let timeout = a.deadline();
     let options = PeersOptions {
         run: RunOptions {
             run: a.run,
             records: a.records,
-            timeout: match (a.deadline_ms, a.timeout_secs) {
-                (Some(ms), _) => Duration::from_millis(ms),
-                (None, Some(secs)) => Duration::from_secs(secs),
-                (None, None) => Duration::from_secs(900),
-            },
+            timeout,
             parallel: a.jobs,
         },
         concurrent: a.concurrent,

@@ -99,9 +99,11 @@ pub async fn compare_on(
         stop_at_malformed: on.stop_at_malformed,
         lanes: on.lanes as usize,
     };
-    Ok(session
+    let (mut report, transcripts) = session
         .run(&planned.chosen, &specs, jobs, Arc::new(Bars::default()))
-        .await?)
+        .await?;
+    report.repro_flags = on.repro_flags(scenarios);
+    Ok((report, transcripts))
 }
 
 /// Leaves out the scenarios written for Apache releases the run has none of, saying which; one
