@@ -411,3 +411,27 @@ fn ctrl_c_ends_fuzz_with_its_summary_and_exit_130_and_no_time_is_refused() {
     );
     assert!(stdout.contains("frames"), "the summary: {stdout}");
 }
+
+/// Without a terminal (CI, nohup) a fuzz run prints its counters as a line every minute
+/// (`KCONFORM_PROGRESS_EVERY` seconds here), how long it has run of how long it will: it was
+/// silent between its first line and its summary.
+#[test]
+fn fuzz_without_a_terminal_says_how_far_it_is_every_so_often() {
+    let dir = tempfile::tempdir().unwrap();
+    let findings = dir.path().join("findings");
+    let out = crate::util::kconform()
+        .args([
+            "fuzz", "--mode", "frames", "--oracle", "none", "--target", "ref",
+        ])
+        .args(["--duration", "5s", "--findings", findings.to_str().unwrap()])
+        .env("KCONFORM_PROGRESS_EVERY", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(" of 5 seconds: "))
+        .collect();
+    assert!(lines.len() >= 2, "{err}");
+    assert!(lines.iter().all(|l| l.contains("frames")), "{err}");
+}

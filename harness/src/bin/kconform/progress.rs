@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -18,6 +18,30 @@ pub fn starting(target: &str) -> ProgressBar {
     );
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
+}
+
+/// The fuzzers' spinner: how long they have run of `total`, then their counters.
+pub fn fuzzing(total: Duration) -> ProgressBar {
+    let total = indicatif::HumanDuration(total);
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template(&format!("{{spinner}} {{elapsed}} of {total}: {{wide_msg}}"))
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// How often the counters are printed as a plain line where stderr is no terminal (CI, nohup):
+/// an overnight run is not silent for eight hours. Every minute, or every
+/// `KCONFORM_PROGRESS_EVERY` seconds.
+fn plain_every() -> Duration {
+    let secs = std::env::var("KCONFORM_PROGRESS_EVERY")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(60);
+    Duration::from_secs(secs)
 }
 
 /// A bar over `count` scenarios on `target`, its message the scenario that started last.
@@ -48,15 +72,40 @@ pub struct Bars {
     counters: Mutex<Vec<(String, String)>>,
     /// The spinner that shows them, lines printed above it.
     counter_bar: Option<ProgressBar>,
+    /// Where stderr is no terminal: when the run began, how long it is to take, and when the
+    /// counters were last printed as a line.
+    plain: Option<(Instant, Duration, Mutex<Instant>)>,
 }
 
 impl Bars {
-    /// Counters shown on `bar` (the fuzzers').
-    pub fn with_counters(bar: ProgressBar) -> Bars {
+    /// Counters shown on `bar` (the fuzzers'), over a run of `total`; where stderr is no
+    /// terminal, printed as a line every minute instead.
+    pub fn with_counters(bar: ProgressBar, total: Duration) -> Bars {
+        let now = Instant::now();
+        let plain = (!console::Term::stderr().is_term()).then(|| (now, total, Mutex::new(now)));
         Bars {
             counter_bar: Some(bar),
+            plain,
             ..Bars::default()
         }
+    }
+
+    /// The counters as a plain line, once a minute (no terminal).
+    fn plain_line(&self, shown: &str) {
+        let Some((began, total, last)) = &self.plain else {
+            return;
+        };
+        let Ok(mut last) = last.lock() else { return };
+        if last.elapsed() < plain_every() {
+            return;
+        }
+        *last = Instant::now();
+        let secs = |d: Duration| indicatif::HumanDuration(Duration::from_secs(d.as_secs()));
+        eprintln!(
+            "kconform: {} of {}: {shown}",
+            secs(began.elapsed()),
+            secs(*total)
+        );
     }
 
     fn clear_spinner(&self, target: &str) {
@@ -118,8 +167,10 @@ impl kconform::report::progress::Progress for Bars {
             None => c.push((source.to_owned(), line.to_owned())),
         }
         let shown: Vec<&str> = c.iter().map(|(_, l)| l.as_str()).collect();
+        let shown = shown.join("; ");
+        self.plain_line(&shown);
         if let Some(bar) = &self.counter_bar {
-            bar.set_message(shown.join("; "));
+            bar.set_message(shown);
         }
     }
     fn finding(&self, file: &str, signature: &str) {
@@ -141,7 +192,10 @@ mod tests {
     #[test]
     fn an_item_done_moves_its_targets_bar_and_counters_keep_one_line_per_fuzzer() {
         use kconform::report::progress::Progress;
-        let bars = super::Bars::with_counters(indicatif::ProgressBar::hidden());
+        let bars = super::Bars::with_counters(
+            indicatif::ProgressBar::hidden(),
+            std::time::Duration::from_secs(60),
+        );
         bars.running("ref", 3);
         bars.done("ref", "s1", "");
         bars.done("ref", "s2", "PASS");

@@ -269,8 +269,8 @@ async fn fuzz(a: &CertifyArgs, planned: &Planned, duration: Duration) -> anyhow:
     let fuzzing = Campaign::new(Mode::Frames, options, start.first_frame, &source)?;
     let started = Instant::now();
     let (running, mut keeper) = fuzzed(planned, deadline).await?;
-    let bar = progress::starting("fuzzing");
-    let line = Arc::new(Bars::with_counters(bar.clone()));
+    let bar = progress::fuzzing(duration);
+    let line = Arc::new(Bars::with_counters(bar.clone(), duration));
     let report = fuzzing
         .run(
             &running[0],

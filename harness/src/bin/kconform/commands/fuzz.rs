@@ -70,8 +70,8 @@ pub async fn run(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         .zip(beside.iter_mut())
         .map(|(target, (_, keeper))| kconform::fuzz::wire::Instance { target, keeper })
         .collect();
-    let bar = progress::starting("fuzzing");
-    let line = Arc::new(Bars::with_counters(bar.clone()));
+    let bar = progress::fuzzing(a.duration);
+    let line = Arc::new(Bars::with_counters(bar.clone(), a.duration));
     let interrupted = stop_on_ctrl_c();
     let report = fuzzing
         .run(
