@@ -136,3 +136,35 @@ fn a_bad_ledger_is_refused_with_one_target_before_any_scenario() {
     );
     assert!(line.contains("deviations.toml: TOML parse error"), "{line}");
 }
+
+/// `--quiet` leaves the report alone on stdout and nothing on stderr; without it, kaas-ref's
+/// own log lines (its `WARN ... marker refused`) go to a file of the run, named once, not into
+/// the run's output (they were printed inside the progress of a PASSED run).
+#[test]
+fn quiet_is_quiet_and_the_brokers_logs_go_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["run", "--target", "ref", "--target", "apache-recorded"];
+    let (code, out, err) = kconform_in(dir.path(), &[&args[..], &["--quiet"]].concat(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("PASSED: "), "{out}");
+    assert!(err.is_empty(), "--quiet printed: {err}");
+
+    let (code, _, err) = kconform_in(dir.path(), &args, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("WARN"),
+        "a broker's log line on stderr: {err}"
+    );
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("the logs of the brokers it runs in its own process"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    let path = said[0].rsplit(" are in ").next().unwrap();
+    let log = std::fs::read_to_string(path).unwrap();
+    assert!(
+        log.contains("WARN") && log.contains("reference_broker"),
+        "{log}"
+    );
+    std::fs::remove_file(path).unwrap();
+}

@@ -13,6 +13,7 @@
 mod output;
 mod args;
 mod commands;
+mod logs;
 mod progress;
 
 use std::process::ExitCode;
@@ -41,18 +42,9 @@ fn main() -> ExitCode {
 }
 
 async fn run() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            // librdkafka's own error lines are silenced: what a client raised is in the
-            // transcript of `kconform clients`, said once.
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,rdkafka=off,librdkafka=off".into()),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only where stderr is a terminal (and NO_COLOR is not set), as the report's.
-        .with_ansi(console::colors_enabled_stderr())
-        .init();
     let cli = Cli::parse();
+    logs::init(cli.quiet);
+    progress::set_quiet(cli.quiet);
     // Ctrl-C drops the run, and with it the brokers it started (the JVM is stopped, the
     // container removed) before exiting; `fuzz` instead ends its run and prints the summary.
     let outcome = match cli.command {

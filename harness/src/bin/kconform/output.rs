@@ -22,6 +22,15 @@ macro_rules! outln {
     }};
 }
 
+/// A note on stderr (`kconform: skipping ...`), left out under `--quiet`.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        if !$crate::progress::is_quiet() {
+            eprintln!($($arg)*);
+        }
+    }};
+}
+
 /// A closed stdout ends the program quietly; any other write failure is said on stderr.
 pub fn stdout_failed(e: std::io::Error) {
     if e.kind() == std::io::ErrorKind::BrokenPipe {

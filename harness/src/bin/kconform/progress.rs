@@ -9,9 +9,34 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
+/// `--quiet`: no bars, spinners or notes.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Hides every bar, spinner and note from now on (`--quiet`).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `--quiet` was given: notes ([`note!`]) are left out.
+pub fn is_quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn quiet() -> bool {
+    is_quiet()
+}
+
+/// A spinner, or a hidden one under `--quiet`.
+fn spinner() -> ProgressBar {
+    match quiet() {
+        true => ProgressBar::hidden(),
+        false => ProgressBar::new_spinner(),
+    }
+}
+
 /// A spinner shown while `target` starts.
 pub fn starting(target: &str) -> ProgressBar {
-    let bar = ProgressBar::new_spinner().with_message(format!("starting {target}"));
+    let bar = spinner().with_message(format!("starting {target}"));
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -23,7 +48,7 @@ pub fn starting(target: &str) -> ProgressBar {
 /// The fuzzers' spinner: how long they have run of `total`, then their counters.
 pub fn fuzzing(total: Duration) -> ProgressBar {
     let total = indicatif::HumanDuration(total);
-    let bar = ProgressBar::new_spinner();
+    let bar = spinner();
     bar.set_style(
         ProgressStyle::with_template(&format!("{{spinner}} {{elapsed}} of {total}: {{wide_msg}}"))
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -46,7 +71,11 @@ fn plain_every() -> Duration {
 
 /// A bar over `count` scenarios on `target`, its message the scenario that started last.
 pub fn scenarios(target: &str, count: usize) -> ProgressBar {
-    let bar = ProgressBar::new(count as u64);
+    let bar = match quiet() {
+        true => ProgressBar::hidden(),
+        false => ProgressBar::new(count as u64),
+    };
+    bar.set_length(count as u64);
     bar.set_style(
         ProgressStyle::with_template(&format!(
             "{target:>8} [{{bar:30}}] {{pos}}/{{len}} {{elapsed}} {{wide_msg}}"
@@ -92,7 +121,7 @@ impl Bars {
 
     /// The counters as a plain line, once a minute (no terminal).
     fn plain_line(&self, shown: &str) {
-        let Some((began, total, last)) = &self.plain else {
+        let Some((began, total, last)) = self.plain.as_ref().filter(|_| !quiet()) else {
             return;
         };
         let Ok(mut last) = last.lock() else { return };
@@ -118,8 +147,11 @@ impl Bars {
         self.bars.lock().ok().and_then(|b| b.get(target).cloned())
     }
 
-    /// Prints a line above the bars (or plainly, with none).
+    /// Prints a line above the bars (or plainly, with none); nothing under `--quiet`.
     fn line(&self, text: String) {
+        if quiet() {
+            return;
+        }
         match &self.counter_bar {
             Some(bar) => bar.println(text),
             None => self.multi.suspend(|| eprintln!("{text}")),

@@ -27,6 +27,10 @@ pub use reports::{BaselineArgs, ReportFiles};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// No progress, no notes and no log lines but errors on stderr: the report (and a
+    /// refusal's reason) alone.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 /// `--apache-backend`: how to launch Apache ([`Backend`]).

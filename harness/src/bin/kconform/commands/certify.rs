@@ -32,10 +32,10 @@ pub async fn run(a: CertifyArgs) -> anyhow::Result<ExitCode> {
     kconform::Scenario::load_all(&source)?;
     let ledger = kconform::compare::ledger::Ledger::read(&source)?;
     if let Some(why) = &recorded_because {
-        eprintln!("kconform: no live Apache ({why}); judging against Apache's recorded answers");
+        note!("kconform: no live Apache ({why}); judging against Apache's recorded answers");
     }
     for l in &plan.left_out {
-        eprintln!("kconform: certify leaves out {}: {}", l.judge, l.why);
+        note!("kconform: certify leaves out {}: {}", l.judge, l.why);
     }
     let started = Instant::now();
     let parts = run_judges(&a, &plan, started, &ledger).await;
@@ -73,7 +73,7 @@ async fn run_judges(
         let against = planned
             .against
             .map_or(String::new(), |s| format!(" against {}", s.name()));
-        eprintln!(
+        note!(
             "kconform: certify: {} on {}{against} ({}/{})",
             planned.judge,
             planned.target.name(),
@@ -81,9 +81,10 @@ async fn run_judges(
             plan.run.len()
         );
         let part = judge(a, planned, remaining, &after, ledger).await;
-        eprintln!(
+        note!(
             "kconform: certify: {} took {:.0} s",
-            planned.judge, part.secs
+            planned.judge,
+            part.secs
         );
         let on = planned.target.name();
         parts.push(part.on(on, planned.against.map(|s| s.name())));

@@ -22,7 +22,7 @@ pub async fn run(a: ChaosArgs) -> anyhow::Result<ExitCode> {
     if let Some(why) = chosen.recorded_because {
         // Recorded answers run no client: the run goes on without its control.
         specs.retain(|s| !s.is_recorded());
-        eprintln!("kconform: no live Apache ({why}); chaos runs without its control");
+        note!("kconform: no live Apache ({why}); chaos runs without its control");
     }
     let baseline = super::before_work(&a.gate, &a.files, a.html.as_ref())?;
     let fault_commands = FaultCommands::parse(&a.fault_cmds).map_err(anyhow::Error::msg)?;

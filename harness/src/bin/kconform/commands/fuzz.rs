@@ -127,10 +127,11 @@ async fn stop_all(
 /// The seed (and shard) the run draws from, so that it can be repeated.
 fn say_seed(a: &FuzzArgs, start: &campaign::Start) {
     match a.shard.whole() {
-        true => eprintln!("kconform: fuzzing with --seed {}", start.seed),
-        false => eprintln!(
+        true => note!("kconform: fuzzing with --seed {}", start.seed),
+        false => note!(
             "kconform: fuzzing with --seed {} --shard {}",
-            start.seed, a.shard
+            start.seed,
+            a.shard
         ),
     }
 }
@@ -343,7 +344,7 @@ fn stop_on_ctrl_c() -> Arc<AtomicBool> {
     let on_ctrl_c = stop.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("kconform: interrupted; finishing with the summary");
+            note!("kconform: interrupted; finishing with the summary");
             on_ctrl_c.store(true, Ordering::SeqCst);
         }
     });

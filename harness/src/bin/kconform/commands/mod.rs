@@ -59,7 +59,7 @@ pub fn targets(
 ) -> anyhow::Result<Vec<TargetSpec>> {
     let choice = kconform::targets::choice::choose(named, backend, brokers, sasl)?;
     if let Some(why) = choice.recorded_because {
-        eprintln!(
+        note!(
             "kconform: no live Apache ({why}); comparing against Apache's recorded answers instead"
         );
     }
@@ -155,7 +155,7 @@ pub fn save_baseline(
     if let (Some(path), Some(loaded)) = (&gate.add_to_baseline, loaded) {
         let grown = loaded.grown(failing);
         grown.save(path)?;
-        eprintln!(
+        note!(
             "kconform: {} holds {} entries from {} run(s), {} of them not shown by every run",
             path.display(),
             grown.known.len(),
@@ -176,7 +176,7 @@ pub fn holds(
 ) -> bool {
     let saving = gate.save_baseline.is_some() && baseline.is_none();
     if saving && !passed {
-        eprintln!(
+        note!(
             "kconform: exit 0: what fails this run is the baseline it saved (--baseline FILE gates on it)"
         );
     }

@@ -22,6 +22,7 @@ pub async fn run(a: ProxyArgs) -> anyhow::Result<ExitCode> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", a.listen))?;
     outln!("{}", proxy.addr);
+    // The address to use: said even under --quiet.
     eprintln!(
         "kconform: relaying {} to {} ({what}); Ctrl-C stops",
         proxy.addr, running.addr

@@ -68,7 +68,7 @@ pub async fn compare_on(
             .iter()
             .map(|(name, acts)| format!("{name} ({})", acts.join(", ")))
             .collect();
-        eprintln!(
+        note!(
             "kconform: skipping {} scenario(s) that do to a broker what a target cannot ({}): {}",
             left_out.len(),
             plan::why_left_out(&specs, &faults, &left_out),
@@ -82,7 +82,7 @@ pub async fn compare_on(
         }
     }
     if !planned.slow_left_out.is_empty() {
-        eprintln!(
+        note!(
             "kconform: skipping {} slow scenario(s) ({}): add --include-slow to run them",
             planned.slow_left_out.len(),
             planned.slow_left_out.join(", ")
@@ -120,7 +120,7 @@ fn leave_out_other_releases(
         );
     }
     if !other_releases.is_empty() {
-        eprintln!(
+        note!(
             "kconform: skipping {} scenario(s) written for other Apache releases: {}",
             other_releases.len(),
             other_releases
@@ -131,7 +131,7 @@ fn leave_out_other_releases(
         );
     }
     for (target, release, names) in planned.expectations_not_held(specs) {
-        eprintln!(
+        note!(
             "kconform: {target} answers as Apache {} does: {} scenario(s) written for other releases are compared on it, their expectations not held: {}",
             release.version(),
             names.len(),
