@@ -75,3 +75,63 @@ fn every_flag_names_its_value_alike_and_no_retired_name_shows() {
         );
     }
 }
+
+/// One ranking in every form of a report: the causes of the JSON, in order, are the rows of
+/// the Markdown and the sections of the HTML page in the same order (the page sorted them by
+/// size, and opened with another cause than the Markdown and the JSON).
+#[test]
+fn every_form_of_a_report_ranks_the_causes_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let (j, m, h) = (
+        dir.path().join("r.json"),
+        dir.path().join("r.md"),
+        dir.path().join("r.html"),
+    );
+    let (code, _, err) = crate::cli::kconform(&[
+        "run",
+        "-q",
+        "--target",
+        "ref",
+        "--target",
+        "apache-recorded",
+        "--json",
+        j.to_str().unwrap(),
+        "--markdown",
+        m.to_str().unwrap(),
+        "--html",
+        h.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let titles: Vec<String> = json["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["title"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(titles.len() > 5, "{titles:?}");
+    // Each cause found after the one before it: the same order (titles may repeat, under
+    // different ledger entries).
+    let in_order = |form: &str, text: &str, escape: &dyn Fn(&str) -> String| {
+        let mut at = 0;
+        for t in &titles {
+            match text[at..].find(&escape(t)) {
+                Some(i) => at += i + 1,
+                None => panic!("{form}: '{t}' is not after the cause before it"),
+            }
+        }
+    };
+    let markdown = std::fs::read_to_string(&m).unwrap();
+    in_order("Markdown", &markdown, &|t| {
+        format!("`{}`", t.replace('|', "\\|"))
+    });
+    let html = std::fs::read_to_string(&h).unwrap();
+    let escape = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    in_order("HTML", &html, &escape);
+}

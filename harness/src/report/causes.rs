@@ -41,7 +41,30 @@ impl Report {
             })
             .collect();
         self.causes = grouping::group(&classified, &stops, classes, flows);
+        self.rank_documented_by_harm();
         self.mark_kept_from_reach();
+    }
+
+    /// One ranking for every form of the report (terminal, HTML, Markdown, JSON, JUnit):
+    /// undocumented causes first, as grouping ranked them; then the documented ones by the
+    /// worst their entry does to clients (what breaks exactly-once first), grouping's rank
+    /// kept among equals.
+    fn rank_documented_by_harm(&mut self) {
+        use crate::compare::consequence::Consequence;
+        let keys: Vec<(bool, Consequence)> = self
+            .causes
+            .iter()
+            .map(|c| {
+                let harm = c.documented_by.as_deref().and_then(|e| self.worst_harm(e));
+                (
+                    c.documented_by.is_some(),
+                    harm.map_or(Consequence::Unchanged, |h| h.consequence),
+                )
+            })
+            .collect();
+        let mut ranked: Vec<(usize, Cause)> = self.causes.drain(..).enumerate().collect();
+        ranked.sort_by_key(|(i, _)| keys[*i]);
+        self.causes = ranked.into_iter().map(|(_, c)| c).collect();
     }
 
     /// Names under each cause the ledger entries it kept from being reached: those of a
@@ -248,36 +271,67 @@ impl Report {
 
     /// The causes as a Markdown table.
     pub(super) fn markdown_causes(&self, out: &mut String) {
-        if self.causes.is_empty() {
+        let (open, documented): (Vec<&Cause>, Vec<&Cause>) =
+            self.causes.iter().partition(|c| c.documented_by.is_none());
+        if !open.is_empty() {
+            let kept = open.iter().any(|c| !c.kept_from_reach.is_empty());
+            out.push_str(&format!(
+                "### Undocumented root causes\n\n| | notice | cause | versions | differences | steps skipped after its stops | later steps it changed | {}scenarios | example | repro |\n|---|---|---|---|---|---|---|{}---|---|---|\n",
+                if kept { "ledger entries it kept from being reached | " } else { "" },
+                if kept { "---|" } else { "" },
+            ));
+            for c in open {
+                let e = &c.example;
+                let kept_cell = match kept {
+                    true => format!("{} | ", md(&c.kept_from_reach.join(", "))),
+                    false => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | `{}` | {} | {} | {} | {} | {kept_cell}{} | {} '{}' `{}`: {} | `{}` |",
+                    match &c.configuration {
+                        Some(why) => format!("**configuration**: {}", md(why)),
+                        None => "**undocumented**".to_owned(),
+                    },
+                    c.notice.label(),
+                    md(&c.title),
+                    c.versions,
+                    c.differences,
+                    c.folded,
+                    c.consequences,
+                    md(&scenarios(&c.scenarios)),
+                    e.scenario,
+                    e.step,
+                    e.path,
+                    md(&self.values(&e.left, &e.right)),
+                    self.repro_command(c)
+                );
+            }
+            out.push('\n');
+        }
+        if documented.is_empty() {
             return;
         }
-        out.push_str("### Root causes\n\n| | notice | cause | versions | differences | skipped after its stops | consequences | kept from being reached | scenarios | example | repro |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for c in &self.causes {
-            let e = &c.example;
+        let rows: usize = documented.iter().map(|c| c.rows()).sum();
+        let _ = write!(
+            out,
+            "<details><summary>{} documented root cause(s), {} row(s)</summary>\n\n| ledger entry | notice | cause | versions | rows | scenarios |\n|---|---|---|---|---|---|\n",
+            documented.len(),
+            rows
+        );
+        for c in documented {
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} | {} '{}' `{}`: {} | `{}` |",
-                match (&c.documented_by, &c.configuration) {
-                    (Some(id), _) => format!("documented: {id}"),
-                    (None, Some(why)) => format!("**configuration**: {}", md(why)),
-                    (None, None) => "**undocumented**".to_owned(),
-                },
+                "| {} | {} | `{}` | {} | {} | {} |",
+                c.documented_by.as_deref().unwrap_or_default(),
                 c.notice.label(),
                 md(&c.title),
                 c.versions,
-                c.differences,
-                c.folded,
-                c.consequences,
-                md(&c.kept_from_reach.join(", ")),
-                md(&scenarios(&c.scenarios)),
-                e.scenario,
-                e.step,
-                e.path,
-                md(&self.values(&e.left, &e.right)),
-                self.repro_command(c)
+                c.rows(),
+                c.scenarios.len()
             );
         }
-        out.push('\n');
+        out.push_str("\n</details>\n\n");
     }
 
     /// One JUnit case per cause, failed where undocumented.
@@ -440,10 +494,13 @@ mod tests {
         assert!(junit.contains("tests=\"4\" failures=\"2\""), "{junit}");
         let md = r.markdown();
         assert!(
-            md.contains("### Root causes") && md.contains("**undocumented**"),
+            md.contains("### Undocumented root causes") && md.contains("**undocumented**"),
             "{md}"
         );
-        assert!(!md.contains("### Undocumented"), "{md}");
+        // The flat list is not there; the documented cause is folded away, for a comment.
+        assert!(!md.contains("| scenario | step | field |"), "{md}");
+        let folded = md.split("<details>").nth(1).unwrap_or_default();
+        assert!(folded.contains("| wire-50 |"), "{md}");
         let json: Value = serde_json::from_str(&r.json()).unwrap();
         assert_eq!(json["causes"][0]["folded"], 2);
         assert_eq!(json["totals"]["undocumented_causes"], 1);

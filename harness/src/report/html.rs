@@ -244,9 +244,8 @@ pub fn page(report: &Report, transcripts: &[Transcript]) -> String {
         out.push_str("</table>");
     }
     out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"show-documented\" checked> documented</label> <label><input type=\"checkbox\" id=\"show-undocumented\" checked> undocumented</label></p><h2>Root causes, worst first</h2>\n");
-    let mut causes: Vec<&Cause> = report.causes.iter().collect();
-    causes.sort_by_key(|c| (c.documented_by.is_some(), std::cmp::Reverse(c.differences)));
-    for c in causes {
+    // The report's one ranking, as every other form has it.
+    for c in &report.causes {
         cause(&mut out, report, transcripts, c);
     }
     if !report.stale.is_empty() || !report.not_reached.is_empty() {

@@ -562,7 +562,8 @@ impl Report {
         }
         if !documented.is_empty() {
             out.push_str(&format!(
-                "### Documented\n\n| scenario | step | field | {} | {} | ledger | a Java 3.7 client |\n|---|---|---|---|---|---|---|\n",
+                "<details><summary>{} documented difference(s)</summary>\n\n| scenario | step | field | {} | {} | ledger | a Java 3.7 client |\n|---|---|---|---|---|---|---|\n",
+                documented.len(),
                 name(0),
                 name(1)
             ));
@@ -578,6 +579,7 @@ impl Report {
                     md(d.java_client.as_deref().unwrap_or_default()),
                 ));
             }
+            out.push_str("\n</details>\n");
         }
         out
     }
