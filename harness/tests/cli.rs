@@ -366,11 +366,18 @@ fn nonsense_is_refused_with_a_reason() {
             &["apache", "cluster", "--brokers", "0"][..],
             "invalid value '0' for '--brokers",
         ),
+        (&["fuzz", "--oracle", "nope"][..], "the oracle is apache (apache@RELEASE for another release) or none, not 'nope'"),
+        (&["run", "--target", "external=notahost"][..], "'notahost' is no HOST:PORT"),
+        (&["run", "--nope"][..], "unexpected argument '--nope' found"),
     ] {
         let (code, _, err) = kconform(args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(why), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // Every refusal alike: one line, kconform's, not every form a target may take.
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("kconform: could not run: "), "{args:?}: {err}");
+        assert!(!err.contains("expected ref, apache"), "{args:?}: {err}");
     }
 }
 
@@ -545,7 +552,8 @@ fn chaos_refuses_recorded_answers_in_one_line() {
 }
 
 /// A log line of the kaas-ref kconform runs in process (here its warning that the disk a
-/// scenario filled refused a write) reaches a pipe as plain text, with no colour codes.
+/// scenario filled refused a write) goes to the run's log of its brokers, as plain text with
+/// no colour codes, and stderr (a pipe here) carries none either.
 #[test]
 fn logs_written_to_a_pipe_carry_no_colour_codes() {
     let (code, _, err) = kconform(&[
@@ -555,8 +563,16 @@ fn logs_written_to_a_pipe_carry_no_colour_codes() {
         "cluster-disk-full-end-txn-retried",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("No space left on device (injected)"), "{err}");
     assert!(!err.contains('\u{1b}'), "colour codes in a pipe: {err:?}");
+    let path = err
+        .lines()
+        .find_map(|l| l.split_once("(kaas-ref, the stand-in Kubernetes API) are in "))
+        .map(|(_, p)| p.trim().to_owned())
+        .unwrap_or_else(|| panic!("no log named: {err}"));
+    let log = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(log.contains("No space left on device (injected)"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in the log: {log:?}");
 }
 
 /// A scenario no target of the run can do is refused with the reason that applies to the run's

@@ -50,6 +50,15 @@ pub enum TargetError {
     /// A target specification that does not parse.
     #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded (apache-recorded@4.4+tv2 for a release recorded too) or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; build:N=PATH for the kaas binary at PATH as a cluster of N processes; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
+    /// A target of a known kind whose address or size does not parse (`external=notahost`,
+    /// `external:x=...`): said for that part, not with every form a target may take.
+    #[error("target '{target}': {reason}")]
+    Invalid {
+        /// The target as given.
+        target: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// `apache@` named a release kconform does not run.
     #[error("target '{target}': {reason}")]
     Release {

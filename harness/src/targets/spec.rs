@@ -134,7 +134,12 @@ impl TargetSpec {
                     n.parse::<usize>()
                         .ok()
                         .filter(|n| (2..=MAX_BROKERS).contains(n))
-                        .ok_or_else(unknown)?,
+                        .ok_or_else(|| TargetError::Invalid {
+                            target: s.to_owned(),
+                            reason: format!(
+                                "a cluster's size is 2 to {MAX_BROKERS} brokers, not '{n}'"
+                            ),
+                        })?,
                 ),
                 None => (head, 1),
             };
@@ -152,11 +157,16 @@ impl TargetSpec {
                 None => return Err(unknown()),
             };
             use std::net::ToSocketAddrs;
+            // A known kind of target with an address that is none: said so, not every form.
+            let bad_address = |why: String| TargetError::Invalid {
+                target: s.to_owned(),
+                reason: format!("'{addr}' is no HOST:PORT ({why})"),
+            };
             let addr = addr
                 .to_socket_addrs()
-                .ok()
-                .and_then(|mut a| a.next())
-                .ok_or_else(unknown)?;
+                .map_err(|e| bad_address(e.to_string()))?
+                .next()
+                .ok_or_else(|| bad_address("it names no address".into()))?;
             return Ok(TargetSpec {
                 secured,
                 brokers,
@@ -479,6 +489,20 @@ mod tests {
         }
         assert_eq!(super::super::snapshot_label("apache:3"), "apache-3");
         assert!(TargetSpec::parse("external=nowhere").is_err());
+        // A known kind with a bad part is said for that part, not with every form.
+        for (bad, says) in [
+            ("external=nowhere", "'nowhere' is no HOST:PORT"),
+            (
+                "external:x=127.0.0.1:9092",
+                "a cluster's size is 2 to 9 brokers, not 'x'",
+            ),
+        ] {
+            let e = TargetSpec::parse(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(says) && !e.contains("expected ref"),
+                "{bad}: {e}"
+            );
+        }
         let secured = TargetSpec::parse("external+sasl=127.0.0.1:9092").unwrap();
         assert_eq!(secured, TargetSpec::external(addr).sasl());
         assert!(secured.secured && !TargetSpec::external(addr).secured);

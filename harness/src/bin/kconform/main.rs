@@ -42,7 +42,10 @@ fn main() -> ExitCode {
 }
 
 async fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage(e),
+    };
     logs::init(cli.quiet);
     progress::set_quiet(cli.quiet);
     // Ctrl-C drops the run, and with it the brokers it started (the JVM is stopped, the
@@ -58,6 +61,37 @@ async fn run() -> ExitCode {
         },
     };
     outcome.unwrap_or_else(|e| refusal(&e))
+}
+
+/// What clap says of the command line: help and the version as clap prints them (exit 0);
+/// a usage error as every other refusal, on one line (clap's first, its "did you mean" kept),
+/// with where to read more: exit 2.
+fn usage(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return match e.kind() {
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => ExitCode::from(2),
+            _ => ExitCode::SUCCESS,
+        };
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("a command line kconform cannot read");
+    let reason = first.strip_prefix("error: ").unwrap_or(first);
+    let tip = lines
+        .find(|l| l.starts_with("tip: "))
+        .map(|t| format!(" ({})", t.trim_start_matches("tip: ")))
+        .unwrap_or_default();
+    eprintln!("kconform: could not run: {reason}{tip}; --help says what each command takes");
+    ExitCode::from(2)
 }
 
 /// The reason on one line, a dead broker's log (when there is one) below it: exit 2.

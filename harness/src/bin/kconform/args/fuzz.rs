@@ -75,7 +75,7 @@ pub struct FuzzArgs {
     pub target: String,
     /// The oracle: apache (kept up by `kconform apache up`, else launched); `none` with
     /// `--mode frames` (closes on well-formed frames are then judged by the schema alone).
-    #[arg(long, default_value = "apache")]
+    #[arg(long, default_value = "apache", value_parser = parse_oracle)]
     pub oracle: String,
     /// What to fuzz: `sequences` (stateful, against the oracle), `frames` (the target's
     /// decoders, live: mutated request frames of the six APIs, each finding saved as a raw
@@ -170,4 +170,15 @@ pub struct FuzzArgs {
     /// broker's last words and the replay command.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+/// `--oracle`: `apache` (or `apache@RELEASE`, `apache:N`...: an Apache target) or `none`;
+/// anything else is refused with these two, not with every form a target may take.
+fn parse_oracle(text: &str) -> Result<String, String> {
+    match text == "none" || text.starts_with("apache") {
+        true => Ok(text.to_owned()),
+        false => Err(format!(
+            "the oracle is apache (apache@RELEASE for another release) or none, not '{text}'"
+        )),
+    }
 }
