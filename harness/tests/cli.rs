@@ -369,6 +369,7 @@ fn nonsense_is_refused_with_a_reason() {
         (&["fuzz", "--oracle", "nope"][..], "the oracle is apache (apache@RELEASE for another release) or none, not 'nope'"),
         (&["run", "--target", "external=notahost"][..], "'notahost' is no HOST:PORT"),
         (&["run", "--nope"][..], "unexpected argument '--nope' found"),
+        (&["fuzz", "--broker-log", "x.log"][..], "not provided: --restart-cmd <CMD>"),
     ] {
         let (code, _, err) = kconform(args);
         assert_eq!(code, 2, "{args:?}: {err}");

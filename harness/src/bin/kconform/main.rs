@@ -81,12 +81,25 @@ fn usage(e: clap::Error) -> ExitCode {
         };
     }
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
+    let first = text
+        .lines()
         .next()
         .unwrap_or("a command line kconform cannot read");
-    let reason = first.strip_prefix("error: ").unwrap_or(first);
-    let tip = lines
+    let mut reason = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    // A reason that lists (`the following required arguments were not provided:` and the
+    // arguments below it, indented): the list on the same line.
+    if reason.ends_with(':') {
+        let listed: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with(' '))
+            .map(str::trim)
+            .collect();
+        reason = format!("{reason} {}", listed.join(", "));
+    }
+    let tip = text
+        .lines()
+        .map(str::trim)
         .find(|l| l.starts_with("tip: "))
         .map(|t| format!(" ({})", t.trim_start_matches("tip: ")))
         .unwrap_or_default();
