@@ -393,9 +393,8 @@ impl Session<'_> {
         let classes = FieldClasses::read(self.scenarios)?;
         // A broker kconform does not start is asked first: one that cannot be reached is said
         // before an Apache beside it starts.
-        let external = |s: &&TargetSpec| matches!(s.kind, crate::targets::Kind::External(_));
-        for spec in specs.iter().filter(external) {
-            Running::start(spec).await?.reachable(self.deadline).await?;
+        for spec in specs {
+            Running::external_reachable(spec, self.deadline).await?;
         }
         // The live targets run side by side: one waiting out a broker's failover does not hold
         // the other, and one that cannot start is said at once, the others given up.

@@ -50,21 +50,15 @@ pub enum TargetError {
     /// A target specification that does not parse.
     #[error("unknown target '{0}' (expected ref, apache, apache@RELEASE (3.7 to 4.4, e.g. apache@4.4 or apache@4.4+tv2), apache-recorded (apache-recorded@4.4+tv2 for a release recorded too) or external=HOST:PORT; ref:N, apache:N, apache-recorded:N or external:N=HOST:PORT for a cluster of N = 2..=9 brokers; build:N=PATH for the kaas binary at PATH as a cluster of N processes; ref+sasl, apache+sasl, apache-recorded+sasl, ref:N+sasl, apache:N+sasl, external+sasl=HOST:PORT or external:N+sasl=HOST:PORT for SASL and ACLs)")]
     Unknown(String),
-    /// A target of a known kind whose address or size does not parse (`external=notahost`,
-    /// `external:x=...`): said for that part, not with every form a target may take.
+    /// A target of a known kind with a part that is wrong: a release kconform does not run
+    /// (`apache@9.9`, [`apache::Release::parse`]), an address or a size that does not parse
+    /// (`external=notahost`, `external:x=...`): said for that part, not with every form a
+    /// target may take.
     #[error("target '{target}': {reason}")]
     Invalid {
         /// The target as given.
         target: String,
         /// What is wrong with it.
-        reason: String,
-    },
-    /// `apache@` named a release kconform does not run.
-    #[error("target '{target}': {reason}")]
-    Release {
-        /// The target as given.
-        target: String,
-        /// Why ([`apache::Release::parse`]).
         reason: String,
     },
     /// Creating the provisioned topics went wrong (not a refusal: that is reported).
@@ -376,27 +370,23 @@ impl Running {
         &self,
         deadline: std::time::Duration,
     ) -> Result<(crate::wire::client::Connection, Vec<(i16, i16, i16)>), TargetError> {
-        let unreachable = |reason: String| TargetError::Unreachable {
-            target: self.name.clone(),
-            addr: self.addr,
-            reason,
-        };
-        let mut conn = crate::wire::client::Connection::connect(self.addr, deadline)
-            .await
-            .map_err(|e| unreachable(e.to_string()))?;
-        let served = conn
-            .api_versions()
-            .await
-            .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
-        if self.secured {
-            // ApiVersions comes before the login (as clients send it); the rest after.
-            let admin = crate::security::SUPER_USER;
-            let password = crate::security::password(admin).unwrap_or_default();
-            crate::wire::sasl::authenticate(&mut conn, crate::wire::sasl::PLAIN, admin, password)
+        asked(&self.name, self.addr, self.secured, deadline).await
+    }
+
+    /// Whether a broker kconform does not start (`external=`) answers at the address given,
+    /// as [`Running::reachable`] asks, before any target starts: nothing of the target is
+    /// started or read (a cluster's Metadata, its agreement) that its start does again. Any
+    /// other target: Ok.
+    pub async fn external_reachable(
+        spec: &TargetSpec,
+        deadline: std::time::Duration,
+    ) -> Result<(), TargetError> {
+        match spec.external_addr() {
+            Some(addr) => asked(&spec.name(), addr, spec.secured, deadline)
                 .await
-                .map_err(|e| unreachable(e.to_string()))?;
+                .map(|_| ()),
+            None => Ok(()),
         }
-        Ok((conn, served))
     }
 
     /// The version of `api` to send: the highest the target serves up to `highest`, which
@@ -539,4 +529,35 @@ impl Running {
             }
         }
     }
+}
+
+/// A connection to the broker at `addr` (of target `name`) and the versions it serves, after
+/// ApiVersions and, for a `secured` one, the login; or why it is unreachable.
+async fn asked(
+    name: &str,
+    addr: SocketAddr,
+    secured: bool,
+    deadline: std::time::Duration,
+) -> Result<(crate::wire::client::Connection, Vec<(i16, i16, i16)>), TargetError> {
+    let unreachable = |reason: String| TargetError::Unreachable {
+        target: name.to_owned(),
+        addr,
+        reason,
+    };
+    let mut conn = crate::wire::client::Connection::connect(addr, deadline)
+        .await
+        .map_err(|e| unreachable(e.to_string()))?;
+    let served = conn
+        .api_versions()
+        .await
+        .map_err(|e| unreachable(format!("ApiVersions v0 got {e}")))?;
+    if secured {
+        // ApiVersions comes before the login (as clients send it); the rest after.
+        let admin = crate::security::SUPER_USER;
+        let password = crate::security::password(admin).unwrap_or_default();
+        crate::wire::sasl::authenticate(&mut conn, crate::wire::sasl::PLAIN, admin, password)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+    }
+    Ok((conn, served))
 }

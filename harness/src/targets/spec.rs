@@ -148,7 +148,7 @@ impl TargetSpec {
                 Some(release) => {
                     let release = release.strip_prefix('@').ok_or_else(unknown)?;
                     Some(
-                        Release::parse(release).map_err(|reason| TargetError::Release {
+                        Release::parse(release).map_err(|reason| TargetError::Invalid {
                             target: s.to_owned(),
                             reason,
                         })?,
@@ -195,7 +195,7 @@ impl TargetSpec {
             "apache-recorded" => TargetSpec::RECORDED,
             _ => {
                 let release = |text: &str| {
-                    Release::parse(text).map_err(|reason| TargetError::Release {
+                    Release::parse(text).map_err(|reason| TargetError::Invalid {
                         target: s.to_owned(),
                         reason,
                     })
