@@ -87,26 +87,26 @@ fn outcome(text: &str) -> String {
 /// "lacks records the baseline read", both, or "the same records in another order"; none when
 /// either is no list of names (an error, "(absent)").
 fn read_kind(left: &str, right: &str) -> Option<&'static str> {
-    let names = |text: &str| -> Option<(Vec<String>, Vec<String>)> {
-        let mut raw: Vec<String> = serde_json::from_str(text).ok()?;
-        raw.sort();
-        let kinds = raw.iter().map(|n| without_numbers(n)).collect();
-        Some((raw, kinds))
+    let names = |text: &str| -> Option<Vec<String>> {
+        let mut names: Vec<String> = serde_json::from_str(text).ok()?;
+        names.sort();
+        Some(names)
     };
-    let ((raw_target, mut target), (raw_baseline, mut baseline)) = (names(left)?, names(right)?);
-    let same = raw_target == raw_baseline;
-    // Multiset difference both ways: what is left of each after the other's names go.
-    for name in baseline.clone() {
-        if let Some(i) = target.iter().position(|n| *n == name) {
-            target.remove(i);
-            let j = baseline
-                .iter()
-                .position(|n| *n == name)
-                .expect("taken from it");
-            baseline.remove(j);
+    let (target, baseline) = (names(left)?, names(right)?);
+    let same = target == baseline;
+    // Each kind of record (its numbers left out) counted up on the target, down on the
+    // baseline: what stays above zero only the target read, below zero only the baseline.
+    let mut counts: std::collections::BTreeMap<String, i64> = Default::default();
+    for (names, step) in [(&target, 1), (&baseline, -1)] {
+        for name in names {
+            *counts.entry(without_numbers(name)).or_default() += step;
         }
     }
-    Some(match (target.is_empty(), baseline.is_empty()) {
+    let (more, fewer) = (
+        counts.values().any(|&n| n > 0),
+        counts.values().any(|&n| n < 0),
+    );
+    Some(match (!more, !fewer) {
         (true, true) if same => "the same records in another order",
         (true, true) => "the same kinds of records, others of them",
         (false, true) => "reads records the baseline did not",

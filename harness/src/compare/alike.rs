@@ -9,13 +9,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compare::diff::DiffRow;
-use crate::compare::signature::{is_error_code, Notice};
+use crate::compare::signature::{field_name, is_error_code, Notice};
 
 /// The error code pair of an error code difference (`0 NONE | 51 CONCURRENT_TRANSACTIONS`),
 /// whatever the field is called (`error_code`, `partition_error_code`); none for another row.
 fn pair(row: &DiffRow) -> Option<String> {
-    let last = row.path.rsplit('.').next().unwrap_or(&row.path);
-    if !last.ends_with("error_code") {
+    if !field_name(&row.path).ends_with("error_code") {
         return None;
     }
     let (l, r) = (row.left.as_str()?, row.right.as_str()?);

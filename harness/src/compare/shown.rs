@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::compare::diff::{text, DiffRow};
-use crate::compare::signature::framing;
+use crate::compare::signature::{field_name, framing, symbol_class};
 
 /// At most this many of a cause's field differences are kept: a cause of a hundred
 /// differences is drafted from its first kinds, the draft saying to read the rest.
@@ -30,7 +30,7 @@ pub struct Shown {
 pub fn add(shows: &mut Vec<Shown>, row: &DiffRow) {
     let field = match framing(row) {
         true => "outcome".to_owned(),
-        false => row.path.rsplit('.').next().unwrap_or(&row.path).to_owned(),
+        false => field_name(&row.path).to_owned(),
     };
     let shown = Shown {
         api: row.api.clone(),
@@ -43,21 +43,16 @@ pub fn add(shows: &mut Vec<Shown>, row: &DiffRow) {
     }
 }
 
-/// A value as a ledger glob: a number past -1..=1 as `*`, a symbol's number (`member#3`,
-/// `pid#2, as at init producer_id`) as `*`, anything else as it is.
+/// A value as a ledger glob: a number past -1..=1 as `*`, a symbol (`member#3`, `pid#2, as at
+/// init producer_id`: what [`symbol_class`] reads as one) as its kind and `#*`, anything else
+/// as it is.
 fn glob(value: &str) -> String {
     if value.parse::<i64>().is_ok_and(|n| !(-1..=1).contains(&n)) {
         return "*".into();
     }
-    match value.split_once('#') {
-        Some((kind, rest))
-            if !kind.is_empty()
-                && kind.bytes().all(|b| b.is_ascii_lowercase())
-                && rest.starts_with(|c: char| c.is_ascii_digit()) =>
-        {
-            format!("{kind}#*")
-        }
-        _ => value.to_owned(),
+    match symbol_class(value) {
+        Some(class) => format!("{}#*", class.split('#').next().unwrap_or_default()),
+        None => value.to_owned(),
     }
 }
 

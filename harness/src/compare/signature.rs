@@ -105,17 +105,23 @@ impl FieldClasses {
     }
 
     pub(crate) fn logged(&self, path: &str) -> bool {
-        let last = path.rsplit('.').next().unwrap_or(path);
+        let last = field_name(path);
         self.logged.iter().any(|f| f.field == last)
     }
 
     /// The decision that sets `api`'s field at `path`, if one does.
     pub(crate) fn decision(&self, api: &str, path: &str) -> Option<&Decision> {
-        let last = path.rsplit('.').next().unwrap_or(path);
+        let last = field_name(path);
         self.decision
             .iter()
             .find(|d| d.api == api && d.fields.iter().any(|f| f == last))
     }
+}
+
+/// A difference's field: the last part of its path (`topics.0.partitions.1.error_code` →
+/// `error_code`), what the field classes and the ledger name.
+pub(crate) fn field_name(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
 }
 
 /// Whether a difference is a malformed answer (a framing defect).
