@@ -341,9 +341,9 @@ fn behind_unreadable_find_coordinator(options: ChaosOptions) -> ChaosReport {
         .enable_all()
         .build()
         .expect("a runtime");
-    let free = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let listen = free.local_addr().unwrap();
-    drop(free);
+    let ip = "127.0.0.1".parse().unwrap();
+    let port = reference_broker::ports::free_port(ip).expect("a free port");
+    let listen = std::net::SocketAddr::new(ip, port);
     let mutant = Mutant {
         api: kafka_protocol::messages::ApiKey::FindCoordinator,
         version: 2,

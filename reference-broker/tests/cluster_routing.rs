@@ -216,11 +216,9 @@ fn kaas_ref_processes_form_a_cluster_and_survive_a_kill() {
     let dir = tempfile::tempdir().unwrap();
     let addrs: Vec<String> = (0..3)
         .map(|_| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .to_string()
+            let ip = "127.0.0.1".parse().unwrap();
+            let port = reference_broker::ports::free_port(ip).expect("a free port");
+            std::net::SocketAddr::new(ip, port).to_string()
         })
         .collect();
     let peers: Vec<String> = addrs

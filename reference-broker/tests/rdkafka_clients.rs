@@ -130,7 +130,11 @@ async fn idempotent_producer_delivers_every_record_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consumer_group_rebalances_commits_and_resumes_after_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let broker = start(dir.path(), "127.0.0.1:0".parse().unwrap()).await;
+    // A port below the ephemeral range: it is given back at the restart, and a port 0 drew
+    // from the range every outbound connection takes its local port from (CI lost the race).
+    let ip = "127.0.0.1".parse().unwrap();
+    let port = reference_broker::ports::free_port(ip).expect("a free port");
+    let broker = start(dir.path(), std::net::SocketAddr::new(ip, port)).await;
     let listen = broker.addr();
     let addr = listen.to_string();
     create_topic(&addr, "orders", 2).await;

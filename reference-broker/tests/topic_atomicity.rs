@@ -270,11 +270,9 @@ fn a_process_fails_its_writes_while_the_marker_exists() {
     use common::wire::tcp_call;
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("disk-full");
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let ip = "127.0.0.1".parse().unwrap();
+    let port = reference_broker::ports::free_port(ip).expect("a free port");
+    let addr = std::net::SocketAddr::new(ip, port).to_string();
     let process = common::KaasRef::start(
         &dir.path().join("data"),
         &addr,
