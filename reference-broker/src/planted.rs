@@ -88,11 +88,20 @@ pub enum Bug {
     /// preallocate by the count they read, in the arrays of many APIs and versions, so killers
     /// are everywhere in what a fuzzer draws (two fixed sites were not).
     ArrayCountAllocates,
+    /// Fetch leaves out a batch whose base offset is 8 more than a multiple of 16 the first
+    /// time any fetch reaches it (a read that lost its place in a segment and went on at the
+    /// next batch): a consumer's position jumps over records that are there, and only a
+    /// consumer that seeks back ever reads them.
+    FetchSkipsABatch,
+    /// Produce answers the base offset one too high for a batch whose base offset is 5 more
+    /// than a multiple of 10 (the log's end after the append, where its start was meant): the
+    /// producer is told its record landed where another one sits.
+    ProduceAnswersOffsetOneHigh,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 20] = [
+    pub const ALL: [Bug; 22] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -113,6 +122,8 @@ impl Bug {
         Bug::AnswersUnlistedVersions,
         Bug::NegativeArrayReadsEmpty,
         Bug::ArrayCountAllocates,
+        Bug::FetchSkipsABatch,
+        Bug::ProduceAnswersOffsetOneHigh,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.
@@ -217,6 +228,32 @@ pub fn in_codec(bug: Bug) -> bool {
     #[cfg(not(feature = "planted-bugs"))]
     {
         let _ = bug;
+        false
+    }
+}
+
+/// The batches [`Bug::FetchSkipsABatch`] has left out, each once: process-wide, so that every
+/// broker of a cluster in one process serves a batch it skipped the next time.
+#[cfg(feature = "planted-bugs")]
+static SKIPPED: std::sync::Mutex<std::collections::BTreeSet<(String, i32, i64)>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Whether [`Bug::FetchSkipsABatch`] leaves out the batch at `base` of this partition now:
+/// the first time for a base offset 8 more than a multiple of 16 (always false without
+/// `planted-bugs`).
+pub fn skips(topic: &str, partition: i32, base: i64) -> bool {
+    #[cfg(feature = "planted-bugs")]
+    {
+        base % 16 == 8
+            && SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).insert((
+                topic.to_owned(),
+                partition,
+                base,
+            ))
+    }
+    #[cfg(not(feature = "planted-bugs"))]
+    {
+        let _ = (topic, partition, base);
         false
     }
 }

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use super::{off_worker, sb, Ctx};
 use crate::auth::{Operation, Resource};
 use crate::errors;
+use crate::planted::Bug;
 
 /// Answers Fetch, waiting for data when asked to. The reads run on the blocking pool (they
 /// take partition locks, see `lock_order`); the wait between them is async. A panic in a read
@@ -97,17 +98,21 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
                         } else {
                             let budget = (p.partition_max_bytes.max(0) as usize).min(remaining);
                             let limit = if read_committed { lso } else { hw };
-                            let records = if (budget == 0 && total > 0) || p.fetch_offset >= limit {
-                                Vec::new()
-                            } else {
-                                match log.read_below(p.fetch_offset, limit, budget) {
-                                    Ok(r) => r,
-                                    Err(e) => {
-                                        tracing::warn!(error = %e, "read failed");
-                                        Vec::new()
+                            let mut records =
+                                if (budget == 0 && total > 0) || p.fetch_offset >= limit {
+                                    Vec::new()
+                                } else {
+                                    match log.read_below(p.fetch_offset, limit, budget) {
+                                        Ok(r) => r,
+                                        Err(e) => {
+                                            tracing::warn!(error = %e, "read failed");
+                                            Vec::new()
+                                        }
                                     }
-                                }
-                            };
+                                };
+                            if state.config.planted.has(Bug::FetchSkipsABatch) {
+                                records = skip_planted(records, n, p.partition);
+                            }
                             if read_committed && ctx.version >= 4 {
                                 let end =
                                     last_offset_in(&records).map_or(p.fetch_offset, |o| o + 1);
@@ -157,6 +162,20 @@ fn build(ctx: &Ctx, req: &FetchRequest) -> (FetchResponse, usize) {
         topics.push(topic);
     }
     (FetchResponse::default().with_responses(topics), total)
+}
+
+/// The batches [`Bug::FetchSkipsABatch`] leaves out, left out.
+fn skip_planted(records: Vec<u8>, topic: &str, partition: i32) -> Vec<u8> {
+    let Ok(batches) = crate::storage::batch::split(&records) else {
+        return records;
+    };
+    let mut kept = Vec::with_capacity(records.len());
+    for (h, range) in batches {
+        if !crate::planted::skips(topic, partition, h.base_offset) {
+            kept.extend_from_slice(&records[range]);
+        }
+    }
+    kept
 }
 
 /// Offset of the last record in a run of whole batches.

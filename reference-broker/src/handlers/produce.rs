@@ -12,6 +12,7 @@ use crate::auth::{Operation, Resource};
 use std::sync::Arc;
 
 use crate::errors;
+use crate::planted::Bug;
 use crate::storage::batch;
 use crate::storage::partition::{Durability, PartitionLog};
 
@@ -191,7 +192,13 @@ pub fn append(ctx: &Ctx, req: ProduceRequest) -> Appended {
                                     a.end,
                                 ));
                             }
-                            Ok((a.base_offset, log.log_start_offset(), a.log_append_time))
+                            let mut base = a.base_offset;
+                            if state.config.planted.has(Bug::ProduceAnswersOffsetOneHigh)
+                                && base % 10 == 5
+                            {
+                                base += 1;
+                            }
+                            Ok((base, log.log_start_offset(), a.log_append_time))
                         }
                     },
                 }

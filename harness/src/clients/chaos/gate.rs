@@ -31,7 +31,11 @@ impl ChaosReport {
                     1,
                 ));
             }
-            for a in t.anomalies.iter().filter(|a| !control.contains(&a.kind)) {
+            for a in t
+                .anomalies
+                .iter()
+                .filter(|a| !a.allowed && !control.contains(&a.kind))
+            {
                 let key = format!("anomaly: {}{}", a.kind.name(), placement(a));
                 out.push(Gated::new(Judge::Chaos, Severity::ExactlyOnce, key, 1));
             }

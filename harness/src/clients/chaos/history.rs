@@ -47,6 +47,11 @@ pub struct Txn {
     pub outputs: Vec<i32>,
     /// Milliseconds since the workload began, when it ended.
     pub ended_ms: u64,
+    /// When it began (0 where the client does not say).
+    pub began_ms: u64,
+    /// For record `i`, the offset its delivery report gave (`None`: none came, or the client
+    /// does not report them).
+    pub landed: Vec<Option<i64>>,
 }
 
 impl Txn {
@@ -62,6 +67,30 @@ impl Txn {
             self.input_from + self.outputs.len() as i64
         )
     }
+}
+
+/// What a worker's consumer did, in order: where it was told to read from, and what each
+/// stretch of polls returned, every record as it came (those the worker then passed over
+/// too), so that a skip or a step back is seen as the client saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Read {
+    /// The consumer was assigned its input partition at `offset`.
+    Seek {
+        /// When, in milliseconds since the workload began.
+        at_ms: u64,
+        /// Where it reads from next.
+        offset: i64,
+    },
+    /// Polls from one seek or transaction to the next.
+    Polled {
+        /// When the first poll began.
+        from_ms: u64,
+        /// When the last one returned.
+        to_ms: u64,
+        /// (offset, payload), in the order returned.
+        records: Vec<(i64, String)>,
+    },
 }
 
 /// The transactions that ended in one second of the workload, by how they ended: the
@@ -153,6 +182,8 @@ mod tests {
             input_from: 0,
             outputs: vec![0],
             ended_ms,
+            began_ms: 0,
+            landed: vec![],
         }
     }
 

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use super::checker::{Anomaly, Kind};
 use super::report::{control_kinds, ChaosReport, TargetChaos};
 use crate::report::html::document;
 use crate::report::junit::xml as esc;
@@ -158,31 +159,80 @@ fn target(out: &mut String, report: &ChaosReport, t: &TargetChaos) {
         "<h3>What the checker found ({})</h3>",
         t.anomalies.len()
     );
-    match (&t.inconclusive, t.anomalies.is_empty()) {
+    match (&t.inconclusive, t.kinds().is_empty()) {
         (Some(why), _) => {
             let _ = write!(out, "<p class=\"bad\">INCONCLUSIVE: {}</p>", esc(why));
         }
         (None, true) => out.push_str("<p class=\"good\">no anomaly</p>"),
         (None, false) => {}
     }
-    for a in &t.anomalies {
-        let new = !t.control && !control.contains(&a.kind);
+    kinds(out, t, &control);
+}
+
+/// How many examples of a kind the page shows before the rest, behind a click.
+const EXAMPLES: usize = 3;
+
+/// The anomalies grouped by kind, worst first: each kind with its count, whether the control
+/// shows it, where its transactions were placed, a few examples, and the rest behind a click.
+fn kinds(out: &mut String, t: &TargetChaos, control: &std::collections::BTreeSet<Kind>) {
+    for (kind, allowed) in Kind::ALL.iter().flat_map(|&k| [(k, false), (k, true)]) {
+        let of: Vec<&Anomaly> = t
+            .anomalies
+            .iter()
+            .filter(|a| a.kind == kind && a.allowed == allowed)
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let new = !allowed && !t.control && !control.contains(&kind);
+        let together = of
+            .iter()
+            .filter_map(|a| a.placement.as_ref())
+            .filter(|p| p.leaders.values().all(|&l| l == p.coordinator))
+            .count();
+        let placed = of.iter().filter(|a| a.placement.is_some()).count();
+        let placement = match placed {
+            0 => String::new(),
+            n => format!(
+                " · {together} with coordinator and leaders together, {} apart",
+                n - together
+            ),
+        };
         let _ = write!(
             out,
-            "<details class=\"cause {}\"><summary><b>{}</b>{}</summary><pre>{}</pre></details>",
+            "<div class=\"cause {}\"><p><b>{}</b> × {}{}{placement}</p><pre>{}</pre>",
             match new {
                 true => "undocumented",
                 false => "documented",
             },
-            esc(a.kind.name()),
-            match (new, t.control) {
-                (true, _) => " · <strong class=\"bad\">not shown by the control</strong>",
-                (false, true) => " · the control's own",
-                (false, false) => " · the control shows it too",
+            esc(kind.name()),
+            of.len(),
+            match (allowed, new, t.control) {
+                (true, _, _) => " · allowed: Kafka allows it, never a failure",
+                (false, true, _) => " · <strong class=\"bad\">not shown by the control</strong>",
+                (false, false, true) => " · the control's own",
+                (false, false, false) => " · the control shows it too",
             },
-            esc(&a.detail)
+            esc(&examples(&of[..of.len().min(EXAMPLES)]))
         );
+        if of.len() > EXAMPLES {
+            let _ = write!(
+                out,
+                "<details><summary>{} more</summary><pre>{}</pre></details>",
+                of.len() - EXAMPLES,
+                esc(&examples(&of[EXAMPLES..]))
+            );
+        }
+        out.push_str("</div>");
     }
+}
+
+/// Findings, one per line.
+fn examples(of: &[&Anomaly]) -> String {
+    of.iter()
+        .map(|a| a.detail.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The page of `report`.

@@ -71,6 +71,8 @@ fn take(line: &Value, w: u32, started: Instant, run: &SharedRun, committed: &Ato
                 .filter_map(|p| p.as_i64().map(|p| p as i32))
                 .collect(),
             ended_ms: 0,
+            began_ms: now,
+            landed: vec![],
         });
     } else if let Some(seq) = line.get("end").and_then(Value::as_u64) {
         run.calling = None;

@@ -12,6 +12,8 @@ mod gate;
 pub mod history;
 pub mod html;
 pub mod java_worker;
+pub mod jepsen;
+mod landed;
 pub mod placement;
 pub mod probe;
 pub mod readback;
@@ -19,6 +21,7 @@ pub mod report;
 pub mod schedule;
 pub mod workload;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -426,7 +429,8 @@ async fn on_target(
     };
     report.faults = done;
     stop.store(true, Ordering::Relaxed);
-    let history = ended_workers(workers, report).await?;
+    let (history, reads) = ended_workers(workers, report).await?;
+    let end_ms = started.elapsed().as_millis() as u64;
     progress.note(&format!("{name}: reading back and checking"));
     let began: std::collections::BTreeSet<u32> = history.iter().map(|t| t.worker).collect();
     let mut read = {
@@ -450,6 +454,8 @@ async fn on_target(
         })
         .collect();
     report.anomalies = checked.anomalies;
+    let ops = jepsen::from_chaos::ops(&history, &reads, &read, end_ms);
+    report.anomalies.extend(jepsen::check(&ops));
     Ok(())
 }
 
@@ -466,8 +472,9 @@ type Worker = (
 async fn ended_workers(
     workers: Vec<Worker>,
     report: &mut TargetChaos,
-) -> Result<Vec<history::Txn>, String> {
+) -> Result<(Vec<history::Txn>, BTreeMap<u32, Vec<history::Read>>), String> {
     let mut history = Vec::new();
+    let mut reads = BTreeMap::new();
     let mut failed = Vec::new();
     let given_up = tokio::time::Instant::now() + WORKER_STOP;
     for (thread, shared) in workers {
@@ -487,12 +494,15 @@ async fn ended_workers(
                 }
             }
         }
+        if let Some(t) = run.history.first() {
+            reads.insert(t.worker, run.reads);
+        }
         history.extend(run.history);
         report.workers.push(run.stats);
     }
     match failed.into_iter().next() {
         Some(e) => Err(e),
-        None => Ok(history),
+        None => Ok((history, reads)),
     }
 }
 

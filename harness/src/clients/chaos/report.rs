@@ -57,9 +57,14 @@ pub struct TargetChaos {
 }
 
 impl TargetChaos {
-    /// The kinds of anomaly found.
+    /// The kinds of anomaly found that Kafka does not allow (those it allows, a write cycle
+    /// say, are shown and never fail a run).
     pub fn kinds(&self) -> BTreeSet<Kind> {
-        self.anomalies.iter().map(|a| a.kind).collect()
+        self.anomalies
+            .iter()
+            .filter(|a| !a.allowed)
+            .map(|a| a.kind)
+            .collect()
     }
 
     /// Whether this target fails the run: its run did not finish, or it shows a kind of anomaly
@@ -369,7 +374,7 @@ impl ChaosReport {
             for what in &t.unchecked {
                 let _ = writeln!(s, "  not checked: {what}");
             }
-            match (&t.inconclusive, t.anomalies.is_empty()) {
+            match (&t.inconclusive, t.kinds().is_empty()) {
                 (Some(why), _) => {
                     let _ = writeln!(s, "  INCONCLUSIVE: {why}");
                 }
@@ -378,15 +383,22 @@ impl ChaosReport {
                 }
                 (None, false) => {}
             }
-            for kind in Kind::ALL {
-                let of: Vec<&Anomaly> = t.anomalies.iter().filter(|a| a.kind == kind).collect();
+            for (kind, allowed) in Kind::ALL.iter().flat_map(|&k| [(k, false), (k, true)]) {
+                let of: Vec<&Anomaly> = t
+                    .anomalies
+                    .iter()
+                    .filter(|a| a.kind == kind && a.allowed == allowed)
+                    .collect();
                 if of.is_empty() {
                     continue;
                 }
-                let whose = match (t.control, has_control && control.contains(&kind)) {
-                    (true, _) => " (the control's)",
-                    (false, true) => " (Apache shows it too: not counted against this target)",
-                    (false, false) => "",
+                let whose = match (allowed, t.control, has_control && control.contains(&kind)) {
+                    (true, _, _) => " (allowed: Kafka allows it, never a failure)",
+                    (false, true, _) => " (the control's)",
+                    (false, false, true) => {
+                        " (Apache shows it too: not counted against this target)"
+                    }
+                    (false, false, false) => "",
                 };
                 let _ = writeln!(s, "  {} x{}{whose}", kind.name(), of.len());
                 for a in of.iter().take(SHOWN) {
@@ -484,6 +496,7 @@ mod tests {
                 .iter()
                 .map(|&kind| Anomaly {
                     placement: None,
+                    allowed: false,
                     kind,
                     detail: "x".into(),
                 })

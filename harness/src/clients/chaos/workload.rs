@@ -26,9 +26,13 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::{Offset, TopicPartitionList};
 use serde::Serialize;
 
-use super::history::{OutValue, Outcome, Txn};
+use super::history::{OutValue, Outcome, Read, Txn};
+use super::landed::Landed;
 
-type Txp = ThreadedProducer<DefaultProducerContext>;
+/// A worker's transactional producer, its delivery reports kept.
+type Txp = ThreadedProducer<Landed>;
+/// The producer that loads the input.
+type Loader = ThreadedProducer<DefaultProducerContext>;
 
 /// The transaction timeout the workers' producers ask for: a transaction a fault leaves open is
 /// aborted by its coordinator this long after it began.
@@ -228,7 +232,7 @@ pub fn load_input(
     duration: Duration,
 ) -> Result<u64, String> {
     let per_partition = (duration.as_secs() + 10) * INPUT_PER_SECOND;
-    let producer: Txp = config(bootstrap)
+    let producer: Loader = config(bootstrap)
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("linger.ms", "5")
@@ -315,6 +319,8 @@ pub struct ClientCall {
 pub struct WorkerRun {
     /// Every transaction it began.
     pub history: Vec<Txn>,
+    /// What its consumer did (librdkafka's worker; none from the Java one).
+    pub reads: Vec<Read>,
     /// Its counts.
     pub stats: WorkerStats,
     /// The client call in progress.
@@ -344,11 +350,18 @@ struct Worker<'a> {
     run: SharedRun,
     /// Transactions committed by every worker so far (for progress).
     committed: &'a AtomicU64,
+    /// Where its records landed.
+    landed: Landed,
 }
 
 impl Worker<'_> {
     fn run(&self) -> std::sync::MutexGuard<'_, WorkerRun> {
         self.run.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Milliseconds since the workload began.
+    fn ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     fn error(&mut self, e: &KafkaError) {
@@ -389,7 +402,7 @@ impl Worker<'_> {
                     TRANSACTION_TIMEOUT.as_millis().to_string(),
                 )
                 .set("linger.ms", "1")
-                .create();
+                .create_with_context(self.landed.clone());
             // Bounded like every other call (the Java worker's max.block.ms is the same): a
             // worker that cannot begin tries again with a new producer, and the run ends no
             // more than CALL after the workload does, where a 30 s wait held it 25 s past a
@@ -419,6 +432,8 @@ impl Worker<'_> {
 
     /// Assigns the input partition at `offset`.
     fn seek(&mut self, offset: i64) -> KafkaResult<()> {
+        let at_ms = self.ms();
+        self.run().reads.push(Read::Seek { at_ms, offset });
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition_offset(&self.names.input, self.w as i32, Offset::Offset(offset))?;
         self.consumer.assign(&tpl)
@@ -458,8 +473,14 @@ impl Worker<'_> {
         let mut got = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(500);
         let mut next = from;
+        let (mut polled, mut since) = (Vec::new(), self.ms());
         while got.len() < want && Instant::now() < deadline {
-            match self.consumer.poll(Duration::from_millis(50)) {
+            let m = self.consumer.poll(Duration::from_millis(50));
+            if let Some(Ok(m)) = &m {
+                let payload = String::from_utf8_lossy(m.payload().unwrap_or_default());
+                polled.push((m.offset(), payload.into_owned()));
+            }
+            match m {
                 Some(Ok(m)) if m.offset() == next => {
                     got.push((m.offset(), m.key().map(<[u8]>::to_vec)));
                     next += 1;
@@ -468,13 +489,28 @@ impl Worker<'_> {
                 // skipped; one past it would leave a gap: read again from the position.
                 Some(Ok(m)) if m.offset() < next => {}
                 Some(Ok(_)) => {
+                    self.polled(std::mem::take(&mut polled), since);
                     let _ = self.seek(next);
+                    since = self.ms();
                 }
                 Some(Err(e)) => self.error(&e),
                 None => {}
             }
         }
+        self.polled(polled, since);
         got
+    }
+
+    /// Keeps what a stretch of polls since `since` returned.
+    fn polled(&mut self, records: Vec<(i64, String)>, since: u64) {
+        if !records.is_empty() {
+            let to_ms = self.ms();
+            self.run().reads.push(Read::Polled {
+                from_ms: since,
+                to_ms,
+                records,
+            });
+        }
     }
 
     /// One transaction over `records`; returns how it ended.
@@ -496,6 +532,8 @@ impl Worker<'_> {
             input_from: from,
             outputs: outputs.clone(),
             ended_ms: 0,
+            began_ms: self.ms(),
+            landed: vec![],
         });
         let Some(producer) = self.producer.as_ref() else {
             return Outcome::Unknown;
@@ -512,9 +550,12 @@ impl Worker<'_> {
                     input_offset: *offset,
                 }
                 .encode();
-                let mut record = BaseRecord::<Vec<u8>, _>::to(&self.names.output)
-                    .partition(*out)
-                    .payload(&payload);
+                let mut record = BaseRecord::<Vec<u8>, _, _>::with_opaque_to(
+                    &self.names.output,
+                    Box::new((seq, i as u32)),
+                )
+                .partition(*out)
+                .payload(&payload);
                 if let Some(k) = key {
                     record = record.key(k);
                 }
@@ -574,10 +615,12 @@ impl Worker<'_> {
         }
         let ended_ms = self.started.elapsed().as_millis() as u64;
         tracing::debug!(worker = self.w, seq, ?outcome, records = records.len(), ended_ms, errors = ?errors, "chaos transaction");
+        let landed = self.landed.take(seq, records.len());
         let mut run = self.run();
         if let Some(t) = run.history.last_mut() {
             t.outcome = outcome;
             t.ended_ms = ended_ms;
+            t.landed = landed;
         }
         let stats = &mut run.stats;
         match (outcome, abort_on_purpose && errors.is_empty()) {
@@ -699,6 +742,7 @@ pub fn work(a: Assignment) -> Result<(), String> {
         position: None,
         run,
         committed: &committed,
+        landed: Landed::default(),
     };
     worker.work_until(&stop);
     Ok(())

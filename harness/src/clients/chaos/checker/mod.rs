@@ -85,11 +85,52 @@ pub enum Kind {
     /// A visible record no transaction of the workload wrote.
     #[serde(rename = "foreign-record")]
     Foreign,
+    /// One offset of a partition holds two different values (from sends and polls).
+    InconsistentOffsets,
+    /// A transaction polled a record it had sent itself, before it committed.
+    PrecommittedRead,
+    /// A consumer's next poll of a partition jumped over records it had not read.
+    PollSkip,
+    /// A consumer's next poll of a partition went back, or stayed put.
+    NonmonotonicPoll,
+    /// Inside one poll, the records of a partition jump over others.
+    IntPollSkip,
+    /// Inside one poll, the records of a partition go back, or repeat.
+    IntNonmonotonicPoll,
+    /// A producer's later transaction landed at or before its earlier one in a partition.
+    NonmonotonicSend,
+    /// Inside one transaction, a later send landed at or before an earlier one.
+    IntNonmonotonicSend,
+    /// Inside one transaction, two sends to a partition have others' records between them
+    /// (Kafka allows it).
+    IntSendSkip,
+    /// Records acknowledged and never read.
+    Unseen,
+    /// A cycle of transactions, each writing after the other in some partition (Kafka
+    /// allows it: it does not isolate writes).
+    #[serde(rename = "G0")]
+    G0,
+    /// A G0 cycle through a process's own order.
+    #[serde(rename = "G0-process")]
+    G0Process,
+    /// A G0 cycle through the real-time order (one ended before the other began).
+    #[serde(rename = "G0-realtime")]
+    G0Realtime,
+    /// A cycle of transactions with one reading what another wrote: information flowing in
+    /// a circle.
+    #[serde(rename = "G1c")]
+    G1c,
+    /// A G1c cycle through a process's own order.
+    #[serde(rename = "G1c-process")]
+    G1cProcess,
+    /// A G1c cycle through the real-time order.
+    #[serde(rename = "G1c-realtime")]
+    G1cRealtime,
 }
 
 impl Kind {
     /// Every kind, in the order a report lists them.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 27] = [
         Kind::AbortedRead,
         Kind::LostWrite,
         Kind::Duplicate,
@@ -101,6 +142,22 @@ impl Kind {
         Kind::OffsetsPending,
         Kind::ReadStalled,
         Kind::Foreign,
+        Kind::InconsistentOffsets,
+        Kind::PrecommittedRead,
+        Kind::PollSkip,
+        Kind::NonmonotonicPoll,
+        Kind::IntPollSkip,
+        Kind::IntNonmonotonicPoll,
+        Kind::NonmonotonicSend,
+        Kind::IntNonmonotonicSend,
+        Kind::IntSendSkip,
+        Kind::Unseen,
+        Kind::G1c,
+        Kind::G1cProcess,
+        Kind::G1cRealtime,
+        Kind::G0,
+        Kind::G0Process,
+        Kind::G0Realtime,
     ];
 
     /// Its name in reports.
@@ -117,6 +174,22 @@ impl Kind {
             Kind::OffsetsPending => "offsets-pending",
             Kind::ReadStalled => "read-stalled",
             Kind::Foreign => "foreign-record",
+            Kind::InconsistentOffsets => "inconsistent-offsets",
+            Kind::PrecommittedRead => "precommitted-read",
+            Kind::PollSkip => "poll-skip",
+            Kind::NonmonotonicPoll => "nonmonotonic-poll",
+            Kind::IntPollSkip => "int-poll-skip",
+            Kind::IntNonmonotonicPoll => "int-nonmonotonic-poll",
+            Kind::NonmonotonicSend => "nonmonotonic-send",
+            Kind::IntNonmonotonicSend => "int-nonmonotonic-send",
+            Kind::IntSendSkip => "int-send-skip",
+            Kind::Unseen => "unseen",
+            Kind::G0 => "G0",
+            Kind::G0Process => "G0-process",
+            Kind::G0Realtime => "G0-realtime",
+            Kind::G1c => "G1c",
+            Kind::G1cProcess => "G1c-process",
+            Kind::G1cRealtime => "G1c-realtime",
         }
     }
 }
@@ -133,6 +206,10 @@ pub struct Anomaly {
     /// leaders of the partitions the finding is about: whether the markers there were the
     /// coordinator's own to write or queued for a peer.
     pub placement: Option<Placed>,
+    /// Kafka allows it (a write cycle, a skip under a subscription that rebalances): shown, as
+    /// Jepsen shows it, and never a failure.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allowed: bool,
 }
 
 /// Where a transaction was coordinated and the partitions of a finding were led, as the
@@ -250,6 +327,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
             let Some(value) = OutValue::decode(payload) else {
                 anomalies.push(Anomaly {
                     placement: None,
+                    allowed: false,
                     kind: Kind::Foreign,
                     detail: format!(
                         "{} holds '{payload}', which no worker wrote",
@@ -262,6 +340,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
             match txns.get(&(value.worker, value.seq)) {
                 None => anomalies.push(Anomaly {
                     placement: None,
+                    allowed: false,
                     kind: Kind::Foreign,
                     detail: format!(
                         "{here} holds w{}.t{}, a transaction no worker began",
@@ -271,6 +350,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
                 Some(t) if t.outputs.get(value.index as usize) != Some(&partition) => anomalies
                     .push(Anomaly {
                         placement: None,
+                        allowed: false,
                         kind: Kind::Foreign,
                         detail: format!(
                             "{here} holds record {} of {}, which was sent to {}",
@@ -287,6 +367,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
                 if (value.seq, value.index) <= before {
                     anomalies.push(Anomaly {
                         placement: None,
+                        allowed: false,
                         kind: Kind::OutOfOrder,
                         detail: format!(
                             "{here} holds w{}.t{} record {} after {} held w{}.t{} record {}",
@@ -307,6 +388,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
         if let Some(stall) = &part.stalled {
             anomalies.push(Anomaly {
                 placement: None,
+                allowed: false,
                 kind: Kind::ReadStalled,
                 detail: format!(
                     "out-{partition}: a read_committed reader stays at offset {} below the last stable offset {}, getting nothing more (read_uncommitted past its last record: {}); what lies past it counts as not visible below",
@@ -322,6 +404,7 @@ fn partitions(history: &[Txn], read: &Readback, anomalies: &mut Vec<Anomaly>) ->
         if part.last_stable < part.high_watermark {
             anomalies.push(Anomaly {
                 placement: None,
+                allowed: false,
                 kind: Kind::StableOffsetPinned,
                 detail: format!(
                     "out-{partition}: the last stable offset stays at {} below the high watermark {} after every transaction ended",
@@ -339,6 +422,7 @@ fn duplicate_records(seen: &Seen, anomalies: &mut Vec<Anomaly>) {
         if places.len() > 1 {
             anomalies.push(Anomaly {
                 placement: None,
+                allowed: false,
                 kind: Kind::Duplicate,
                 detail: format!(
                     "record {} of w{}.t{} is visible {} times: {}",
@@ -410,6 +494,7 @@ fn transactions(history: &[Txn], seen: &Seen, read: &Readback, anomalies: &mut V
         }
         anomalies.push(Anomaly {
             placement,
+            allowed: false,
             kind,
             detail,
         });
@@ -431,6 +516,7 @@ fn inputs(seen: &Seen, anomalies: &mut Vec<Anomaly>) -> BTreeMap<(i32, i64), BTr
             let names: Vec<String> = by.iter().map(|(w, s)| format!("w{w}.t{s}")).collect();
             anomalies.push(Anomaly {
                 placement: None,
+                allowed: false,
                 kind: Kind::Duplicate,
                 detail: format!(
                     "input {partition}@{offset} was transformed by {} transactions, all visible: {}",
@@ -454,6 +540,7 @@ fn group_offsets(
     for w in &read.pending_groups {
         anomalies.push(Anomaly {
             placement: None,
+            allowed: false,
             kind: Kind::OffsetsPending,
             detail: format!(
                 "w{w}'s group answers UNSTABLE_OFFSET_COMMIT after every transaction ended: its committed offset, read uncommitted, is {}",
@@ -478,6 +565,7 @@ fn group_offsets(
         if !missing.is_empty() {
             anomalies.push(Anomaly {
                 placement: None,
+                allowed: false,
                 kind: Kind::OffsetsWithoutRecords,
                 detail: format!(
                     "w{worker}'s group committed input {partition} up to {upto}, and no output of input {partition}@{} is visible",
@@ -489,6 +577,7 @@ fn group_offsets(
         if !beyond.is_empty() {
             anomalies.push(Anomaly {
                 placement: None,
+                allowed: false,
                 kind: Kind::RecordsWithoutOffsets,
                 detail: format!(
                     "output of input {partition}@{} is visible, and w{worker}'s group committed input {partition} only up to {upto}",

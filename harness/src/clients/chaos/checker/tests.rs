@@ -11,6 +11,8 @@ fn txn(seq: u64, outcome: Outcome, from: i64, outputs: &[i32]) -> Txn {
         input_from: from,
         outputs: outputs.to_vec(),
         ended_ms: 0,
+        began_ms: 0,
+        landed: vec![],
     }
 }
 
