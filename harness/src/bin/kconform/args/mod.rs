@@ -156,9 +156,13 @@ pub enum Command {
     /// and group is read back and checked for aborted reads, lost writes, duplicates, torn
     /// transactions, records out of order, offsets committed without their records (and the
     /// reverse), and a last stable offset left pinned, each with the records and offsets that
-    /// show it. The clusters run side by side with the same seed; Apache is the control: an
-    /// anomaly it shows too is reported as its own. Exit 0: no anomaly the control did not
-    /// show; 1: otherwise, or a cluster's run did not finish; 2: the run could not start.
+    /// show it; and, from every poll the workers made and every offset their sends were
+    /// acknowledged at, for what Jepsen's Kafka checker names (inconsistent offsets, skips and
+    /// steps back in a consumer's reads, sends landing out of order, records never read, G0
+    /// and G1c cycles; those Kafka allows shown as allowed, never failing). The clusters run
+    /// side by side with the same seed; Apache is the control: an anomaly it shows too is
+    /// reported as its own. Exit 0: no anomaly the control did not show; 1: otherwise, or a
+    /// cluster's run did not finish; 2: the run could not start.
     Chaos(ChaosArgs),
     /// Fuzz a broker: stateful differential sequences and live-wire frames (`--mode`).
     ///
