@@ -50,3 +50,4 @@ mod provisioned_topics;
 mod real_clients;
 mod settings;
 mod spec_lines;
+mod streams_eos;

@@ -97,11 +97,16 @@ pub enum Bug {
     /// than a multiple of 10 (the log's end after the append, where its start was meant): the
     /// producer is told its record landed where another one sits.
     ProduceAnswersOffsetOneHigh,
+    /// The reaper ends a transaction past its timeout with COMMIT markers where Apache writes
+    /// ABORT (its branch shared with EndTxn, the flag inverted): what a producer that died
+    /// mid-transaction wrote becomes visible, though it never committed, and the work its
+    /// successor does again shows twice.
+    TimeoutCommits,
 }
 
 impl Bug {
     /// Every bug, for tests that plant each in turn.
-    pub const ALL: [Bug; 22] = [
+    pub const ALL: [Bug; 23] = [
         Bug::EndTxnEpochOffByOne,
         Bug::OffsetsOutsideTransaction,
         Bug::AbortKeepsStagedOffsets,
@@ -124,6 +129,7 @@ impl Bug {
         Bug::ArrayCountAllocates,
         Bug::FetchSkipsABatch,
         Bug::ProduceAnswersOffsetOneHigh,
+        Bug::TimeoutCommits,
     ];
 
     /// The bug of this name (`MarkerCountAllocates`), for a command line that plants one.

@@ -16,6 +16,7 @@ pub mod process;
 pub mod programs;
 pub mod report;
 mod runs;
+pub mod streams_eos;
 pub mod transcript;
 
 use std::sync::Arc;

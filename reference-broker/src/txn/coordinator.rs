@@ -550,9 +550,13 @@ impl TxnCoordinator {
                 && e.ongoing_since_ms + i64::from(e.transaction_timeout_ms) <= now;
             if expired {
                 tracing::info!(transactional_id = %id, "transaction timed out: aborting");
+                let planted = self.planted;
                 let _ = self.slots.update(id, |entry| match entry {
                     Some(x) if x.state == TxnState::Ongoing => {
-                        x.state = TxnState::PrepareAbort;
+                        x.state = match planted.has(Bug::TimeoutCommits) {
+                            true => TxnState::PrepareCommit,
+                            false => TxnState::PrepareAbort,
+                        };
                         x.epoch = x.epoch.saturating_add(1);
                         x.ongoing_since_ms = 0;
                         ((), true)

@@ -71,24 +71,43 @@ pub struct Jars {
 /// its own, renamed into place once whole: a resolution killed halfway leaves no half a `libs`.
 pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
     let dir = cache_dir(release);
-    let jars = Jars {
-        libs: dir.join("libs"),
+    let version = release.version();
+    let libs = resolve_project(
+        &dir,
+        &pom(release),
+        &format!("kafka_2.13-{version}.jar"),
+        &version,
+    )?;
+    Ok(Jars {
+        libs,
         release: *release,
-    };
-    let libs = &jars.libs;
+    })
+}
+
+/// The runtime jars of the Maven project `pom` in `dir/libs`, resolving them the first time:
+/// under the cache's lock, into a directory of its own renamed into place once `expect` is
+/// there. `what` names it in a refusal (a version). The Apache broker's jars, and the Streams
+/// programs beside them.
+pub fn resolve_project(
+    dir: &Path,
+    pom: &str,
+    expect: &str,
+    what: &str,
+) -> Result<PathBuf, ApacheError> {
+    let libs = dir.join("libs");
     let done = dir.join("resolved");
     if done.exists() {
-        return Ok(jars);
+        return Ok(libs);
     }
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir)?;
     let _lock = CacheLock::take(&dir.join("resolve.lock"))?;
     // Another holder may have resolved while this one waited.
     if done.exists() {
-        return Ok(jars);
+        return Ok(libs);
     }
-    let version = release.version();
-    std::fs::write(dir.join("pom.xml"), pom(release))?;
-    tracing::info!(version, "resolving Apache Kafka jars with Maven");
+    let what = what.to_owned();
+    std::fs::write(dir.join("pom.xml"), pom)?;
+    tracing::info!(what, dir = %dir.display(), "resolving jars with Maven");
     let partial = dir.join(format!("libs.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
     let out = Command::new("mvn")
@@ -98,14 +117,14 @@ pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
         .arg("-DincludeScope=runtime")
         .arg(format!("-DoutputDirectory={}", partial.display()))
         .output()
-        .map_err(|e| ApacheError::Resolve(version.clone(), e.to_string()))?;
+        .map_err(|e| ApacheError::Resolve(what.clone(), e.to_string()))?;
     if !out.status.success() {
         let _ = std::fs::remove_dir_all(&partial);
         let output = String::from_utf8_lossy(&out.stdout);
         let log = dir.join("resolve.log");
         let _ = std::fs::write(&log, output.as_bytes());
         return Err(ApacheError::Resolve(
-            version,
+            what,
             format!(
                 "{} (Maven's output: {})",
                 maven_reason(&output),
@@ -113,21 +132,17 @@ pub fn resolve_jars(release: &Release) -> Result<Jars, ApacheError> {
             ),
         ));
     }
-    let broker_jar = format!("kafka_2.13-{version}.jar");
-    if !partial.join(&broker_jar).exists() {
+    if !partial.join(expect).exists() {
         let _ = std::fs::remove_dir_all(&partial);
         return Err(ApacheError::Resolve(
-            version,
-            format!(
-                "{} missing after resolution",
-                libs.join(&broker_jar).display()
-            ),
+            what,
+            format!("{} missing after resolution", libs.join(expect).display()),
         ));
     }
-    let _ = std::fs::remove_dir_all(libs);
-    std::fs::rename(&partial, libs)?;
-    std::fs::write(&done, &version)?;
-    Ok(jars)
+    let _ = std::fs::remove_dir_all(&libs);
+    std::fs::rename(&partial, &libs)?;
+    std::fs::write(&done, &what)?;
+    Ok(libs)
 }
 
 /// `text` without terminal colour codes (`ESC [ n m`): Maven colours its output even when

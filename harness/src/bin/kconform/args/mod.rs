@@ -14,11 +14,13 @@ mod fuzz;
 mod kaas;
 mod on;
 mod reports;
+mod streams_eos;
 pub use certify::CertifyArgs;
 pub use fuzz::{FuzzArgs, FuzzCommand, FuzzMode};
 pub use kaas::{KaasAction, KaasArgs, KaasUpArgs};
 pub use on::{ScenarioArgs, TargetArgs};
 pub use reports::{BaselineArgs, ReportFiles};
+pub use streams_eos::StreamsEosArgs;
 
 /// Conformance harness for the Kafka transaction APIs: runs scenarios against brokers and
 /// shows how their answers differ.
@@ -164,6 +166,18 @@ pub enum Command {
     /// reported as its own. Exit 0: no anomaly the control did not show; 1: otherwise, or a
     /// cluster's run did not finish; 2: the run could not start.
     Chaos(ChaosArgs),
+    /// Run Apache's own Kafka Streams exactly-once test (StreamsEosTest 3.7.2) on each target.
+    ///
+    /// The test jar's driver writes input; three exactly_once_v2 processors join one by one;
+    /// the second is SIGKILLed and comes back on its state folder (the broker must fence its
+    /// old producer), the third on a fresh one (the broker must time its open transaction out);
+    /// all stop; the verifier checks that every input record appears exactly once in every
+    /// output and each running aggregate after it. Apache runs first and must PASS (else the
+    /// run is INCONCLUSIVE); each target then PASSes, FAILs (the stage and the first error) or
+    /// HANGs (the stage and what it waited for). Every program's output is kept. The jars come
+    /// from Maven the first time. Exit 0: every target passed; 1: a target did not; 2: the run
+    /// could not start, or the control did not pass.
+    StreamsEos(StreamsEosArgs),
     /// Fuzz a broker: stateful differential sequences and live-wire frames (`--mode`).
     ///
     /// Sequences are drawn from a model of the transaction state machine (valid flows,

@@ -18,6 +18,7 @@ mod repro;
 mod run;
 mod session;
 mod settings;
+mod streams_eos;
 mod topics;
 
 use std::process::ExitCode;
@@ -37,6 +38,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Peers(a) => peers::run(a).await,
         Command::Clients(a) => clients::run(a).await,
         Command::Chaos(a) => chaos::run(a).await,
+        Command::StreamsEos(a) => streams_eos::run(a).await,
         Command::Fuzz(a) => fuzz::run(a).await,
         Command::ReplayFrame(a) => replay_frame::run(a).await,
         Command::Proxy(a) => proxy::run(a).await,
