@@ -317,6 +317,16 @@ impl TargetSpec {
         }
     }
 
+    /// Whether the target is a kaas build kconform starts (not kaas-ref's own binary given as
+    /// a build): one that is told the topics a run needs at start, since topics its clients
+    /// create were not served in time on a real build.
+    pub fn is_kaas_build(&self) -> bool {
+        match self.kind {
+            Kind::Build(bin) => !crate::targets::kaas_build::is_kaas_ref_once(bin),
+            _ => false,
+        }
+    }
+
     /// Whether the target is a live Apache (of one broker or a cluster).
     pub fn is_apache(&self) -> bool {
         matches!(self.kind, Kind::Apache(..))

@@ -175,15 +175,7 @@ const EXAMPLES: usize = 3;
 /// The anomalies grouped by kind, worst first: each kind with its count, whether the control
 /// shows it, where its transactions were placed, a few examples, and the rest behind a click.
 fn kinds(out: &mut String, t: &TargetChaos, control: &std::collections::BTreeSet<Kind>) {
-    for (kind, allowed) in Kind::ALL.iter().flat_map(|&k| [(k, false), (k, true)]) {
-        let of: Vec<&Anomaly> = t
-            .anomalies
-            .iter()
-            .filter(|a| a.kind == kind && a.allowed == allowed)
-            .collect();
-        if of.is_empty() {
-            continue;
-        }
+    for (kind, allowed, of) in t.by_kind() {
         let new = !allowed && !t.control && !control.contains(&kind);
         let together = of
             .iter()

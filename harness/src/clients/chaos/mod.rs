@@ -250,10 +250,7 @@ async fn run_target(
     // the stand-in Kubernetes API) were not served in time on a real build (the read-back met
     // UnknownPartition), where these are. No flag or variable of the user's is needed.
     // kaas-ref's binary creates topics itself, as in process: only a kaas build is told.
-    let builds = match spec.kind {
-        crate::targets::Kind::Build(bin) => !crate::targets::kaas_build::is_kaas_ref_once(bin),
-        _ => false,
-    };
+    let builds = spec.is_kaas_build();
     let topics = builds
         .then(|| serde_json::to_string(&provisioned_topics()).ok())
         .flatten();

@@ -67,6 +67,24 @@ impl TargetChaos {
             .collect()
     }
 
+    /// The anomalies by kind, in the order reports list them, each kind's that Kafka does not
+    /// allow before those it does: (kind, allowed, the anomalies); kinds not found left out.
+    pub fn by_kind(&self) -> Vec<(Kind, bool, Vec<&Anomaly>)> {
+        Kind::ALL
+            .iter()
+            .flat_map(|&k| [(k, false), (k, true)])
+            .map(|(kind, allowed)| {
+                let of: Vec<&Anomaly> = self
+                    .anomalies
+                    .iter()
+                    .filter(|a| a.kind == kind && a.allowed == allowed)
+                    .collect();
+                (kind, allowed, of)
+            })
+            .filter(|(_, _, of)| !of.is_empty())
+            .collect()
+    }
+
     /// Whether this target fails the run: its run did not finish, or it shows a kind of anomaly
     /// the control did not (never so for the control itself, whose kinds are `control`).
     fn fails(&self, control: &BTreeSet<Kind>) -> bool {
@@ -383,15 +401,7 @@ impl ChaosReport {
                 }
                 (None, false) => {}
             }
-            for (kind, allowed) in Kind::ALL.iter().flat_map(|&k| [(k, false), (k, true)]) {
-                let of: Vec<&Anomaly> = t
-                    .anomalies
-                    .iter()
-                    .filter(|a| a.kind == kind && a.allowed == allowed)
-                    .collect();
-                if of.is_empty() {
-                    continue;
-                }
+            for (kind, allowed, of) in t.by_kind() {
                 let whose = match (allowed, t.control, has_control && control.contains(&kind)) {
                     (true, _, _) => " (allowed: Kafka allows it, never a failure)",
                     (false, true, _) => " (the control's)",
@@ -516,6 +526,35 @@ mod tests {
             replication: 1,
         };
         ChaosReport::judge(1, 1, shape, Placement::Together, "r".into(), targets)
+    }
+
+    /// Many anomalies of a kind are one group on the page: the count, three examples, the
+    /// rest behind a click; an allowed kind is marked so and fails nothing.
+    #[test]
+    fn the_page_groups_anomalies_by_kind_and_marks_the_allowed() {
+        let mut t = target("ref", false, &[Kind::AbortedRead; 5]);
+        t.anomalies.push(Anomaly {
+            placement: None,
+            allowed: true,
+            kind: Kind::G0,
+            detail: "a cycle".into(),
+        });
+        let r = judged(vec![t]);
+        let page = super::super::html::page(&r);
+        assert_eq!(page.matches("<b>aborted-read</b>").count(), 1, "{page}");
+        assert!(page.contains("<b>aborted-read</b> × 5"), "{page}");
+        assert!(
+            page.contains("<details><summary>2 more</summary>"),
+            "{page}"
+        );
+        assert!(page.contains("<b>G0</b> × 1 · allowed: Kafka allows it, never a failure"));
+        assert_eq!(
+            r.targets[0].kinds().into_iter().collect::<Vec<_>>(),
+            vec![Kind::AbortedRead]
+        );
+        assert!(r
+            .terminal()
+            .contains("G0 x1 (allowed: Kafka allows it, never a failure)"));
     }
 
     #[test]

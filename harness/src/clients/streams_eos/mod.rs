@@ -163,10 +163,7 @@ async fn run_target(
     }
     // A kaas build kconform starts is told its topics at start, as chaos tells it its own
     // (topics its clients create were not served in time on a real build).
-    let builds = match spec.kind {
-        crate::targets::Kind::Build(bin) => !crate::targets::kaas_build::is_kaas_ref_once(bin),
-        _ => false,
-    };
+    let builds = spec.is_kaas_build();
     let topics = builds
         .then(|| serde_json::to_string(&needed()).ok())
         .flatten();
