@@ -164,7 +164,7 @@ impl Judged {
                         t.name,
                         t.ended(),
                         t.faults.len(),
-                        t.anomalies.len()
+                        t.not_allowed().len()
                     ),
                 }
             })

@@ -67,6 +67,11 @@ impl TargetChaos {
             .collect()
     }
 
+    /// The anomalies Kafka does not allow: those that can fail a run.
+    pub fn not_allowed(&self) -> Vec<&Anomaly> {
+        self.anomalies.iter().filter(|a| !a.allowed).collect()
+    }
+
     /// The anomalies by kind, in the order reports list them, each kind's that Kafka does not
     /// allow before those it does: (kind, allowed, the anomalies); kinds not found left out.
     pub fn by_kind(&self) -> Vec<(Kind, bool, Vec<&Anomaly>)> {
