@@ -103,16 +103,46 @@ pub struct Second {
     pub aborted: u32,
     /// Outcome unknown.
     pub unknown: u32,
+    /// The median time from begin to end of the transactions that ended in it, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_ms: Option<u64>,
+    /// The 99th percentile of the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_ms: Option<u64>,
+}
+
+/// The `q`-quantile of sorted `values` (nearest rank).
+fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
+    let last = sorted.len().checked_sub(1)?;
+    sorted.get(((last as f64) * q).round() as usize).copied()
+}
+
+impl Second {
+    /// The median time its transactions took.
+    pub fn p50(&self) -> Option<u64> {
+        self.p50_ms
+    }
+
+    /// Their 99th percentile.
+    pub fn p99(&self) -> Option<u64> {
+        self.p99_ms
+    }
 }
 
 /// Per second from the workload's start, the transactions that ended in it (a transaction
-/// still open when its worker was given up has no end and is not counted).
+/// still open when its worker was given up has no end and is not counted), and how long they
+/// took (those whose client said when they began).
 pub fn timeline(history: &[Txn]) -> Vec<Second> {
     let mut seconds: Vec<Second> = Vec::new();
+    let mut took: Vec<Vec<u64>> = Vec::new();
     for t in history.iter().filter(|t| t.ended_ms > 0) {
         let at = (t.ended_ms / 1000) as usize;
         if seconds.len() <= at {
             seconds.resize(at + 1, Second::default());
+            took.resize(at + 1, Vec::new());
+        }
+        if t.began_ms > 0 && t.began_ms <= t.ended_ms {
+            took[at].push(t.ended_ms - t.began_ms);
         }
         let second = &mut seconds[at];
         match t.outcome {
@@ -120,6 +150,11 @@ pub fn timeline(history: &[Txn]) -> Vec<Second> {
             Outcome::Aborted => second.aborted += 1,
             Outcome::Unknown => second.unknown += 1,
         }
+    }
+    for (second, mut took) in seconds.iter_mut().zip(took) {
+        took.sort_unstable();
+        second.p50_ms = quantile(&took, 0.5);
+        second.p99_ms = quantile(&took, 0.99);
     }
     seconds
 }
@@ -199,8 +234,25 @@ mod tests {
         let t = timeline(&history);
         assert_eq!(t.len(), 3);
         assert_eq!((t[0].committed, t[0].aborted, t[0].unknown), (2, 0, 0));
+        assert_eq!((t[0].p50_ms, t[0].p99_ms), (None, None), "no begin said");
         assert_eq!(t[1], Second::default());
         assert_eq!((t[2].committed, t[2].aborted, t[2].unknown), (0, 1, 1));
+    }
+
+    /// How long the transactions that ended in a second took: the median and the 99th
+    /// percentile, from when each began.
+    #[test]
+    fn the_timeline_says_how_long_each_seconds_transactions_took() {
+        let history: Vec<Txn> = (1..=100u64)
+            .map(|ms| Txn {
+                began_ms: 5_000,
+                ..txn(Outcome::Committed, 5_000 + ms)
+            })
+            .collect();
+        let t = timeline(&history);
+        assert_eq!(t.len(), 6);
+        assert_eq!((t[5].p50_ms, t[5].p99_ms), (Some(51), Some(99)));
+        assert_eq!(t[4].p50_ms, None);
     }
 
     #[test]

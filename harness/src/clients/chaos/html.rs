@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::checker::{Anomaly, Kind};
+use super::history::Second;
 use super::report::{control_kinds, ChaosReport, TargetChaos};
 use crate::report::html::document;
 use crate::report::junit::xml as esc;
@@ -21,12 +22,7 @@ const HEIGHT: u64 = 120;
 /// unknown (red), scaled to the busiest second; each fault a shaded span from when it was done
 /// to when the broker was back, labelled with its act and broker.
 fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
-    let last_back = t.faults.iter().filter_map(|f| f.back_ms).max().unwrap_or(0);
-    let secs = duration_secs
-        .max(t.timeline.len() as u64)
-        .max(last_back.div_ceil(1000))
-        .max(1);
-    let px = (WIDTH / secs).max(MIN_PX_PER_SEC);
+    let (secs, px) = scale(t, duration_secs);
     let busiest = t
         .timeline
         .iter()
@@ -40,20 +36,7 @@ fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
         HEIGHT + 16,
         HEIGHT + 16
     );
-    for f in &t.faults {
-        let from = f.done_ms * px / 1000;
-        let to = f.back_ms.unwrap_or(secs * 1000) * px / 1000;
-        let _ = write!(
-            svg,
-            "<rect class=\"fault\" x=\"{from}\" y=\"0\" width=\"{}\" height=\"{HEIGHT}\" fill=\"#f4c7c3\" opacity=\"0.7\"><title>{} broker {} at {:.1} s</title></rect><text x=\"{from}\" y=\"10\" font-size=\"9\">{} {}</text>",
-            to.saturating_sub(from).max(1),
-            esc(f.fault.act),
-            f.fault.node,
-            f.done_ms as f64 / 1000.0,
-            esc(f.fault.act),
-            f.fault.node
-        );
-    }
+    faults(&mut svg, t, secs, px);
     for (i, s) in t.timeline.iter().enumerate() {
         let x = i as u64 * px;
         let mut y = HEIGHT;
@@ -73,6 +56,40 @@ fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
             }
         }
     }
+    ticks(&mut svg, secs, px);
+    svg
+}
+
+/// The seconds a cluster's pictures span, and the pixels a second takes.
+fn scale(t: &TargetChaos, duration_secs: u64) -> (u64, u64) {
+    let last_back = t.faults.iter().filter_map(|f| f.back_ms).max().unwrap_or(0);
+    let secs = duration_secs
+        .max(t.timeline.len() as u64)
+        .max(last_back.div_ceil(1000))
+        .max(1);
+    (secs, (WIDTH / secs).max(MIN_PX_PER_SEC))
+}
+
+/// Each fault a shaded span from when it was done to when the broker was back, labelled.
+fn faults(svg: &mut String, t: &TargetChaos, secs: u64, px: u64) {
+    for f in &t.faults {
+        let from = f.done_ms * px / 1000;
+        let to = f.back_ms.unwrap_or(secs * 1000) * px / 1000;
+        let _ = write!(
+            svg,
+            "<rect class=\"fault\" x=\"{from}\" y=\"0\" width=\"{}\" height=\"{HEIGHT}\" fill=\"#f4c7c3\" opacity=\"0.7\"><title>{} broker {} at {:.1} s</title></rect><text x=\"{from}\" y=\"10\" font-size=\"9\">{} {}</text>",
+            to.saturating_sub(from).max(1),
+            esc(f.fault.act),
+            f.fault.node,
+            f.done_ms as f64 / 1000.0,
+            esc(f.fault.act),
+            f.fault.node
+        );
+    }
+}
+
+/// The seconds along the bottom, and the end of the picture.
+fn ticks(svg: &mut String, secs: u64, px: u64) {
     let every = if secs > 300 { 60 } else { 10 };
     for tick in (0..=secs).step_by(every) {
         let _ = write!(
@@ -83,7 +100,51 @@ fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
         );
     }
     svg.push_str("</svg>");
-    svg
+}
+
+/// How long transactions took, per second they ended in, as inline SVG under the same
+/// faults: the median (blue) and the 99th percentile (orange), scaled to the slowest; `None`
+/// when no client said when its transactions began.
+fn latency(t: &TargetChaos, duration_secs: u64) -> Option<String> {
+    let slowest = t.timeline.iter().filter_map(|s| s.p99_ms).max()?.max(1);
+    let (secs, px) = scale(t, duration_secs);
+    let width = secs * px;
+    let mut svg = format!(
+        "<svg class=\"latency\" width=\"{width}\" height=\"{}\" viewBox=\"0 0 {width} {}\" role=\"img\" aria-label=\"transaction latency per second and faults\">",
+        HEIGHT + 16,
+        HEIGHT + 16
+    );
+    faults(&mut svg, t, secs, px);
+    for (pick, colour, name) in [
+        (Second::p50 as fn(&Second) -> Option<u64>, "#1f5fbf", "p50"),
+        (Second::p99, "#e07b00", "p99"),
+    ] {
+        let points: Vec<String> = t
+            .timeline
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let ms = pick(s)?;
+                Some(format!(
+                    "{},{}",
+                    i as u64 * px + px / 2,
+                    HEIGHT - ms * HEIGHT / slowest
+                ))
+            })
+            .collect();
+        let _ = write!(
+            svg,
+            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"><title>{name}</title></polyline>",
+            points.join(" ")
+        );
+    }
+    let _ = write!(
+        svg,
+        "<text x=\"{}\" y=\"10\" font-size=\"9\" text-anchor=\"end\">{slowest} ms</text>",
+        width.saturating_sub(2)
+    );
+    ticks(&mut svg, secs, px);
+    Some(svg)
 }
 
 /// One cluster's section.
@@ -110,6 +171,12 @@ fn target(out: &mut String, report: &ChaosReport, t: &TargetChaos) {
     out.push_str("<div class=\"scroll\">");
     out.push_str(&timeline(t, report.duration_secs));
     out.push_str("</div><p class=\"dim\">transactions ended per second: <span class=\"good\">committed</span>, aborted (grey), <span class=\"bad\">outcome unknown</span>; shaded: a fault until its broker was back</p>");
+    if let Some(svg) = latency(t, report.duration_secs) {
+        let _ = write!(
+            out,
+            "<div class=\"scroll\">{svg}</div><p class=\"dim\">how long the transactions that ended in each second took, begin to end: median (blue), 99th percentile (orange); shaded: the same faults</p>"
+        );
+    }
     if !t.faults.is_empty() {
         out.push_str(
             "<table><tr><th>at</th><th>fault</th><th>broker</th><th>held</th><th>back</th></tr>",

@@ -562,6 +562,31 @@ mod tests {
             .contains("G0 x1 (allowed: Kafka allows it, never a failure)"));
     }
 
+    /// The latency picture: drawn when the timeline says how long transactions took, with a
+    /// line each for the median and the 99th percentile; left out when no client said.
+    #[test]
+    fn the_page_draws_latency_when_the_timeline_has_it() {
+        let mut t = target("ref", false, &[]);
+        let page = super::super::html::page(&judged(vec![t.clone()]));
+        assert!(
+            !page.contains("class=\"latency\""),
+            "no latency said: {page}"
+        );
+        t.timeline = vec![
+            crate::clients::chaos::history::Second {
+                committed: 2,
+                p50_ms: Some(40),
+                p99_ms: Some(400),
+                ..Default::default()
+            };
+            3
+        ];
+        let page = super::super::html::page(&judged(vec![t]));
+        assert!(page.contains("class=\"latency\""), "{page}");
+        assert_eq!(page.matches("<polyline").count(), 2, "{page}");
+        assert!(page.contains(">400 ms</text>"), "{page}");
+    }
+
     #[test]
     fn an_anomaly_the_control_shows_too_is_not_the_targets() {
         let both = judged(vec![
