@@ -119,29 +119,40 @@ fn latency(t: &TargetChaos, duration_secs: u64) -> Option<String> {
         (Second::p50 as fn(&Second) -> Option<u64>, "#1f5fbf", "p50"),
         (Second::p99, "#e07b00", "p99"),
     ] {
-        let points: Vec<String> = t
-            .timeline
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let ms = pick(s)?;
-                Some(format!(
-                    "{},{}",
-                    i as u64 * px + px / 2,
-                    HEIGHT - ms * HEIGHT / slowest
-                ))
-            })
-            .collect();
-        let _ = write!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"><title>{name}</title></polyline>",
-            points.join(" ")
-        );
+        // A line through consecutive seconds only: a second in which no transaction ended
+        // (a broker paused) breaks it, rather than a line drawn across the gap.
+        let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+        for (i, s) in t.timeline.iter().enumerate() {
+            match pick(s) {
+                Some(ms) => runs.last_mut().into_iter().for_each(|r| {
+                    r.push(format!(
+                        "{},{}",
+                        i as u64 * px + px / 2,
+                        HEIGHT - ms * HEIGHT / slowest
+                    ))
+                }),
+                None => runs.push(Vec::new()),
+            }
+        }
+        for run in runs.iter().filter(|r| !r.is_empty()) {
+            let _ = write!(
+                svg,
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"><title>{name}</title></polyline>",
+                run.join(" ")
+            );
+            if run.len() == 1 {
+                let (x, y) = run[0].split_once(',').unwrap_or(("0", "0"));
+                let _ = write!(
+                    svg,
+                    "<circle cx=\"{x}\" cy=\"{y}\" r=\"1.5\" fill=\"{colour}\"/>"
+                );
+            }
+        }
     }
+    // Below the faults' labels, which take the top line.
     let _ = write!(
         svg,
-        "<text x=\"{}\" y=\"10\" font-size=\"9\" text-anchor=\"end\">{slowest} ms</text>",
-        width.saturating_sub(2)
+        "<text x=\"2\" y=\"22\" font-size=\"9\">{slowest} ms</text>"
     );
     ticks(&mut svg, secs, px);
     Some(svg)
