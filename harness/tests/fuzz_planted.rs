@@ -84,12 +84,9 @@ async fn every_planted_bug_is_found_and_shrunk() {
         (Bug::AbortKeepsStagedOffsets, &["OffsetFetch"], BUDGET, 6),
         // Nothing in the transaction's own answers shows it: only the read-back of what was
         // stored does (init, add offsets, commit them, end: four actions).
-        (
-            Bug::CommitDropsSomeGroups,
-            &["OffsetFetch"],
-            Duration::from_secs(60),
-            5,
-        ),
+        // Found after 476 sequences here (21 s); a loaded CI ran 388 in 60 s and missed it, so
+        // it has the budget the others have (the run ends at the first finding).
+        (Bug::CommitDropsSomeGroups, &["OffsetFetch"], BUDGET, 5),
     ] {
         let broker = Broker::start(BrokerConfig {
             planted: Planted::default().with(bug),

@@ -88,10 +88,11 @@ pub enum Bug {
     /// preallocate by the count they read, in the arrays of many APIs and versions, so killers
     /// are everywhere in what a fuzzer draws (two fixed sites were not).
     ArrayCountAllocates,
-    /// Fetch leaves out a batch whose base offset is 8 more than a multiple of 16 the first
-    /// time any fetch reaches it (a read that lost its place in a segment and went on at the
-    /// next batch): a consumer's position jumps over records that are there, and only a
-    /// consumer that seeks back ever reads them.
+    /// Fetch leaves out a batch of records (not a marker) whose base offset is 2 more than a
+    /// multiple of 5 the first time any fetch reaches it (a read that lost its place in a
+    /// segment and went on at the next batch): a consumer's position jumps over records that
+    /// are there, and only a consumer that seeks back ever reads them. (One in sixteen, and
+    /// markers too, was missed by a 10 s run in CI: a skipped marker shows nothing.)
     FetchSkipsABatch,
     /// Produce answers the base offset one too high for a batch whose base offset is 5 more
     /// than a multiple of 10 (the log's end after the append, where its start was meant): the
@@ -244,13 +245,13 @@ pub fn in_codec(bug: Bug) -> bool {
 static SKIPPED: std::sync::Mutex<std::collections::BTreeSet<(String, i32, i64)>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-/// Whether [`Bug::FetchSkipsABatch`] leaves out the batch at `base` of this partition now:
-/// the first time for a base offset 8 more than a multiple of 16 (always false without
-/// `planted-bugs`).
+/// Whether [`Bug::FetchSkipsABatch`] leaves out the batch of records at `base` of this
+/// partition now: the first time for a base offset 2 more than a multiple of 5 (always false
+/// without `planted-bugs`).
 pub fn skips(topic: &str, partition: i32, base: i64) -> bool {
     #[cfg(feature = "planted-bugs")]
     {
-        base % 16 == 8
+        base % 5 == 2
             && SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).insert((
                 topic.to_owned(),
                 partition,

@@ -171,7 +171,9 @@ fn skip_planted(records: Vec<u8>, topic: &str, partition: i32) -> Vec<u8> {
     };
     let mut kept = Vec::with_capacity(records.len());
     for (h, range) in batches {
-        if !crate::planted::skips(topic, partition, h.base_offset) {
+        // A marker (control batch) left out shows nothing: only records are skipped.
+        let control = h.attributes & crate::storage::batch::ATTR_CONTROL != 0;
+        if control || !crate::planted::skips(topic, partition, h.base_offset) {
             kept.extend_from_slice(&records[range]);
         }
     }
