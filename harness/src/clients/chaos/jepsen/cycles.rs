@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::order::{must_have_committed, polled, Orders};
+use super::order::Orders;
 use super::{anomaly, at, Body, Mop, Op};
 use crate::clients::chaos::checker::{Anomaly, Kind};
 
@@ -59,13 +59,9 @@ fn add(edges: &mut Edges, from: usize, to: usize, why: Why) {
 
 /// The write-write and write-read edges between the transactions that may have committed.
 fn data_edges(history: &[Op], orders: &Orders) -> Edges {
-    let polled = polled(history);
     let mut writer: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for (i, op) in history.iter().enumerate() {
-        if !must_have_committed(op, &polled) {
-            continue;
-        }
-        for m in op.mops() {
+    for &i in &orders.committed {
+        for m in history[i].mops() {
             if let Mop::Send { key, value, .. } = m {
                 writer.insert((key, value), i);
             }
@@ -82,12 +78,12 @@ fn data_edges(history: &[Op], orders: &Orders) -> Edges {
                 add(&mut edges, w, h, Why::Wrote(key.clone(), o, offset));
             }
             before = here.map(|&h| (h, offset));
-            for (value, readers) in values {
+            for (value, shown) in values {
                 let Some(&w) = writer.get(&(key.as_str(), value.as_str())) else {
                     continue;
                 };
-                for &r in readers {
-                    if history[r].status != super::Status::Fail && reads(&history[r], key, value) {
+                for &r in &shown.polled {
+                    if history[r].status != super::Status::Fail {
                         add(&mut edges, w, r, Why::Read(key.clone(), offset));
                     }
                 }
@@ -95,13 +91,6 @@ fn data_edges(history: &[Op], orders: &Orders) -> Edges {
         }
     }
     edges
-}
-
-/// Whether `op` polled `value` of `key` (it may only have sent it).
-fn reads(op: &Op, key: &str, value: &str) -> bool {
-    op.mops().iter().any(|m| {
-        matches!(m, Mop::Poll { key: k, records } if k == key && records.iter().any(|(_, v)| v == value))
-    })
 }
 
 /// The transactions a cycle may pass through: those that did not fail and wrote, or read

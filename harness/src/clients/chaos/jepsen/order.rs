@@ -12,15 +12,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{anomaly, at, Key, Mop, Op, Status};
 use crate::clients::chaos::checker::{Anomaly, Kind};
 
+/// Which operations (indices into the history) showed a value at an offset.
+#[derive(Debug, Default)]
+pub struct Shown {
+    /// Those whose send of it was acknowledged there.
+    pub sent: BTreeSet<usize>,
+    /// Those that polled it there.
+    pub polled: BTreeSet<usize>,
+}
+
 /// One key's log: per offset, each value seen there and the operations that showed it.
 #[derive(Debug, Default)]
 pub struct KeyOrder {
-    /// offset → value → the operations (indices into the history) that sent or polled it.
-    pub by_offset: BTreeMap<i64, BTreeMap<String, BTreeSet<usize>>>,
+    /// offset → value → who showed it there.
+    pub by_offset: BTreeMap<i64, BTreeMap<String, Shown>>,
     /// offset → its place among the offsets that hold a record.
     dense: BTreeMap<i64, usize>,
-    /// The offsets some poll returned a record at.
-    polled: BTreeSet<i64>,
 }
 
 impl KeyOrder {
@@ -40,22 +47,31 @@ impl KeyOrder {
 }
 
 impl KeyOrder {
+    /// Whether a poll returned a record at `offset`.
+    fn polled_at(&self, offset: i64) -> bool {
+        self.by_offset
+            .get(&offset)
+            .is_some_and(|values| values.values().any(|s| !s.polled.is_empty()))
+    }
+
     /// The offsets only an acknowledgement names, each of whose values a poll found at
     /// another offset.
     fn acknowledged_only(&self) -> BTreeSet<i64> {
         let mut polled_at: BTreeMap<&str, BTreeSet<i64>> = BTreeMap::new();
-        for &o in &self.polled {
-            for v in self.by_offset[&o].keys() {
-                polled_at.entry(v).or_default().insert(o);
+        for (&o, values) in &self.by_offset {
+            for (v, shown) in values {
+                if !shown.polled.is_empty() {
+                    polled_at.entry(v).or_default().insert(o);
+                }
             }
         }
         self.by_offset
             .iter()
-            .filter(|(o, values)| {
-                !self.polled.contains(o)
+            .filter(|(&o, values)| {
+                !self.polled_at(o)
                     && values
                         .keys()
-                        .all(|v| polled_at.get(v.as_str()).is_some_and(|at| !at.contains(o)))
+                        .all(|v| polled_at.get(v.as_str()).is_some_and(|at| !at.contains(&o)))
             })
             .map(|(&o, _)| o)
             .collect()
@@ -75,9 +91,9 @@ impl KeyOrder {
             let read: BTreeSet<i64> = offsets
                 .iter()
                 .copied()
-                .filter(|o| self.polled.contains(o))
+                .filter(|&o| self.polled_at(o))
                 .collect();
-            for &o in offsets.iter().filter(|o| !self.polled.contains(o)) {
+            for &o in offsets.iter().filter(|&&o| !self.polled_at(o)) {
                 if !read.is_empty() {
                     moved.push((v, o, read.clone()));
                 }
@@ -92,11 +108,13 @@ impl KeyOrder {
 pub struct Orders {
     /// By key.
     pub keys: BTreeMap<Key, KeyOrder>,
+    /// The operations whose sends are known to be in the log ([`must_have_committed`]).
+    pub committed: BTreeSet<usize>,
 }
 
 /// Whether `op`'s sends are known to be in the log: it committed, or its outcome is unknown and
 /// a poll saw one of its sends (a transaction lands whole or not at all).
-pub fn must_have_committed(op: &Op, polled: &BTreeSet<(&str, &str)>) -> bool {
+fn must_have_committed(op: &Op, polled: &BTreeSet<(&str, &str)>) -> bool {
     match op.status {
         Status::Ok => true,
         Status::Fail => false,
@@ -108,7 +126,7 @@ pub fn must_have_committed(op: &Op, polled: &BTreeSet<(&str, &str)>) -> bool {
 }
 
 /// Every (key, value) some poll returned.
-pub fn polled(history: &[Op]) -> BTreeSet<(&str, &str)> {
+fn polled(history: &[Op]) -> BTreeSet<(&str, &str)> {
     let mut seen = BTreeSet::new();
     for op in history {
         for m in op.mops() {
@@ -127,19 +145,21 @@ impl Orders {
         let mut orders = Orders::default();
         for (i, op) in history.iter().enumerate() {
             let committed = must_have_committed(op, &polled);
+            if committed {
+                orders.committed.insert(i);
+            }
             for m in op.mops() {
                 match m {
                     Mop::Send {
                         key,
                         value,
                         offset: Some(offset),
-                    } if committed => orders.saw(key, *offset, value, i),
+                    } if committed => {
+                        orders.shown(key, *offset, value).sent.insert(i);
+                    }
                     Mop::Poll { key, records } => {
                         for (offset, value) in records {
-                            orders.saw(key, *offset, value, i);
-                            if let Some(order) = orders.keys.get_mut(key) {
-                                order.polled.insert(*offset);
-                            }
+                            orders.shown(key, *offset, value).polled.insert(i);
                         }
                     }
                     Mop::Send { .. } => {}
@@ -159,7 +179,8 @@ impl Orders {
         orders
     }
 
-    fn saw(&mut self, key: &str, offset: i64, value: &str, op: usize) {
+    /// Who showed `value` at `offset` of `key` so far.
+    fn shown(&mut self, key: &str, offset: i64, value: &str) -> &mut Shown {
         self.keys
             .entry(key.to_owned())
             .or_default()
@@ -168,7 +189,6 @@ impl Orders {
             .or_default()
             .entry(value.to_owned())
             .or_default()
-            .insert(op);
     }
 
     /// The place of `offset` in `key`'s log.
@@ -184,12 +204,12 @@ impl Orders {
             for (offset, values) in order.by_offset.iter().filter(|(_, v)| v.len() > 1) {
                 let each: Vec<String> = values
                     .iter()
-                    .map(|(value, ops)| {
-                        let by: Vec<String> = ops
-                            .iter()
-                            .map(|&i| {
-                                format!("{} by {}", how(&history[i], key, value), history[i].label)
-                            })
+                    .map(|(value, shown)| {
+                        let sent = shown.sent.iter().map(|&i| ("sent", i));
+                        let polled = shown.polled.iter().map(|&i| ("polled", i));
+                        let by: Vec<String> = sent
+                            .chain(polled)
+                            .map(|(how, i)| format!("{how} by {}", history[i].label))
                             .collect();
                         format!("'{value}' ({})", by.join(", "))
                     })
@@ -216,6 +236,7 @@ impl Orders {
         for (key, order) in &self.keys {
             for (value, acknowledged, read) in order.moved() {
                 let senders: Vec<&str> = order.by_offset[&acknowledged][value]
+                    .sent
                     .iter()
                     .map(|&i| history[i].label.as_str())
                     .collect();
@@ -233,17 +254,5 @@ impl Orders {
             }
         }
         found
-    }
-}
-
-/// Whether `op` sent or polled `value` of `key`.
-fn how(op: &Op, key: &str, value: &str) -> &'static str {
-    let sent = op
-        .mops()
-        .iter()
-        .any(|m| matches!(m, Mop::Send { key: k, value: v, .. } if k == key && v == value));
-    match sent {
-        true => "sent",
-        false => "polled",
     }
 }
