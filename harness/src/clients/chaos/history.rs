@@ -117,18 +117,6 @@ fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
     sorted.get(((last as f64) * q).round() as usize).copied()
 }
 
-impl Second {
-    /// The median time its transactions took.
-    pub fn p50(&self) -> Option<u64> {
-        self.p50_ms
-    }
-
-    /// Their 99th percentile.
-    pub fn p99(&self) -> Option<u64> {
-        self.p99_ms
-    }
-}
-
 /// Per second from the workload's start, the transactions that ended in it (a transaction
 /// still open when its worker was given up has no end and is not counted), and how long they
 /// took (those whose client said when they began).

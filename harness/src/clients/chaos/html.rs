@@ -116,8 +116,12 @@ fn latency(t: &TargetChaos, duration_secs: u64) -> Option<String> {
     );
     faults(&mut svg, t, secs, px);
     for (pick, colour, name) in [
-        (Second::p50 as fn(&Second) -> Option<u64>, "#1f5fbf", "p50"),
-        (Second::p99, "#e07b00", "p99"),
+        (
+            (|s| s.p50_ms) as fn(&Second) -> Option<u64>,
+            "#1f5fbf",
+            "p50",
+        ),
+        (|s| s.p99_ms, "#e07b00", "p99"),
     ] {
         // A line through consecutive seconds only: a second in which no transaction ended
         // (a broker paused) breaks it, rather than a line drawn across the gap.

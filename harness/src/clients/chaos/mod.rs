@@ -474,7 +474,8 @@ async fn ended_workers(
     let mut reads = BTreeMap::new();
     let mut failed = Vec::new();
     let given_up = tokio::time::Instant::now() + WORKER_STOP;
-    for (thread, shared) in workers {
+    // The workers come in their numbers' order (worker w on input partition w).
+    for (w, (thread, shared)) in (0u32..).zip(workers) {
         let ended = tokio::time::timeout_at(given_up, thread).await;
         let mut run = shared.lock().unwrap_or_else(|e| e.into_inner()).clone();
         match ended {
@@ -491,9 +492,7 @@ async fn ended_workers(
                 }
             }
         }
-        if let Some(t) = run.history.first() {
-            reads.insert(t.worker, run.reads);
-        }
+        reads.insert(w, run.reads);
         history.extend(run.history);
         report.workers.push(run.stats);
     }

@@ -379,10 +379,8 @@ impl Worker<'_> {
 
     /// Makes a client call that may block, noting it while it is in progress.
     fn calling<T>(&self, call: &'static str, f: impl FnOnce() -> T) -> T {
-        self.run().calling = Some(ClientCall {
-            call,
-            since_ms: self.started.elapsed().as_millis() as u64,
-        });
+        let since_ms = self.ms();
+        self.run().calling = Some(ClientCall { call, since_ms });
         let out = f();
         self.run().calling = None;
         out
@@ -613,7 +611,7 @@ impl Worker<'_> {
         for e in &errors {
             self.error(e);
         }
-        let ended_ms = self.started.elapsed().as_millis() as u64;
+        let ended_ms = self.ms();
         tracing::debug!(worker = self.w, seq, ?outcome, records = records.len(), ended_ms, errors = ?errors, "chaos transaction");
         let landed = self.landed.take(seq, records.len());
         let mut run = self.run();

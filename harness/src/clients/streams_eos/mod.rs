@@ -226,12 +226,13 @@ pub async fn run(
         .map_err(|e| StreamsEosError::Out(options.out.clone(), e))?;
     let mut order: Vec<&TargetSpec> = specs.iter().filter(|s| s.is_apache()).collect();
     order.extend(specs.iter().filter(|s| !s.is_apache()));
-    let control = (specs.len() > 1 && order[0].is_apache()).then(|| order[0].name());
+    // The control: the Apache that runs first, when another target is under test beside it.
+    let has_control = specs.len() > 1 && order[0].is_apache();
     let mut libs = None;
     let mut targets = Vec::new();
-    for spec in order {
+    for (i, spec) in order.into_iter().enumerate() {
         let mut t = run_target(spec, &mut libs, options, progress.as_ref()).await;
-        t.control = control.as_deref() == Some(t.name.as_str());
+        t.control = has_control && i == 0;
         targets.push(t);
     }
     Ok(StreamsEosReport::judge(targets, &options.out))
