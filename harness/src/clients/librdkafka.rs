@@ -177,20 +177,8 @@ impl Ctx {
     /// UNKNOWN_TOPIC_OR_PARTITION while its leader takes it up (Apache publishes the leader
     /// in Metadata before its log serves): asked again, as an application would, within WAIT.
     fn high_watermark(&self) -> KafkaResult<i64> {
-        use rdkafka::types::RDKafkaErrorCode as Code;
         let c = self.consumer(&format!("rdk-base-{}", self.run), "read_uncommitted")?;
-        let end = Instant::now() + WAIT;
-        loop {
-            match c.fetch_watermarks(&self.topic, 0, WAIT) {
-                Ok((_, high)) => return Ok(high),
-                Err(KafkaError::MetadataFetch(
-                    Code::NotLeaderForPartition
-                    | Code::LeaderNotAvailable
-                    | Code::UnknownTopicOrPartition,
-                )) if Instant::now() < end => std::thread::sleep(Duration::from_millis(100)),
-                Err(e) => return Err(e),
-            }
-        }
+        high_watermark_once_known(&c, &self.topic, 0, WAIT)
     }
 
     /// A consumer assigned the workload's partition from where the workload began.
@@ -626,6 +614,42 @@ pub fn run(
         calls: r.calls,
         observed: r.observed,
     })
+}
+/// Where `topic`'s `partition` ends, asked until the broker knows the partition or `wait`
+/// passes: a topic just created is not in every answer at once. A broker's metadata may lag
+/// its CreateTopics answer (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE,
+/// UNKNOWN_TOPIC_OR_PARTITION), and librdkafka's own cache may name the topic before its
+/// partitions (its local "Unknown partition" and "Unknown topic"): a loaded Apache 3.7.2 gave
+/// the latter for a second, which failed whole client runs before this waited on it too.
+pub fn high_watermark_once_known(
+    consumer: &BaseConsumer,
+    topic: &str,
+    partition: i32,
+    wait: Duration,
+) -> KafkaResult<i64> {
+    let end = Instant::now() + wait;
+    loop {
+        match consumer.fetch_watermarks(topic, partition, wait) {
+            Ok((_, high)) => return Ok(high),
+            Err(KafkaError::MetadataFetch(code)) if not_yet_known(code) && Instant::now() < end => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A code a broker or librdkafka gives for a partition it does not know yet.
+fn not_yet_known(code: rdkafka::types::RDKafkaErrorCode) -> bool {
+    use rdkafka::types::RDKafkaErrorCode as Code;
+    matches!(
+        code,
+        Code::NotLeaderForPartition
+            | Code::LeaderNotAvailable
+            | Code::UnknownTopicOrPartition
+            | Code::UnknownPartition
+            | Code::UnknownTopic
+    )
 }
 
 /// A workload's topic for a client that only produces (the ecosystem's programs,

@@ -211,9 +211,7 @@ pub fn provisioned_bases(bootstrap: &str, names: &mut Names, shape: Shape) -> Re
     let ends = |topic: &str, partitions: i32| -> Result<Vec<i64>, String> {
         (0..partitions)
             .map(|p| {
-                consumer
-                    .fetch_watermarks(topic, p, CALL)
-                    .map(|(_, high)| high)
+                crate::clients::librdkafka::high_watermark_once_known(&consumer, topic, p, CALL)
                     .map_err(|e| format!("{topic}-{p}: {e}"))
             })
             .collect()
