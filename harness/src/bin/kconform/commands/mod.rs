@@ -11,6 +11,7 @@ mod fuzz;
 mod kaas;
 mod ledger;
 mod list;
+mod matrix;
 mod peers;
 mod proxy;
 mod replay_frame;
@@ -33,6 +34,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(a) => run::run(a).await,
         Command::Certify(a) => certify::run(a).await,
+        Command::Matrix(a) => matrix::run(a).await,
         Command::Repro(a) => repro::run(a).await,
         Command::Coverage(a) => coverage::run(a).await,
         Command::Peers(a) => peers::run(a).await,

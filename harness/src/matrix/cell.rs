@@ -1,0 +1,287 @@
+//! A matrix cell: one word for how a broker fared in one column, in the spirit of
+//! Autobahn|Testsuite's Pass / Non-Strict / Fail / Info / Unimplemented. The columns are the
+//! judges of a certificate, and what users meet, read from the client workloads'
+//! differences. Read from the certificate's JSON, so that a run kept in the history is read
+//! the same way as today's.
+
+use serde::{Deserialize, Serialize};
+
+/// The word of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Word {
+    /// Answers as Apache does.
+    Identical,
+    /// Differs only where its own documentation says it does.
+    Documented,
+    /// Differs where nothing documents it, or breaks what the judge checks.
+    Wrong,
+    /// Too little happened to judge: said, never failing.
+    Informational,
+    /// Does not serve the transaction APIs, and says so cleanly.
+    NotServed,
+    /// Serves what it does not document: advertises transactions its documentation denies.
+    Undocumented,
+    /// The judge could not run on it.
+    CouldNotRun,
+    /// It could not be installed or started.
+    CouldNotStart,
+    /// The judge does not apply (one broker: no chaos), or was not asked for.
+    NotRun,
+}
+
+impl Word {
+    /// The word as the page shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Word::Identical => "identical",
+            Word::Documented => "documented",
+            Word::Wrong => "wrong",
+            Word::Informational => "informational",
+            Word::NotServed => "not served",
+            Word::Undocumented => "advertised, undocumented",
+            Word::CouldNotRun => "could not run",
+            Word::CouldNotStart => "could not start",
+            Word::NotRun => "not run",
+        }
+    }
+
+    /// Whether it holds the broker to account (a matrix gate fails on it).
+    pub fn fails(self) -> bool {
+        matches!(
+            self,
+            Word::Wrong | Word::Undocumented | Word::CouldNotRun | Word::CouldNotStart
+        )
+    }
+}
+
+/// One cell: its word and what it rests on, in a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The column.
+    pub column: String,
+    /// The word.
+    pub word: Word,
+    /// What it rests on.
+    pub why: String,
+}
+
+/// The columns of what users meet, each with the client differences it takes.
+pub const USERS_MEET: [(&str, &str); 4] = [
+    (
+        "exactly-once",
+        "any difference in a workload that commits offsets or records transactionally (eos, abort-redo, group-offsets, empty-group-offsets, stale-generation-offsets, mid-transaction-consumer, idempotent)",
+    ),
+    (
+        "read_committed",
+        "what a read_committed consumer read back, in any workload",
+    ),
+    (
+        "fencing",
+        "any difference when a second producer takes over a transactional id (fencing, fenced-send, timeout-past)",
+    ),
+    (
+        "error codes",
+        "a client call that ended otherwise (another error, or none where Apache gave one)",
+    ),
+];
+
+const EXACTLY_ONCE: [&str; 7] = [
+    "eos",
+    "abort-redo",
+    "group-offsets",
+    "empty-group-offsets",
+    "stale-generation-offsets",
+    "mid-transaction-consumer",
+    "idempotent",
+];
+const FENCING: [&str; 3] = ["fencing", "fenced-send", "timeout-past"];
+const OBSERVATIONS: [&str; 3] = ["read_committed", "read_uncommitted", "group_offsets"];
+
+/// The cells of one certificate (its JSON): one per judge, in its order, then one per column
+/// of what users meet.
+pub fn of_certificate(certificate: &serde_json::Value) -> Vec<Cell> {
+    let judges = certificate["judges"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut cells: Vec<Cell> = judges.iter().map(judge_cell).collect();
+    let clients = judges.iter().find(|j| j["judge"] == "clients");
+    cells.extend(users_meet(clients));
+    cells
+}
+
+/// A judge's cell: its verdict, and for one that passed whether anything differed at all.
+fn judge_cell(line: &serde_json::Value) -> Cell {
+    let column = line["judge"].as_str().unwrap_or("?").to_owned();
+    let summary = line["summary"].as_str().unwrap_or_default();
+    let why_not = line["ran"]["why"].as_str().unwrap_or(summary).to_owned();
+    let (word, why) = match line["verdict"].as_str().unwrap_or_default() {
+        "failed" => (Word::Wrong, summary.to_owned()),
+        "could-not-run" => (Word::CouldNotRun, why_not),
+        "inconclusive" => (Word::Informational, why_not),
+        "left-out" => (Word::NotRun, why_not),
+        "passed" if documented_differences(line) > 0 => (Word::Documented, summary.to_owned()),
+        "passed" => (Word::Identical, summary.to_owned()),
+        other => (
+            Word::CouldNotRun,
+            format!("a verdict this kconform does not know: {other:?}"),
+        ),
+    };
+    Cell { column, word, why }
+}
+
+/// How many differences a passing judge's report shows, each documented (a pass has no other).
+fn documented_differences(line: &serde_json::Value) -> u64 {
+    let report = &line["report"];
+    report["totals"]["differences"]
+        .as_u64()
+        .or_else(|| report["differences"].as_array().map(|d| d.len() as u64))
+        .unwrap_or(0)
+}
+
+/// The columns of what users meet, from the clients judge's differences.
+fn users_meet(clients: Option<&serde_json::Value>) -> Vec<Cell> {
+    let ran = clients.filter(|c| c["report"].is_object());
+    USERS_MEET
+        .iter()
+        .map(|(column, _)| {
+            let Some(line) = ran else {
+                let why = clients
+                    .map(|c| judge_cell(c).why)
+                    .unwrap_or_else(|| "the client workloads did not run".into());
+                return Cell {
+                    column: (*column).into(),
+                    word: Word::NotRun,
+                    why,
+                };
+            };
+            let differences = line["report"]["differences"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let taken: Vec<&serde_json::Value> =
+                differences.iter().filter(|d| takes(column, d)).collect();
+            column_cell(column, &taken)
+        })
+        .collect()
+}
+
+/// Whether the column `column` takes the client difference `d`.
+fn takes(column: &str, d: &serde_json::Value) -> bool {
+    let workload = d["workload"].as_str().unwrap_or_default();
+    let field = d["field"].as_str().unwrap_or_default();
+    match column {
+        "exactly-once" => EXACTLY_ONCE.contains(&workload),
+        "read_committed" => field == "read_committed",
+        "fencing" => FENCING.contains(&workload),
+        _ => !OBSERVATIONS.contains(&field),
+    }
+}
+
+/// The cell of the differences a column took: none identical, all documented documented,
+/// else wrong; naming the clients.
+fn column_cell(column: &str, taken: &[&serde_json::Value]) -> Cell {
+    let clients = |pick: &dyn Fn(&&serde_json::Value) -> bool| -> String {
+        let mut names: Vec<&str> = taken
+            .iter()
+            .filter(|d| pick(d))
+            .filter_map(|d| d["client"].as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.join(", ")
+    };
+    let undocumented = |d: &&serde_json::Value| d["documented_by"].is_null();
+    let (word, why) = if taken.is_empty() {
+        (
+            Word::Identical,
+            "every client saw what it sees on Apache".to_owned(),
+        )
+    } else if taken.iter().any(undocumented) {
+        let n = taken.iter().filter(|d| undocumented(d)).count();
+        (
+            Word::Wrong,
+            format!(
+                "{n} undocumented difference(s), for {}",
+                clients(&undocumented)
+            ),
+        )
+    } else {
+        (
+            Word::Documented,
+            format!(
+                "{} documented difference(s), for {}",
+                taken.len(),
+                clients(&|_| true)
+            ),
+        )
+    };
+    Cell {
+        column: column.into(),
+        word,
+        why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn certificate(verdict: &str, differences: serde_json::Value) -> serde_json::Value {
+        json!({"judges": [
+            {"judge": "scenarios", "verdict": "passed", "summary": "s", "ran": {"how": "ran"},
+             "report": {"totals": {"differences": 3}}},
+            {"judge": "chaos", "verdict": "left-out", "summary": "", "ran": {"how": "left-out", "why": "one broker"}},
+            {"judge": "clients", "verdict": verdict, "summary": "c", "ran": {"how": "ran"},
+             "report": {"differences": differences}},
+        ]})
+    }
+
+    fn words(cells: &[Cell]) -> Vec<(&str, Word)> {
+        cells.iter().map(|c| (c.column.as_str(), c.word)).collect()
+    }
+
+    /// A judge's verdict and its differences give its word; what users meet is read from the
+    /// client differences each column takes.
+    #[test]
+    fn judges_and_what_users_meet_get_their_words() {
+        let cells = of_certificate(&certificate(
+            "failed",
+            json!([
+                {"client": "java", "workload": "fencing", "field": "read_committed", "documented_by": "d"},
+                {"client": "sarama", "workload": "eos", "field": "commit", "documented_by": null},
+            ]),
+        ));
+        assert_eq!(
+            words(&cells),
+            [
+                ("scenarios", Word::Documented),
+                ("chaos", Word::NotRun),
+                ("clients", Word::Wrong),
+                ("exactly-once", Word::Wrong),
+                ("read_committed", Word::Documented),
+                ("fencing", Word::Documented),
+                ("error codes", Word::Wrong),
+            ]
+        );
+        assert_eq!(cells[1].why, "one broker");
+        assert_eq!(cells[3].why, "1 undocumented difference(s), for sarama");
+    }
+
+    /// Nothing differing is identical everywhere; a judge that did not run leaves its columns
+    /// not run, saying why.
+    #[test]
+    fn no_difference_is_identical_and_no_clients_is_not_run() {
+        let cells = of_certificate(&certificate("passed", json!([])));
+        assert!(cells[3..].iter().all(|c| c.word == Word::Identical));
+        let none = of_certificate(&json!({"judges": [
+            {"judge": "clients", "verdict": "could-not-run", "summary": "", "ran": {"how": "could-not-run", "why": "no Apache"}}
+        ]}));
+        assert_eq!(none[0].word, Word::CouldNotRun);
+        assert!(none[1..]
+            .iter()
+            .all(|c| c.word == Word::NotRun && c.why == "no Apache"));
+    }
+}
