@@ -34,7 +34,6 @@ pub mod certify;
 pub mod clients;
 pub mod compare;
 pub mod fuzz;
-pub mod matrix;
 pub mod peers;
 pub mod report;
 pub mod run;

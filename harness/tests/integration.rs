@@ -43,6 +43,7 @@ mod hostile_brokers;
 mod html_report;
 mod kaas_build;
 mod kfake_judge;
+mod matrix;
 mod module_cycles;
 mod mutation_score;
 mod peers;

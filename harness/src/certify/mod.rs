@@ -5,11 +5,13 @@
 //! ([`crate::report::gate`]), so that CI fails only on what is new in any judge.
 //!
 //! [`plan`] decides what applies and divides a time budget; [`judged`] turns each judge's
-//! report into its part; [`certificate`] ranks and renders the whole; [`html`] is its page.
+//! report into its part; [`certificate`] ranks and renders the whole; [`html`] is its page;
+//! [`matrix`] certifies every broker of a brokers file side by side and publishes them.
 
 pub mod certificate;
 pub mod html;
 pub mod judged;
+pub mod matrix;
 pub mod plan;
 
 pub use certificate::{Certificate, Verdict};

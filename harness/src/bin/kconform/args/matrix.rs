@@ -17,8 +17,9 @@ pub struct MatrixArgs {
     /// Only these brokers of the file (repeat, or comma-separated). Default: every one.
     #[arg(long = "broker", value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// What each broker is judged against (repeat): `apache` (3.7.2, the default) or
-    /// `apache@RELEASE`, each a column of rows of its own.
+    /// What each broker is judged against (repeat): `apache` (3.7.2, the default),
+    /// `apache@RELEASE`, or `apache-recorded` (3.7.2's recorded answers: the scenarios alone),
+    /// each a row of its own per broker.
     #[arg(long = "against", value_name = "TARGET")]
     pub against: Vec<String>,
     /// The folder of the site: `index.html`, a page per broker, `matrix.json`, and every run

@@ -254,7 +254,7 @@ fn shell(script: &str, log: &Path) -> Result<Command, StartError> {
 }
 
 /// The last lines of `log`, on one line.
-fn tail(log: &Path) -> String {
+pub fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(3)..].join(" | ")
