@@ -164,9 +164,15 @@ pub(crate) fn signature(row: &DiffRow, classes: &FieldClasses) -> (Notice, Strin
     if row.path == "outcome" {
         let unreadable = ["malformed", "no_answer", "missing"];
         let detail = row.detail.as_deref().map(shape);
+        // A sweep's step at a version only one side serves is missing on the other: the
+        // versions served differ (ApiVersions shows it), and no answer was lost or unreadable.
+        let only_one_serves = sides.contains(&Some("missing"))
+            && row
+                .version
+                .is_some_and(|v| row.step.ends_with(&format!("@v{v}")));
         let notice = match sides.iter().flatten().any(|s| unreadable.contains(s)) {
-            true => Notice::Unreadable,
-            false => Notice::State,
+            true if !only_one_serves => Notice::Unreadable,
+            _ => Notice::State,
         };
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         let kinds = format!("{} | {}", class(&row.left), class(&row.right));
@@ -440,6 +446,28 @@ mod tests {
             signature(&sync, &classes).1,
             "SyncGroup generation_id: N | 1"
         );
+    }
+
+    /// A step missing on one side is unreadable, but a sweep's step at a version the other
+    /// side does not serve is a state: the answer was there, the version was not.
+    #[test]
+    fn a_version_only_one_side_serves_is_no_unreadable_answer() {
+        let classes = committed();
+        let mut row = join("outcome", json!("response"), json!("missing"));
+        row.api = "InitProducerId".into();
+        assert_eq!(signature(&row, &classes).0, Notice::Unreadable);
+        row.step = "idempotent@v5".into();
+        row.version = Some(4);
+        assert_eq!(
+            signature(&row, &classes).0,
+            Notice::Unreadable,
+            "another version"
+        );
+        row.step = "idempotent@v5".into();
+        row.version = Some(5);
+        let (notice, title) = signature(&row, &classes);
+        assert_eq!(notice, Notice::State);
+        assert_eq!(title, "InitProducerId outcome: response | missing");
     }
 
     #[test]

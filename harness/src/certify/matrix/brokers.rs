@@ -107,6 +107,9 @@ pub struct Broker {
     pub transactions: Claim,
     /// What a reader should know of it, in a line.
     pub note: Option<String>,
+    /// Why its differences inform rather than fail (another Apache release: how Kafka itself
+    /// moved); none for a broker held to what it claims.
+    pub informs: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -129,6 +132,7 @@ struct Entry {
     ledger: Option<PathBuf>,
     transactions: Claim,
     note: Option<String>,
+    informs: Option<String>,
 }
 
 /// The default wait for a started broker to answer.
@@ -216,6 +220,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Broker>, BrokersError> {
             ledger,
             transactions: entry.transactions,
             note: entry.note,
+            informs: entry.informs,
         });
     }
     Ok(brokers)

@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 pub enum Word {
     /// Answers as Apache does.
     Identical,
+    /// Held what a judge without Apache's answers checks (the fuzzer: no crash, every answer
+    /// readable).
+    Held,
     /// Differs only where its own documentation says it does.
     Documented,
     /// Differs where nothing documents it, or breaks what the judge checks.
@@ -35,6 +38,7 @@ impl Word {
     pub fn label(self) -> &'static str {
         match self {
             Word::Identical => "identical",
+            Word::Held => "held",
             Word::Documented => "documented",
             Word::Wrong => "wrong",
             Word::Informational => "informational",
@@ -121,6 +125,7 @@ fn judge_cell(line: &serde_json::Value) -> Cell {
         "could-not-run" => (Word::CouldNotRun, why_not),
         "inconclusive" => (Word::Informational, why_not),
         "left-out" => (Word::NotRun, why_not),
+        "passed" if column == "fuzz" => (Word::Held, summary.to_owned()),
         "passed" if documented_differences(line) > 0 => (Word::Documented, summary.to_owned()),
         "passed" => (Word::Identical, summary.to_owned()),
         other => (
@@ -234,6 +239,7 @@ mod tests {
             {"judge": "scenarios", "verdict": "passed", "summary": "s", "ran": {"how": "ran"},
              "report": {"totals": {"differences": 3}}},
             {"judge": "chaos", "verdict": "left-out", "summary": "", "ran": {"how": "left-out", "why": "one broker"}},
+            {"judge": "fuzz", "verdict": "passed", "summary": "0 crashes", "ran": {"how": "ran"}},
             {"judge": "clients", "verdict": verdict, "summary": "c", "ran": {"how": "ran"},
              "report": {"differences": differences}},
         ]})
@@ -259,6 +265,7 @@ mod tests {
             [
                 ("scenarios", Word::Documented),
                 ("chaos", Word::NotRun),
+                ("fuzz", Word::Held),
                 ("clients", Word::Wrong),
                 ("exactly-once", Word::Wrong),
                 ("read_committed", Word::Documented),
@@ -267,7 +274,7 @@ mod tests {
             ]
         );
         assert_eq!(cells[1].why, "one broker");
-        assert_eq!(cells[3].why, "1 undocumented difference(s), for sarama");
+        assert_eq!(cells[4].why, "1 undocumented difference(s), for sarama");
     }
 
     /// Nothing differing is identical everywhere; a judge that did not run leaves its columns
@@ -275,7 +282,7 @@ mod tests {
     #[test]
     fn no_difference_is_identical_and_no_clients_is_not_run() {
         let cells = of_certificate(&certificate("passed", json!([])));
-        assert!(cells[3..].iter().all(|c| c.word == Word::Identical));
+        assert!(cells[4..].iter().all(|c| c.word == Word::Identical));
         let none = of_certificate(&json!({"judges": [
             {"judge": "clients", "verdict": "could-not-run", "summary": "", "ran": {"how": "could-not-run", "why": "no Apache"}}
         ]}));

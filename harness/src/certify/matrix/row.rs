@@ -113,6 +113,9 @@ impl Certifier {
             )
             .await;
         self.read_certificate(run, json, page, ended);
+        if let Some(why) = &broker.informs {
+            informing(run, why);
+        }
         Ok(())
     }
 
@@ -232,6 +235,15 @@ fn claim_holds(run: &mut Run) -> bool {
     }
 }
 
+/// For a broker whose differences inform (another Apache release): each `wrong` cell made
+/// `informational`, saying why.
+fn informing(run: &mut Run, why: &str) {
+    for cell in run.cells.iter_mut().filter(|c| c.word == Word::Wrong) {
+        cell.word = Word::Informational;
+        cell.why = format!("{why}: {}", cell.why);
+    }
+}
+
 /// The `--scenarios` folder that makes `choice` certify's ledger (none: the built-in one).
 fn ledger(choice: &LedgerChoice, dir: &Path) -> std::io::Result<Option<PathBuf>> {
     let path = dir.join("deviations.toml");
@@ -251,6 +263,42 @@ fn ledger(choice: &LedgerChoice, dir: &Path) -> std::io::Result<Option<PathBuf>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An informing broker's wrong cells inform, saying why; its other cells stay.
+    #[test]
+    fn an_informing_broker_is_informational_where_it_differs() {
+        let cell = |column: &str, word| Cell {
+            column: column.into(),
+            word,
+            why: "13 causes".into(),
+        };
+        let mut run = Run {
+            schema_version: history::SCHEMA_VERSION,
+            kconform_version: "0".into(),
+            broker: "apache-4.4".into(),
+            broker_version: "4.4.0".into(),
+            against: "apache".into(),
+            started: 0,
+            secs: 0.0,
+            transaction_apis: None,
+            cells: vec![
+                cell("scenarios", Word::Wrong),
+                cell("fuzz", Word::Held),
+                cell("start", Word::CouldNotStart),
+            ],
+            summary: String::new(),
+            page: None,
+            certificate: None,
+            log: None,
+        };
+        informing(&mut run, "how Kafka moved");
+        let words: Vec<Word> = run.cells.iter().map(|c| c.word).collect();
+        assert_eq!(
+            words,
+            [Word::Informational, Word::Held, Word::CouldNotStart]
+        );
+        assert_eq!(run.cells[0].why, "how Kafka moved: 13 causes");
+    }
 
     /// No ledger is an empty one kconform reads; a file of its own stands for the built-in.
     #[test]

@@ -51,7 +51,7 @@ pub fn write(site: &Path, runs: &[Run], notes: &[String]) -> std::io::Result<Vec
 /// The class a word's cell is painted with.
 fn class(word: Word) -> &'static str {
     match word {
-        Word::Identical => "w-identical",
+        Word::Identical | Word::Held => "w-identical",
         Word::Documented => "w-documented",
         Word::Wrong | Word::Undocumented => "w-wrong",
         Word::Informational => "w-info",
@@ -88,7 +88,7 @@ fn index(runs: &[Run], notes: &[String]) -> String {
     let mut s = String::from(STYLE);
     let _ = write!(
         s,
-        "<p>Every broker of the brokers file, certified by <code>kconform certify</code> against the Apache named, its latest run; each cell links to the broker's page. Words: <span class=\"w-identical\">identical</span> (answers as Apache does), <span class=\"w-documented\">documented</span> (differs only where its own documentation says), <span class=\"w-wrong\">wrong</span>, <span class=\"w-info\">informational</span> (too little happened to judge), <span class=\"w-unserved\">not served</span> (refuses transactions cleanly), <span class=\"w-broken\">could not start / could not run</span>.</p>"
+        "<p>Every broker of the brokers file, certified by <code>kconform certify</code> against the Apache named, its latest run; each cell links to the broker's page. Words: <span class=\"w-identical\">identical</span> (answers as Apache does; <span class=\"w-identical\">held</span> for the fuzzer, which has no answers to compare: no crash, every answer readable), <span class=\"w-documented\">documented</span> (differs only where its own documentation says), <span class=\"w-wrong\">wrong</span>, <span class=\"w-info\">informational</span> (too little happened to judge), <span class=\"w-unserved\">not served</span> (refuses transactions cleanly), <span class=\"w-broken\">could not start / could not run</span>.</p>"
     );
     for note in notes {
         let _ = write!(s, "<p class=\"dim\">{}</p>", esc(note));
