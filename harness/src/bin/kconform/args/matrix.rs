@@ -5,6 +5,20 @@ use std::time::Duration;
 
 use super::{parse_duration, BackendArg};
 
+/// `kconform matrix --help`: what the command does, its cells, its exit codes and an entry.
+pub const LONG_ABOUT: &str = "Certify every broker of a brokers file against Apache, side by side, as a static site.
+
+Each entry of the brokers file (`--brokers`, one `[[broker]]` each) is installed by its `install` command, started by its `command` on a port kconform gives it (`{port}`, its data in `{data_dir}`) or is a target kconform starts itself (`target = \"ref\"`, `\"apache@4.4\"`), and certified by `kconform certify` against each `--against`, judged by its own ledger (`ledger = \"FILE\"`; `\"built-in\"` for kaas's; none: every difference is undocumented). A broker whose documentation claims no transactions must advertise none (`transactions = \"none\"`): one that does is named for it. Each row's cells are one word each (identical, held, documented, wrong, informational, not served, could not start or run), by judge and by what users meet (exactly-once, read_committed, fencing, error codes); `informs = \"WHY\"` makes another Apache release's differences informational. Every run is kept under the site's `runs/`; a broker's page shows what changed between runs of one kconform version. Exit 0: no row with a failing cell; 1: one or more; 2: nothing ran, or an input was refused.
+
+An entry:
+
+    [[broker]]
+    name = \"nafka\"
+    version = \"0.1\"
+    install = \"sh {brokers_dir}/install/nafka.sh\"
+    command = \"{install_dir}/venv3.12/bin/python -m nafka --port {port}\"
+    transactions = \"none\"";
+
 /// The arguments of `kconform matrix`.
 #[derive(Debug, clap::Args)]
 pub struct MatrixArgs {

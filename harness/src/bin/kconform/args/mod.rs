@@ -124,28 +124,7 @@ pub enum Command {
     /// judge failed, could not run or could not judge; 2: nothing could run.
     Certify(CertifyArgs),
     /// Certify every broker of a brokers file against Apache, side by side, as a static site.
-    ///
-    /// Each entry of the brokers file (`--brokers`, one `[[broker]]` each) is installed by its
-    /// `install` command, started by its `command` on a port kconform gives it (`{port}`, its
-    /// data in `{data_dir}`) or is a target kconform starts itself (`target = "ref"`,
-    /// `"apache@4.4"`), and certified by `kconform certify` against each `--against`, judged by
-    /// its own ledger (`ledger = "FILE"`; `"built-in"` for kaas's; none: every difference is
-    /// undocumented). A broker whose documentation claims no transactions must advertise none
-    /// (`transactions = "none"`): one that does is named for it. Each row's cells are one word
-    /// each (identical, documented, wrong, informational, not served, could not start or run),
-    /// by judge and by what users meet (exactly-once, read_committed, fencing, error codes).
-    /// Every run is kept under the site's `runs/`; a broker's page shows what changed between
-    /// runs of one kconform version. Exit 0: no row with a failing cell; 1: one or more; 2:
-    /// nothing ran.
-    ///
-    /// An entry:
-    ///
-    ///     [[broker]]
-    ///     name = "nafka"
-    ///     version = "0.1"
-    ///     install = "python3 -m venv venv && venv/bin/pip install -q nafka==0.1"
-    ///     command = "{install_dir}/venv/bin/python -m nafka --port {port}"
-    ///     transactions = "none"
+    #[command(long_about = matrix::LONG_ABOUT)]
     Matrix(MatrixArgs),
     /// One scenario on two targets, transcripts in full, each difference with its ledger entry
     /// or "undocumented".
