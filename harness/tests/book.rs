@@ -86,6 +86,7 @@ fn schemas(root: &Path) -> Vec<(&'static str, serde_json::Value)> {
         "clients-report.schema.json",
         "chaos-report.schema.json",
         "fuzz-report.schema.json",
+        "matrix.schema.json",
     ]
     .into_iter()
     .map(|f| {

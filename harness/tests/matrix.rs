@@ -26,6 +26,7 @@ fn matrix(args: &[&str], dir: &Path) -> (i32, String) {
 fn words(site: &Path, broker: &str) -> std::collections::BTreeMap<String, String> {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(site.join("matrix.json")).unwrap()).unwrap();
+    crate::util::assert_follows_schema(include_str!("../matrix.schema.json"), &json);
     let run = json["runs"]
         .as_array()
         .unwrap()
