@@ -167,9 +167,51 @@ fn users_meet(clients: Option<&serde_json::Value>) -> Vec<Cell> {
                 .unwrap_or_default();
             let taken: Vec<&serde_json::Value> =
                 differences.iter().filter(|d| takes(column, d)).collect();
-            column_cell(column, &taken)
+            let lost = without_transcript(&line["report"], column);
+            match lost.is_empty() {
+                true => column_cell(column, &taken),
+                false => Cell {
+                    column: (*column).into(),
+                    word: Word::Wrong,
+                    why: format!(
+                        "{} client run(s) on it gave no transcript ({}): the client could not finish the workload",
+                        lost.len(),
+                        lost.join(", ")
+                    ),
+                },
+            }
         })
         .collect()
+}
+
+/// The runs on the broker (the report's left target) that gave no transcript and whose
+/// workload `column` takes, as `client workload`.
+fn without_transcript(report: &serde_json::Value, column: &str) -> Vec<String> {
+    let broker = &report["left"];
+    report["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| &r["target"] == broker && !r["error"].is_null())
+        .filter(|r| takes_workload(column, r["workload"].as_str().unwrap_or_default()))
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["client"].as_str().unwrap_or("?"),
+                r["workload"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+/// Whether the column `column` takes a run of `workload` that observed nothing: the columns
+/// of a workload set by theirs, the others (what was read, what calls returned) every one.
+fn takes_workload(column: &str, workload: &str) -> bool {
+    match column {
+        "exactly-once" => EXACTLY_ONCE.contains(&workload),
+        "fencing" => FENCING.contains(&workload),
+        _ => true,
+    }
 }
 
 /// Whether the column `column` takes the client difference `d`.
@@ -275,6 +317,32 @@ mod tests {
         );
         assert_eq!(cells[1].why, "one broker");
         assert_eq!(cells[4].why, "1 undocumented difference(s), for sarama");
+    }
+
+    /// A client run on the broker that gave no transcript makes the columns of its workload
+    /// wrong, naming it; one on Apache does not.
+    #[test]
+    fn a_run_without_a_transcript_is_what_users_meet() {
+        let mut c = certificate("failed", json!([]));
+        c["judges"][3]["report"]["left"] = json!("external");
+        c["judges"][3]["report"]["runs"] = json!([
+            {"client": "java", "workload": "eos", "target": "external", "error": "exit status: 1"},
+            {"client": "java", "workload": "fencing", "target": "apache", "error": "exit status: 1"},
+        ]);
+        let cells = of_certificate(&c);
+        let column = |name: &str| cells.iter().find(|c| c.column == name).unwrap().clone();
+        assert_eq!(column("exactly-once").word, Word::Wrong);
+        assert!(
+            column("exactly-once").why.contains("java eos"),
+            "{:?}",
+            column("exactly-once")
+        );
+        assert_eq!(
+            column("fencing").word,
+            Word::Identical,
+            "a run on Apache is not the broker's"
+        );
+        assert_eq!(column("read_committed").word, Word::Wrong);
     }
 
     /// Nothing differing is identical everywhere; a judge that did not run leaves its columns
