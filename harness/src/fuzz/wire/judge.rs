@@ -166,6 +166,11 @@ pub fn judge(
                     ),
                 });
             };
+            if !crate::wire::frame::can_read(api, version) {
+                // A version kconform has no definition of (a later Apache's, beyond the six):
+                // the answer cannot be judged, and is no finding of the broker's.
+                return None;
+            }
             match crate::wire::frame::decode(api, version, h.correlation, answer) {
                 Ok(_) => None,
                 Err(m) if m.field.as_deref() == Some("header.correlation_id") => {

@@ -208,6 +208,15 @@ fn read_answer(
     Ok((body, read_as))
 }
 
+/// Whether kconform can read an answer to `api` v`version` at all: Apache's definitions have
+/// it (the six transaction APIs to 4.4.0's versions), or kafka-protocol 0.15 generates it (or
+/// one written alike). An answer at a version neither has (one a later Apache brought to
+/// another API: ConsumerGroupDescribe v1, DescribeLogDirs v5) cannot be judged, and is not.
+pub fn can_read(api: ApiKey, version: i16) -> bool {
+    schema::response_at(&api_name(api), version).is_some()
+        || by_schema::kafka_protocol_version(api, version).is_some()
+}
+
 /// The definition of a well-formed answer without the diagnosis [`decode`] dresses a refusal
 /// in (which re-reads the frame once per byte): what the differential test holds against
 /// Apache's parser frame by frame. `Err` says why not.
@@ -361,6 +370,19 @@ mod tests {
                 "(tagged fields)@11..12"
             ]
         );
+    }
+
+    /// kconform reads an answer where Apache's definitions or kafka-protocol have its
+    /// version: not ConsumerGroupDescribe v1 (4.0's, neither has it), which Apache 4.0 and 4.4
+    /// gave a fuzzed frame and kconform once called undecodable.
+    #[test]
+    fn kconform_reads_the_versions_it_has_a_definition_of() {
+        assert!(can_read(ApiKey::ConsumerGroupDescribe, 0));
+        assert!(!can_read(ApiKey::ConsumerGroupDescribe, 1));
+        assert!(can_read(ApiKey::EndTxn, 5), "4.4.0's definition");
+        assert!(can_read(ApiKey::Produce, 12), "read as v11");
+        let frame = [0, 0, 0x0d, 0x32, 0, 0, 0, 0, 0, 1, 0];
+        assert!(decode(ApiKey::ConsumerGroupDescribe, 0, 0x0d32, &frame).is_ok());
     }
 
     /// A negative tagged-field count: no tagged fields to 3.7 through 4.1's parsers (a note),
