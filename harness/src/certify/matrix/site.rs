@@ -196,12 +196,13 @@ fn broker_page(broker: &str, runs: &[Run]) -> String {
             s.push_str("</table>");
         }
     }
-    s.push_str("<h2>Every run kept</h2><table><tr><th>run</th><th>against</th><th>kconform</th><th>summary</th><th>seconds</th></tr>");
+    s.push_str("<h2>Every run kept</h2><table><tr><th>run</th><th>version</th><th>against</th><th>kconform</th><th>summary</th><th>seconds</th></tr>");
     for run in mine.iter().rev() {
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{:.0}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{:.0}</td></tr>",
             stamp(run.started),
+            esc(&run.broker_version),
             esc(&run.against),
             esc(&run.kconform_version),
             esc(&run.summary),
