@@ -24,11 +24,7 @@ fn clients(args: &[&str]) -> (i32, String, serde_json::Value) {
         .arg(&json)
         .output()
         .expect("kconform runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = crate::util::printed(&out);
     let report = std::fs::read_to_string(&json)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())

@@ -123,11 +123,7 @@ fn a_client_that_cannot_be_installed_is_said_so_and_the_others_run() {
         .env("KCONFORM_GO", cache.path().join("no-go"))
         .output()
         .expect("kconform runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = crate::util::printed(&out);
     assert!(
         text.contains("sarama did not run: sarama needs go, which is not on this machine"),
         "{text}"

@@ -14,11 +14,7 @@ fn matrix(args: &[&str], dir: &Path) -> (i32, String) {
         .current_dir(dir)
         .output()
         .expect("kconform runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = crate::util::printed(&out);
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -163,37 +159,39 @@ fn each_broker_gets_a_row_and_a_ledger_change_shows_in_its_history() {
 #[test]
 fn bad_inputs_are_refused_before_any_broker() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, text) = matrix(&[], dir.path());
-    assert_eq!(code, 2);
-    assert!(
-        text.contains("no brokers file here: name one with --brokers FILE"),
-        "{text}"
-    );
-    std::fs::write(
-        dir.path().join("brokers.toml"),
-        entry("a", "command = \"serve\"\ntransactions = \"served\""),
-    )
-    .unwrap();
-    let (code, text) = matrix(&[], dir.path());
-    assert_eq!(code, 2);
-    assert!(
-        text.contains("broker \"a\": its command must name {port}"),
-        "{text}"
-    );
-    std::fs::write(
-        dir.path().join("brokers.toml"),
-        entry("a", "target = \"ref\"\ntransactions = \"served\""),
-    )
-    .unwrap();
-    let (code, text) = matrix(&["--broker", "b"], dir.path());
-    assert_eq!(code, 2);
-    assert!(text.contains("no broker named b (it has: a)"), "{text}");
-    let (code, text) = matrix(&["--against", "ref"], dir.path());
-    assert_eq!(code, 2);
-    assert!(
-        text.contains("--against ref: the matrix judges against Apache"),
-        "{text}"
-    );
+    let file = dir.path().join("brokers.toml");
+    // (the brokers file, or none; the arguments; the one line that refuses them)
+    let cases: [(Option<&str>, &[&str], &str); 4] = [
+        (
+            None,
+            &[],
+            "no brokers file here: name one with --brokers FILE",
+        ),
+        (
+            Some("command = \"serve\"\ntransactions = \"served\""),
+            &[],
+            "broker \"a\": its command must name {port}",
+        ),
+        (
+            Some("target = \"ref\"\ntransactions = \"served\""),
+            &["--broker", "b"],
+            "no broker named b (it has: a)",
+        ),
+        (
+            Some("target = \"ref\"\ntransactions = \"served\""),
+            &["--against", "ref"],
+            "--against ref: the matrix judges against Apache",
+        ),
+    ];
+    for (body, args, says) in cases {
+        if let Some(body) = body {
+            std::fs::write(&file, entry("a", body)).unwrap();
+        }
+        let (code, text) = matrix(args, dir.path());
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains(says), "{says}: {text}");
+        assert_eq!(text.trim().lines().count(), 1, "one line: {text}");
+    }
     assert!(
         !dir.path().join("kconform-matrix/runs/a").exists(),
         "nothing ran"

@@ -46,6 +46,15 @@ pub fn kconform() -> std::process::Command {
     cmd
 }
 
+/// What a finished command printed: its standard output, then its standard error.
+pub fn printed(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// The topics a run needs, as kaas-ref is started with them (for a broker that refuses
 /// CreateTopics).
 pub fn topic_specs(

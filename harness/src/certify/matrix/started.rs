@@ -304,34 +304,26 @@ mod tests {
         let port = reference_broker::ports::free_port([127, 0, 0, 1].into()).unwrap();
         let (data, inst) = (dir.path().join("d"), dir.path().join("i"));
         std::fs::create_dir_all(&inst).unwrap();
-        let ended = start(
-            "echo bad flag {port} >&2; exit 2",
-            port,
-            &data,
-            &inst,
-            Duration::from_secs(5),
-            &log,
-        )
-        .await
-        .err()
-        .unwrap()
-        .to_string();
+        let refused = |command: &'static str, ready: u64| {
+            let (data, inst, log) = (data.clone(), inst.clone(), log.clone());
+            async move {
+                let started = start(
+                    command,
+                    port,
+                    &data,
+                    &inst,
+                    Duration::from_secs(ready),
+                    &log,
+                );
+                started.await.err().unwrap().to_string()
+            }
+        };
+        let ended = refused("echo bad flag {port} >&2; exit 2", 5).await;
         assert!(
             ended.contains("its command ended") && ended.contains("bad flag"),
             "{ended}"
         );
-        let silent = start(
-            "sleep 30 # {port}",
-            port,
-            &data,
-            &inst,
-            Duration::from_secs(1),
-            &log,
-        )
-        .await
-        .err()
-        .unwrap()
-        .to_string();
+        let silent = refused("sleep 30 # {port}", 1).await;
         assert!(
             silent.contains("no ApiVersions answer within 1 s"),
             "{silent}"
