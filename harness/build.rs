@@ -64,4 +64,28 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("builtin.rs");
     let text = table("SCENARIO_FILES", &scenario_files) + &table("SNAPSHOT_FILES", &snapshot_files);
     std::fs::write(out, text).expect("OUT_DIR is writable");
+    println!("cargo:rustc-env=KCONFORM_COMMIT={}", commit(&root));
+}
+
+/// The commit kconform is built from (its first 12 hex digits; empty outside a git checkout,
+/// as from crates.io): `kconform matrix` keeps it with each run and compares only runs of one
+/// build of kconform's judges. Rerun when the checked-out commit moves.
+fn commit(root: &Path) -> String {
+    let git = root.join(".git");
+    let Ok(head) = std::fs::read_to_string(git.join("HEAD")) else {
+        return String::new();
+    };
+    println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
+    println!("cargo:rerun-if-changed={}", git.join("packed-refs").display());
+    if let Some(reference) = head.trim().strip_prefix("ref: ") {
+        println!("cargo:rerun-if-changed={}", git.join(reference).display());
+    }
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
 }

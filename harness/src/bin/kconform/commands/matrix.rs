@@ -109,7 +109,10 @@ fn certifier(a: &MatrixArgs) -> anyhow::Result<Certifier> {
     Ok(Certifier {
         site: a.site.clone(),
         kconform,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
+        version: match env!("KCONFORM_COMMIT") {
+            "" => env!("CARGO_PKG_VERSION").to_owned(),
+            commit => format!("{} ({commit})", env!("CARGO_PKG_VERSION")),
+        },
         arguments,
         deadline: a.budget.map_or(Duration::from_secs(3600), |b| {
             b * 2 + Duration::from_secs(600)
