@@ -76,7 +76,10 @@ fn commit(root: &Path) -> String {
         return String::new();
     };
     println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
-    println!("cargo:rerun-if-changed={}", git.join("packed-refs").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        git.join("packed-refs").display()
+    );
     if let Some(reference) = head.trim().strip_prefix("ref: ") {
         println!("cargo:rerun-if-changed={}", git.join(reference).display());
     }

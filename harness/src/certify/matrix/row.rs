@@ -242,6 +242,9 @@ fn informing(run: &mut Run, why: &str) {
         cell.word = Word::Informational;
         cell.why = format!("{why}: {}", cell.why);
     }
+    if !run.cells.iter().any(|c| c.word.fails()) {
+        run.summary = format!("INFORMS ({why}): {}", run.summary);
+    }
 }
 
 /// The `--scenarios` folder that makes `choice` certify's ledger (none: the built-in one).
@@ -298,6 +301,17 @@ mod tests {
             [Word::Informational, Word::Held, Word::CouldNotStart]
         );
         assert_eq!(run.cells[0].why, "how Kafka moved: 13 causes");
+        assert_eq!(
+            run.summary, "",
+            "a cell that could not start still fails the row"
+        );
+        run.cells.pop();
+        run.summary = "FAILED: 3 finding(s)".into();
+        informing(&mut run, "how Kafka moved");
+        assert_eq!(
+            run.summary,
+            "INFORMS (how Kafka moved): FAILED: 3 finding(s)"
+        );
     }
 
     /// No ledger is an empty one kconform reads; a file of its own stands for the built-in.
