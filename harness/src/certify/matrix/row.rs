@@ -55,7 +55,11 @@ impl Certifier {
         }
         run.log = Some(format!("{stem}.log"));
         let install_dir = install_dir(&broker.name);
-        if let Err(why) = self.started(broker, &mut run, &install_dir, &log).await {
+        let started = match std::fs::create_dir_all(&install_dir) {
+            Ok(()) => self.started(broker, &mut run, &install_dir, &log).await,
+            Err(e) => Err(format!("its install folder {}: {e}", install_dir.display())),
+        };
+        if let Err(why) = started {
             run.cells.push(Cell {
                 column: "start".into(),
                 word: Word::CouldNotStart,
