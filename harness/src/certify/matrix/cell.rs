@@ -168,18 +168,20 @@ fn users_meet(clients: Option<&serde_json::Value>) -> Vec<Cell> {
             let taken: Vec<&serde_json::Value> =
                 differences.iter().filter(|d| takes(column, d)).collect();
             let lost = without_transcript(&line["report"], column);
-            match lost.is_empty() {
-                true => column_cell(column, &taken),
-                false => Cell {
-                    column: (*column).into(),
-                    word: Word::Wrong,
-                    why: format!(
-                        "{} client run(s) on it gave no transcript ({}): the client could not finish the workload",
-                        lost.len(),
-                        lost.join(", ")
-                    ),
-                },
+            let mut cell = column_cell(column, &taken);
+            if !lost.is_empty() {
+                let shown = match cell.word {
+                    Word::Identical => String::new(),
+                    _ => format!("; {}", cell.why),
+                };
+                cell.word = Word::Wrong;
+                cell.why = format!(
+                    "{} client run(s) on it gave no transcript ({}): the client could not finish the workload{shown}",
+                    lost.len(),
+                    lost.join(", ")
+                );
             }
+            cell
         })
         .collect()
 }
@@ -323,7 +325,10 @@ mod tests {
     /// wrong, naming it; one on Apache does not.
     #[test]
     fn a_run_without_a_transcript_is_what_users_meet() {
-        let mut c = certificate("failed", json!([]));
+        let mut c = certificate(
+            "failed",
+            json!([{"client": "sarama", "workload": "eos", "field": "commit", "documented_by": null}]),
+        );
         c["judges"][3]["report"]["left"] = json!("external");
         c["judges"][3]["report"]["runs"] = json!([
             {"client": "java", "workload": "eos", "target": "external", "error": "exit status: 1"},
