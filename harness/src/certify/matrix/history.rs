@@ -172,7 +172,8 @@ pub fn changes(runs: &[Run], broker: &str, against: &str) -> Vec<Change> {
     out
 }
 
-/// The latest run of each broker against each Apache, in the brokers' first-run order.
+/// The latest run of each broker against each Apache, in the brokers' first-run order, a
+/// broker's rows together.
 pub fn latest(runs: &[Run]) -> Vec<&Run> {
     let mut out: Vec<&Run> = Vec::new();
     for run in runs {
@@ -184,6 +185,8 @@ pub fn latest(runs: &[Run]) -> Vec<&Run> {
             None => out.push(run),
         }
     }
+    let first = |broker: &str| runs.iter().position(|r| r.broker == broker);
+    out.sort_by_key(|r| first(&r.broker));
     out
 }
 
@@ -235,6 +238,23 @@ mod tests {
         );
         assert_eq!(latest(&runs).len(), 1);
         assert_eq!(latest(&runs)[0].started, 3);
+        let mut later = run(4, "0.2.0", Word::Identical);
+        later.against = "apache@4.4".into();
+        let mut other = run(2, "0.2.0", Word::Identical);
+        other.broker = "tansu".into();
+        let rows: Vec<(String, String)> = latest(&[runs[2].clone(), other, later])
+            .iter()
+            .map(|r| (r.broker.clone(), r.against.clone()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("kaas-ref".into(), "apache".into()),
+                ("kaas-ref".into(), "apache@4.4".into()),
+                ("tansu".into(), "apache".into())
+            ],
+            "a broker's rows together"
+        );
     }
 
     /// Runs kept are read back in order; a file that is no run is named, not read.
