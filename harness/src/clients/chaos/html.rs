@@ -30,12 +30,7 @@ fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
         .max()
         .unwrap_or(0)
         .max(1) as u64;
-    let width = secs * px;
-    let mut svg = format!(
-        "<svg class=\"timeline\" width=\"{width}\" height=\"{}\" viewBox=\"0 0 {width} {}\" role=\"img\" aria-label=\"transactions per second and faults\">",
-        HEIGHT + 16,
-        HEIGHT + 16
-    );
+    let mut svg = open_svg("timeline", "transactions per second and faults", secs * px);
     faults(&mut svg, t, secs, px);
     for (i, s) in t.timeline.iter().enumerate() {
         let x = i as u64 * px;
@@ -58,6 +53,14 @@ fn timeline(t: &TargetChaos, duration_secs: u64) -> String {
     }
     ticks(&mut svg, secs, px);
     svg
+}
+
+/// The opening tag of a picture `width` wide, with room for its ticks below.
+fn open_svg(class: &str, label: &str, width: u64) -> String {
+    let height = HEIGHT + 16;
+    format!(
+        "<svg class=\"{class}\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{label}\">"
+    )
 }
 
 /// The seconds a cluster's pictures span, and the pixels a second takes.
@@ -108,11 +111,10 @@ fn ticks(svg: &mut String, secs: u64, px: u64) {
 fn latency(t: &TargetChaos, duration_secs: u64) -> Option<String> {
     let slowest = t.timeline.iter().filter_map(|s| s.p99_ms).max()?.max(1);
     let (secs, px) = scale(t, duration_secs);
-    let width = secs * px;
-    let mut svg = format!(
-        "<svg class=\"latency\" width=\"{width}\" height=\"{}\" viewBox=\"0 0 {width} {}\" role=\"img\" aria-label=\"transaction latency per second and faults\">",
-        HEIGHT + 16,
-        HEIGHT + 16
+    let mut svg = open_svg(
+        "latency",
+        "transaction latency per second and faults",
+        secs * px,
     );
     faults(&mut svg, t, secs, px);
     for (pick, colour, name) in [
@@ -125,27 +127,23 @@ fn latency(t: &TargetChaos, duration_secs: u64) -> Option<String> {
     ] {
         // A line through consecutive seconds only: a second in which no transaction ended
         // (a broker paused) breaks it, rather than a line drawn across the gap.
-        let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+        let mut runs: Vec<Vec<(u64, u64)>> = vec![Vec::new()];
         for (i, s) in t.timeline.iter().enumerate() {
-            match pick(s) {
-                Some(ms) => runs.last_mut().into_iter().for_each(|r| {
-                    r.push(format!(
-                        "{},{}",
-                        i as u64 * px + px / 2,
-                        HEIGHT - ms * HEIGHT / slowest
-                    ))
-                }),
-                None => runs.push(Vec::new()),
+            match (pick(s), runs.last_mut()) {
+                (Some(ms), Some(run)) => {
+                    run.push((i as u64 * px + px / 2, HEIGHT - ms * HEIGHT / slowest))
+                }
+                _ => runs.push(Vec::new()),
             }
         }
         for run in runs.iter().filter(|r| !r.is_empty()) {
+            let points: Vec<String> = run.iter().map(|(x, y)| format!("{x},{y}")).collect();
             let _ = write!(
                 svg,
                 "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"><title>{name}</title></polyline>",
-                run.join(" ")
+                points.join(" ")
             );
-            if run.len() == 1 {
-                let (x, y) = run[0].split_once(',').unwrap_or(("0", "0"));
+            if let [(x, y)] = run[..] {
                 let _ = write!(
                     svg,
                     "<circle cx=\"{x}\" cy=\"{y}\" r=\"1.5\" fill=\"{colour}\"/>"

@@ -572,7 +572,7 @@ mod tests {
             !page.contains("class=\"latency\""),
             "no latency said: {page}"
         );
-        t.timeline = vec![
+        let seconds = vec![
             crate::clients::chaos::history::Second {
                 committed: 2,
                 p50_ms: Some(40),
@@ -581,21 +581,14 @@ mod tests {
             };
             3
         ];
+        t.timeline = seconds.clone();
         let page = super::super::html::page(&judged(vec![t]));
         assert!(page.contains("class=\"latency\""), "{page}");
         assert_eq!(page.matches("<polyline").count(), 2, "{page}");
         assert!(page.contains(">400 ms</text>"), "{page}");
         // A second in which nothing ended breaks each line, not bridged across the gap.
         let mut gap = target("ref", false, &[]);
-        gap.timeline = vec![
-            crate::clients::chaos::history::Second {
-                committed: 2,
-                p50_ms: Some(40),
-                p99_ms: Some(400),
-                ..Default::default()
-            };
-            3
-        ];
+        gap.timeline = seconds;
         gap.timeline[1] = Default::default();
         let page = super::super::html::page(&judged(vec![gap]));
         assert_eq!(page.matches("<polyline").count(), 4, "{page}");
