@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseKind,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, RequestKind, ResponseKind,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -282,19 +282,34 @@ impl Connection {
 
     /// The (min, max) versions the broker serves per API key, from ApiVersions v0.
     pub async fn api_versions(&mut self) -> Result<Vec<(i16, i16, i16)>, ClientError> {
+        let r = self.api_versions_at(0).await?;
+        Ok(r.api_keys
+            .iter()
+            .map(|k| (k.api_key, k.min_version, k.max_version))
+            .collect())
+    }
+
+    /// The ApiVersions answer at `version`, asked as a client of that version asks (from v3,
+    /// naming itself: kconform and its version).
+    pub async fn api_versions_at(
+        &mut self,
+        version: i16,
+    ) -> Result<ApiVersionsResponse, ClientError> {
+        let mut request = ApiVersionsRequest::default();
+        if version >= 3 {
+            request = request
+                .with_client_software_name(StrBytes::from_static_str("kconform"))
+                .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
+        }
         match self
             .send(
                 ApiKey::ApiVersions,
-                0,
-                &RequestKind::ApiVersions(ApiVersionsRequest::default()),
+                version,
+                &RequestKind::ApiVersions(request),
             )
             .await?
         {
-            ResponseKind::ApiVersions(r) => Ok(r
-                .api_keys
-                .iter()
-                .map(|k| (k.api_key, k.min_version, k.max_version))
-                .collect()),
+            ResponseKind::ApiVersions(r) => Ok(r),
             other => unreachable!("an ApiVersions request decodes as ApiVersions: {other:?}"),
         }
     }

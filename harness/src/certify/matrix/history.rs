@@ -68,6 +68,16 @@ impl Run {
         )
     }
 
+    /// Its certificate's JSON, relative to the site.
+    pub fn certificate_file(&self) -> String {
+        format!("{}.certificate.json", self.stem())
+    }
+
+    /// Its certificate's page, relative to the site.
+    pub fn page_file(&self) -> String {
+        format!("{}.html", self.stem())
+    }
+
     /// The cell of `column`.
     pub fn cell(&self, column: &str) -> Option<&Cell> {
         self.cells.iter().find(|c| c.column == column)

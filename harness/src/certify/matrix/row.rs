@@ -81,7 +81,9 @@ impl Certifier {
         log: &Path,
     ) -> Result<(), String> {
         if let Some(install) = &broker.install {
-            started::install(install, install_dir, log).map_err(|e| e.to_string())?;
+            started::install(install, install_dir, log)
+                .await
+                .map_err(|e| e.to_string())?;
         }
         let data = tempfile::tempdir().map_err(|e| format!("a data folder: {e}"))?;
         let (target, _running) = match &broker.start {
@@ -103,20 +105,10 @@ impl Certifier {
         let ledger_dir = tempfile::tempdir().map_err(|e| format!("a ledger folder: {e}"))?;
         let scenarios =
             ledger(&broker.ledger, ledger_dir.path()).map_err(|e| format!("its ledger: {e}"))?;
-        let stem = run.stem();
-        let (json, page) = (format!("{stem}.certificate.json"), format!("{stem}.html"));
         let ended = self
-            .certify(
-                &target,
-                &run.against,
-                scenarios.as_deref(),
-                &json,
-                &page,
-                install_dir,
-                log,
-            )
+            .certify(&target, run, scenarios.as_deref(), install_dir, log)
             .await;
-        self.read_certificate(run, json, page, ended);
+        self.read_certificate(run, ended);
         if let Some(why) = &broker.informs {
             informing(run, why);
         }
@@ -125,7 +117,8 @@ impl Certifier {
 
     /// The run's cells from the certificate certify wrote, or one cell saying why there is
     /// none.
-    fn read_certificate(&self, run: &mut Run, json: String, page: String, ended: String) {
+    fn read_certificate(&self, run: &mut Run, ended: String) {
+        let (json, page) = (run.certificate_file(), run.page_file());
         let certificate = std::fs::read_to_string(self.site.join(&json))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
@@ -151,27 +144,24 @@ impl Certifier {
         run.page = self.site.join(&page).exists().then_some(page);
     }
 
-    /// Runs `kconform certify` on `target`, its JSON and page into the site, its output
-    /// appended to `log`, killed past the deadline: how it ended and its last lines.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `kconform certify` on `target` for `run`, its JSON and page into the site, its
+    /// output appended to `log`, killed past the deadline: how it ended and its last lines.
     async fn certify(
         &self,
         target: &str,
-        against: &str,
+        run: &Run,
         scenarios: Option<&Path>,
-        json: &str,
-        page: &str,
         install_dir: &Path,
         log: &Path,
     ) -> String {
         let mut command = tokio::process::Command::new(&self.kconform);
         command
             .arg("certify")
-            .args(["--target", target, "--against", against, "--quiet"])
+            .args(["--target", target, "--against", &run.against, "--quiet"])
             .arg("--json")
-            .arg(self.site.join(json))
+            .arg(self.site.join(run.certificate_file()))
             .arg("--html")
-            .arg(self.site.join(page))
+            .arg(self.site.join(run.page_file()))
             .arg("--findings")
             .arg(install_dir.join("fuzz-findings"))
             .args(&self.arguments)
@@ -179,17 +169,11 @@ impl Certifier {
         if let Some(dir) = scenarios {
             command.arg("--scenarios").arg(dir);
         }
-        let open = || {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(log)
-        };
-        match (open(), open()) {
-            (Ok(out), Ok(err)) => {
+        match started::log_files(log) {
+            Ok((out, err)) => {
                 command.stdout(out).stderr(err);
             }
-            _ => return format!("its log {} could not be opened", log.display()),
+            Err(e) => return format!("its log {}: {e}", log.display()),
         }
         let ended = match command.spawn() {
             Ok(mut child) => match tokio::time::timeout(self.deadline, child.wait()).await {

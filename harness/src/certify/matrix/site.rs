@@ -28,8 +28,8 @@ const JUDGES: [&str; 9] = [
 /// Writes the site for `runs` (every run kept, oldest first) into `site`: the paths written.
 pub fn write(site: &Path, runs: &[Run], notes: &[String]) -> std::io::Result<Vec<String>> {
     let mut written = vec!["index.html".to_owned(), "matrix.json".to_owned()];
-    std::fs::write(site.join("index.html"), index(runs, notes))?;
     let latest: Vec<&Run> = history::latest(runs);
+    std::fs::write(site.join("index.html"), index(&latest, notes))?;
     let json = serde_json::json!({
         "schema_version": history::SCHEMA_VERSION,
         "runs": latest,
@@ -42,7 +42,7 @@ pub fn write(site: &Path, runs: &[Run], notes: &[String]) -> std::io::Result<Vec
     brokers.dedup();
     for broker in brokers {
         let name = format!("{broker}.html");
-        std::fs::write(site.join(&name), broker_page(broker, runs))?;
+        std::fs::write(site.join(&name), broker_page(broker, runs, &latest))?;
         written.push(name);
     }
     Ok(written)
@@ -82,13 +82,12 @@ fn columns(runs: &[&Run]) -> Vec<&'static str> {
 }
 
 /// The matrix page.
-fn index(runs: &[Run], notes: &[String]) -> String {
-    let latest = history::latest(runs);
-    let columns = columns(&latest);
+fn index(latest: &[&Run], notes: &[String]) -> String {
+    let columns = columns(latest);
     let mut s = String::from(STYLE);
     let _ = write!(
         s,
-        "<p>Every broker of the brokers file, certified by <code>kconform certify</code> against the Apache named, its latest run; each cell links to the broker's page. Words: <span class=\"w-identical\">identical</span> (answers as Apache does; <span class=\"w-identical\">held</span> for the fuzzer, which has no answers to compare: no crash, every answer readable), <span class=\"w-documented\">documented</span> (differs only where its own documentation says), <span class=\"w-wrong\">wrong</span>, <span class=\"w-info\">informational</span> (too little happened to judge), <span class=\"w-unserved\">not served</span> (refuses transactions cleanly), <span class=\"w-broken\">could not start / could not run</span>.</p>"
+        "<p>Every broker of the brokers file, certified by <code>kconform certify</code> against the Apache named, its latest run; each cell links to the broker's page. Words: <span class=\"w-identical\">identical</span> (answers as Apache does; <span class=\"w-identical\">held</span> for the fuzzer, which has no answers to compare: no crash, every answer readable), <span class=\"w-documented\">documented</span> (differs only where its own documentation says), <span class=\"w-wrong\">wrong</span>, <span class=\"w-info\">informational</span> (too little happened to judge, or another Apache release: how Kafka moved), <span class=\"w-unserved\">not served</span> (refuses transactions cleanly), <span class=\"w-broken\">could not start / could not run</span>.</p>"
     );
     for note in notes {
         let _ = write!(s, "<p class=\"dim\">{}</p>", esc(note));
@@ -98,7 +97,7 @@ fn index(runs: &[Run], notes: &[String]) -> String {
         let _ = write!(s, "<th class=\"rot\">{}</th>", esc(c));
     }
     s.push_str("<th>kconform</th><th>seconds</th><th>run</th></tr>");
-    for run in &latest {
+    for run in latest {
         let link = format!("{}.html", run.broker);
         let _ = write!(
             s,
@@ -141,11 +140,10 @@ fn index(runs: &[Run], notes: &[String]) -> String {
 
 /// One broker's page: its latest run against each Apache cell by cell, what changed, and every
 /// run kept.
-fn broker_page(broker: &str, runs: &[Run]) -> String {
+fn broker_page(broker: &str, runs: &[Run], latest: &[&Run]) -> String {
     let mine: Vec<&Run> = runs.iter().filter(|r| r.broker == broker).collect();
     let mut s = String::from(STYLE);
     let _ = write!(s, "<p><a href=\"index.html\">the matrix</a></p>");
-    let latest = history::latest(runs);
     for run in latest.iter().filter(|r| r.broker == broker) {
         let _ = write!(
             s,

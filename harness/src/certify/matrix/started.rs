@@ -14,10 +14,6 @@ use std::time::{Duration, Instant};
 
 use crate::wire::client::Connection;
 
-/// The keys of the transaction APIs, InitProducerId to TxnOffsetCommit, AddPartitionsToTxn
-/// and on (23, OffsetForLeaderEpoch, is no transaction API).
-pub const TRANSACTION_APIS: [i16; 6] = [22, 24, 25, 26, 27, 28];
-
 /// How long an install may take.
 const INSTALL_DEADLINE: Duration = Duration::from_secs(30 * 60);
 
@@ -63,10 +59,15 @@ pub struct Started {
 impl Drop for Started {
     fn drop(&mut self) {
         drop(self.child.stdin.take());
-        // SAFETY: kill(2) on the process group this broker leads; no memory is touched.
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        kill_group(self.child.id());
         let _ = self.child.wait();
     }
+}
+
+/// SIGKILL to the process group `leader` leads (a broker or an install, and all they started).
+fn kill_group(leader: u32) {
+    // SAFETY: kill(2) on a process group; no memory is touched.
+    unsafe { libc::kill(-(leader as i32), libc::SIGKILL) };
 }
 
 /// `command` with `{port}`, `{data_dir}` and `{install_dir}` filled in (`{brokers_dir}`, the
@@ -78,41 +79,38 @@ pub fn fill(command: &str, port: u16, data_dir: &Path, install_dir: &Path) -> St
         .replace("{install_dir}", &install_dir.display().to_string())
 }
 
-/// Runs `install` (`sh -c`, in `install_dir`) to its end, its output appended to `log`.
-pub fn install(install: &str, install_dir: &Path, log: &Path) -> Result<(), StartError> {
+/// Runs `install` (`sh -c`, in `install_dir`) to its end, its output appended to `log`; its
+/// whole process group killed past [`INSTALL_DEADLINE`].
+pub async fn install(install: &str, install_dir: &Path, log: &Path) -> Result<(), StartError> {
     std::fs::create_dir_all(install_dir).map_err(|source| StartError::Log {
         path: install_dir.to_owned(),
         source,
     })?;
     let script = fill(install, 0, install_dir, install_dir);
-    let mut child = shell(&script, log)?
-        .current_dir(install_dir)
-        .stdin(Stdio::null())
+    let mut command = shell(&script, log)?;
+    command.current_dir(install_dir).stdin(Stdio::null());
+    let mut child = tokio::process::Command::from(command)
         .spawn()
         .map_err(|e| StartError::Install {
             status: format!("sh could not start: {e}"),
             tail: String::new(),
         })?;
-    let deadline = Instant::now() + INSTALL_DEADLINE;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.to_string(),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
-            _ => {
-                // SAFETY: kill(2) on the process group the install leads.
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                let _ = child.wait();
-                break format!("did not end within {} min", INSTALL_DEADLINE.as_secs() / 60);
+    let status = match tokio::time::timeout(INSTALL_DEADLINE, child.wait()).await {
+        Ok(Ok(status)) if status.success() => return Ok(()),
+        Ok(Ok(status)) => status.to_string(),
+        Ok(Err(e)) => format!("its status could not be read: {e}"),
+        Err(_) => {
+            if let Some(pid) = child.id() {
+                kill_group(pid);
             }
+            let _ = child.wait().await;
+            format!("did not end within {} min", INSTALL_DEADLINE.as_secs() / 60)
         }
     };
-    match status.as_str() {
-        "exit status: 0" => Ok(()),
-        _ => Err(StartError::Install {
-            status,
-            tail: tail(log),
-        }),
-    }
+    Err(StartError::Install {
+        status,
+        tail: tail(log),
+    })
 }
 
 /// Starts `command` (filled in) on 127.0.0.1:`port` and waits up to `ready` for it to answer
@@ -193,30 +191,20 @@ async fn ask(
     deadline: Duration,
     version: i16,
 ) -> Result<Vec<(i16, i16, i16)>, String> {
-    use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
-    use kafka_protocol::protocol::StrBytes;
     let mut connection = Connection::connect(addr, deadline)
         .await
         .map_err(|e| e.to_string())?;
-    let request = ApiVersionsRequest::default()
-        .with_client_software_name(StrBytes::from_static_str("kconform"))
-        .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
-    match connection
-        .send(
-            ApiKey::ApiVersions,
-            version,
-            &RequestKind::ApiVersions(request),
-        )
+    let r = connection
+        .api_versions_at(version)
         .await
-        .map_err(|e| e.to_string())?
-    {
-        ResponseKind::ApiVersions(r) if r.error_code == 0 => Ok(r
+        .map_err(|e| e.to_string())?;
+    match r.error_code {
+        0 => Ok(r
             .api_keys
             .iter()
             .map(|k| (k.api_key, k.min_version, k.max_version))
             .collect()),
-        ResponseKind::ApiVersions(r) => Err(format!("error code {}", r.error_code)),
-        _ => Err("an answer of another API".into()),
+        code => Err(format!("error code {code}")),
     }
 }
 
@@ -225,32 +213,40 @@ pub fn transaction_apis(advertised: &[(i16, i16, i16)]) -> Vec<i16> {
     advertised
         .iter()
         .map(|(key, _, _)| *key)
-        .filter(|key| TRANSACTION_APIS.contains(key))
+        .filter(|key| {
+            crate::api::TRANSACTION_KEYS
+                .iter()
+                .any(|k| *k as i16 == *key)
+        })
         .collect()
 }
 
 /// `sh -c script`, leading a process group of its own, its output appended to `log`.
 fn shell(script: &str, log: &Path) -> Result<Command, StartError> {
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .map_err(|source| StartError::Log {
-                path: log.to_owned(),
-                source,
-            })
-    };
-    let mut out: File = open()?;
+    let (mut out, err) = log_files(log).map_err(|source| StartError::Log {
+        path: log.to_owned(),
+        source,
+    })?;
     let _ = writeln!(out, "$ {script}");
     let mut command = Command::new("sh");
     command
         .arg("-c")
         .arg(script)
         .stdout(out)
-        .stderr(open()?)
+        .stderr(err)
         .process_group(0);
     Ok(command)
+}
+
+/// `log` opened twice for appending: a process's standard output and its standard error.
+pub fn log_files(log: &Path) -> std::io::Result<(File, File)> {
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+    };
+    Ok((open()?, open()?))
 }
 
 /// The last lines of `log`, on one line.
@@ -279,17 +275,20 @@ mod tests {
     }
 
     /// A failing install is refused with its status and its last lines; one that works is done.
-    #[test]
-    fn a_failing_install_says_its_status_and_last_lines() {
+    #[tokio::test]
+    async fn a_failing_install_says_its_status_and_last_lines() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
-        install("echo fetched; touch done", &dir.path().join("i"), &log).unwrap();
+        install("echo fetched; touch done", &dir.path().join("i"), &log)
+            .await
+            .unwrap();
         assert!(dir.path().join("i/done").exists());
         let err = install(
             "echo no such package >&2; exit 3",
             &dir.path().join("i"),
             &log,
         )
+        .await
         .unwrap_err()
         .to_string();
         assert!(err.contains("exit status: 3"), "{err}");
